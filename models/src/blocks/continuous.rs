@@ -1,0 +1,418 @@
+//! Continuous dynamics: Integrator, Derivative, TransferFunction,
+//! StateSpace, PID.
+
+use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType { name: "Integrator", summary: "x' = u, y = x; optional reset input (`reset`), reset value input (`external_initial`), limits", build: integrator },
+    BlockType { name: "Derivative", summary: "du/dt estimated from the last major step", build: derivative },
+    BlockType { name: "TransferFunction", summary: "`numerator`(s) / `denominator`(s), coefficients highest power first", build: transfer_function },
+    BlockType { name: "StateSpace", summary: "x' = A x + B u, y = C x + D u", build: state_space },
+    BlockType { name: "PID", summary: "kp e + ki ∫e + kd N (e - filtered e), derivative filter coefficient `n`", build: pid },
+];
+
+/// Broadcasts a scalar initial value to `w`, or checks a vector's length.
+pub(crate) fn initial_values(values: &[f64], w: usize, key: &str) -> Result<Vec<f64>, BlockError> {
+    match values.len() {
+        1 => Ok(vec![values[0]; w]),
+        n if n == w => Ok(values.to_vec()),
+        n => Err(BlockError::dimension(format!(
+            "dimension mismatch: \"{key}\" has {n} values but the input has width {w}"
+        ))),
+    }
+}
+
+/// When an integrator's reset input fires.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Trigger {
+    Rising,
+    Falling,
+    Either,
+    Level,
+}
+
+impl Trigger {
+    /// Whether the change of the reset signal from `before` to `now` fires.
+    fn fires(self, before: f64, now: f64) -> bool {
+        let rising = (before < 0.0 && now >= 0.0) || (before == 0.0 && now > 0.0);
+        let falling = (before > 0.0 && now <= 0.0) || (before == 0.0 && now < 0.0);
+        match self {
+            Trigger::Rising => rising,
+            Trigger::Falling => falling,
+            Trigger::Either => rising || falling,
+            Trigger::Level => now != 0.0,
+        }
+    }
+}
+
+struct Integrator {
+    initial: Vec<f64>,
+    reset: Option<Trigger>,
+    /// Input index of the reset value, when external.
+    reset_value: Option<usize>,
+    lower: f64,
+    upper: f64,
+}
+
+impl Block for Integrator {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.x.len() {
+            let v = c.x[k].clamp(self.lower, self.upper);
+            c.set_at(0, k, v);
+        }
+    }
+
+    fn derivatives(&self, c: &mut Ctx) {
+        for k in 0..c.x.len() {
+            let d = c.u_at(0, k);
+            let x = c.x[k];
+            c.dx[k] = if (x >= self.upper && d > 0.0) || (x <= self.lower && d < 0.0) {
+                0.0
+            } else {
+                d
+            };
+        }
+    }
+
+    /// Applies a reset (step-granular: at the major step after the reset
+    /// signal fired) and keeps the state within its limits.
+    fn update(&self, c: &mut Ctx) {
+        if let Some(trigger) = self.reset {
+            let now = c.u(1);
+            let fired = trigger.fires(c.xd[0], now);
+            c.xd[0] = now;
+            if fired {
+                for k in 0..c.x.len() {
+                    c.x[k] = match self.reset_value {
+                        Some(i) => c.u_at(i, k),
+                        None => self.initial[k],
+                    };
+                }
+            }
+        }
+        for x in c.x.iter_mut() {
+            *x = x.clamp(self.lower, self.upper);
+        }
+    }
+}
+
+fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let initial = b.params.numbers_or("initial", &[0.0])?;
+    let reset = match b.params.choice_or(
+        "reset",
+        &["none", "rising", "falling", "either", "level"],
+        "none",
+    )? {
+        "rising" => Some(Trigger::Rising),
+        "falling" => Some(Trigger::Falling),
+        "either" => Some(Trigger::Either),
+        "level" => Some(Trigger::Level),
+        _ => None,
+    };
+    let external = b.params.flag_or("external_initial", false)?;
+    let lower = b.params.number_or("lower", f64::NEG_INFINITY)?;
+    let upper = b.params.number_or("upper", f64::INFINITY)?;
+    if lower > upper {
+        return Err(BlockError::new(format!(
+            "\"lower\" ({lower}) is above \"upper\" ({upper})"
+        )));
+    }
+    if external && reset.is_none() {
+        return Err(BlockError::new("\"external_initial\" needs a reset input")
+            .help("set \"reset\" to rising, falling, either or level"));
+    }
+    let mut names = vec!["in"];
+    names.extend(reset.map(|_| "reset"));
+    names.extend(external.then_some("x0"));
+    b.named_inputs(&names);
+    for i in 0..names.len() {
+        b.no_feedthrough(i);
+    }
+    let w = b.width_or(0, initial.len())?;
+    if reset.is_some() && b.width_or(1, 1)? != 1 {
+        return Err(BlockError::dimension(
+            "dimension mismatch: the reset input must be a scalar",
+        ));
+    }
+    let reset_value = external.then_some(2);
+    if external {
+        let wx = b.width_or(2, w)?;
+        if wx != w && wx != 1 {
+            return Err(BlockError::dimension(format!(
+                "dimension mismatch: input x0 has width {wx} but the integrator has width {w}"
+            )));
+        }
+    }
+    let initial = initial_values(&initial, w, "initial")?;
+    b.outputs(&[w]);
+    b.states(initial.iter().map(|x| x.clamp(lower, upper)).collect());
+    if reset.is_some() {
+        b.discrete_states(vec![0.0]);
+    }
+    b.rate(Rate::Continuous);
+    Ok(Box::new(Integrator {
+        initial,
+        reset,
+        reset_value,
+        lower,
+        upper,
+    }))
+}
+
+/// Output `(u - u_prev) / (t - t_prev)`; `xd` holds `u_prev` then `t_prev`
+/// and a flag telling whether a previous sample exists.
+struct Derivative;
+impl Block for Derivative {
+    fn outputs(&self, c: &mut Ctx) {
+        let w = c.out_width(0);
+        let (t_prev, valid) = (c.xd[w], c.xd[w + 1]);
+        for k in 0..w {
+            let v = if valid > 0.0 && c.t > t_prev {
+                (c.u_at(0, k) - c.xd[k]) / (c.t - t_prev)
+            } else {
+                0.0
+            };
+            c.set_at(0, k, v);
+        }
+    }
+
+    fn update(&self, c: &mut Ctx) {
+        let w = c.out_width(0);
+        for k in 0..w {
+            c.xd[k] = c.u_at(0, k);
+        }
+        c.xd[w] = c.t;
+        c.xd[w + 1] = 1.0;
+    }
+}
+
+fn derivative(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    b.inputs(1);
+    let w = b.width(0)?;
+    b.outputs(&[w]);
+    b.discrete_states(vec![0.0; w + 2]);
+    b.rate(Rate::Continuous);
+    Ok(Box::new(Derivative))
+}
+
+/// A linear system x' = A x + B u, y = C x + D u (dense, row-major).
+struct Linear {
+    n: usize,
+    m: usize,
+    p: usize,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    d: Vec<f64>,
+}
+
+impl Block for Linear {
+    fn outputs(&self, ctx: &mut Ctx) {
+        for i in 0..self.p {
+            let mut y = 0.0;
+            for j in 0..self.n {
+                y += self.c[i * self.n + j] * ctx.x[j];
+            }
+            for j in 0..self.m {
+                y += self.d[i * self.m + j] * ctx.u_at(0, j);
+            }
+            ctx.set_at(0, i, y);
+        }
+    }
+
+    fn derivatives(&self, ctx: &mut Ctx) {
+        for i in 0..self.n {
+            let mut dx = 0.0;
+            for j in 0..self.n {
+                dx += self.a[i * self.n + j] * ctx.x[j];
+            }
+            for j in 0..self.m {
+                dx += self.b[i * self.m + j] * ctx.u_at(0, j);
+            }
+            ctx.dx[i] = dx;
+        }
+    }
+}
+
+impl Linear {
+    /// Declares ports and states of the system for block `b`.
+    fn declare(self, b: &mut Build, x0: Vec<f64>) -> Result<Box<dyn Block>, BlockError> {
+        b.inputs(1);
+        if self.d.iter().all(|&d| d == 0.0) {
+            b.no_feedthrough(0);
+        }
+        let w = b.width_or(0, self.m)?;
+        if w != self.m {
+            return Err(BlockError::dimension(format!(
+                "dimension mismatch: the input has width {w} but the system has {} inputs",
+                self.m
+            )));
+        }
+        b.outputs(&[self.p]);
+        b.states(x0);
+        b.rate(Rate::Continuous);
+        Ok(Box::new(self))
+    }
+}
+
+/// Controllable canonical form of num(s)/den(s).
+fn transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let num = b.params.numbers("numerator")?;
+    let den = b.params.numbers("denominator")?;
+    let den: Vec<f64> = den.into_iter().skip_while(|&c| c == 0.0).collect();
+    let num: Vec<f64> = num.into_iter().skip_while(|&c| c == 0.0).collect();
+    if den.is_empty() || num.len() > den.len() {
+        return Err(BlockError::new(format!("the transfer function must be proper: numerator degree {} exceeds denominator degree {}", num.len() as i64 - 1, den.len() as i64 - 1))
+            .help("make \"denominator\" at least as long as \"numerator\" (coefficients highest power first)"));
+    }
+    let n = den.len() - 1;
+    let a: Vec<f64> = den.iter().map(|c| c / den[0]).collect();
+    let mut bn = vec![0.0; den.len() - num.len()];
+    bn.extend(num.iter().map(|c| c / den[0]));
+    let mut am = vec![0.0; n * n];
+    for i in 0..n.saturating_sub(1) {
+        am[i * n + i + 1] = 1.0;
+    }
+    for j in 0..n {
+        am[(n - 1) * n + j] = -a[n - j];
+    }
+    let mut bm = vec![0.0; n];
+    if n > 0 {
+        bm[n - 1] = 1.0;
+    }
+    let cm: Vec<f64> = (0..n).map(|j| bn[n - j] - a[n - j] * bn[0]).collect();
+    Linear {
+        n,
+        m: 1,
+        p: 1,
+        a: am,
+        b: bm,
+        c: cm,
+        d: vec![bn[0]],
+    }
+    .declare(b, vec![0.0; n])
+}
+
+fn state_space(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let a = b.params.matrix("A")?;
+    let bm = b.params.matrix("B")?;
+    let c = b.params.matrix("C")?;
+    let n = a.len();
+    let m = bm[0].len();
+    let p = c.len();
+    let d = b.params.matrix_or("D", vec![vec![0.0; m]; p])?;
+    let initial = b.params.numbers_or("initial", &[0.0])?;
+    let shape = |name: &str, rows: usize, cols: usize, mat: &Vec<Vec<f64>>| {
+        if mat.len() != rows || mat[0].len() != cols {
+            Err(BlockError::dimension(format!(
+                "dimension mismatch: {name} is {}×{} but must be {rows}×{cols}",
+                mat.len(),
+                mat[0].len()
+            ))
+            .help("A is n×n, B n×m, C p×n and D p×m for n states, m inputs and p outputs"))
+        } else {
+            Ok(())
+        }
+    };
+    shape("A", n, n, &a)?;
+    shape("B", n, m, &bm)?;
+    shape("C", p, n, &c)?;
+    shape("D", p, m, &d)?;
+    let x0 = initial_values(&initial, n, "initial")?;
+    let flat = |m: Vec<Vec<f64>>| m.into_iter().flatten().collect();
+    Linear {
+        n,
+        m,
+        p,
+        a: flat(a),
+        b: flat(bm),
+        c: flat(c),
+        d: flat(d),
+    }
+    .declare(b, x0)
+}
+
+struct Pid {
+    kp: f64,
+    ki: f64,
+    kd: f64,
+    n: f64,
+}
+impl Block for Pid {
+    fn outputs(&self, c: &mut Ctx) {
+        let e = c.u(0);
+        let y = self.kp * e + self.ki * c.x[0] + self.kd * self.n * (e - c.x[1]);
+        c.set(0, y);
+    }
+    fn derivatives(&self, c: &mut Ctx) {
+        let e = c.u(0);
+        c.dx[0] = e;
+        c.dx[1] = self.n * (e - c.x[1]);
+    }
+}
+
+fn pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let kp = b.params.number_or("kp", 1.0)?;
+    let ki = b.params.number_or("ki", 0.0)?;
+    let kd = b.params.number_or("kd", 0.0)?;
+    let n = b.params.number_or("n", 100.0)?;
+    if !(n > 0.0) {
+        return Err(BlockError::new(format!(
+            "the derivative filter coefficient \"n\" must be > 0, found {n}"
+        )));
+    }
+    b.inputs(1);
+    if b.width(0)? != 1 {
+        return Err(BlockError::dimension(
+            "dimension mismatch: PID takes a scalar error signal",
+        ));
+    }
+    b.outputs(&[1]);
+    b.states(vec![0.0, 0.0]);
+    b.rate(Rate::Continuous);
+    Ok(Box::new(Pid { kp, ki, kd, n }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval};
+    use super::Trigger;
+    use serde_json::json;
+
+    #[test]
+    fn triggers_fire_on_their_edges() {
+        assert!(
+            Trigger::Rising.fires(-1.0, 0.0)
+                && Trigger::Rising.fires(0.0, 1.0)
+                && !Trigger::Rising.fires(1.0, 2.0)
+        );
+        assert!(Trigger::Falling.fires(1.0, 0.0) && !Trigger::Falling.fires(-1.0, 0.0));
+        assert!(Trigger::Either.fires(1.0, -1.0) && Trigger::Either.fires(-1.0, 1.0));
+        assert!(Trigger::Level.fires(5.0, 1.0) && !Trigger::Level.fires(1.0, 0.0));
+    }
+
+    #[test]
+    fn linear_blocks_check_their_matrices() {
+        let e = build_error(
+            json!({"type": "StateSpace", "params": {"A": [[0, 1], [0, 0]], "B": [[0], [1], [2]], "C": [[1, 0]]}}),
+            1,
+        );
+        assert!(
+            e.contains("dimension mismatch: B is 3×1 but must be 2×1"),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "TransferFunction", "params": {"numerator": [1, 0, 0], "denominator": [1, 1]}}),
+            1,
+        );
+        assert!(e.contains("proper"), "{e}");
+    }
+
+    #[test]
+    fn proper_transfer_function_passes_its_direct_term() {
+        // (2s + 3) / (s + 1) at x = 0 is the direct term 2.
+        let y = eval(json!({"type": "TransferFunction", "params": {"numerator": [2, 3], "denominator": [1, 1]}}), &[&[5.0]], 1, 0.0).unwrap();
+        assert_eq!(y, vec![vec![10.0]]);
+    }
+}

@@ -1,0 +1,245 @@
+//! Logic and conditional execution: RelationalOperator, LogicalOperator,
+//! CompareToConstant, If (driving If action subsystems and Merge).
+
+use super::expression::{constants, Formula};
+use super::{Block, BlockError, BlockType, Build, Ctx};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType { name: "RelationalOperator", summary: "1 when u1 `operator` u2 holds (<, <=, >, >=, ==, !=), else 0", build: relational },
+    BlockType { name: "LogicalOperator", summary: "`operator` (AND, OR, NAND, NOR, XOR, NOT) over the inputs (nonzero is true)", build: logical },
+    BlockType { name: "CompareToConstant", summary: "1 when u `operator` `constant` holds, else 0", build: compare_to_constant },
+    BlockType { name: "If", summary: "Activates the output of the first true of `conditions` over u1..un, else the `else` output", build: if_block },
+];
+
+const RELATIONS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
+
+fn relation(op: &str) -> fn(f64, f64) -> bool {
+    match op {
+        "<" => |a, b| a < b,
+        "<=" => |a, b| a <= b,
+        ">" => |a, b| a > b,
+        ">=" => |a, b| a >= b,
+        "==" => |a, b| a == b,
+        _ => |a, b| a != b,
+    }
+}
+
+fn truth(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// u1 (or u) compared with u2 (or a constant), element-wise.
+struct Compare {
+    op: fn(f64, f64) -> bool,
+    constant: Option<f64>,
+}
+impl Block for Compare {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let rhs = self.constant.unwrap_or_else(|| c.u_at(1, k));
+            let v = truth((self.op)(c.u_at(0, k), rhs));
+            c.set_at(0, k, v);
+        }
+    }
+}
+
+fn relational(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let op = b.params.choice_or("operator", RELATIONS, "<=")?;
+    b.inputs(2);
+    let w = b.common_width()?;
+    b.outputs(&[w]);
+    Ok(Box::new(Compare {
+        op: relation(op),
+        constant: None,
+    }))
+}
+
+fn compare_to_constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let op = b.params.choice_or("operator", RELATIONS, "<=")?;
+    let constant = b.params.number("constant")?;
+    b.inputs(1);
+    let w = b.width(0)?;
+    b.outputs(&[w]);
+    Ok(Box::new(Compare {
+        op: relation(op),
+        constant: Some(constant),
+    }))
+}
+
+#[derive(Clone, Copy)]
+enum Logic {
+    And,
+    Or,
+    Nand,
+    Nor,
+    Xor,
+    Not,
+}
+
+struct Logical(Logic);
+impl Block for Logical {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let trues = (0..c.n_inputs()).filter(|&i| c.u_at(i, k) != 0.0).count();
+            let n = c.n_inputs();
+            let v = match self.0 {
+                Logic::And => trues == n,
+                Logic::Or => trues > 0,
+                Logic::Nand => trues < n,
+                Logic::Nor => trues == 0,
+                Logic::Xor => trues % 2 == 1,
+                Logic::Not => trues == 0,
+            };
+            c.set_at(0, k, truth(v));
+        }
+    }
+}
+
+fn logical(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let op = b.params.choice_or(
+        "operator",
+        &["AND", "OR", "NAND", "NOR", "XOR", "NOT"],
+        "AND",
+    )?;
+    let logic = match op {
+        "AND" => Logic::And,
+        "OR" => Logic::Or,
+        "NAND" => Logic::Nand,
+        "NOR" => Logic::Nor,
+        "XOR" => Logic::Xor,
+        _ => Logic::Not,
+    };
+    let n = b
+        .params
+        .count_or("inputs", if op == "NOT" { 1 } else { 2 }, 1)?;
+    if op == "NOT" && n != 1 {
+        return Err(
+            BlockError::new("NOT takes exactly one input").help("remove \"inputs\" or set it to 1")
+        );
+    }
+    b.inputs(n);
+    let w = b.common_width()?;
+    b.outputs(&[w]);
+    Ok(Box::new(Logical(logic)))
+}
+
+/// Outputs 1 on the port of the first true condition (or the else port)
+/// and 0 on the others.
+struct If {
+    conditions: Vec<Formula>,
+}
+impl Block for If {
+    fn outputs(&self, c: &mut Ctx) {
+        let active = self
+            .conditions
+            .iter()
+            .position(|f| f.eval(|i| c.u(i)) != 0.0)
+            .unwrap_or(self.conditions.len());
+        for j in 0..c.n_outputs() {
+            c.set(j, truth(j == active));
+        }
+    }
+}
+
+fn if_block(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let n = b.params.count_or("inputs", 1, 1)?;
+    let texts = b.params.strings_or("conditions", &[])?;
+    let with_else = b.params.flag_or("else", true)?;
+    let constants = constants(b)?;
+    if texts.is_empty() {
+        return Err(BlockError::missing(
+            "conditions",
+            "a list of conditions such as \"u1 <= 0.2\"",
+        ));
+    }
+    let conditions = texts
+        .iter()
+        .map(|t| Formula::parse(t, n, &constants))
+        .collect::<Result<Vec<_>, _>>()?;
+    b.inputs(n);
+    for i in 0..n {
+        if b.width(i)? != 1 {
+            return Err(BlockError::dimension(format!(
+                "dimension mismatch: If input {} must be a scalar",
+                i + 1
+            )));
+        }
+    }
+    let mut names: Vec<String> = vec!["if".into()];
+    names.extend((1..texts.len()).map(|k| format!("elseif{k}")));
+    if with_else {
+        names.push("else".into());
+    }
+    let ports: Vec<(&str, usize)> = names.iter().map(|s| (s.as_str(), 1)).collect();
+    b.named_outputs(&ports);
+    Ok(Box::new(If { conditions }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval, eval1};
+    use serde_json::json;
+
+    #[test]
+    fn relations_and_logic() {
+        let rel = |op: &str, a: f64, b: f64| {
+            eval1(
+                json!({"type": "RelationalOperator", "params": {"operator": op}}),
+                &[a, b],
+            )
+        };
+        assert_eq!(
+            [
+                rel("<", 1.0, 2.0),
+                rel(">=", 1.0, 2.0),
+                rel("==", 2.0, 2.0),
+                rel("!=", 2.0, 2.0)
+            ],
+            [1.0, 0.0, 1.0, 0.0]
+        );
+        assert_eq!(
+            eval1(
+                json!({"type": "CompareToConstant", "params": {"operator": ">", "constant": 3}}),
+                &[4.0]
+            ),
+            1.0
+        );
+        let logic = |op: &str, ins: &[f64]| {
+            eval1(
+                json!({"type": "LogicalOperator", "params": {"operator": op, "inputs": ins.len()}}),
+                ins,
+            )
+        };
+        assert_eq!(logic("AND", &[1.0, 0.0]), 0.0);
+        assert_eq!(logic("OR", &[1.0, 0.0]), 1.0);
+        assert_eq!(logic("XOR", &[1.0, 1.0, 1.0]), 1.0);
+        assert_eq!(logic("NOT", &[0.0]), 1.0);
+        assert!(build_error(
+            json!({"type": "RelationalOperator", "params": {"operator": "=<"}}),
+            2
+        )
+        .contains("use one of: <, <="));
+    }
+
+    #[test]
+    fn if_activates_the_first_true_branch() {
+        let b = json!({"type": "If", "params": {"inputs": 1, "conditions": ["u1 <= 0.2", "u1 <= 0.5"]}});
+        assert_eq!(
+            eval(b.clone(), &[&[0.1]], 3, 0.0).unwrap(),
+            vec![vec![1.0], vec![0.0], vec![0.0]]
+        );
+        assert_eq!(
+            eval(b.clone(), &[&[0.3]], 3, 0.0).unwrap(),
+            vec![vec![0.0], vec![1.0], vec![0.0]]
+        );
+        assert_eq!(
+            eval(b, &[&[0.9]], 3, 0.0).unwrap(),
+            vec![vec![0.0], vec![0.0], vec![1.0]]
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! Lookup tables: Lookup1D and Lookup2D, and the interpolation they share
+//! with FromTable.
+
+use super::{Block, BlockError, BlockType, Build, Ctx};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType {
+        name: "Lookup1D",
+        summary: "y = table(u) by linear interpolation over `breakpoints`",
+        build: lookup1d,
+    },
+    BlockType {
+        name: "Lookup2D",
+        summary: "y = table(u1, u2) by bilinear interpolation over `rows` × `columns`",
+        build: lookup2d,
+    },
+];
+
+/// What to do outside the breakpoints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Extrapolation {
+    /// Hold the end values.
+    Clip,
+    /// Continue the end segments.
+    Linear,
+}
+
+impl Extrapolation {
+    /// Reads the `extrapolation` parameter (`clip` by default).
+    pub(crate) fn read(b: &mut Build) -> Result<Self, BlockError> {
+        Ok(
+            match b
+                .params
+                .choice_or("extrapolation", &["clip", "linear"], "clip")?
+            {
+                "linear" => Extrapolation::Linear,
+                _ => Extrapolation::Clip,
+            },
+        )
+    }
+}
+
+/// Checks that breakpoints are at least two and strictly increasing.
+pub(crate) fn check_breakpoints(key: &str, xs: &[f64]) -> Result<(), BlockError> {
+    if xs.len() < 2 || xs.windows(2).any(|w| !(w[1] > w[0])) {
+        return Err(BlockError::new(format!(
+            "parameter \"{key}\" must hold at least two strictly increasing numbers, found {xs:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// The segment of `xs` to interpolate `x` on, and the fraction along it.
+fn segment(xs: &[f64], x: f64, extrapolation: Extrapolation) -> (usize, f64) {
+    let i = xs.partition_point(|&b| b <= x).clamp(1, xs.len() - 1) - 1;
+    let f = (x - xs[i]) / (xs[i + 1] - xs[i]);
+    match extrapolation {
+        Extrapolation::Clip => (i, f.clamp(0.0, 1.0)),
+        Extrapolation::Linear => (i, f),
+    }
+}
+
+/// `ys` at `x`, linear between breakpoints `xs` (strictly increasing).
+pub(crate) fn interpolate(xs: &[f64], ys: &[f64], x: f64, extrapolation: Extrapolation) -> f64 {
+    let (i, f) = segment(xs, x, extrapolation);
+    ys[i] + f * (ys[i + 1] - ys[i])
+}
+
+struct Lookup1D {
+    breakpoints: Vec<f64>,
+    table: Vec<f64>,
+    extrapolation: Extrapolation,
+}
+impl Block for Lookup1D {
+    fn outputs(&self, c: &mut Ctx) {
+        c.map(0, 0, |u| {
+            interpolate(&self.breakpoints, &self.table, u, self.extrapolation)
+        });
+    }
+}
+
+fn lookup1d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let breakpoints = b.params.numbers("breakpoints")?;
+    let table = b.params.numbers("table")?;
+    let extrapolation = Extrapolation::read(b)?;
+    check_breakpoints("breakpoints", &breakpoints)?;
+    if table.len() != breakpoints.len() {
+        return Err(BlockError::dimension(format!(
+            "dimension mismatch: {} breakpoints but {} table values",
+            breakpoints.len(),
+            table.len()
+        )));
+    }
+    b.inputs(1);
+    let w = b.width(0)?;
+    b.outputs(&[w]);
+    Ok(Box::new(Lookup1D {
+        breakpoints,
+        table,
+        extrapolation,
+    }))
+}
+
+struct Lookup2D {
+    rows: Vec<f64>,
+    columns: Vec<f64>,
+    table: Vec<Vec<f64>>,
+    extrapolation: Extrapolation,
+}
+impl Block for Lookup2D {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let (i, fr) = segment(&self.rows, c.u_at(0, k), self.extrapolation);
+            let (j, fc) = segment(&self.columns, c.u_at(1, k), self.extrapolation);
+            let t = &self.table;
+            let top = t[i][j] + fc * (t[i][j + 1] - t[i][j]);
+            let bottom = t[i + 1][j] + fc * (t[i + 1][j + 1] - t[i + 1][j]);
+            c.set_at(0, k, top + fr * (bottom - top));
+        }
+    }
+}
+
+fn lookup2d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let rows = b.params.numbers("rows")?;
+    let columns = b.params.numbers("columns")?;
+    let table = b.params.matrix("table")?;
+    let extrapolation = Extrapolation::read(b)?;
+    check_breakpoints("rows", &rows)?;
+    check_breakpoints("columns", &columns)?;
+    if table.len() != rows.len() || table[0].len() != columns.len() {
+        return Err(BlockError::dimension(format!(
+            "dimension mismatch: table is {}×{} but there are {} rows and {} columns breakpoints",
+            table.len(),
+            table[0].len(),
+            rows.len(),
+            columns.len()
+        ))
+        .help("give one table row per row breakpoint and one entry per column breakpoint"));
+    }
+    b.named_inputs(&["row", "column"]);
+    let w = b.common_width()?;
+    b.outputs(&[w]);
+    Ok(Box::new(Lookup2D {
+        rows,
+        columns,
+        table,
+        extrapolation,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval1};
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn interpolation_clips_or_extrapolates() {
+        let xs = [0.0, 1.0, 3.0];
+        let ys = [0.0, 10.0, 0.0];
+        assert_eq!(interpolate(&xs, &ys, 2.0, Extrapolation::Clip), 5.0);
+        assert_eq!(interpolate(&xs, &ys, 4.0, Extrapolation::Clip), 0.0);
+        assert_eq!(interpolate(&xs, &ys, 4.0, Extrapolation::Linear), -5.0);
+        assert_eq!(interpolate(&xs, &ys, -1.0, Extrapolation::Linear), -10.0);
+        assert_eq!(interpolate(&xs, &ys, 1.0, Extrapolation::Clip), 10.0);
+    }
+
+    #[test]
+    fn lookup_blocks_interpolate_their_tables() {
+        let l1 = json!({"type": "Lookup1D", "params": {"breakpoints": [0, 2], "table": [1, 5], "extrapolation": "linear"}});
+        assert_eq!(eval1(l1.clone(), &[1.5]), 4.0);
+        assert_eq!(eval1(l1, &[3.0]), 7.0);
+        let l2 = json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 10], "table": [[0, 10], [100, 110]]}});
+        assert_eq!(eval1(l2.clone(), &[0.5, 5.0]), 55.0);
+        assert_eq!(eval1(l2, &[2.0, -5.0]), 100.0);
+        let bad = json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1, 2], "table": [[0, 1], [2, 3]]}});
+        assert!(build_error(bad, 2).contains("dimension mismatch"));
+    }
+}

@@ -1,0 +1,347 @@
+//! Arithmetic: Gain, Sum, Product, Abs, Sign, MinMax, MathFunction.
+
+use super::{Block, BlockError, BlockType, Build, Ctx};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType { name: "Gain", summary: "y = `gain` * u (element-wise when `gain` is a list)", build: gain },
+    BlockType { name: "Sum", summary: "Adds and subtracts inputs by `signs` (e.g. \"+-+\"); one input: sum of its elements", build: sum },
+    BlockType { name: "Product", summary: "Multiplies and divides inputs by `ops` (e.g. \"*/\"); one input: product of its elements", build: product },
+    BlockType { name: "Abs", summary: "|u|", build: abs },
+    BlockType { name: "Sign", summary: "-1, 0 or 1 by the sign of u", build: sign },
+    BlockType { name: "MinMax", summary: "Element-wise `function` (min or max) over the inputs; one input: over its elements", build: min_max },
+    BlockType { name: "MathFunction", summary: "`function` of u: sqrt, exp, log, log10, square, reciprocal, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh; of (u1, u2): pow, atan2, hypot, rem", build: math_function },
+];
+
+struct Gain(Vec<f64>);
+impl Block for Gain {
+    fn outputs(&self, c: &mut Ctx) {
+        if let [k] = self.0[..] {
+            c.map(0, 0, |u| k * u);
+        } else {
+            for (i, &k) in self.0.iter().enumerate() {
+                let v = k * c.u_at(0, i);
+                c.set_at(0, i, v);
+            }
+        }
+    }
+}
+
+fn gain(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let k = b.params.numbers("gain")?;
+    b.inputs(1);
+    let w = b.width(0)?;
+    if k.len() != 1 && w != 1 && k.len() != w {
+        return Err(BlockError::dimension(format!(
+            "dimension mismatch: gain has {} elements but the input has width {w}",
+            k.len()
+        )));
+    }
+    let w = w.max(k.len());
+    b.outputs(&[w]);
+    let k = if k.len() == 1 {
+        k
+    } else {
+        k.into_iter().cycle().take(w).collect()
+    };
+    Ok(Box::new(Gain(k)))
+}
+
+/// Reads a string of operator characters (`|` and spaces ignored).
+fn operators(
+    b: &mut Build,
+    key: &'static str,
+    default: &'static str,
+    allowed: &str,
+) -> Result<Vec<char>, BlockError> {
+    let text = b.params.string_or(key, default)?;
+    let ops: Vec<char> = text.chars().filter(|c| *c != '|' && *c != ' ').collect();
+    if ops.is_empty() || ops.iter().any(|c| !allowed.contains(*c)) {
+        return Err(BlockError::new(format!(
+            "parameter \"{key}\" is \"{text}\"; it must be made of the characters {allowed}"
+        ))
+        .help(format!("one character per input, e.g. \"{default}\"")));
+    }
+    Ok(ops)
+}
+
+/// Element-wise combination of all inputs, or a reduction of one input.
+struct Fold {
+    /// Per input: true for the inverse operation (`-` or `/`).
+    inverse: Vec<bool>,
+    identity: f64,
+    op: fn(f64, f64, bool) -> f64,
+}
+impl Block for Fold {
+    fn outputs(&self, c: &mut Ctx) {
+        if let [inverse] = self.inverse[..] {
+            let mut acc = self.identity;
+            for k in 0..c.in_width(0) {
+                acc = (self.op)(acc, c.u_at(0, k), inverse);
+            }
+            c.set(0, acc);
+            return;
+        }
+        for k in 0..c.out_width(0) {
+            let mut acc = self.identity;
+            for (i, &inverse) in self.inverse.iter().enumerate() {
+                acc = (self.op)(acc, c.u_at(i, k), inverse);
+            }
+            c.set_at(0, k, acc);
+        }
+    }
+}
+
+fn fold(
+    b: &mut Build,
+    inverse: Vec<bool>,
+    identity: f64,
+    op: fn(f64, f64, bool) -> f64,
+) -> Result<Box<dyn Block>, BlockError> {
+    b.inputs(inverse.len());
+    let w = if inverse.len() == 1 {
+        b.width(0)?;
+        1
+    } else {
+        b.common_width()?
+    };
+    b.outputs(&[w]);
+    Ok(Box::new(Fold {
+        inverse,
+        identity,
+        op,
+    }))
+}
+
+fn sum(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let signs = operators(b, "signs", "++", "+-")?;
+    fold(
+        b,
+        signs.iter().map(|&s| s == '-').collect(),
+        0.0,
+        |acc, u, minus| if minus { acc - u } else { acc + u },
+    )
+}
+
+fn product(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let ops = operators(b, "ops", "**", "*/")?;
+    fold(
+        b,
+        ops.iter().map(|&s| s == '/').collect(),
+        1.0,
+        |acc, u, divide| if divide { acc / u } else { acc * u },
+    )
+}
+
+/// An element-wise function of one input.
+pub(crate) struct Map1(pub(crate) fn(f64) -> f64);
+impl Block for Map1 {
+    fn outputs(&self, c: &mut Ctx) {
+        c.map(0, 0, self.0);
+    }
+}
+
+/// Declares one input and one output of the same width.
+pub(crate) fn same_width(b: &mut Build) -> Result<usize, BlockError> {
+    b.inputs(1);
+    let w = b.width(0)?;
+    b.outputs(&[w]);
+    Ok(w)
+}
+
+fn abs(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    same_width(b)?;
+    Ok(Box::new(Map1(f64::abs)))
+}
+
+fn sign_of(u: f64) -> f64 {
+    if u > 0.0 {
+        1.0
+    } else if u < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+fn sign(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    same_width(b)?;
+    Ok(Box::new(Map1(sign_of)))
+}
+
+fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let function = b.params.choice_or("function", &["min", "max"], "min")?;
+    let n = b.params.count_or("inputs", 2, 1)?;
+    let (identity, op): (f64, fn(f64, f64, bool) -> f64) = if function == "min" {
+        (f64::INFINITY, |acc, u, _| acc.min(u))
+    } else {
+        (f64::NEG_INFINITY, |acc, u, _| acc.max(u))
+    };
+    fold(b, vec![false; n], identity, op)
+}
+
+/// An element-wise function of two inputs.
+struct Map2(fn(f64, f64) -> f64);
+impl Block for Map2 {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let v = (self.0)(c.u_at(0, k), c.u_at(1, k));
+            c.set_at(0, k, v);
+        }
+    }
+}
+
+fn math_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    const UNARY: &[(&str, fn(f64) -> f64)] = &[
+        ("sqrt", f64::sqrt),
+        ("exp", f64::exp),
+        ("log", f64::ln),
+        ("log10", f64::log10),
+        ("square", |u| u * u),
+        ("reciprocal", |u| 1.0 / u),
+        ("sin", f64::sin),
+        ("cos", f64::cos),
+        ("tan", f64::tan),
+        ("asin", f64::asin),
+        ("acos", f64::acos),
+        ("atan", f64::atan),
+        ("sinh", f64::sinh),
+        ("cosh", f64::cosh),
+        ("tanh", f64::tanh),
+    ];
+    const BINARY: &[(&str, fn(f64, f64) -> f64)] = &[
+        ("pow", f64::powf),
+        ("atan2", f64::atan2),
+        ("hypot", f64::hypot),
+        ("rem", |a, b| a % b),
+    ];
+    let name = b.params.string("function")?;
+    if let Some(&(_, f)) = UNARY.iter().find(|(n, _)| *n == name) {
+        same_width(b)?;
+        return Ok(Box::new(Map1(f)));
+    }
+    if let Some(&(_, f)) = BINARY.iter().find(|(n, _)| *n == name) {
+        b.inputs(2);
+        let w = b.common_width()?;
+        b.outputs(&[w]);
+        return Ok(Box::new(Map2(f)));
+    }
+    let all: Vec<&str> = UNARY
+        .iter()
+        .map(|p| p.0)
+        .chain(BINARY.iter().map(|p| p.0))
+        .collect();
+    Err(BlockError::new(format!("unknown function \"{name}\""))
+        .help(format!("use one of: {}", all.join(", "))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval, eval1};
+    use serde_json::json;
+
+    #[test]
+    fn gain_sum_and_product_follow_their_operators() {
+        assert_eq!(
+            eval1(json!({"type": "Gain", "params": {"gain": -2.5}}), &[4.0]),
+            -10.0
+        );
+        let g = eval(
+            json!({"type": "Gain", "params": {"gain": [1, 2, 3]}}),
+            &[&[2.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(g, vec![vec![2.0, 4.0, 6.0]]);
+        assert_eq!(
+            eval1(
+                json!({"type": "Sum", "params": {"signs": "+-+"}}),
+                &[1.0, 2.0, 4.0]
+            ),
+            3.0
+        );
+        assert_eq!(
+            eval1(
+                json!({"type": "Sum", "params": {"signs": "|+-"}}),
+                &[1.0, 2.0]
+            ),
+            -1.0
+        );
+        assert_eq!(
+            eval1(
+                json!({"type": "Product", "params": {"ops": "*/"}}),
+                &[3.0, 4.0]
+            ),
+            0.75
+        );
+        let reduce = eval(
+            json!({"type": "Sum", "params": {"signs": "+"}}),
+            &[&[1.0, 2.0, 3.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(reduce, vec![vec![6.0]]);
+        let broadcast = eval(json!({"type": "Sum"}), &[&[1.0, 2.0], &[10.0]], 1, 0.0).unwrap();
+        assert_eq!(broadcast, vec![vec![11.0, 12.0]]);
+    }
+
+    #[test]
+    fn element_functions() {
+        assert_eq!(eval1(json!({"type": "Abs"}), &[-3.0]), 3.0);
+        assert_eq!(eval1(json!({"type": "Sign"}), &[-3.0]), -1.0);
+        assert_eq!(eval1(json!({"type": "Sign"}), &[0.0]), 0.0);
+        assert_eq!(
+            eval1(
+                json!({"type": "MinMax", "params": {"function": "max", "inputs": 3}}),
+                &[1.0, 5.0, 2.0]
+            ),
+            5.0
+        );
+        assert_eq!(eval1(json!({"type": "MinMax"}), &[1.0, -5.0]), -5.0);
+        assert_eq!(
+            eval1(
+                json!({"type": "MathFunction", "params": {"function": "sqrt"}}),
+                &[9.0]
+            ),
+            3.0
+        );
+        assert_eq!(
+            eval1(
+                json!({"type": "MathFunction", "params": {"function": "pow"}}),
+                &[2.0, 10.0]
+            ),
+            1024.0
+        );
+        assert_eq!(
+            eval1(
+                json!({"type": "MathFunction", "params": {"function": "hypot"}}),
+                &[3.0, 4.0]
+            ),
+            5.0
+        );
+        let a = eval1(
+            json!({"type": "MathFunction", "params": {"function": "atan2"}}),
+            &[1.0, -1.0],
+        );
+        assert!((a - 3.0 * std::f64::consts::FRAC_PI_4).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bad_operators_and_functions_are_named() {
+        assert!(
+            build_error(json!({"type": "Sum", "params": {"signs": "+*"}}), 2).contains("\"signs\"")
+        );
+        let e = build_error(
+            json!({"type": "MathFunction", "params": {"function": "sqr"}}),
+            1,
+        );
+        assert!(
+            e.contains("unknown function \"sqr\"") && e.contains("sqrt"),
+            "{e}"
+        );
+        let e = build_error(json!({"type": "Gain", "params": {"gain": [1, 2]}}), 0);
+        assert!(e.contains("not connected"), "{e}");
+    }
+}

@@ -1,0 +1,99 @@
+//! Discontinuous functions: Saturation, DeadZone.
+
+use super::math::same_width;
+use super::{Block, BlockError, BlockType, Build, Ctx};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType {
+        name: "Saturation",
+        summary: "u limited to [`lower`, `upper`]",
+        build: saturation,
+    },
+    BlockType {
+        name: "DeadZone",
+        summary: "0 inside [`start`, `end`], u minus the nearer edge outside",
+        build: dead_zone,
+    },
+];
+
+/// Reads a pair of bounds `low <= high`.
+fn bounds(
+    b: &mut Build,
+    low: &'static str,
+    high: &'static str,
+    defaults: (f64, f64),
+) -> Result<(f64, f64), BlockError> {
+    let lo = b.params.number_or(low, defaults.0)?;
+    let hi = b.params.number_or(high, defaults.1)?;
+    if lo > hi {
+        return Err(
+            BlockError::new(format!("\"{low}\" ({lo}) is above \"{high}\" ({hi})"))
+                .help(format!("make \"{low}\" <= \"{high}\"")),
+        );
+    }
+    Ok((lo, hi))
+}
+
+struct Saturation(f64, f64);
+impl Block for Saturation {
+    fn outputs(&self, c: &mut Ctx) {
+        c.map(0, 0, |u| u.clamp(self.0, self.1));
+    }
+}
+
+fn saturation(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let (lo, hi) = bounds(b, "lower", "upper", (-1.0, 1.0))?;
+    same_width(b)?;
+    Ok(Box::new(Saturation(lo, hi)))
+}
+
+struct DeadZone(f64, f64);
+impl Block for DeadZone {
+    fn outputs(&self, c: &mut Ctx) {
+        c.map(0, 0, |u| {
+            if u > self.1 {
+                u - self.1
+            } else if u < self.0 {
+                u - self.0
+            } else {
+                0.0
+            }
+        });
+    }
+}
+
+fn dead_zone(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let (lo, hi) = bounds(b, "start", "end", (-0.5, 0.5))?;
+    same_width(b)?;
+    Ok(Box::new(DeadZone(lo, hi)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval1};
+    use serde_json::json;
+
+    #[test]
+    fn saturation_and_dead_zone() {
+        let sat = |u| {
+            eval1(
+                json!({"type": "Saturation", "params": {"lower": -1, "upper": 2}}),
+                &[u],
+            )
+        };
+        assert_eq!([sat(-3.0), sat(0.5), sat(3.0)], [-1.0, 0.5, 2.0]);
+        let dz = |u| {
+            eval1(
+                json!({"type": "DeadZone", "params": {"start": -1, "end": 2}}),
+                &[u],
+            )
+        };
+        assert_eq!([dz(-3.0), dz(0.5), dz(3.0)], [-2.0, 0.0, 1.0]);
+        assert!(build_error(
+            json!({"type": "Saturation", "params": {"lower": 1, "upper": 0}}),
+            1
+        )
+        .contains("above"));
+    }
+}

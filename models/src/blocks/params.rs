@@ -1,0 +1,295 @@
+//! Typed access to a block's `params` object, remembering which keys were
+//! read so that unknown keys can be reported.
+
+use serde_json::{Map, Value};
+
+use super::BlockError;
+
+/// A block's parameters during its build.
+pub struct Params<'a> {
+    map: &'a Map<String, Value>,
+    read: Vec<&'static str>,
+}
+
+impl<'a> Params<'a> {
+    /// Wraps the `params` object of one block.
+    pub fn new(map: &'a Map<String, Value>) -> Self {
+        Params {
+            map,
+            read: Vec::new(),
+        }
+    }
+
+    /// The parameter names the block asked for, in order.
+    pub fn known(&self) -> &[&'static str] {
+        &self.read
+    }
+
+    /// The keys present in the file that the block never asked for.
+    pub fn unread(&self) -> impl Iterator<Item = &str> {
+        self.map
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !self.read.contains(k))
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
+        if !self.read.contains(&key) {
+            self.read.push(key);
+        }
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// A required number.
+    pub fn number(&mut self, key: &'static str) -> Result<f64, BlockError> {
+        let v = self
+            .get(key)
+            .ok_or_else(|| BlockError::missing(key, "a number"))?;
+        as_number(v).ok_or_else(|| BlockError::mistyped(key, "a number", v))
+    }
+
+    /// An optional number.
+    pub fn number_opt(&mut self, key: &'static str) -> Result<Option<f64>, BlockError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => as_number(v)
+                .map(Some)
+                .ok_or_else(|| BlockError::mistyped(key, "a number", v)),
+        }
+    }
+
+    /// A number with a default.
+    pub fn number_or(&mut self, key: &'static str, default: f64) -> Result<f64, BlockError> {
+        Ok(self.number_opt(key)?.unwrap_or(default))
+    }
+
+    /// A whole number ≥ `min` with a default.
+    pub fn count_or(
+        &mut self,
+        key: &'static str,
+        default: usize,
+        min: usize,
+    ) -> Result<usize, BlockError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.as_u64() {
+                Some(n) if n as usize >= min => Ok(n as usize),
+                _ => Err(BlockError::mistyped(
+                    key,
+                    &format!("a whole number ≥ {min}"),
+                    v,
+                )),
+            },
+        }
+    }
+
+    /// A required list of numbers; a single number counts as a list of one.
+    pub fn numbers(&mut self, key: &'static str) -> Result<Vec<f64>, BlockError> {
+        let v = self
+            .get(key)
+            .ok_or_else(|| BlockError::missing(key, "a list of numbers"))?;
+        as_numbers(v).ok_or_else(|| BlockError::mistyped(key, "a number or a list of numbers", v))
+    }
+
+    /// A list of numbers with a default.
+    pub fn numbers_or(
+        &mut self,
+        key: &'static str,
+        default: &[f64],
+    ) -> Result<Vec<f64>, BlockError> {
+        match self.get(key) {
+            None => Ok(default.to_vec()),
+            Some(v) => as_numbers(v)
+                .ok_or_else(|| BlockError::mistyped(key, "a number or a list of numbers", v)),
+        }
+    }
+
+    /// A required matrix given as a list of rows; a list of numbers is one
+    /// row and a number is a 1 × 1 matrix.
+    pub fn matrix(&mut self, key: &'static str) -> Result<Vec<Vec<f64>>, BlockError> {
+        let v = self
+            .get(key)
+            .ok_or_else(|| BlockError::missing(key, "a matrix (a list of rows)"))?;
+        let rows = match v {
+            Value::Array(items) if items.iter().all(Value::is_array) => {
+                items.iter().map(as_numbers).collect::<Option<Vec<_>>>()
+            }
+            other => as_numbers(other).map(|row| vec![row]),
+        };
+        let rows = rows
+            .ok_or_else(|| BlockError::mistyped(key, "a matrix (a list of rows of numbers)", v))?;
+        if rows.iter().any(|r| r.len() != rows[0].len()) {
+            return Err(BlockError::new(format!(
+                "parameter \"{key}\": rows have different lengths"
+            ))
+            .help("give every row of the matrix the same number of columns"));
+        }
+        Ok(rows)
+    }
+
+    /// A matrix with a default.
+    pub fn matrix_or(
+        &mut self,
+        key: &'static str,
+        default: Vec<Vec<f64>>,
+    ) -> Result<Vec<Vec<f64>>, BlockError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(_) => self.matrix(key),
+        }
+    }
+
+    /// A required string.
+    pub fn string(&mut self, key: &'static str) -> Result<&'a str, BlockError> {
+        let v = self
+            .get(key)
+            .ok_or_else(|| BlockError::missing(key, "a string"))?;
+        v.as_str()
+            .ok_or_else(|| BlockError::mistyped(key, "a string", v))
+    }
+
+    /// An optional string.
+    pub fn string_opt(&mut self, key: &'static str) -> Result<Option<&'a str>, BlockError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| BlockError::mistyped(key, "a string", v)),
+        }
+    }
+
+    /// A string with a default.
+    pub fn string_or(
+        &mut self,
+        key: &'static str,
+        default: &'a str,
+    ) -> Result<&'a str, BlockError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .as_str()
+                .ok_or_else(|| BlockError::mistyped(key, "a string", v)),
+        }
+    }
+
+    /// A list of strings with a default (a single string counts as one).
+    pub fn strings_or(
+        &mut self,
+        key: &'static str,
+        default: &[&'a str],
+    ) -> Result<Vec<&'a str>, BlockError> {
+        match self.get(key) {
+            None => Ok(default.to_vec()),
+            Some(Value::String(s)) => Ok(vec![s.as_str()]),
+            Some(v @ Value::Array(items)) => items
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| BlockError::mistyped(key, "a list of strings", v)),
+            Some(v) => Err(BlockError::mistyped(key, "a list of strings", v)),
+        }
+    }
+
+    /// One of `choices`, with a default.
+    pub fn choice_or(
+        &mut self,
+        key: &'static str,
+        choices: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str, BlockError> {
+        let given = self.string_or(key, default)?;
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == given)
+            .ok_or_else(|| {
+                BlockError::new(format!(
+                    "parameter \"{key}\" is \"{given}\", which is not one of its values"
+                ))
+                .help(format!("use one of: {}", choices.join(", ")))
+            })
+    }
+
+    /// An object of names bound to numbers (empty when absent).
+    pub fn object_numbers(&mut self, key: &'static str) -> Result<Vec<(String, f64)>, BlockError> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(v @ Value::Object(map)) => map
+                .iter()
+                .map(|(name, value)| as_number(value).map(|n| (name.clone(), n)))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| BlockError::mistyped(key, "an object of names to numbers", v)),
+            Some(v) => Err(BlockError::mistyped(
+                key,
+                "an object of names to numbers",
+                v,
+            )),
+        }
+    }
+
+    /// A boolean with a default.
+    pub fn flag_or(&mut self, key: &'static str, default: bool) -> Result<bool, BlockError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| BlockError::mistyped(key, "true or false", v)),
+        }
+    }
+}
+
+/// A JSON number, or one of the strings `inf`, `-inf`.
+fn as_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) if s == "inf" => Some(f64::INFINITY),
+        Value::String(s) if s == "-inf" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
+fn as_numbers(v: &Value) -> Option<Vec<f64>> {
+    match v {
+        Value::Array(items) => items.iter().map(as_number).collect(),
+        other => as_number(other).map(|n| vec![n]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn reads_typed_values_and_tracks_unread_keys() {
+        let m = map(json!({"gain": 2.5, "v": [1, 2], "m": [[1, 2], [3, 4]], "extra": true}));
+        let mut p = Params::new(&m);
+        assert_eq!(p.number("gain").unwrap(), 2.5);
+        assert_eq!(p.numbers("v").unwrap(), vec![1.0, 2.0]);
+        assert_eq!(p.matrix("m").unwrap(), vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
+        assert_eq!(p.number_or("absent", 7.0).unwrap(), 7.0);
+        assert_eq!(p.unread().collect::<Vec<_>>(), vec!["extra"]);
+    }
+
+    #[test]
+    fn mistyped_and_missing_values_name_the_key() {
+        let m = map(json!({"gain": "two", "rows": [[1, 2], [3]]}));
+        let mut p = Params::new(&m);
+        let e = p.number("gain").unwrap_err().to_string();
+        assert!(
+            e.contains("\"gain\"") && e.contains("number") && e.contains("\"two\""),
+            "{e}"
+        );
+        assert!(p.number("k").unwrap_err().to_string().contains("missing"));
+        assert!(p
+            .matrix("rows")
+            .unwrap_err()
+            .to_string()
+            .contains("different lengths"));
+    }
+}

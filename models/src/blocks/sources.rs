@@ -1,0 +1,266 @@
+//! Sources: Constant, Step, Ramp, Sine, Pulse, Clock, FromTable.
+
+use super::lookup::{check_breakpoints, interpolate, Extrapolation};
+use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+
+/// The block types of this family.
+pub(crate) const TYPES: &[BlockType] = &[
+    BlockType {
+        name: "Constant",
+        summary: "A constant value (scalar or vector)",
+        build: constant,
+    },
+    BlockType {
+        name: "Step",
+        summary: "Jumps from `before` to `after` at `time`",
+        build: step,
+    },
+    BlockType {
+        name: "Ramp",
+        summary: "`initial` + `slope` * (t - `start`) after `start`",
+        build: ramp,
+    },
+    BlockType {
+        name: "Sine",
+        summary: "`bias` + `amplitude` * sin(`frequency` * t + `phase`), frequency in rad/s",
+        build: sine,
+    },
+    BlockType {
+        name: "Pulse",
+        summary: "Rectangular pulses of `amplitude`, `period`, `width` (fraction) after `delay`",
+        build: pulse,
+    },
+    BlockType {
+        name: "Clock",
+        summary: "The simulation time",
+        build: clock,
+    },
+    BlockType {
+        name: "FromTable",
+        summary: "A time series (`times`, `values`) interpolated linearly",
+        build: from_table,
+    },
+];
+
+/// Declares a source with no inputs and one output; time-driven sources
+/// are continuous unless a sample time is set on them.
+fn source(b: &mut Build, width: usize, rate: Rate) {
+    b.inputs(0);
+    b.outputs(&[width]);
+    b.rate(rate);
+}
+
+struct Constant(Vec<f64>);
+impl Block for Constant {
+    fn outputs(&self, c: &mut Ctx) {
+        for (k, &v) in self.0.iter().enumerate() {
+            c.set_at(0, k, v);
+        }
+    }
+}
+
+fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let value = b.params.numbers("value")?;
+    if value.is_empty() {
+        return Err(BlockError::new("parameter \"value\" is an empty list")
+            .help("give a number or a non-empty list"));
+    }
+    source(b, value.len(), Rate::Constant);
+    Ok(Box::new(Constant(value)))
+}
+
+/// A scalar function of time.
+struct TimeFunction<F: Fn(f64) -> f64 + Send + Sync>(F);
+impl<F: Fn(f64) -> f64 + Send + Sync> Block for TimeFunction<F> {
+    fn outputs(&self, c: &mut Ctx) {
+        let v = (self.0)(c.t);
+        c.set(0, v);
+    }
+}
+
+fn step(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let time = b.params.number_or("time", 1.0)?;
+    let before = b.params.number_or("before", 0.0)?;
+    let after = b.params.number_or("after", 1.0)?;
+    source(b, 1, Rate::Continuous);
+    Ok(Box::new(TimeFunction(move |t| {
+        if t >= time {
+            after
+        } else {
+            before
+        }
+    })))
+}
+
+fn ramp(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let slope = b.params.number_or("slope", 1.0)?;
+    let start = b.params.number_or("start", 0.0)?;
+    let initial = b.params.number_or("initial", 0.0)?;
+    source(b, 1, Rate::Continuous);
+    Ok(Box::new(TimeFunction(move |t| {
+        initial + slope * (t - start).max(0.0)
+    })))
+}
+
+fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let amplitude = b.params.number_or("amplitude", 1.0)?;
+    let frequency = b.params.number_or("frequency", 1.0)?;
+    let phase = b.params.number_or("phase", 0.0)?;
+    let bias = b.params.number_or("bias", 0.0)?;
+    source(b, 1, Rate::Continuous);
+    Ok(Box::new(TimeFunction(move |t| {
+        bias + amplitude * (frequency * t + phase).sin()
+    })))
+}
+
+fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let amplitude = b.params.number_or("amplitude", 1.0)?;
+    let period = b.params.number_or("period", 1.0)?;
+    let width = b.params.number_or("width", 0.5)?;
+    let delay = b.params.number_or("delay", 0.0)?;
+    if !(period > 0.0) || !(0.0..=1.0).contains(&width) {
+        return Err(BlockError::new(format!(
+            "Pulse needs period > 0 and 0 <= width <= 1, found period {period}, width {width}"
+        )));
+    }
+    source(b, 1, Rate::Continuous);
+    Ok(Box::new(TimeFunction(move |t| {
+        let phase = (t - delay).rem_euclid(period);
+        if t >= delay && phase < width * period {
+            amplitude
+        } else {
+            0.0
+        }
+    })))
+}
+
+fn clock(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    source(b, 1, Rate::Continuous);
+    Ok(Box::new(TimeFunction(|t| t)))
+}
+
+struct FromTable {
+    times: Vec<f64>,
+    /// One column of values per output element.
+    columns: Vec<Vec<f64>>,
+    extrapolation: Extrapolation,
+}
+impl Block for FromTable {
+    fn outputs(&self, c: &mut Ctx) {
+        for (k, column) in self.columns.iter().enumerate() {
+            let v = interpolate(&self.times, column, c.t, self.extrapolation);
+            c.set_at(0, k, v);
+        }
+    }
+}
+
+fn from_table(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let times = b.params.numbers("times")?;
+    let rows = b.params.matrix("values")?;
+    let extrapolation = Extrapolation::read(b)?;
+    check_breakpoints("times", &times)?;
+    // `values` is either one row with a value per time, or one row per time.
+    let columns: Vec<Vec<f64>> = if rows.len() == 1 && rows[0].len() == times.len() {
+        rows
+    } else if rows.len() == times.len() {
+        (0..rows[0].len())
+            .map(|k| rows.iter().map(|r| r[k]).collect())
+            .collect()
+    } else {
+        return Err(BlockError::dimension(format!(
+            "dimension mismatch: {} times but {} rows of values",
+            times.len(),
+            rows.len()
+        ))
+        .help("give one value per time, or one row of values per time"));
+    };
+    source(b, columns.len(), Rate::Continuous);
+    Ok(Box::new(FromTable {
+        times,
+        columns,
+        extrapolation,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{build_error, eval};
+    use serde_json::json;
+
+    fn at(block: serde_json::Value, t: f64) -> Vec<f64> {
+        eval(block, &[], 1, t).unwrap().remove(0)
+    }
+
+    #[test]
+    fn time_functions_match_their_formulas() {
+        assert_eq!(
+            at(
+                json!({"type": "Constant", "params": {"value": [1, 2]}}),
+                3.0
+            ),
+            vec![1.0, 2.0]
+        );
+        assert_eq!(
+            at(
+                json!({"type": "Step", "params": {"time": 0.5, "after": 3}}),
+                0.49
+            ),
+            vec![0.0]
+        );
+        assert_eq!(
+            at(
+                json!({"type": "Step", "params": {"time": 0.5, "after": 3}}),
+                0.5
+            ),
+            vec![3.0]
+        );
+        assert_eq!(
+            at(
+                json!({"type": "Ramp", "params": {"slope": 2, "start": 1, "initial": 5}}),
+                3.0
+            ),
+            vec![9.0]
+        );
+        let s = at(
+            json!({"type": "Sine", "params": {"amplitude": 2, "frequency": 3, "phase": 0.1, "bias": 1}}),
+            0.7,
+        )[0];
+        assert!((s - (1.0 + 2.0 * (2.1f64 + 0.1).sin())).abs() < 1e-15);
+        assert_eq!(at(json!({"type": "Clock"}), 4.25), vec![4.25]);
+    }
+
+    #[test]
+    fn pulse_is_high_for_its_width_after_its_delay() {
+        let p = |t| {
+            at(
+                json!({"type": "Pulse", "params": {"amplitude": 2, "period": 1, "width": 0.25, "delay": 0.5}}),
+                t,
+            )[0]
+        };
+        assert_eq!(
+            [p(0.4), p(0.5), p(0.74), p(0.75), p(1.5), p(1.8)],
+            [0.0, 2.0, 2.0, 0.0, 2.0, 0.0]
+        );
+    }
+
+    #[test]
+    fn from_table_interpolates_and_holds_the_ends() {
+        let b = |t| {
+            at(
+                json!({"type": "FromTable", "params": {"times": [0, 1, 3], "values": [0, 10, 30]}}),
+                t,
+            )[0]
+        };
+        assert_eq!([b(-1.0), b(0.5), b(2.0), b(9.0)], [0.0, 5.0, 20.0, 30.0]);
+        let v = at(
+            json!({"type": "FromTable", "params": {"times": [0, 1], "values": [[0, 1], [10, 11]]}}),
+            0.5,
+        );
+        assert_eq!(v, vec![5.0, 6.0]);
+        assert!(build_error(
+            json!({"type": "FromTable", "params": {"times": [0, 0], "values": [1, 2]}}),
+            0
+        )
+        .contains("strictly increasing"));
+    }
+}

@@ -1,0 +1,773 @@
+//! The compiler: flat diagram → [`Program`].
+//!
+//! Passes, each with its own function: build the blocks (inferring signal
+//! widths from their sources, retrying blocks whose inputs are not known
+//! yet), check dimensions, resolve rates (inheriting sample times), order the
+//! blocks by their direct-feedthrough dependencies per port (naming every
+//! algebraic loop), and lay out buffers.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use super::error::{DiagramError, ErrorKind};
+use super::flatten::{flatten, FlatBlock, PortRef};
+use super::format::Diagram;
+use super::program::{BlockInfo, Entry, Exec, Program};
+use crate::blocks::{
+    Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode,
+};
+use crate::model::{Layout, SampleTime};
+
+/// What feeds an input port.
+#[derive(Clone, Debug)]
+enum Feed {
+    /// A link from a block's output port, as written.
+    Link {
+        from: usize,
+        port: PortRef,
+        text: String,
+    },
+    /// The constant 1 (activity of an unguarded Merge source).
+    One,
+}
+
+/// What an input reads, once all blocks are built.
+#[derive(Clone, Debug)]
+enum Source {
+    /// Output `out` of block `from`, through the link written as `text`.
+    Port {
+        from: usize,
+        out: usize,
+        text: String,
+    },
+    /// The constant 1.
+    One,
+}
+
+/// A block once built.
+struct Node {
+    block: Box<dyn Block>,
+    inputs: Vec<InPort>,
+    outputs: Vec<OutPort>,
+    x0: Vec<f64>,
+    xd0: Vec<f64>,
+    rate: Rate,
+    external: Option<External>,
+}
+
+/// The rate a block ends up running at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Resolved {
+    Constant,
+    Discrete(SampleTime),
+    /// Fed by several discrete rates: evaluated at every major step.
+    Major,
+    Continuous,
+}
+
+/// Compiles a parsed diagram.
+pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
+    let flat = flatten(&diagram.blocks, &diagram.links)?;
+    let blocks = &flat.blocks;
+    let declared = declare_ports(blocks)?;
+    let feeds = connect(&flat, &declared)?;
+    let nodes = build_all(blocks, &feeds)?;
+    let sources = resolve_sources(blocks, &nodes, &feeds)?;
+    check_dimensions(blocks, &nodes, &sources)?;
+    let rates = resolve_rates(blocks, &nodes, &sources)?;
+    let order = execution_order(blocks, &nodes, &sources)?;
+    Ok(assemble(blocks, nodes, &sources, &rates, &order))
+}
+
+fn block_error(fb: &FlatBlock, e: BlockError) -> DiagramError {
+    match e {
+        BlockError::Invalid {
+            kind,
+            message,
+            help,
+        } => DiagramError {
+            kind,
+            block: Some(fb.path.clone()),
+            position: None,
+            message: format!("({}) {message}", fb.kind.name),
+            help,
+        },
+        BlockError::Pending => DiagramError::at_block(
+            ErrorKind::Dimension,
+            &fb.path,
+            "could not infer the widths of its inputs",
+        ),
+    }
+}
+
+/// Runs one build of a block with the widths known so far.
+fn attempt<'a>(
+    fb: &FlatBlock<'a>,
+    widths: Vec<Option<usize>>,
+    mode: WidthMode,
+) -> (Result<Box<dyn Block>, BlockError>, Build<'a>) {
+    let mut b = Build::new(&fb.path, Params::new(fb.params), fb.sample_time, mode);
+    b.known_widths = widths;
+    let result = (fb.kind.build)(&mut b);
+    (result, b)
+}
+
+/// Input port names and Merge flags of every block, from a first build
+/// attempt with no widths known (blocks declare inputs before widths).
+fn declare_ports(blocks: &[FlatBlock]) -> Result<Vec<(Vec<InPort>, bool)>, DiagramError> {
+    blocks
+        .iter()
+        .map(|fb| match attempt(fb, Vec::new(), WidthMode::Strict) {
+            (Err(e @ BlockError::Invalid { .. }), _) => Err(block_error(fb, e)),
+            (_, b) => Ok((b.inputs, b.merge_guards)),
+        })
+        .collect()
+}
+
+/// Resolves every link's destination port and checks that each input has
+/// exactly one source. Merge activity inputs are fed by the compiler.
+fn connect(
+    flat: &super::flatten::Flat,
+    declared: &[(Vec<InPort>, bool)],
+) -> Result<Vec<Vec<Option<Feed>>>, DiagramError> {
+    let mut feeds: Vec<Vec<Option<Feed>>> = declared
+        .iter()
+        .map(|(ins, _)| vec![None; ins.len()])
+        .collect();
+    for link in &flat.links {
+        let (to, ref port) = link.to;
+        let fb = &flat.blocks[to];
+        let names: Vec<&str> = declared[to].0.iter().map(|p| p.name.as_str()).collect();
+        let index = port_index(port, &names).map_err(|why| {
+            DiagramError::at_block(
+                ErrorKind::Link,
+                &fb.path,
+                format!("link \"{}\": {why}", link.text),
+            )
+            .help(port_help(fb, "input", &names))
+        })?;
+        if let Some(Feed::Link { text, .. }) = &feeds[to][index] {
+            return Err(DiagramError::at_block(
+                ErrorKind::MultiplyConnected,
+                &fb.path,
+                format!(
+                    "input {} ({}) is connected twice: by \"{text}\" and by \"{}\"",
+                    index + 1,
+                    names[index],
+                    link.text
+                ),
+            )
+            .help("remove one of the links; to add signals use a Sum block"));
+        }
+        feeds[to][index] = Some(Feed::Link {
+            from: link.from.0,
+            port: link.from.1.clone(),
+            text: link.text.clone(),
+        });
+    }
+    for (b, (ins, merge)) in declared.iter().enumerate() {
+        let data = if *merge { ins.len() / 2 } else { ins.len() };
+        for k in 0..data {
+            if feeds[b][k].is_none() {
+                let fb = &flat.blocks[b];
+                return Err(DiagramError::at_block(
+                    ErrorKind::Unconnected,
+                    &fb.path,
+                    format!("({}) input {} (\"{}\") is not connected", fb.kind.name, k + 1, ins[k].name),
+                )
+                .help(format!("add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{}\"}}, or feed it a Constant", local_id(&fb.path), k + 1)));
+            }
+        }
+        if *merge {
+            for k in 0..data {
+                let guard = match &feeds[b][k] {
+                    Some(Feed::Link { from, .. }) => flat.blocks[*from].guard,
+                    _ => None,
+                };
+                feeds[b][data + k] = Some(match guard {
+                    Some(g) => Feed::Link {
+                        from: g,
+                        port: PortRef::Only,
+                        text: "(activity)".into(),
+                    },
+                    None => Feed::One,
+                });
+            }
+        }
+    }
+    Ok(feeds)
+}
+
+fn local_id(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn port_help(fb: &FlatBlock, kind: &str, names: &[&str]) -> String {
+    match names.len() {
+        0 => format!(
+            "block \"{}\" ({}) has no {kind} ports",
+            fb.path, fb.kind.name
+        ),
+        n => format!(
+            "its {kind} ports are {} (or numbers 1..{n})",
+            names.join(", ")
+        ),
+    }
+}
+
+fn port_index(port: &PortRef, names: &[&str]) -> Result<usize, String> {
+    match port {
+        PortRef::Only if names.len() == 1 => Ok(0),
+        PortRef::Only => Err(format!(
+            "the block has {} ports here; name one with \".<port>\"",
+            names.len()
+        )),
+        PortRef::Index(i) if *i < names.len() => Ok(*i),
+        PortRef::Index(i) => Err(format!("there is no port {}", i + 1)),
+        PortRef::Name(n) => names
+            .iter()
+            .position(|p| p == n)
+            .ok_or_else(|| format!("there is no port \"{n}\"")),
+    }
+}
+
+/// The output port a feed reads, once its source is built.
+fn source_port(
+    blocks: &[FlatBlock],
+    nodes: &[Option<Node>],
+    from: usize,
+    port: &PortRef,
+) -> Option<Result<usize, DiagramError>> {
+    let node = nodes[from].as_ref()?;
+    let names: Vec<&str> = node.outputs.iter().map(|p| p.name.as_str()).collect();
+    Some(port_index(port, &names).map_err(|why| {
+        DiagramError::at_block(
+            ErrorKind::Link,
+            &blocks[from].path,
+            format!("link from \"{}\": {why}", blocks[from].path),
+        )
+        .help(port_help(&blocks[from], "output", &names))
+    }))
+}
+
+/// Builds every block, feeding each the widths of its sources as they
+/// become known. When no block can progress, loop-breaking blocks may use
+/// their width hints, and as a last resort unknown widths are taken as 1.
+fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<Node>, DiagramError> {
+    let mut nodes: Vec<Option<Node>> = blocks.iter().map(|_| None).collect();
+    let mut mode = WidthMode::Strict;
+    while nodes.iter().any(Option::is_none) {
+        let mut progress = false;
+        for (b, fb) in blocks.iter().enumerate() {
+            if nodes[b].is_some() {
+                continue;
+            }
+            let mut widths = Vec::with_capacity(feeds[b].len());
+            for feed in &feeds[b] {
+                widths.push(match feed {
+                    Some(Feed::Link { from, port, .. }) => {
+                        match source_port(blocks, &nodes, *from, port) {
+                            Some(j) => {
+                                let j = j?;
+                                nodes[*from].as_ref().map(|n| n.outputs[j].width)
+                            }
+                            None => None,
+                        }
+                    }
+                    _ => Some(1),
+                });
+            }
+            match attempt(fb, widths, mode) {
+                (Ok(block), b_ctx) => {
+                    if let Some(key) = b_ctx.params.unread().next() {
+                        let known = b_ctx.params.known();
+                        return Err(DiagramError::at_block(
+                            ErrorKind::Parameter,
+                            &fb.path,
+                            format!("({}) unknown parameter \"{key}\"", fb.kind.name),
+                        )
+                        .help(if known.is_empty() {
+                            format!("{} takes no parameters", fb.kind.name)
+                        } else {
+                            format!("{} takes: {}", fb.kind.name, known.join(", "))
+                        }));
+                    }
+                    nodes[b] = Some(Node {
+                        block,
+                        inputs: b_ctx.inputs,
+                        outputs: b_ctx.outputs,
+                        x0: b_ctx.x0,
+                        xd0: b_ctx.xd0,
+                        rate: b_ctx.rate,
+                        external: b_ctx.external,
+                    });
+                    progress = true;
+                }
+                (Err(BlockError::Pending), _) => {}
+                (Err(e), _) => return Err(block_error(fb, e)),
+            }
+        }
+        mode = match (progress, mode) {
+            (true, _) => WidthMode::Strict,
+            (false, WidthMode::Strict) => WidthMode::Hinted,
+            (false, _) => WidthMode::Fallback,
+        };
+    }
+    Ok(nodes
+        .into_iter()
+        .map(|n| n.expect("every block is built when the loop ends"))
+        .collect())
+}
+
+/// Resolves the source port of every input.
+fn resolve_sources(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    feeds: &[Vec<Option<Feed>>],
+) -> Result<Vec<Vec<Source>>, DiagramError> {
+    feeds
+        .iter()
+        .map(|inputs| {
+            inputs
+                .iter()
+                .map(|feed| match feed {
+                    Some(Feed::Link { from, port, text }) => {
+                        let names: Vec<&str> = nodes[*from]
+                            .outputs
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect();
+                        let out = port_index(port, &names).map_err(|why| {
+                            DiagramError::at_block(
+                                ErrorKind::Link,
+                                &blocks[*from].path,
+                                format!("link \"{text}\": {why}"),
+                            )
+                            .help(port_help(
+                                &blocks[*from],
+                                "output",
+                                &names,
+                            ))
+                        })?;
+                        Ok(Source::Port {
+                            from: *from,
+                            out,
+                            text: text.clone(),
+                        })
+                    }
+                    _ => Ok(Source::One),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Every input has the width its block was built for.
+fn check_dimensions(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    sources: &[Vec<Source>],
+) -> Result<(), DiagramError> {
+    for (b, node) in nodes.iter().enumerate() {
+        for (i, source) in sources[b].iter().enumerate() {
+            let Source::Port { from, out, text } = source else {
+                continue;
+            };
+            let have = nodes[*from].outputs[*out].width;
+            let want = node.inputs[i].width.unwrap_or(have);
+            if have != want {
+                return Err(DiagramError::at_block(
+                    ErrorKind::Dimension,
+                    &blocks[b].path,
+                    format!(
+                        "dimension mismatch on link \"{text}\": input {} (\"{}\") has width {want} but \"{}\" output {} has width {have}",
+                        i + 1,
+                        node.inputs[i].name,
+                        blocks[*from].path,
+                        out + 1
+                    ),
+                )
+                .help("make both ends the same width (check initial values and vector parameters, or use Mux/Demux)"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rates: blocks with a sample time keep it; inherited rates come from the
+/// sources by a fixed point (constant < discrete < several discrete <
+/// continuous).
+fn resolve_rates(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    sources: &[Vec<Source>],
+) -> Result<Vec<Resolved>, DiagramError> {
+    let mut rates = Vec::with_capacity(nodes.len());
+    for (fb, node) in blocks.iter().zip(nodes) {
+        let fixed = match (fb.sample_time, node.rate) {
+            (Some(st), _) if st.period == 0.0 => Resolved::Continuous,
+            (Some(_), _) if !node.x0.is_empty() => {
+                return Err(DiagramError::at_block(ErrorKind::SampleTime, &fb.path, format!("({}) has continuous states and cannot take a discrete sample_time", fb.kind.name))
+                    .help("remove \"sample_time\", or use the block's discrete counterpart (e.g. DiscreteIntegrator)"));
+            }
+            (Some(st), _) => Resolved::Discrete(st),
+            (None, Rate::Continuous) => Resolved::Continuous,
+            _ => Resolved::Constant,
+        };
+        rates.push(fixed);
+    }
+    let inherits: Vec<bool> = blocks
+        .iter()
+        .zip(nodes)
+        .map(|(fb, n)| {
+            fb.sample_time.is_none() && matches!(n.rate, Rate::Inherited | Rate::Discrete)
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for b in 0..nodes.len() {
+            if !inherits[b] {
+                continue;
+            }
+            let mut discrete: Vec<SampleTime> = Vec::new();
+            let mut r = Resolved::Constant;
+            for source in &sources[b] {
+                let Source::Port { from, .. } = source else {
+                    continue;
+                };
+                match rates[*from] {
+                    Resolved::Continuous => r = Resolved::Continuous,
+                    Resolved::Major if r != Resolved::Continuous => r = Resolved::Major,
+                    Resolved::Discrete(st) if !discrete.contains(&st) => discrete.push(st),
+                    _ => {}
+                }
+            }
+            if r == Resolved::Constant {
+                r = match discrete.as_slice() {
+                    [] => Resolved::Constant,
+                    [one] => Resolved::Discrete(*one),
+                    _ => Resolved::Major,
+                };
+            }
+            if r != rates[b] {
+                rates[b] = r;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (b, node) in nodes.iter().enumerate() {
+        if node.rate == Rate::Discrete && !matches!(rates[b], Resolved::Discrete(_)) {
+            return Err(DiagramError::at_block(ErrorKind::SampleTime, &blocks[b].path, format!("({}) needs a discrete sample time", blocks[b].kind.name))
+                .help("set \"sample_time\": <period in seconds> on the block (or feed it from a block that has one)"));
+        }
+    }
+    Ok(rates)
+}
+
+/// Orders blocks so that each runs after the sources of its
+/// direct-feedthrough inputs (and its guard); ties keep file order. Reports
+/// every algebraic loop with its blocks and ports.
+fn execution_order(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    sources: &[Vec<Source>],
+) -> Result<Vec<usize>, DiagramError> {
+    let n = nodes.len();
+    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for b in 0..n {
+        for (i, source) in sources[b].iter().enumerate() {
+            if let Source::Port { from, .. } = source {
+                if nodes[b].inputs[i].feedthrough {
+                    deps[b].insert(*from);
+                }
+            }
+        }
+        if let Some(g) = blocks[b].guard {
+            deps[b].insert(g);
+        }
+    }
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut missing: Vec<usize> = deps.iter().map(BTreeSet::len).collect();
+    for (b, d) in deps.iter().enumerate() {
+        for &s in d {
+            users[s].push(b);
+        }
+    }
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&b| missing[b] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse(b)) = ready.pop() {
+        order.push(b);
+        for &u in &users[b] {
+            missing[u] -= 1;
+            if missing[u] == 0 {
+                ready.push(Reverse(u));
+            }
+        }
+    }
+    if order.len() == n {
+        return Ok(order);
+    }
+    Err(loop_error(blocks, nodes, sources, &deps))
+}
+
+/// Names the algebraic loops (strongly connected components of the
+/// feedthrough graph).
+fn loop_error(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    sources: &[Vec<Source>],
+    deps: &[BTreeSet<usize>],
+) -> DiagramError {
+    let loops = strongly_connected(deps);
+    let mut lines = Vec::new();
+    for component in &loops {
+        let mut ports = Vec::new();
+        for &b in component {
+            for (i, source) in sources[b].iter().enumerate() {
+                if let Source::Port { from, .. } = source {
+                    if component.contains(from) && nodes[b].inputs[i].feedthrough {
+                        ports.push(format!(
+                            "{}.{} <- {}",
+                            blocks[b].path, nodes[b].inputs[i].name, blocks[*from].path
+                        ));
+                    }
+                }
+            }
+        }
+        let names: Vec<&str> = component.iter().map(|&b| blocks[b].path.as_str()).collect();
+        lines.push(format!(
+            "  loop through {} (ports {})",
+            names.join(", "),
+            ports.join("; ")
+        ));
+    }
+    DiagramError {
+        kind: ErrorKind::AlgebraicLoop,
+        block: loops
+            .first()
+            .and_then(|c| c.first())
+            .map(|&b| blocks[b].path.clone()),
+        position: None,
+        message: format!(
+            "{} algebraic loop(s): every block on them needs its own output to compute it\n{}",
+            loops.len(),
+            lines.join("\n")
+        ),
+        help: Some(
+            "break each loop with a UnitDelay, Memory or Integrator block on one of its links"
+                .into(),
+        ),
+    }
+}
+
+/// Tarjan's algorithm; returns the components that are cycles (more than
+/// one block, or a block feeding itself), each sorted.
+fn strongly_connected(deps: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
+    struct Tarjan<'a> {
+        deps: &'a [BTreeSet<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in self.deps[v].iter() {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    _ => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if comp.len() > 1 || self.deps[v].contains(&v) {
+                    comp.sort_unstable();
+                    self.out.push(comp);
+                }
+            }
+        }
+    }
+    let n = deps.len();
+    let mut t = Tarjan {
+        deps,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    t.out.sort();
+    t.out
+}
+
+/// Lays out the signal buffer, states and holds, and builds the program.
+fn assemble(
+    blocks: &[FlatBlock],
+    nodes: Vec<Node>,
+    sources: &[Vec<Source>],
+    rates: &[Resolved],
+    order: &[usize],
+) -> Program {
+    let mut layout = Layout::default();
+    // Offset 0 of the signal buffer always holds 1.0.
+    let mut n_signals = 1u32;
+    let mut out_slots: Vec<Vec<Slot>> = vec![Vec::new(); nodes.len()];
+    for &b in order {
+        for p in &nodes[b].outputs {
+            out_slots[b].push(Slot {
+                offset: n_signals,
+                width: p.width as u32,
+            });
+            n_signals += p.width as u32;
+        }
+    }
+    let mut slots = Vec::new();
+    let mut entries = Vec::with_capacity(order.len());
+    let mut info = Vec::with_capacity(order.len());
+    let (mut x0, mut xd0) = (Vec::new(), Vec::new());
+    let mut holds = Vec::new();
+    let mut input_copies = Vec::new();
+    let mut output_slots = Vec::new();
+    let mut nodes: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
+    let mut blocks_in_order = Vec::with_capacity(order.len());
+    for &b in order {
+        let node = nodes[b].take().expect("each block is placed once");
+        let fb = &blocks[b];
+        let ins_start = slots.len() as u32;
+        for source in &sources[b] {
+            slots.push(match source {
+                Source::Port { from, out, .. } => out_slots[*from][*out],
+                Source::One => Slot {
+                    offset: 0,
+                    width: 1,
+                },
+            });
+        }
+        let in_slots: Vec<Slot> = slots[ins_start as usize..].to_vec();
+        let outs_start = slots.len() as u32;
+        slots.extend_from_slice(&out_slots[b]);
+        let x = (x0.len() as u32, (x0.len() + node.x0.len()) as u32);
+        for k in 0..node.x0.len() {
+            layout.states.push(if node.x0.len() == 1 {
+                fb.path.clone()
+            } else {
+                format!("{}[{k}]", fb.path)
+            });
+        }
+        x0.extend_from_slice(&node.x0);
+        let xd = (xd0.len() as u32, (xd0.len() + node.xd0.len()) as u32);
+        xd0.extend_from_slice(&node.xd0);
+        let (exec, period) = match rates[b] {
+            Resolved::Constant | Resolved::Continuous => (Exec::Always, 0.0),
+            Resolved::Major => (Exec::Major, 0.0),
+            Resolved::Discrete(st) => {
+                let r = layout
+                    .rates
+                    .iter()
+                    .position(|s| *s == st)
+                    .unwrap_or_else(|| {
+                        layout.rates.push(st);
+                        layout.rate_users.push(fb.path.clone());
+                        layout.rates.len() - 1
+                    });
+                (Exec::Discrete(r as u16), st.period)
+            }
+        };
+        let needs_hold = exec != Exec::Always || fb.guard.is_some();
+        holds.push(needs_hold.then(|| out_slots[b].iter().map(|s| s.width).sum::<u32>()));
+        let guard = fb
+            .guard
+            .map(|g| out_slots[g].first().map_or(0, |s| s.offset));
+        match &node.external {
+            Some(External::Input(v)) => {
+                for k in 0..out_slots[b][0].width {
+                    let mut var = v.clone();
+                    if out_slots[b][0].width > 1 {
+                        var.name = format!("{}[{k}]", v.name);
+                    }
+                    input_copies.push((layout.inputs.len(), out_slots[b][0].offset + k));
+                    layout.inputs.push(var);
+                }
+            }
+            Some(External::Output(v)) => {
+                for k in 0..in_slots[0].width {
+                    let mut var = v.clone();
+                    if in_slots[0].width > 1 {
+                        var.name = format!("{}[{k}]", v.name);
+                    }
+                    output_slots.push(in_slots[0].offset + k);
+                    layout.outputs.push(var);
+                }
+            }
+            None => {}
+        }
+        entries.push(Entry {
+            ins: ins_start,
+            n_in: sources[b].len() as u16,
+            outs: outs_start,
+            n_out: out_slots[b].len() as u16,
+            x,
+            xd,
+            hold: 0,
+            exec,
+            guard,
+            period,
+        });
+        info.push(BlockInfo {
+            path: fb.path.clone(),
+            kind: fb.kind.name,
+            rate: rates[b],
+        });
+        blocks_in_order.push(node.block);
+    }
+    // Holds go after all block discrete states.
+    for (e, h) in entries.iter_mut().zip(holds) {
+        if let Some(width) = h {
+            e.hold = xd0.len() as u32;
+            xd0.extend(std::iter::repeat_n(0.0, width as usize));
+        } else {
+            e.hold = u32::MAX;
+        }
+    }
+    layout.discrete = xd0.len();
+    Program::new(
+        blocks_in_order,
+        entries,
+        slots,
+        n_signals as usize,
+        x0,
+        xd0,
+        input_copies,
+        output_slots,
+        layout,
+        info,
+    )
+}

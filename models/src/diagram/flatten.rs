@@ -1,0 +1,386 @@
+//! Flattening: nested subsystems become one list of blocks with paths
+//! (`outer/inner`), and links are rewritten to name blocks of that list.
+//!
+//! Subsystem ports stay as pass-through `Identity` blocks (`sub/port`), so a
+//! link into `sub.port` feeds block `sub/port`; their cost is one copy.
+//! Blocks of an action subsystem (`"action": true` in its params) are guarded
+//! by the identity block behind its extra `action` input port.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::error::{DiagramError, ErrorKind};
+use super::format::{BlockDef, LinkDef};
+use crate::blocks::{self, BlockType};
+use crate::model::SampleTime;
+
+/// A block of the flat diagram.
+pub(crate) struct FlatBlock<'a> {
+    /// Full path, e.g. `wheel/slip`.
+    pub path: String,
+    /// Its type.
+    pub kind: &'static BlockType,
+    /// Parameters from the file (empty for generated blocks).
+    pub params: &'a serde_json::Map<String, Value>,
+    /// Sample time set in the file.
+    pub sample_time: Option<SampleTime>,
+    /// Index of the block whose output enables this one.
+    pub guard: Option<usize>,
+}
+
+/// One end of a link: a flat block and a port as written.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PortRef {
+    /// No port given (`block`): the block's only port.
+    Only,
+    /// 0-based index (written 1-based).
+    Index(usize),
+    /// A port name.
+    Name(String),
+}
+
+/// A link between flat blocks.
+pub(crate) struct FlatLink {
+    /// Source block and port.
+    pub from: (usize, PortRef),
+    /// Destination block and port.
+    pub to: (usize, PortRef),
+    /// The link as written, for messages.
+    pub text: String,
+}
+
+/// The flat diagram.
+pub(crate) struct Flat<'a> {
+    pub blocks: Vec<FlatBlock<'a>>,
+    pub links: Vec<FlatLink>,
+}
+
+static EMPTY: std::sync::LazyLock<serde_json::Map<String, Value>> =
+    std::sync::LazyLock::new(serde_json::Map::new);
+
+/// The pass-through type that stands for subsystem ports.
+const BOUNDARY: &str = "Identity";
+const SUBSYSTEM: &str = "Subsystem";
+
+/// Flattens a diagram given by its top-level blocks and links.
+pub(crate) fn flatten<'a>(
+    blocks: &'a [BlockDef],
+    links: &'a [LinkDef],
+) -> Result<Flat<'a>, DiagramError> {
+    let mut flat = Flat {
+        blocks: Vec::new(),
+        links: Vec::new(),
+    };
+    add_scope(&mut flat, "", blocks, links, None)?;
+    Ok(flat)
+}
+
+/// What a link end names inside one scope.
+enum Endpoint {
+    /// An ordinary block.
+    Block(usize),
+    /// A subsystem: its ports map to identity blocks by name.
+    Subsystem(HashMap<String, usize>, Vec<usize>, Vec<usize>),
+}
+
+fn add_scope<'a>(
+    flat: &mut Flat<'a>,
+    prefix: &str,
+    blocks: &'a [BlockDef],
+    links: &'a [LinkDef],
+    guard: Option<usize>,
+) -> Result<(), DiagramError> {
+    let mut scope: HashMap<&str, Endpoint> = HashMap::new();
+    for def in blocks {
+        let path = format!("{prefix}{}", def.id);
+        if def.id.is_empty() || def.id.contains(['.', '/']) {
+            return Err(DiagramError::at_block(
+                ErrorKind::DuplicateId,
+                &path,
+                "a block id must be non-empty and contain no '.' or '/'",
+            )
+            .help("rename the block, e.g. with '_' instead"));
+        }
+        if scope.contains_key(def.id.as_str()) {
+            return Err(DiagramError::at_block(
+                ErrorKind::DuplicateId,
+                &path,
+                format!("duplicate block id \"{}\"", def.id),
+            )
+            .help("give every block in the same (sub)system a different id"));
+        }
+        let sample_time = def
+            .sample_time
+            .as_ref()
+            .map(|v| parse_sample_time(v, &path))
+            .transpose()?
+            .flatten();
+        let endpoint = if def.kind == SUBSYSTEM {
+            add_subsystem(flat, &path, def, guard)?
+        } else {
+            if def.blocks.is_some() || def.links.is_some() {
+                return Err(DiagramError::at_block(
+                    ErrorKind::Syntax,
+                    &path,
+                    "only blocks of type Subsystem may contain \"blocks\" and \"links\"",
+                )
+                .help("set \"type\": \"Subsystem\" or move the inner blocks out"));
+            }
+            let kind = library_type(&def.kind, &path, !prefix.is_empty())?;
+            flat.blocks.push(FlatBlock {
+                path,
+                kind,
+                params: &def.params,
+                sample_time,
+                guard,
+            });
+            Endpoint::Block(flat.blocks.len() - 1)
+        };
+        scope.insert(&def.id, endpoint);
+    }
+    for link in links {
+        let text = format!("{} -> {}", link.from, link.to.as_slice().join(", "));
+        let from = resolve(&scope, &link.from, prefix, &text, Direction::Out)?;
+        for to in link.to.as_slice() {
+            let to = resolve(&scope, to, prefix, &text, Direction::In)?;
+            flat.links.push(FlatLink {
+                from: from.clone(),
+                to,
+                text: text.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The library type for a `type` string. Inside subsystems, `Inport` and
+/// `Outport` are boundaries, handled before this is called.
+fn library_type(name: &str, path: &str, nested: bool) -> Result<&'static BlockType, DiagramError> {
+    let lookup = match (name, nested) {
+        ("Inport" | "Outport", true) => BOUNDARY,
+        ("Outport", false) => "Output",
+        (other, _) => other,
+    };
+    blocks::find(lookup).ok_or_else(|| unknown_type(name, path))
+}
+
+fn unknown_type(name: &str, path: &str) -> DiagramError {
+    let mut names: Vec<&str> = blocks::types()
+        .map(|t| t.name)
+        .chain([SUBSYSTEM, "Outport"])
+        .collect();
+    names.sort_by(|a, b| {
+        let da = strsim::jaro_winkler(&a.to_lowercase(), &name.to_lowercase());
+        let db = strsim::jaro_winkler(&b.to_lowercase(), &name.to_lowercase());
+        db.total_cmp(&da)
+    });
+    DiagramError::at_block(
+        ErrorKind::UnknownBlockType,
+        path,
+        format!("unknown block type \"{name}\""),
+    )
+    .help(format!(
+        "did you mean {}? (`tandem blocks` lists all types)",
+        names[..3].join(", ")
+    ))
+}
+
+fn add_subsystem<'a>(
+    flat: &mut Flat<'a>,
+    path: &str,
+    def: &'a BlockDef,
+    outer_guard: Option<usize>,
+) -> Result<Endpoint, DiagramError> {
+    let inner = def.blocks.as_deref().unwrap_or_default();
+    let links = def.links.as_deref().unwrap_or_default();
+    let identity = blocks::find(BOUNDARY).expect("the Identity block is registered");
+    for key in def.params.keys() {
+        if key != "action" {
+            return Err(DiagramError::at_block(
+                ErrorKind::Parameter,
+                path,
+                format!("unknown parameter \"{key}\" of a Subsystem"),
+            )
+            .help("a Subsystem takes only \"action\": true (an If action subsystem)"));
+        }
+    }
+    let guard = match def.params.get("action") {
+        None | Some(Value::Bool(false)) => outer_guard,
+        Some(Value::Bool(true)) => {
+            flat.blocks.push(FlatBlock {
+                path: format!("{path}/action"),
+                kind: identity,
+                params: &EMPTY,
+                sample_time: None,
+                guard: outer_guard,
+            });
+            Some(flat.blocks.len() - 1)
+        }
+        Some(other) => {
+            return Err(DiagramError::at_block(
+                ErrorKind::Parameter,
+                path,
+                format!("parameter \"action\" must be true or false, found {other}"),
+            ));
+        }
+    };
+    let first = flat.blocks.len();
+    add_scope(flat, &format!("{path}/"), inner, links, guard)?;
+    let mut ports = HashMap::new();
+    let (mut ins, mut outs) = (Vec::new(), Vec::new());
+    if let Some(g) = guard.filter(|_| guard != outer_guard) {
+        ports.insert("action".to_string(), g);
+    }
+    for (i, b) in flat.blocks.iter().enumerate().skip(first) {
+        let Some(local) = b.path.strip_prefix(&format!("{path}/")) else {
+            continue;
+        };
+        if local.contains('/') {
+            continue;
+        }
+        let written = inner
+            .iter()
+            .find(|d| d.id == local)
+            .map(|d| d.kind.as_str());
+        match written {
+            Some("Inport") => ins.push(i),
+            Some("Outport") => outs.push(i),
+            _ => continue,
+        }
+        ports.insert(local.to_string(), i);
+    }
+    Ok(Endpoint::Subsystem(ports, ins, outs))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    In,
+    Out,
+}
+
+fn resolve(
+    scope: &HashMap<&str, Endpoint>,
+    end: &str,
+    prefix: &str,
+    text: &str,
+    dir: Direction,
+) -> Result<(usize, PortRef), DiagramError> {
+    let (id, port) = match end.split_once('.') {
+        Some((id, port)) => (id, Some(port)),
+        None => (end, None),
+    };
+    let scope_name = if prefix.is_empty() {
+        "the model".to_string()
+    } else {
+        format!("subsystem \"{}\"", prefix.trim_end_matches('/'))
+    };
+    let link_error = |message: String, help: String| DiagramError {
+        kind: ErrorKind::Link,
+        block: None,
+        position: None,
+        message: format!("link \"{text}\": {message}"),
+        help: Some(help),
+    };
+    let Some(endpoint) = scope.get(id) else {
+        let mut ids: Vec<&str> = scope.keys().copied().collect();
+        ids.sort_by(|a, b| strsim::jaro_winkler(b, id).total_cmp(&strsim::jaro_winkler(a, id)));
+        return Err(link_error(
+            format!("no block \"{id}\" in {scope_name}"),
+            format!(
+                "link to an existing block id; the closest are: {}",
+                ids.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    };
+    match endpoint {
+        Endpoint::Block(i) => {
+            let port = match port {
+                None => PortRef::Only,
+                Some(p) => match p.parse::<usize>() {
+                    Ok(0) => {
+                        return Err(link_error(
+                            format!("port numbers start at 1, found \"{end}\""),
+                            format!("write \"{id}.1\" for the first port"),
+                        ))
+                    }
+                    Ok(n) => PortRef::Index(n - 1),
+                    Err(_) => PortRef::Name(p.to_string()),
+                },
+            };
+            Ok((*i, port))
+        }
+        Endpoint::Subsystem(ports, ins, outs) => {
+            let list = if dir == Direction::In { ins } else { outs };
+            let target = match port {
+                Some(p) => match p.parse::<usize>() {
+                    Ok(n) if n >= 1 && n <= list.len() => Some(list[n - 1]),
+                    _ => ports
+                        .get(p)
+                        .copied()
+                        .filter(|i| dir == Direction::In || outs.contains(i)),
+                },
+                None if list.len() == 1 => Some(list[0]),
+                None => None,
+            };
+            let mut names: Vec<&str> = ports
+                .iter()
+                .filter(|(_, i)| list.contains(i) || (dir == Direction::In && !outs.contains(i)))
+                .map(|(n, _)| n.as_str())
+                .collect();
+            names.sort();
+            let kind = if dir == Direction::In {
+                "input"
+            } else {
+                "output"
+            };
+            target.map(|i| (i, PortRef::Only)).ok_or_else(|| {
+                link_error(
+                    format!(
+                        "subsystem \"{id}\" has no {kind} port \"{}\"",
+                        port.unwrap_or("")
+                    ),
+                    format!(
+                        "name one of its {kind} ports: {}",
+                        if names.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                )
+            })
+        }
+    }
+}
+
+/// Reads a `sample_time`: absent, -1 → inherited (`None`); 0 → continuous
+/// (`Some(None)` is not needed: continuous is `period` 0); `T` or
+/// `[T, offset]` → discrete.
+fn parse_sample_time(v: &Value, path: &str) -> Result<Option<SampleTime>, DiagramError> {
+    let bad = || {
+        DiagramError::at_block(ErrorKind::SampleTime, path, format!("malformed sample_time {v}"))
+            .help("write -1 (inherited), 0 (continuous), a period in seconds, or [period, offset] with 0 <= offset < period")
+    };
+    let (period, offset) = match v {
+        Value::Number(n) => (n.as_f64().ok_or_else(bad)?, 0.0),
+        Value::Array(a) if a.len() == 2 => (
+            a[0].as_f64().ok_or_else(bad)?,
+            a[1].as_f64().ok_or_else(bad)?,
+        ),
+        _ => return Err(bad()),
+    };
+    if period == -1.0 && offset == 0.0 {
+        return Ok(None);
+    }
+    if period == 0.0 && offset == 0.0 {
+        return Ok(Some(SampleTime {
+            period: 0.0,
+            offset: 0.0,
+        }));
+    }
+    if !(period > 0.0 && period.is_finite() && (0.0..period).contains(&offset)) {
+        return Err(bad());
+    }
+    Ok(Some(SampleTime { period, offset }))
+}

@@ -1,0 +1,98 @@
+//! The JSON block-diagram format, as read from disk (see `models/FORMAT.md`).
+//!
+//! These types only mirror the file; [`crate::diagram::compile`] checks them.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// A whole model file, or the inside of a subsystem.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Diagram {
+    /// Schema reference, ignored (lets editors validate the file).
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
+    /// Human-readable name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The blocks.
+    pub blocks: Vec<BlockDef>,
+    /// Connections between block ports.
+    #[serde(default)]
+    pub links: Vec<LinkDef>,
+    /// Default solver settings.
+    #[serde(default)]
+    pub simulation: Option<SimulationDef>,
+}
+
+/// One block as written in the file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockDef {
+    /// Identifier, unique among its siblings; no `.` or `/`.
+    pub id: String,
+    /// Block type name, e.g. `Gain`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Type-specific parameters.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Sample time: absent or -1 inherited, 0 continuous, `T` or `[T, offset]`
+    /// discrete.
+    #[serde(default)]
+    pub sample_time: Option<Value>,
+    /// Subsystem contents (type `Subsystem` only).
+    #[serde(default)]
+    pub blocks: Option<Vec<BlockDef>>,
+    /// Subsystem links (type `Subsystem` only).
+    #[serde(default)]
+    pub links: Option<Vec<LinkDef>>,
+}
+
+/// A link from one output port to one or more input ports.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDef {
+    /// Source, `block` or `block.port` (port by name or 1-based number).
+    pub from: String,
+    /// Destination(s), same syntax.
+    pub to: Targets,
+}
+
+/// One destination or several.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Targets {
+    /// A single destination.
+    One(String),
+    /// Fan-out to several destinations.
+    Many(Vec<String>),
+}
+
+impl Targets {
+    /// The destinations as a slice.
+    pub fn as_slice(&self) -> &[String] {
+        match self {
+            Targets::One(s) => std::slice::from_ref(s),
+            Targets::Many(v) => v,
+        }
+    }
+}
+
+/// Default simulation settings stored with the model.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationDef {
+    /// Integrator name (`euler`, `heun`, `rk4`).
+    #[serde(default)]
+    pub solver: Option<String>,
+    /// Fixed step in seconds.
+    #[serde(default)]
+    pub step: Option<f64>,
+    /// Stop time in seconds.
+    #[serde(default)]
+    pub stop: Option<f64>,
+}

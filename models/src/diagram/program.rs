@@ -1,0 +1,354 @@
+//! The compiled program (immutable, shared between threads) and the model
+//! that evaluates it with a workspace of its own.
+
+use std::sync::Arc;
+
+use super::compile::Resolved;
+use crate::blocks::{Block, Ctx, Slot};
+use crate::model::{Layout, Model, NonFinite, StateRef};
+
+/// When a block computes its outputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Exec {
+    /// At every evaluation (continuous and constant blocks).
+    Always,
+    /// At every major step, held in between.
+    Major,
+    /// At the hits of a rate, held in between.
+    Discrete(u16),
+}
+
+/// Where one block's ports and states sit.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub ins: u32,
+    pub n_in: u16,
+    pub outs: u32,
+    pub n_out: u16,
+    pub x: (u32, u32),
+    pub xd: (u32, u32),
+    /// Offset in `xd` of the held outputs, or `u32::MAX` when never held.
+    pub hold: u32,
+    pub exec: Exec,
+    /// Signal that enables the block (> 0.5), if guarded.
+    pub guard: Option<u32>,
+    pub period: f64,
+}
+
+/// A block's identity, for reports and messages.
+#[derive(Clone, Debug)]
+pub struct BlockInfo {
+    /// Full path (`sub/inner`).
+    pub path: String,
+    /// Type name.
+    pub kind: &'static str,
+    pub(crate) rate: Resolved,
+}
+
+impl BlockInfo {
+    /// The rate the block runs at, in words (`continuous`, `0.02 s`, ...).
+    pub fn rate(&self) -> String {
+        match self.rate {
+            Resolved::Constant => "constant".into(),
+            Resolved::Continuous => "continuous".into(),
+            Resolved::Major => "every major step".into(),
+            Resolved::Discrete(st) => st.to_string(),
+        }
+    }
+}
+
+/// A compiled block diagram: blocks in execution order and the layout of
+/// their signals and states.
+pub struct Program {
+    blocks: Vec<Box<dyn Block>>,
+    entries: Vec<Entry>,
+    slots: Vec<Slot>,
+    n_signals: usize,
+    x0: Vec<f64>,
+    xd0: Vec<f64>,
+    /// (model input index, signal offset) copied before each evaluation.
+    input_copies: Vec<(usize, u32)>,
+    /// Signal offsets of the model outputs.
+    output_slots: Vec<u32>,
+    /// Entries with continuous or discrete states.
+    stateful: Vec<u32>,
+    layout: Layout,
+    info: Vec<BlockInfo>,
+}
+
+impl Program {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        blocks: Vec<Box<dyn Block>>,
+        entries: Vec<Entry>,
+        slots: Vec<Slot>,
+        n_signals: usize,
+        x0: Vec<f64>,
+        xd0: Vec<f64>,
+        input_copies: Vec<(usize, u32)>,
+        output_slots: Vec<u32>,
+        layout: Layout,
+        info: Vec<BlockInfo>,
+    ) -> Self {
+        let stateful = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.x.1 > e.x.0 || e.xd.1 > e.xd.0)
+            .map(|(i, _)| i as u32)
+            .collect();
+        Program {
+            blocks,
+            entries,
+            slots,
+            n_signals,
+            x0,
+            xd0,
+            input_copies,
+            output_slots,
+            stateful,
+            layout,
+            info,
+        }
+    }
+
+    /// The blocks in execution order.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.info
+    }
+
+    /// Sizes and names of the model's variables.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Whether block `e` runs in this pass (`hits` is `None` for minor ones).
+    #[inline]
+    fn runs(&self, e: &Entry, signals: &[f64], hits: Option<&[bool]>) -> bool {
+        let enabled = e.guard.is_none_or(|g| signals[g as usize] > 0.5);
+        enabled
+            && match (e.exec, hits) {
+                (Exec::Always, _) => true,
+                (Exec::Major, Some(_)) => true,
+                (Exec::Discrete(r), Some(h)) => h[r as usize],
+                (_, None) => false,
+            }
+    }
+
+    /// Computes all block outputs. In a major pass (`hits` given), blocks
+    /// that run latch their outputs into their hold slots of `xd`; blocks
+    /// that do not run read their held outputs.
+    fn pass(
+        &self,
+        signals: &mut [f64],
+        t: f64,
+        x: &mut [f64],
+        xd: &mut [f64],
+        u: &[f64],
+        hits: Option<&[bool]>,
+    ) {
+        for &(i, offset) in &self.input_copies {
+            signals[offset as usize] = u[i];
+        }
+        for (e, block) in self.entries.iter().zip(&self.blocks) {
+            let outs = &self.slots[e.outs as usize..e.outs as usize + e.n_out as usize];
+            if self.runs(e, signals, hits) {
+                let mut c = Ctx::new(
+                    t,
+                    e.period,
+                    signals,
+                    &self.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
+                    outs,
+                    &mut x[e.x.0 as usize..e.x.1 as usize],
+                    &mut [],
+                    &mut xd[e.xd.0 as usize..e.xd.1 as usize],
+                );
+                block.outputs(&mut c);
+                if hits.is_some() && e.hold != u32::MAX {
+                    copy_outputs(outs, signals, &mut xd[e.hold as usize..], true);
+                }
+            } else if e.hold != u32::MAX {
+                copy_outputs(outs, signals, &mut xd[e.hold as usize..], false);
+            }
+        }
+    }
+
+    /// The first block output (in execution order) that is not finite.
+    fn locate_nonfinite(&self, signals: &[f64], t: f64) -> Option<NonFinite> {
+        for (e, info) in self.entries.iter().zip(&self.info) {
+            for (j, s) in self.slots[e.outs as usize..e.outs as usize + e.n_out as usize]
+                .iter()
+                .enumerate()
+            {
+                let values = &signals[s.offset as usize..(s.offset + s.width) as usize];
+                if let Some(&value) = values.iter().find(|v| !v.is_finite()) {
+                    let stateful = e.x.1 > e.x.0;
+                    let place = format!(
+                        "block \"{}\" ({}) output {}{}",
+                        info.path,
+                        info.kind,
+                        j + 1,
+                        if stateful {
+                            " (its state; look at what drives its input)"
+                        } else {
+                            ""
+                        }
+                    );
+                    return Some(NonFinite {
+                        time: t,
+                        place,
+                        value,
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Copies a block's output slots to (`latch`) or from its hold slots.
+#[inline]
+fn copy_outputs(outs: &[Slot], signals: &mut [f64], hold: &mut [f64], latch: bool) {
+    let mut k = 0;
+    for s in outs {
+        let sig = &mut signals[s.offset as usize..(s.offset + s.width) as usize];
+        let held = &mut hold[k..k + s.width as usize];
+        if latch {
+            held.copy_from_slice(sig);
+        } else {
+            sig.copy_from_slice(held);
+        }
+        k += s.width as usize;
+    }
+}
+
+/// A [`Program`] with a workspace: the [`Model`] of a block diagram.
+pub struct DiagramModel {
+    program: Arc<Program>,
+    signals: Vec<f64>,
+    x: Vec<f64>,
+    xd: Vec<f64>,
+}
+
+impl DiagramModel {
+    /// A model evaluating `program` with a fresh workspace.
+    pub fn new(program: Arc<Program>) -> Self {
+        let mut signals = vec![0.0; program.n_signals];
+        signals[0] = 1.0;
+        let x = program.x0.clone();
+        let xd = program.xd0.clone();
+        DiagramModel {
+            program,
+            signals,
+            x,
+            xd,
+        }
+    }
+
+    /// The compiled program.
+    pub fn program(&self) -> &Arc<Program> {
+        &self.program
+    }
+
+    /// Copies the state into the workspace and runs a minor pass.
+    fn minor_pass(&mut self, s: StateRef<'_>) {
+        self.x.copy_from_slice(s.x);
+        self.xd.copy_from_slice(s.xd);
+        self.program
+            .pass(&mut self.signals, s.t, &mut self.x, &mut self.xd, s.u, None);
+    }
+
+    fn gather_outputs(&self, y: &mut [f64]) {
+        for (y, &offset) in y.iter_mut().zip(&self.program.output_slots) {
+            *y = self.signals[offset as usize];
+        }
+    }
+}
+
+impl Model for DiagramModel {
+    fn layout(&self) -> &Layout {
+        &self.program.layout
+    }
+
+    fn fork(&self) -> Box<dyn Model> {
+        Box::new(DiagramModel::new(self.program.clone()))
+    }
+
+    fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {
+        x.copy_from_slice(&self.program.x0);
+        xd.copy_from_slice(&self.program.xd0);
+    }
+
+    fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]) {
+        self.minor_pass(s);
+        let p = &*self.program;
+        for &i in &p.stateful {
+            let e = &p.entries[i as usize];
+            let dx = &mut dx[e.x.0 as usize..e.x.1 as usize];
+            if dx.is_empty() {
+                continue;
+            }
+            if e.guard.is_some_and(|g| self.signals[g as usize] <= 0.5) {
+                dx.fill(0.0);
+                continue;
+            }
+            let mut c = Ctx::new(
+                s.t,
+                e.period,
+                &mut self.signals,
+                &p.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
+                &p.slots[e.outs as usize..e.outs as usize + e.n_out as usize],
+                &mut self.x[e.x.0 as usize..e.x.1 as usize],
+                dx,
+                &mut self.xd[e.xd.0 as usize..e.xd.1 as usize],
+            );
+            p.blocks[i as usize].derivatives(&mut c);
+        }
+    }
+
+    fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]) {
+        self.minor_pass(s);
+        self.gather_outputs(y);
+    }
+
+    fn major_outputs(
+        &mut self,
+        s: StateRef<'_>,
+        hits: &[bool],
+        xd: &mut [f64],
+        y: &mut [f64],
+    ) -> Result<(), NonFinite> {
+        self.x.copy_from_slice(s.x);
+        self.program
+            .pass(&mut self.signals, s.t, &mut self.x, xd, s.u, Some(hits));
+        self.gather_outputs(y);
+        if self.signals.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(self
+                .program
+                .locate_nonfinite(&self.signals, s.t)
+                .expect("a non-finite signal belongs to a block output"))
+        }
+    }
+
+    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], _u: &[f64]) {
+        let p = &*self.program;
+        for &i in &p.stateful {
+            let e = &p.entries[i as usize];
+            if !p.runs(e, &self.signals, Some(hits)) {
+                continue;
+            }
+            let mut c = Ctx::new(
+                t,
+                e.period,
+                &mut self.signals,
+                &p.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
+                &p.slots[e.outs as usize..e.outs as usize + e.n_out as usize],
+                &mut x[e.x.0 as usize..e.x.1 as usize],
+                &mut [],
+                &mut xd[e.xd.0 as usize..e.xd.1 as usize],
+            );
+            p.blocks[i as usize].update(&mut c);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The model trait every integrator drives, and the description of a model's
+//! variables.
+//!
+//! A model is evaluated through `&mut self` so that it can keep scratch memory
+//! (a block diagram's signal buffer). Two integrators on two threads each take
+//! their own instance from [`Model::fork`]; instances share the immutable part
+//! (the compiled program) and own only their workspace.
+
+use std::fmt;
+
+/// The period and offset of a discrete rate, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleTime {
+    /// Time between two hits, > 0.
+    pub period: f64,
+    /// Time of the first hit, in `[0, period)`.
+    pub offset: f64,
+}
+
+impl fmt::Display for SampleTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.offset == 0.0 {
+            write!(f, "{} s", self.period)
+        } else {
+            write!(f, "{} s offset {} s", self.period, self.offset)
+        }
+    }
+}
+
+/// A named scalar input or output of a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variable {
+    /// Unique name, e.g. `speed` or `pos[1]` for an element of a vector port.
+    pub name: String,
+    /// Physical unit, when the model declares one.
+    pub unit: Option<String>,
+    /// Value used when nothing drives an input (0 for outputs).
+    pub default: f64,
+}
+
+impl Variable {
+    /// A variable with no unit and a zero default.
+    pub fn new(name: impl Into<String>) -> Self {
+        Variable {
+            name: name.into(),
+            unit: None,
+            default: 0.0,
+        }
+    }
+}
+
+/// Sizes and names of everything an integrator needs to allocate and report.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// Continuous states, by name (e.g. `v` or `plant/x[2]`).
+    pub states: Vec<String>,
+    /// Number of discrete state slots (delays, counters, held outputs).
+    pub discrete: usize,
+    /// External inputs, scalar each.
+    pub inputs: Vec<Variable>,
+    /// External outputs, scalar each.
+    pub outputs: Vec<Variable>,
+    /// Discrete rates; `hits[i]` passed to the model refers to `rates[i]`.
+    pub rates: Vec<SampleTime>,
+    /// For each rate, a block (or part) that runs at it, for messages.
+    pub rate_users: Vec<String>,
+    /// Zero-crossing functions, by the name of the block or condition owning each.
+    pub zero_crossings: Vec<String>,
+}
+
+/// A value that stopped being finite, and where it came from.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("non-finite value {value} at t = {time} s in {place}; check the inputs and parameters of {place} (division by zero, log or sqrt of a negative number, overflow)")]
+pub struct NonFinite {
+    /// Simulation time of the major step that found it.
+    pub time: f64,
+    /// Block and port (or state) that produced it, e.g. `block "div1" output 1`.
+    pub place: String,
+    /// The offending value (NaN or an infinity).
+    pub value: f64,
+}
+
+/// Borrowed state of a model at one instant.
+#[derive(Clone, Copy, Debug)]
+pub struct StateRef<'a> {
+    /// Time in seconds.
+    pub t: f64,
+    /// Continuous states.
+    pub x: &'a [f64],
+    /// Discrete states.
+    pub xd: &'a [f64],
+    /// External inputs.
+    pub u: &'a [f64],
+}
+
+/// A dynamic system: continuous states with derivatives, discrete states
+/// updated at sample hits, outputs, and zero-crossing functions.
+///
+/// The integrator calls, at each major step `t_n`:
+/// 1. [`Model::major_outputs`] (discrete blocks whose rate hits recompute and
+///    latch their outputs), then records the outputs;
+/// 2. [`Model::update`] (discrete states advance, resets are applied);
+/// 3. [`Model::derivatives`] as often as its stages need, to reach `t_{n+1}`.
+///    Discrete outputs stay held during these minor evaluations.
+///
+/// No method may allocate: they run on real-time threads.
+pub trait Model: Send {
+    /// Sizes and names of states, inputs, outputs, rates and zero crossings.
+    fn layout(&self) -> &Layout;
+
+    /// Another instance for another thread: shares the immutable program,
+    /// owns a fresh workspace.
+    fn fork(&self) -> Box<dyn Model>;
+
+    /// Writes the initial continuous and discrete states.
+    fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]);
+
+    /// Writes `dx/dt` at `s` (a minor evaluation: discrete outputs held).
+    fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]);
+
+    /// Writes the outputs at `s` (a minor evaluation: discrete outputs held).
+    fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]);
+
+    /// Writes the outputs at a major step. Discrete blocks whose rate is in
+    /// `hits` recompute their outputs and latch them into `xd`. Reports the
+    /// first value that is not finite. The default suits models without
+    /// discrete parts.
+    fn major_outputs(
+        &mut self,
+        s: StateRef<'_>,
+        hits: &[bool],
+        xd: &mut [f64],
+        y: &mut [f64],
+    ) -> Result<(), NonFinite> {
+        let _ = (hits, xd);
+        self.outputs(s, y);
+        Ok(())
+    }
+
+    /// Advances discrete states of the rates in `hits` and applies resets of
+    /// continuous states; called after [`Model::major_outputs`] at the same
+    /// instant. `x` and `xd` are updated in place.
+    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
+        let _ = (t, hits, x, xd, u);
+    }
+
+    /// Writes the zero-crossing functions at `s`; an event is a sign change.
+    fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
+        let _ = (s, z);
+    }
+
+    /// Writes the Jacobian `d(dx/dt)/dx` row-major into `jac` (n × n) and
+    /// returns `true`, or returns `false` when the model has none.
+    fn jacobian(&mut self, s: StateRef<'_>, jac: &mut [f64]) -> bool {
+        let _ = (s, jac);
+        false
+    }
+}
