@@ -1,1 +1,55 @@
-fn main() {}
+//! The `tandem` command: simulate block diagrams offline, check them, list
+//! the block library, and measure speed.
+
+mod bench;
+mod check;
+mod plot;
+mod sim;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tandem: real-time hardware-in-the-loop runtime and block-diagram simulator.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a JSON block diagram with a fixed-step solver.
+    Sim(sim::SimArgs),
+    /// Validate a model and print its execution order, states, rates and loops.
+    Check {
+        /// The model file (JSON block diagram).
+        model: PathBuf,
+    },
+    /// List the block types of the library.
+    Blocks,
+    /// Measure simulation speed and print figures.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(args) => sim::run(&args),
+        Command::Check { model } => check::run(&model),
+        Command::Blocks => {
+            check::list_blocks();
+            Ok(())
+        }
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

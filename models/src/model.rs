@@ -121,19 +121,21 @@ pub trait Model: Send {
     /// Writes the outputs at `s` (a minor evaluation: discrete outputs held).
     fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]);
 
-    /// Writes the outputs at a major step. Discrete blocks whose rate is in
-    /// `hits` recompute their outputs and latch them into `xd`. Reports the
-    /// first value that is not finite. The default suits models without
-    /// discrete parts.
+    /// Writes the outputs at a major step at time `t`. Discrete blocks whose
+    /// rate is in `hits` recompute their outputs and latch them into `xd`.
+    /// Reports the first value that is not finite. The default suits models
+    /// without discrete parts.
     fn major_outputs(
         &mut self,
-        s: StateRef<'_>,
-        hits: &[bool],
+        t: f64,
+        x: &[f64],
         xd: &mut [f64],
+        u: &[f64],
+        hits: &[bool],
         y: &mut [f64],
     ) -> Result<(), NonFinite> {
-        let _ = (hits, xd);
-        self.outputs(s, y);
+        let _ = hits;
+        self.outputs(StateRef { t, x, xd, u }, y);
         Ok(())
     }
 

@@ -1,1 +1,22 @@
-//! placeholder
+//! Tandem's runtime: integrators and the drivers that step models through
+//! time, and recording of their outputs.
+//!
+//! ```
+//! use tandem_models::diagram;
+//! use tandem_runtime::{record::Trace, FixedStep, Method, Simulation};
+//! let mut c = diagram::compile_str(r#"{"blocks": [
+//!     {"id": "one", "type": "Constant", "params": {"value": 1}},
+//!     {"id": "x", "type": "Integrator"}, {"id": "y", "type": "Output"}],
+//!   "links": [{"from": "one", "to": "x"}, {"from": "x", "to": "y"}]}"#).unwrap();
+//! let settings = FixedStep { method: Method::Rk4, step: 0.1, stop: 1.0 };
+//! let mut trace = Trace::default();
+//! Simulation::new(&mut c.model, settings).unwrap().run(&mut trace, &mut |_| {}).unwrap();
+//! assert!((trace.rows.last().unwrap()[0] - 1.0).abs() < 1e-12);
+//! ```
+
+pub mod explicit;
+pub mod record;
+pub mod sim;
+
+pub use explicit::{ExplicitRk, Method};
+pub use sim::{FixedStep, SimError, Simulation, Summary};

@@ -5,11 +5,31 @@ use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
-    BlockType { name: "Integrator", summary: "x' = u, y = x; optional reset input (`reset`), reset value input (`external_initial`), limits", build: integrator },
-    BlockType { name: "Derivative", summary: "du/dt estimated from the last major step", build: derivative },
-    BlockType { name: "TransferFunction", summary: "`numerator`(s) / `denominator`(s), coefficients highest power first", build: transfer_function },
-    BlockType { name: "StateSpace", summary: "x' = A x + B u, y = C x + D u", build: state_space },
-    BlockType { name: "PID", summary: "kp e + ki ∫e + kd N (e - filtered e), derivative filter coefficient `n`", build: pid },
+    BlockType {
+        name: "Integrator",
+        summary: "x' = u, y = x; optional reset input (`reset`), reset value input (`external_initial`), limits",
+        build: integrator,
+    },
+    BlockType {
+        name: "Derivative",
+        summary: "du/dt estimated from the last major step",
+        build: derivative,
+    },
+    BlockType {
+        name: "TransferFunction",
+        summary: "`numerator`(s) / `denominator`(s), coefficients highest power first",
+        build: transfer_function,
+    },
+    BlockType {
+        name: "StateSpace",
+        summary: "x' = A x + B u, y = C x + D u",
+        build: state_space,
+    },
+    BlockType {
+        name: "PID",
+        summary: "kp e + ki ∫e + kd N (e - filtered e), derivative filter coefficient `n`",
+        build: pid,
+    },
 ];
 
 /// Broadcasts a scalar initial value to `w`, or checks a vector's length.
@@ -99,11 +119,10 @@ impl Block for Integrator {
 
 fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let initial = b.params.numbers_or("initial", &[0.0])?;
-    let reset = match b.params.choice_or(
-        "reset",
-        &["none", "rising", "falling", "either", "level"],
-        "none",
-    )? {
+    let reset = match b
+        .params
+        .choice_or("reset", &["none", "rising", "falling", "either", "level"], "none")?
+    {
         "rising" => Some(Trigger::Rising),
         "falling" => Some(Trigger::Falling),
         "either" => Some(Trigger::Either),
@@ -263,8 +282,12 @@ fn transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let den: Vec<f64> = den.into_iter().skip_while(|&c| c == 0.0).collect();
     let num: Vec<f64> = num.into_iter().skip_while(|&c| c == 0.0).collect();
     if den.is_empty() || num.len() > den.len() {
-        return Err(BlockError::new(format!("the transfer function must be proper: numerator degree {} exceeds denominator degree {}", num.len() as i64 - 1, den.len() as i64 - 1))
-            .help("make \"denominator\" at least as long as \"numerator\" (coefficients highest power first)"));
+        return Err(BlockError::new(format!(
+            "the transfer function must be proper: numerator degree {} exceeds denominator degree {}",
+            num.len() as i64 - 1,
+            den.len() as i64 - 1
+        ))
+        .help("make \"denominator\" at least as long as \"numerator\" (coefficients highest power first)"));
     }
     let n = den.len() - 1;
     let a: Vec<f64> = den.iter().map(|c| c / den[0]).collect();
@@ -383,9 +406,7 @@ mod tests {
     #[test]
     fn triggers_fire_on_their_edges() {
         assert!(
-            Trigger::Rising.fires(-1.0, 0.0)
-                && Trigger::Rising.fires(0.0, 1.0)
-                && !Trigger::Rising.fires(1.0, 2.0)
+            Trigger::Rising.fires(-1.0, 0.0) && Trigger::Rising.fires(0.0, 1.0) && !Trigger::Rising.fires(1.0, 2.0)
         );
         assert!(Trigger::Falling.fires(1.0, 0.0) && !Trigger::Falling.fires(-1.0, 0.0));
         assert!(Trigger::Either.fires(1.0, -1.0) && Trigger::Either.fires(-1.0, 1.0));
@@ -398,10 +419,7 @@ mod tests {
             json!({"type": "StateSpace", "params": {"A": [[0, 1], [0, 0]], "B": [[0], [1], [2]], "C": [[1, 0]]}}),
             1,
         );
-        assert!(
-            e.contains("dimension mismatch: B is 3×1 but must be 2×1"),
-            "{e}"
-        );
+        assert!(e.contains("dimension mismatch: B is 3×1 but must be 2×1"), "{e}");
         let e = build_error(
             json!({"type": "TransferFunction", "params": {"numerator": [1, 0, 0], "denominator": [1, 1]}}),
             1,
@@ -412,7 +430,13 @@ mod tests {
     #[test]
     fn proper_transfer_function_passes_its_direct_term() {
         // (2s + 3) / (s + 1) at x = 0 is the direct term 2.
-        let y = eval(json!({"type": "TransferFunction", "params": {"numerator": [2, 3], "denominator": [1, 1]}}), &[&[5.0]], 1, 0.0).unwrap();
+        let y = eval(
+            json!({"type": "TransferFunction", "params": {"numerator": [2, 3], "denominator": [1, 1]}}),
+            &[&[5.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
         assert_eq!(y, vec![vec![10.0]]);
     }
 }

@@ -151,7 +151,9 @@ fn discrete_transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockErro
         .collect();
     let num: Vec<f64> = num.into_iter().skip_while(|&c| c == 0.0).collect();
     if den.is_empty() || num.len() > den.len() {
-        return Err(BlockError::new("the transfer function must be proper (numerator no longer than denominator, both highest power first)"));
+        return Err(BlockError::new(
+            "the transfer function must be proper (numerator no longer than denominator, both highest power first)",
+        ));
     }
     let mut padded = vec![0.0; den.len() - num.len()];
     padded.extend(&num);
@@ -185,10 +187,7 @@ impl Block for DiscretePid {
         let t = if self.per_sample { 1.0 } else { c.period };
         let sum = c.xd[0] + e;
         let difference = e - c.xd[1];
-        c.set(
-            0,
-            self.kp * e + self.ki * t * sum + self.kd * difference / t,
-        );
+        c.set(0, self.kp * e + self.ki * t * sum + self.kd * difference / t);
     }
     fn update(&self, c: &mut Ctx) {
         let e = c.u(0);
@@ -211,12 +210,7 @@ fn discrete_pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     b.outputs(&[1]);
     b.discrete_states(vec![0.0, 0.0]);
     b.rate(Rate::Discrete);
-    Ok(Box::new(DiscretePid {
-        kp,
-        ki,
-        kd,
-        per_sample,
-    }))
+    Ok(Box::new(DiscretePid { kp, ki, kd, per_sample }))
 }
 
 struct Counter {
@@ -275,7 +269,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(y, vec![vec![1.0, 2.0]]);
-        let y = eval(json!({"type": "DiscretePID", "sample_time": 0.5, "params": {"kp": 2, "ki": 1, "kd": 1}}), &[&[3.0]], 1, 0.0).unwrap();
+        let y = eval(
+            json!({"type": "DiscretePID", "sample_time": 0.5, "params": {"kp": 2, "ki": 1, "kd": 1}}),
+            &[&[3.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
         // kp e + ki T e + kd e / T at the first sample.
         assert_eq!(y, vec![vec![6.0 + 1.5 + 6.0]]);
         let y = eval(json!({"type": "DiscreteTransferFunction", "sample_time": 1, "params": {"numerator": [2, 1], "denominator": [1, -0.5]}}), &[&[3.0]], 1, 0.0).unwrap();

@@ -76,15 +76,13 @@ pub(crate) struct Formula {
 
 impl Formula {
     /// Parses `text`; `constants` are names bound to fixed values.
-    pub(crate) fn parse(
-        text: &str,
-        n_inputs: usize,
-        constants: &[(String, f64)],
-    ) -> Result<Self, BlockError> {
+    pub(crate) fn parse(text: &str, n_inputs: usize, constants: &[(String, f64)]) -> Result<Self, BlockError> {
         let operands = count_operands(text);
         if operands > MAX_OPERANDS {
-            return Err(BlockError::new(format!("expression \"{text}\" has {operands} operands; at most {MAX_OPERANDS} evaluate without allocation"))
-                .help("split it over several Expression blocks"));
+            return Err(BlockError::new(format!(
+                "expression \"{text}\" has {operands} operands; at most {MAX_OPERANDS} evaluate without allocation"
+            ))
+            .help("split it over several Expression blocks"));
         }
         let expr = FlatEx::<f64, TandemOps>::parse(text).map_err(|e| {
             BlockError::new(format!("cannot parse expression \"{text}\": {e}"))
@@ -105,13 +103,22 @@ impl Formula {
                 }
                 let index = match name.as_str() {
                     "u" if n_inputs == 1 => Some(0),
-                    other => other.strip_prefix('u').and_then(|i| i.parse::<usize>().ok()).filter(|&i| i >= 1 && i <= n_inputs).map(|i| i - 1),
+                    other => other
+                        .strip_prefix('u')
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .filter(|&i| i >= 1 && i <= n_inputs)
+                        .map(|i| i - 1),
                 };
                 index.map(Variable::Input).ok_or_else(|| {
                     let mut known: Vec<String> = (1..=n_inputs).map(|i| format!("u{i}")).collect();
                     known.extend(constants.iter().map(|(c, _)| c.clone()));
-                    BlockError::new(format!("expression \"{text}\" uses \"{name}\", which is neither an input nor a constant"))
-                        .help(format!("the names available are: {} (add constants under \"constants\", or raise \"inputs\")", known.join(", ")))
+                    BlockError::new(format!(
+                        "expression \"{text}\" uses \"{name}\", which is neither an input nor a constant"
+                    ))
+                    .help(format!(
+                        "the names available are: {} (add constants under \"constants\", or raise \"inputs\")",
+                        known.join(", ")
+                    ))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -128,9 +135,7 @@ impl Formula {
                 Variable::Constant(c) => c,
             };
         }
-        self.expr
-            .eval(&values[..self.variables.len()])
-            .unwrap_or(f64::NAN)
+        self.expr.eval(&values[..self.variables.len()]).unwrap_or(f64::NAN)
     }
 }
 
@@ -142,9 +147,7 @@ fn count_operands(text: &str) -> usize {
     while i < chars.len() {
         if chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.' {
             let start = i;
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
-            {
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.') {
                 i += 1;
             }
             let next = chars[i..].iter().find(|c| !c.is_whitespace());

@@ -6,10 +6,26 @@ use super::{Block, BlockError, BlockType, Build, Ctx};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
-    BlockType { name: "RelationalOperator", summary: "1 when u1 `operator` u2 holds (<, <=, >, >=, ==, !=), else 0", build: relational },
-    BlockType { name: "LogicalOperator", summary: "`operator` (AND, OR, NAND, NOR, XOR, NOT) over the inputs (nonzero is true)", build: logical },
-    BlockType { name: "CompareToConstant", summary: "1 when u `operator` `constant` holds, else 0", build: compare_to_constant },
-    BlockType { name: "If", summary: "Activates the output of the first true of `conditions` over u1..un, else the `else` output", build: if_block },
+    BlockType {
+        name: "RelationalOperator",
+        summary: "1 when u1 `operator` u2 holds (<, <=, >, >=, ==, !=), else 0",
+        build: relational,
+    },
+    BlockType {
+        name: "LogicalOperator",
+        summary: "`operator` (AND, OR, NAND, NOR, XOR, NOT) over the inputs (nonzero is true)",
+        build: logical,
+    },
+    BlockType {
+        name: "CompareToConstant",
+        summary: "1 when u `operator` `constant` holds, else 0",
+        build: compare_to_constant,
+    },
+    BlockType {
+        name: "If",
+        summary: "Activates the output of the first true of `conditions` over u1..un, else the `else` output",
+        build: if_block,
+    },
 ];
 
 const RELATIONS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
@@ -101,11 +117,9 @@ impl Block for Logical {
 }
 
 fn logical(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let op = b.params.choice_or(
-        "operator",
-        &["AND", "OR", "NAND", "NOR", "XOR", "NOT"],
-        "AND",
-    )?;
+    let op = b
+        .params
+        .choice_or("operator", &["AND", "OR", "NAND", "NOR", "XOR", "NOT"], "AND")?;
     let logic = match op {
         "AND" => Logic::And,
         "OR" => Logic::Or,
@@ -114,13 +128,9 @@ fn logical(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         "XOR" => Logic::Xor,
         _ => Logic::Not,
     };
-    let n = b
-        .params
-        .count_or("inputs", if op == "NOT" { 1 } else { 2 }, 1)?;
+    let n = b.params.count_or("inputs", if op == "NOT" { 1 } else { 2 }, 1)?;
     if op == "NOT" && n != 1 {
-        return Err(
-            BlockError::new("NOT takes exactly one input").help("remove \"inputs\" or set it to 1")
-        );
+        return Err(BlockError::new("NOT takes exactly one input").help("remove \"inputs\" or set it to 1"));
     }
     b.inputs(n);
     let w = b.common_width()?;
@@ -219,11 +229,10 @@ mod tests {
         assert_eq!(logic("OR", &[1.0, 0.0]), 1.0);
         assert_eq!(logic("XOR", &[1.0, 1.0, 1.0]), 1.0);
         assert_eq!(logic("NOT", &[0.0]), 1.0);
-        assert!(build_error(
-            json!({"type": "RelationalOperator", "params": {"operator": "=<"}}),
-            2
-        )
-        .contains("use one of: <, <="));
+        assert!(
+            build_error(json!({"type": "RelationalOperator", "params": {"operator": "=<"}}), 2)
+                .contains("use one of: <, <=")
+        );
     }
 
     #[test]

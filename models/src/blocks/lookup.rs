@@ -30,10 +30,7 @@ impl Extrapolation {
     /// Reads the `extrapolation` parameter (`clip` by default).
     pub(crate) fn read(b: &mut Build) -> Result<Self, BlockError> {
         Ok(
-            match b
-                .params
-                .choice_or("extrapolation", &["clip", "linear"], "clip")?
-            {
+            match b.params.choice_or("extrapolation", &["clip", "linear"], "clip")? {
                 "linear" => Extrapolation::Linear,
                 _ => Extrapolation::Clip,
             },
@@ -168,13 +165,16 @@ mod tests {
 
     #[test]
     fn lookup_blocks_interpolate_their_tables() {
-        let l1 = json!({"type": "Lookup1D", "params": {"breakpoints": [0, 2], "table": [1, 5], "extrapolation": "linear"}});
+        let l1 =
+            json!({"type": "Lookup1D", "params": {"breakpoints": [0, 2], "table": [1, 5], "extrapolation": "linear"}});
         assert_eq!(eval1(l1.clone(), &[1.5]), 4.0);
         assert_eq!(eval1(l1, &[3.0]), 7.0);
-        let l2 = json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 10], "table": [[0, 10], [100, 110]]}});
+        let l2 =
+            json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 10], "table": [[0, 10], [100, 110]]}});
         assert_eq!(eval1(l2.clone(), &[0.5, 5.0]), 55.0);
         assert_eq!(eval1(l2, &[2.0, -5.0]), 100.0);
-        let bad = json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1, 2], "table": [[0, 1], [2, 3]]}});
+        let bad =
+            json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1, 2], "table": [[0, 1], [2, 3]]}});
         assert!(build_error(bad, 2).contains("dimension mismatch"));
     }
 }

@@ -48,12 +48,7 @@ fn gain(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 }
 
 /// Reads a string of operator characters (`|` and spaces ignored).
-fn operators(
-    b: &mut Build,
-    key: &'static str,
-    default: &'static str,
-    allowed: &str,
-) -> Result<Vec<char>, BlockError> {
+fn operators(b: &mut Build, key: &'static str, default: &'static str, allowed: &str) -> Result<Vec<char>, BlockError> {
     let text = b.params.string_or(key, default)?;
     let ops: Vec<char> = text.chars().filter(|c| *c != '|' && *c != ' ').collect();
     if ops.is_empty() || ops.iter().any(|c| !allowed.contains(*c)) {
@@ -106,31 +101,29 @@ fn fold(
         b.common_width()?
     };
     b.outputs(&[w]);
-    Ok(Box::new(Fold {
-        inverse,
-        identity,
-        op,
-    }))
+    Ok(Box::new(Fold { inverse, identity, op }))
 }
 
 fn sum(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let signs = operators(b, "signs", "++", "+-")?;
-    fold(
-        b,
-        signs.iter().map(|&s| s == '-').collect(),
-        0.0,
-        |acc, u, minus| if minus { acc - u } else { acc + u },
-    )
+    fold(b, signs.iter().map(|&s| s == '-').collect(), 0.0, |acc, u, minus| {
+        if minus {
+            acc - u
+        } else {
+            acc + u
+        }
+    })
 }
 
 fn product(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let ops = operators(b, "ops", "**", "*/")?;
-    fold(
-        b,
-        ops.iter().map(|&s| s == '/').collect(),
-        1.0,
-        |acc, u, divide| if divide { acc / u } else { acc * u },
-    )
+    fold(b, ops.iter().map(|&s| s == '/').collect(), 1.0, |acc, u, divide| {
+        if divide {
+            acc / u
+        } else {
+            acc * u
+        }
+    })
 }
 
 /// An element-wise function of one input.
@@ -226,13 +219,8 @@ fn math_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         b.outputs(&[w]);
         return Ok(Box::new(Map2(f)));
     }
-    let all: Vec<&str> = UNARY
-        .iter()
-        .map(|p| p.0)
-        .chain(BINARY.iter().map(|p| p.0))
-        .collect();
-    Err(BlockError::new(format!("unknown function \"{name}\""))
-        .help(format!("use one of: {}", all.join(", "))))
+    let all: Vec<&str> = UNARY.iter().map(|p| p.0).chain(BINARY.iter().map(|p| p.0)).collect();
+    Err(BlockError::new(format!("unknown function \"{name}\"")).help(format!("use one of: {}", all.join(", "))))
 }
 
 #[cfg(test)]
@@ -242,10 +230,7 @@ mod tests {
 
     #[test]
     fn gain_sum_and_product_follow_their_operators() {
-        assert_eq!(
-            eval1(json!({"type": "Gain", "params": {"gain": -2.5}}), &[4.0]),
-            -10.0
-        );
+        assert_eq!(eval1(json!({"type": "Gain", "params": {"gain": -2.5}}), &[4.0]), -10.0);
         let g = eval(
             json!({"type": "Gain", "params": {"gain": [1, 2, 3]}}),
             &[&[2.0]],
@@ -255,24 +240,15 @@ mod tests {
         .unwrap();
         assert_eq!(g, vec![vec![2.0, 4.0, 6.0]]);
         assert_eq!(
-            eval1(
-                json!({"type": "Sum", "params": {"signs": "+-+"}}),
-                &[1.0, 2.0, 4.0]
-            ),
+            eval1(json!({"type": "Sum", "params": {"signs": "+-+"}}), &[1.0, 2.0, 4.0]),
             3.0
         );
         assert_eq!(
-            eval1(
-                json!({"type": "Sum", "params": {"signs": "|+-"}}),
-                &[1.0, 2.0]
-            ),
+            eval1(json!({"type": "Sum", "params": {"signs": "|+-"}}), &[1.0, 2.0]),
             -1.0
         );
         assert_eq!(
-            eval1(
-                json!({"type": "Product", "params": {"ops": "*/"}}),
-                &[3.0, 4.0]
-            ),
+            eval1(json!({"type": "Product", "params": {"ops": "*/"}}), &[3.0, 4.0]),
             0.75
         );
         let reduce = eval(
@@ -301,10 +277,7 @@ mod tests {
         );
         assert_eq!(eval1(json!({"type": "MinMax"}), &[1.0, -5.0]), -5.0);
         assert_eq!(
-            eval1(
-                json!({"type": "MathFunction", "params": {"function": "sqrt"}}),
-                &[9.0]
-            ),
+            eval1(json!({"type": "MathFunction", "params": {"function": "sqrt"}}), &[9.0]),
             3.0
         );
         assert_eq!(
@@ -330,17 +303,9 @@ mod tests {
 
     #[test]
     fn bad_operators_and_functions_are_named() {
-        assert!(
-            build_error(json!({"type": "Sum", "params": {"signs": "+*"}}), 2).contains("\"signs\"")
-        );
-        let e = build_error(
-            json!({"type": "MathFunction", "params": {"function": "sqr"}}),
-            1,
-        );
-        assert!(
-            e.contains("unknown function \"sqr\"") && e.contains("sqrt"),
-            "{e}"
-        );
+        assert!(build_error(json!({"type": "Sum", "params": {"signs": "+*"}}), 2).contains("\"signs\""));
+        let e = build_error(json!({"type": "MathFunction", "params": {"function": "sqr"}}), 1);
+        assert!(e.contains("unknown function \"sqr\"") && e.contains("sqrt"), "{e}");
         let e = build_error(json!({"type": "Gain", "params": {"gain": [1, 2]}}), 0);
         assert!(e.contains("not connected"), "{e}");
     }

@@ -267,12 +267,7 @@ pub(crate) enum External {
 }
 
 impl<'a> Build<'a> {
-    pub(crate) fn new(
-        path: &str,
-        params: Params<'a>,
-        sample_time: Option<SampleTime>,
-        mode: WidthMode,
-    ) -> Self {
+    pub(crate) fn new(path: &str, params: Params<'a>, sample_time: Option<SampleTime>, mode: WidthMode) -> Self {
         Build {
             params,
             sample_time,
@@ -336,12 +331,10 @@ impl<'a> Build<'a> {
     }
 
     fn assume(&mut self, i: usize, w: usize) -> Result<usize, BlockError> {
-        let port = self.inputs.get_mut(i).ok_or_else(|| {
-            BlockError::new(format!(
-                "internal error: input {} used before it was declared",
-                i + 1
-            ))
-        })?;
+        let port = self
+            .inputs
+            .get_mut(i)
+            .ok_or_else(|| BlockError::new(format!("internal error: input {} used before it was declared", i + 1)))?;
         port.width = Some(w);
         Ok(w)
     }

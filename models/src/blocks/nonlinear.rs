@@ -27,10 +27,8 @@ fn bounds(
     let lo = b.params.number_or(low, defaults.0)?;
     let hi = b.params.number_or(high, defaults.1)?;
     if lo > hi {
-        return Err(
-            BlockError::new(format!("\"{low}\" ({lo}) is above \"{high}\" ({hi})"))
-                .help(format!("make \"{low}\" <= \"{high}\"")),
-        );
+        return Err(BlockError::new(format!("\"{low}\" ({lo}) is above \"{high}\" ({hi})"))
+            .help(format!("make \"{low}\" <= \"{high}\"")));
     }
     Ok((lo, hi))
 }
@@ -76,24 +74,10 @@ mod tests {
 
     #[test]
     fn saturation_and_dead_zone() {
-        let sat = |u| {
-            eval1(
-                json!({"type": "Saturation", "params": {"lower": -1, "upper": 2}}),
-                &[u],
-            )
-        };
+        let sat = |u| eval1(json!({"type": "Saturation", "params": {"lower": -1, "upper": 2}}), &[u]);
         assert_eq!([sat(-3.0), sat(0.5), sat(3.0)], [-1.0, 0.5, 2.0]);
-        let dz = |u| {
-            eval1(
-                json!({"type": "DeadZone", "params": {"start": -1, "end": 2}}),
-                &[u],
-            )
-        };
+        let dz = |u| eval1(json!({"type": "DeadZone", "params": {"start": -1, "end": 2}}), &[u]);
         assert_eq!([dz(-3.0), dz(0.5), dz(3.0)], [-2.0, 0.0, 1.0]);
-        assert!(build_error(
-            json!({"type": "Saturation", "params": {"lower": 1, "upper": 0}}),
-            1
-        )
-        .contains("above"));
+        assert!(build_error(json!({"type": "Saturation", "params": {"lower": 1, "upper": 0}}), 1).contains("above"));
     }
 }

@@ -14,10 +14,7 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     /// Wraps the `params` object of one block.
     pub fn new(map: &'a Map<String, Value>) -> Self {
-        Params {
-            map,
-            read: Vec::new(),
-        }
+        Params { map, read: Vec::new() }
     }
 
     /// The parameter names the block asked for, in order.
@@ -27,10 +24,7 @@ impl<'a> Params<'a> {
 
     /// The keys present in the file that the block never asked for.
     pub fn unread(&self) -> impl Iterator<Item = &str> {
-        self.map
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !self.read.contains(k))
+        self.map.keys().map(String::as_str).filter(|k| !self.read.contains(k))
     }
 
     fn get(&mut self, key: &'static str) -> Option<&'a Value> {
@@ -42,9 +36,7 @@ impl<'a> Params<'a> {
 
     /// A required number.
     pub fn number(&mut self, key: &'static str) -> Result<f64, BlockError> {
-        let v = self
-            .get(key)
-            .ok_or_else(|| BlockError::missing(key, "a number"))?;
+        let v = self.get(key).ok_or_else(|| BlockError::missing(key, "a number"))?;
         as_number(v).ok_or_else(|| BlockError::mistyped(key, "a number", v))
     }
 
@@ -64,21 +56,12 @@ impl<'a> Params<'a> {
     }
 
     /// A whole number ≥ `min` with a default.
-    pub fn count_or(
-        &mut self,
-        key: &'static str,
-        default: usize,
-        min: usize,
-    ) -> Result<usize, BlockError> {
+    pub fn count_or(&mut self, key: &'static str, default: usize, min: usize) -> Result<usize, BlockError> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => match v.as_u64() {
                 Some(n) if n as usize >= min => Ok(n as usize),
-                _ => Err(BlockError::mistyped(
-                    key,
-                    &format!("a whole number ≥ {min}"),
-                    v,
-                )),
+                _ => Err(BlockError::mistyped(key, &format!("a whole number ≥ {min}"), v)),
             },
         }
     }
@@ -92,15 +75,10 @@ impl<'a> Params<'a> {
     }
 
     /// A list of numbers with a default.
-    pub fn numbers_or(
-        &mut self,
-        key: &'static str,
-        default: &[f64],
-    ) -> Result<Vec<f64>, BlockError> {
+    pub fn numbers_or(&mut self, key: &'static str, default: &[f64]) -> Result<Vec<f64>, BlockError> {
         match self.get(key) {
             None => Ok(default.to_vec()),
-            Some(v) => as_numbers(v)
-                .ok_or_else(|| BlockError::mistyped(key, "a number or a list of numbers", v)),
+            Some(v) => as_numbers(v).ok_or_else(|| BlockError::mistyped(key, "a number or a list of numbers", v)),
         }
     }
 
@@ -116,23 +94,18 @@ impl<'a> Params<'a> {
             }
             other => as_numbers(other).map(|row| vec![row]),
         };
-        let rows = rows
-            .ok_or_else(|| BlockError::mistyped(key, "a matrix (a list of rows of numbers)", v))?;
+        let rows = rows.ok_or_else(|| BlockError::mistyped(key, "a matrix (a list of rows of numbers)", v))?;
         if rows.iter().any(|r| r.len() != rows[0].len()) {
-            return Err(BlockError::new(format!(
-                "parameter \"{key}\": rows have different lengths"
-            ))
-            .help("give every row of the matrix the same number of columns"));
+            return Err(
+                BlockError::new(format!("parameter \"{key}\": rows have different lengths"))
+                    .help("give every row of the matrix the same number of columns"),
+            );
         }
         Ok(rows)
     }
 
     /// A matrix with a default.
-    pub fn matrix_or(
-        &mut self,
-        key: &'static str,
-        default: Vec<Vec<f64>>,
-    ) -> Result<Vec<Vec<f64>>, BlockError> {
+    pub fn matrix_or(&mut self, key: &'static str, default: Vec<Vec<f64>>) -> Result<Vec<Vec<f64>>, BlockError> {
         match self.get(key) {
             None => Ok(default),
             Some(_) => self.matrix(key),
@@ -141,11 +114,8 @@ impl<'a> Params<'a> {
 
     /// A required string.
     pub fn string(&mut self, key: &'static str) -> Result<&'a str, BlockError> {
-        let v = self
-            .get(key)
-            .ok_or_else(|| BlockError::missing(key, "a string"))?;
-        v.as_str()
-            .ok_or_else(|| BlockError::mistyped(key, "a string", v))
+        let v = self.get(key).ok_or_else(|| BlockError::missing(key, "a string"))?;
+        v.as_str().ok_or_else(|| BlockError::mistyped(key, "a string", v))
     }
 
     /// An optional string.
@@ -160,25 +130,15 @@ impl<'a> Params<'a> {
     }
 
     /// A string with a default.
-    pub fn string_or(
-        &mut self,
-        key: &'static str,
-        default: &'a str,
-    ) -> Result<&'a str, BlockError> {
+    pub fn string_or(&mut self, key: &'static str, default: &'a str) -> Result<&'a str, BlockError> {
         match self.get(key) {
             None => Ok(default),
-            Some(v) => v
-                .as_str()
-                .ok_or_else(|| BlockError::mistyped(key, "a string", v)),
+            Some(v) => v.as_str().ok_or_else(|| BlockError::mistyped(key, "a string", v)),
         }
     }
 
     /// A list of strings with a default (a single string counts as one).
-    pub fn strings_or(
-        &mut self,
-        key: &'static str,
-        default: &[&'a str],
-    ) -> Result<Vec<&'a str>, BlockError> {
+    pub fn strings_or(&mut self, key: &'static str, default: &[&'a str]) -> Result<Vec<&'a str>, BlockError> {
         match self.get(key) {
             None => Ok(default.to_vec()),
             Some(Value::String(s)) => Ok(vec![s.as_str()]),
@@ -199,16 +159,12 @@ impl<'a> Params<'a> {
         default: &'static str,
     ) -> Result<&'static str, BlockError> {
         let given = self.string_or(key, default)?;
-        choices
-            .iter()
-            .copied()
-            .find(|c| *c == given)
-            .ok_or_else(|| {
-                BlockError::new(format!(
-                    "parameter \"{key}\" is \"{given}\", which is not one of its values"
-                ))
-                .help(format!("use one of: {}", choices.join(", ")))
-            })
+        choices.iter().copied().find(|c| *c == given).ok_or_else(|| {
+            BlockError::new(format!(
+                "parameter \"{key}\" is \"{given}\", which is not one of its values"
+            ))
+            .help(format!("use one of: {}", choices.join(", ")))
+        })
     }
 
     /// An object of names bound to numbers (empty when absent).
@@ -220,11 +176,7 @@ impl<'a> Params<'a> {
                 .map(|(name, value)| as_number(value).map(|n| (name.clone(), n)))
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| BlockError::mistyped(key, "an object of names to numbers", v)),
-            Some(v) => Err(BlockError::mistyped(
-                key,
-                "an object of names to numbers",
-                v,
-            )),
+            Some(v) => Err(BlockError::mistyped(key, "an object of names to numbers", v)),
         }
     }
 
@@ -232,9 +184,7 @@ impl<'a> Params<'a> {
     pub fn flag_or(&mut self, key: &'static str, default: bool) -> Result<bool, BlockError> {
         match self.get(key) {
             None => Ok(default),
-            Some(v) => v
-                .as_bool()
-                .ok_or_else(|| BlockError::mistyped(key, "true or false", v)),
+            Some(v) => v.as_bool().ok_or_else(|| BlockError::mistyped(key, "true or false", v)),
         }
     }
 }
@@ -286,10 +236,6 @@ mod tests {
             "{e}"
         );
         assert!(p.number("k").unwrap_err().to_string().contains("missing"));
-        assert!(p
-            .matrix("rows")
-            .unwrap_err()
-            .to_string()
-            .contains("different lengths"));
+        assert!(p.matrix("rows").unwrap_err().to_string().contains("different lengths"));
     }
 }

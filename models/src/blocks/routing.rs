@@ -194,10 +194,10 @@ fn merge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     for i in 0..n {
         let wi = b.width(i)?;
         if i > 0 && wi != w {
-            return Err(BlockError::dimension(format!(
-                "dimension mismatch: Merge inputs have widths {w} and {wi}"
-            ))
-            .help("merge signals of one width"));
+            return Err(
+                BlockError::dimension(format!("dimension mismatch: Merge inputs have widths {w} and {wi}"))
+                    .help("merge signals of one width"),
+            );
         }
         w = wi;
     }
@@ -279,10 +279,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, vec![vec![1.0], vec![2.0, 3.0]]);
-        assert!(
-            build_error(json!({"type": "Demux", "params": {"outputs": 2}}), 1)
-                .contains("dimension mismatch")
-        );
+        assert!(build_error(json!({"type": "Demux", "params": {"outputs": 2}}), 1).contains("dimension mismatch"));
     }
 
     #[test]
@@ -304,10 +301,7 @@ mod tests {
         assert_eq!(eval1(json!({"type": "Identity"}), &[4.5]), 4.5);
         // Unguarded sources are always active: the first input wins.
         assert_eq!(
-            eval1(
-                json!({"type": "Merge", "params": {"inputs": 2}}),
-                &[7.0, 8.0]
-            ),
+            eval1(json!({"type": "Merge", "params": {"inputs": 2}}), &[7.0, 8.0]),
             7.0
         );
     }

@@ -62,8 +62,7 @@ impl Block for Constant {
 fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let value = b.params.numbers("value")?;
     if value.is_empty() {
-        return Err(BlockError::new("parameter \"value\" is an empty list")
-            .help("give a number or a non-empty list"));
+        return Err(BlockError::new("parameter \"value\" is an empty list").help("give a number or a non-empty list"));
     }
     source(b, value.len(), Rate::Constant);
     Ok(Box::new(Constant(value)))
@@ -83,13 +82,7 @@ fn step(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let before = b.params.number_or("before", 0.0)?;
     let after = b.params.number_or("after", 1.0)?;
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| {
-        if t >= time {
-            after
-        } else {
-            before
-        }
-    })))
+    Ok(Box::new(TimeFunction(move |t| if t >= time { after } else { before })))
 }
 
 fn ramp(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -97,9 +90,7 @@ fn ramp(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let start = b.params.number_or("start", 0.0)?;
     let initial = b.params.number_or("initial", 0.0)?;
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| {
-        initial + slope * (t - start).max(0.0)
-    })))
+    Ok(Box::new(TimeFunction(move |t| initial + slope * (t - start).max(0.0))))
 }
 
 fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -194,24 +185,15 @@ mod tests {
     #[test]
     fn time_functions_match_their_formulas() {
         assert_eq!(
-            at(
-                json!({"type": "Constant", "params": {"value": [1, 2]}}),
-                3.0
-            ),
+            at(json!({"type": "Constant", "params": {"value": [1, 2]}}), 3.0),
             vec![1.0, 2.0]
         );
         assert_eq!(
-            at(
-                json!({"type": "Step", "params": {"time": 0.5, "after": 3}}),
-                0.49
-            ),
+            at(json!({"type": "Step", "params": {"time": 0.5, "after": 3}}), 0.49),
             vec![0.0]
         );
         assert_eq!(
-            at(
-                json!({"type": "Step", "params": {"time": 0.5, "after": 3}}),
-                0.5
-            ),
+            at(json!({"type": "Step", "params": {"time": 0.5, "after": 3}}), 0.5),
             vec![3.0]
         );
         assert_eq!(

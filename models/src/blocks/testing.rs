@@ -3,18 +3,13 @@
 use serde_json::{json, Value};
 
 use crate::diagram::{compile_str, DiagramError};
-use crate::model::{Model, StateRef};
+use crate::model::Model;
 
 /// Builds a model around `block` (a block object without `id`), feeds input
 /// `i` with the constant `inputs[i]`, connects `n_out` outputs, runs one
 /// major evaluation at time `t` with every rate hitting and returns the
 /// outputs per port.
-pub(crate) fn eval(
-    block: Value,
-    inputs: &[&[f64]],
-    n_out: usize,
-    t: f64,
-) -> Result<Vec<Vec<f64>>, DiagramError> {
+pub(crate) fn eval(block: Value, inputs: &[&[f64]], n_out: usize, t: f64) -> Result<Vec<Vec<f64>>, DiagramError> {
     let mut blocks = vec![];
     let mut links = vec![];
     let mut b = block;
@@ -49,9 +44,7 @@ pub(crate) fn eval(
             &mut xd,
             &mut y,
         )
-        .map_err(|e| {
-            DiagramError::at_block(crate::diagram::ErrorKind::Parameter, "b", e.to_string())
-        })?;
+        .map_err(|e| DiagramError::at_block(crate::diagram::ErrorKind::Parameter, "b", e.to_string()))?;
     // Split the flat outputs back into ports by name (`o0`, `o1[2]`, ...).
     let mut ports = vec![Vec::new(); n_out];
     for (var, v) in layout.outputs.iter().zip(y) {

@@ -13,20 +13,14 @@ use super::error::{DiagramError, ErrorKind};
 use super::flatten::{flatten, FlatBlock, PortRef};
 use super::format::Diagram;
 use super::program::{BlockInfo, Entry, Exec, Program};
-use crate::blocks::{
-    Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode,
-};
+use crate::blocks::{Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode};
 use crate::model::{Layout, SampleTime};
 
 /// What feeds an input port.
 #[derive(Clone, Debug)]
 enum Feed {
     /// A link from a block's output port, as written.
-    Link {
-        from: usize,
-        port: PortRef,
-        text: String,
-    },
+    Link { from: usize, port: PortRef, text: String },
     /// The constant 1 (activity of an unguarded Merge source).
     One,
 }
@@ -35,11 +29,7 @@ enum Feed {
 #[derive(Clone, Debug)]
 enum Source {
     /// Output `out` of block `from`, through the link written as `text`.
-    Port {
-        from: usize,
-        out: usize,
-        text: String,
-    },
+    Port { from: usize, out: usize, text: String },
     /// The constant 1.
     One,
 }
@@ -81,11 +71,7 @@ pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
 
 fn block_error(fb: &FlatBlock, e: BlockError) -> DiagramError {
     match e {
-        BlockError::Invalid {
-            kind,
-            message,
-            help,
-        } => DiagramError {
+        BlockError::Invalid { kind, message, help } => DiagramError {
             kind,
             block: Some(fb.path.clone()),
             position: None,
@@ -130,21 +116,14 @@ fn connect(
     flat: &super::flatten::Flat,
     declared: &[(Vec<InPort>, bool)],
 ) -> Result<Vec<Vec<Option<Feed>>>, DiagramError> {
-    let mut feeds: Vec<Vec<Option<Feed>>> = declared
-        .iter()
-        .map(|(ins, _)| vec![None; ins.len()])
-        .collect();
+    let mut feeds: Vec<Vec<Option<Feed>>> = declared.iter().map(|(ins, _)| vec![None; ins.len()]).collect();
     for link in &flat.links {
         let (to, ref port) = link.to;
         let fb = &flat.blocks[to];
         let names: Vec<&str> = declared[to].0.iter().map(|p| p.name.as_str()).collect();
         let index = port_index(port, &names).map_err(|why| {
-            DiagramError::at_block(
-                ErrorKind::Link,
-                &fb.path,
-                format!("link \"{}\": {why}", link.text),
-            )
-            .help(port_help(fb, "input", &names))
+            DiagramError::at_block(ErrorKind::Link, &fb.path, format!("link \"{}\": {why}", link.text))
+                .help(port_help(fb, "input", &names))
         })?;
         if let Some(Feed::Link { text, .. }) = &feeds[to][index] {
             return Err(DiagramError::at_block(
@@ -173,9 +152,18 @@ fn connect(
                 return Err(DiagramError::at_block(
                     ErrorKind::Unconnected,
                     &fb.path,
-                    format!("({}) input {} (\"{}\") is not connected", fb.kind.name, k + 1, ins[k].name),
+                    format!(
+                        "({}) input {} (\"{}\") is not connected",
+                        fb.kind.name,
+                        k + 1,
+                        ins[k].name
+                    ),
                 )
-                .help(format!("add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{}\"}}, or feed it a Constant", local_id(&fb.path), k + 1)));
+                .help(format!(
+                    "add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{}\"}}, or feed it a Constant",
+                    local_id(&fb.path),
+                    k + 1
+                )));
             }
         }
         if *merge {
@@ -204,14 +192,8 @@ fn local_id(path: &str) -> &str {
 
 fn port_help(fb: &FlatBlock, kind: &str, names: &[&str]) -> String {
     match names.len() {
-        0 => format!(
-            "block \"{}\" ({}) has no {kind} ports",
-            fb.path, fb.kind.name
-        ),
-        n => format!(
-            "its {kind} ports are {} (or numbers 1..{n})",
-            names.join(", ")
-        ),
+        0 => format!("block \"{}\" ({}) has no {kind} ports", fb.path, fb.kind.name),
+        n => format!("its {kind} ports are {} (or numbers 1..{n})", names.join(", ")),
     }
 }
 
@@ -265,15 +247,13 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
             let mut widths = Vec::with_capacity(feeds[b].len());
             for feed in &feeds[b] {
                 widths.push(match feed {
-                    Some(Feed::Link { from, port, .. }) => {
-                        match source_port(blocks, &nodes, *from, port) {
-                            Some(j) => {
-                                let j = j?;
-                                nodes[*from].as_ref().map(|n| n.outputs[j].width)
-                            }
-                            None => None,
+                    Some(Feed::Link { from, port, .. }) => match source_port(blocks, &nodes, *from, port) {
+                        Some(j) => {
+                            let j = j?;
+                            nodes[*from].as_ref().map(|n| n.outputs[j].width)
                         }
-                    }
+                        None => None,
+                    },
                     _ => Some(1),
                 });
             }
@@ -332,22 +312,14 @@ fn resolve_sources(
                 .iter()
                 .map(|feed| match feed {
                     Some(Feed::Link { from, port, text }) => {
-                        let names: Vec<&str> = nodes[*from]
-                            .outputs
-                            .iter()
-                            .map(|p| p.name.as_str())
-                            .collect();
+                        let names: Vec<&str> = nodes[*from].outputs.iter().map(|p| p.name.as_str()).collect();
                         let out = port_index(port, &names).map_err(|why| {
                             DiagramError::at_block(
                                 ErrorKind::Link,
                                 &blocks[*from].path,
                                 format!("link \"{text}\": {why}"),
                             )
-                            .help(port_help(
-                                &blocks[*from],
-                                "output",
-                                &names,
-                            ))
+                            .help(port_help(&blocks[*from], "output", &names))
                         })?;
                         Ok(Source::Port {
                             from: *from,
@@ -363,11 +335,7 @@ fn resolve_sources(
 }
 
 /// Every input has the width its block was built for.
-fn check_dimensions(
-    blocks: &[FlatBlock],
-    nodes: &[Node],
-    sources: &[Vec<Source>],
-) -> Result<(), DiagramError> {
+fn check_dimensions(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) -> Result<(), DiagramError> {
     for (b, node) in nodes.iter().enumerate() {
         for (i, source) in sources[b].iter().enumerate() {
             let Source::Port { from, out, text } = source else {
@@ -397,18 +365,21 @@ fn check_dimensions(
 /// Rates: blocks with a sample time keep it; inherited rates come from the
 /// sources by a fixed point (constant < discrete < several discrete <
 /// continuous).
-fn resolve_rates(
-    blocks: &[FlatBlock],
-    nodes: &[Node],
-    sources: &[Vec<Source>],
-) -> Result<Vec<Resolved>, DiagramError> {
+fn resolve_rates(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) -> Result<Vec<Resolved>, DiagramError> {
     let mut rates = Vec::with_capacity(nodes.len());
     for (fb, node) in blocks.iter().zip(nodes) {
         let fixed = match (fb.sample_time, node.rate) {
             (Some(st), _) if st.period == 0.0 => Resolved::Continuous,
             (Some(_), _) if !node.x0.is_empty() => {
-                return Err(DiagramError::at_block(ErrorKind::SampleTime, &fb.path, format!("({}) has continuous states and cannot take a discrete sample_time", fb.kind.name))
-                    .help("remove \"sample_time\", or use the block's discrete counterpart (e.g. DiscreteIntegrator)"));
+                return Err(DiagramError::at_block(
+                    ErrorKind::SampleTime,
+                    &fb.path,
+                    format!(
+                        "({}) has continuous states and cannot take a discrete sample_time",
+                        fb.kind.name
+                    ),
+                )
+                .help("remove \"sample_time\", or use the block's discrete counterpart (e.g. DiscreteIntegrator)"));
             }
             (Some(st), _) => Resolved::Discrete(st),
             (None, Rate::Continuous) => Resolved::Continuous,
@@ -419,9 +390,7 @@ fn resolve_rates(
     let inherits: Vec<bool> = blocks
         .iter()
         .zip(nodes)
-        .map(|(fb, n)| {
-            fb.sample_time.is_none() && matches!(n.rate, Rate::Inherited | Rate::Discrete)
-        })
+        .map(|(fb, n)| fb.sample_time.is_none() && matches!(n.rate, Rate::Inherited | Rate::Discrete))
         .collect();
     loop {
         let mut changed = false;
@@ -460,8 +429,12 @@ fn resolve_rates(
     }
     for (b, node) in nodes.iter().enumerate() {
         if node.rate == Rate::Discrete && !matches!(rates[b], Resolved::Discrete(_)) {
-            return Err(DiagramError::at_block(ErrorKind::SampleTime, &blocks[b].path, format!("({}) needs a discrete sample time", blocks[b].kind.name))
-                .help("set \"sample_time\": <period in seconds> on the block (or feed it from a block that has one)"));
+            return Err(DiagramError::at_block(
+                ErrorKind::SampleTime,
+                &blocks[b].path,
+                format!("({}) needs a discrete sample time", blocks[b].kind.name),
+            )
+            .help("set \"sample_time\": <period in seconds> on the block (or feed it from a block that has one)"));
         }
     }
     Ok(rates)
@@ -470,11 +443,7 @@ fn resolve_rates(
 /// Orders blocks so that each runs after the sources of its
 /// direct-feedthrough inputs (and its guard); ties keep file order. Reports
 /// every algebraic loop with its blocks and ports.
-fn execution_order(
-    blocks: &[FlatBlock],
-    nodes: &[Node],
-    sources: &[Vec<Source>],
-) -> Result<Vec<usize>, DiagramError> {
+fn execution_order(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) -> Result<Vec<usize>, DiagramError> {
     let n = nodes.len();
     let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
     for b in 0..n {
@@ -496,8 +465,7 @@ fn execution_order(
             users[s].push(b);
         }
     }
-    let mut ready: BinaryHeap<Reverse<usize>> =
-        (0..n).filter(|&b| missing[b] == 0).map(Reverse).collect();
+    let mut ready: BinaryHeap<Reverse<usize>> = (0..n).filter(|&b| missing[b] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse(b)) = ready.pop() {
         order.push(b);
@@ -516,12 +484,7 @@ fn execution_order(
 
 /// Names the algebraic loops (strongly connected components of the
 /// feedthrough graph).
-fn loop_error(
-    blocks: &[FlatBlock],
-    nodes: &[Node],
-    sources: &[Vec<Source>],
-    deps: &[BTreeSet<usize>],
-) -> DiagramError {
+fn loop_error(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>], deps: &[BTreeSet<usize>]) -> DiagramError {
     let loops = strongly_connected(deps);
     let mut lines = Vec::new();
     for component in &loops {
@@ -547,20 +510,14 @@ fn loop_error(
     }
     DiagramError {
         kind: ErrorKind::AlgebraicLoop,
-        block: loops
-            .first()
-            .and_then(|c| c.first())
-            .map(|&b| blocks[b].path.clone()),
+        block: loops.first().and_then(|c| c.first()).map(|&b| blocks[b].path.clone()),
         position: None,
         message: format!(
             "{} algebraic loop(s): every block on them needs its own output to compute it\n{}",
             loops.len(),
             lines.join("\n")
         ),
-        help: Some(
-            "break each loop with a UnitDelay, Memory or Integrator block on one of its links"
-                .into(),
-        ),
+        help: Some("break each loop with a UnitDelay, Memory or Integrator block on one of its links".into()),
     }
 }
 
@@ -665,10 +622,7 @@ fn assemble(
         for source in &sources[b] {
             slots.push(match source {
                 Source::Port { from, out, .. } => out_slots[*from][*out],
-                Source::One => Slot {
-                    offset: 0,
-                    width: 1,
-                },
+                Source::One => Slot { offset: 0, width: 1 },
             });
         }
         let in_slots: Vec<Slot> = slots[ins_start as usize..].to_vec();
@@ -689,23 +643,17 @@ fn assemble(
             Resolved::Constant | Resolved::Continuous => (Exec::Always, 0.0),
             Resolved::Major => (Exec::Major, 0.0),
             Resolved::Discrete(st) => {
-                let r = layout
-                    .rates
-                    .iter()
-                    .position(|s| *s == st)
-                    .unwrap_or_else(|| {
-                        layout.rates.push(st);
-                        layout.rate_users.push(fb.path.clone());
-                        layout.rates.len() - 1
-                    });
+                let r = layout.rates.iter().position(|s| *s == st).unwrap_or_else(|| {
+                    layout.rates.push(st);
+                    layout.rate_users.push(fb.path.clone());
+                    layout.rates.len() - 1
+                });
                 (Exec::Discrete(r as u16), st.period)
             }
         };
         let needs_hold = exec != Exec::Always || fb.guard.is_some();
         holds.push(needs_hold.then(|| out_slots[b].iter().map(|s| s.width).sum::<u32>()));
-        let guard = fb
-            .guard
-            .map(|g| out_slots[g].first().map_or(0, |s| s.offset));
+        let guard = fb.guard.map(|g| out_slots[g].first().map_or(0, |s| s.offset));
         match &node.external {
             Some(External::Input(v)) => {
                 for k in 0..out_slots[b][0].width {

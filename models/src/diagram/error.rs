@@ -118,7 +118,8 @@ mod tests {
 
     #[test]
     fn locates_nested_blocks_by_path() {
-        let text = "{\n  \"blocks\": [\n    {\"id\": \"a\"},\n    {\"id\": \"sub\", \"blocks\": [\n      {\"id\": \"a\"}]}]}";
+        let text =
+            "{\n  \"blocks\": [\n    {\"id\": \"a\"},\n    {\"id\": \"sub\", \"blocks\": [\n      {\"id\": \"a\"}]}]}";
         assert_eq!(locate_block(text, "a"), Some((3, 6)));
         assert_eq!(locate_block(text, "sub/a"), Some((5, 8)));
         assert_eq!(locate_block(text, "missing"), None);

@@ -56,18 +56,14 @@ pub(crate) struct Flat<'a> {
     pub links: Vec<FlatLink>,
 }
 
-static EMPTY: std::sync::LazyLock<serde_json::Map<String, Value>> =
-    std::sync::LazyLock::new(serde_json::Map::new);
+static EMPTY: std::sync::LazyLock<serde_json::Map<String, Value>> = std::sync::LazyLock::new(serde_json::Map::new);
 
 /// The pass-through type that stands for subsystem ports.
 const BOUNDARY: &str = "Identity";
 const SUBSYSTEM: &str = "Subsystem";
 
 /// Flattens a diagram given by its top-level blocks and links.
-pub(crate) fn flatten<'a>(
-    blocks: &'a [BlockDef],
-    links: &'a [LinkDef],
-) -> Result<Flat<'a>, DiagramError> {
+pub(crate) fn flatten<'a>(blocks: &'a [BlockDef], links: &'a [LinkDef]) -> Result<Flat<'a>, DiagramError> {
     let mut flat = Flat {
         blocks: Vec::new(),
         links: Vec::new(),
@@ -166,10 +162,7 @@ fn library_type(name: &str, path: &str, nested: bool) -> Result<&'static BlockTy
 }
 
 fn unknown_type(name: &str, path: &str) -> DiagramError {
-    let mut names: Vec<&str> = blocks::types()
-        .map(|t| t.name)
-        .chain([SUBSYSTEM, "Outport"])
-        .collect();
+    let mut names: Vec<&str> = blocks::types().map(|t| t.name).chain([SUBSYSTEM, "Outport"]).collect();
     names.sort_by(|a, b| {
         let da = strsim::jaro_winkler(&a.to_lowercase(), &name.to_lowercase());
         let db = strsim::jaro_winkler(&b.to_lowercase(), &name.to_lowercase());
@@ -239,10 +232,7 @@ fn add_subsystem<'a>(
         if local.contains('/') {
             continue;
         }
-        let written = inner
-            .iter()
-            .find(|d| d.id == local)
-            .map(|d| d.kind.as_str());
+        let written = inner.iter().find(|d| d.id == local).map(|d| d.kind.as_str());
         match written {
             Some("Inport") => ins.push(i),
             Some("Outport") => outs.push(i),
@@ -329,17 +319,10 @@ fn resolve(
                 .map(|(n, _)| n.as_str())
                 .collect();
             names.sort();
-            let kind = if dir == Direction::In {
-                "input"
-            } else {
-                "output"
-            };
+            let kind = if dir == Direction::In { "input" } else { "output" };
             target.map(|i| (i, PortRef::Only)).ok_or_else(|| {
                 link_error(
-                    format!(
-                        "subsystem \"{id}\" has no {kind} port \"{}\"",
-                        port.unwrap_or("")
-                    ),
+                    format!("subsystem \"{id}\" has no {kind} port \"{}\"", port.unwrap_or("")),
                     format!(
                         "name one of its {kind} ports: {}",
                         if names.is_empty() {
@@ -359,15 +342,13 @@ fn resolve(
 /// `[T, offset]` → discrete.
 fn parse_sample_time(v: &Value, path: &str) -> Result<Option<SampleTime>, DiagramError> {
     let bad = || {
-        DiagramError::at_block(ErrorKind::SampleTime, path, format!("malformed sample_time {v}"))
-            .help("write -1 (inherited), 0 (continuous), a period in seconds, or [period, offset] with 0 <= offset < period")
+        DiagramError::at_block(ErrorKind::SampleTime, path, format!("malformed sample_time {v}")).help(
+            "write -1 (inherited), 0 (continuous), a period in seconds, or [period, offset] with 0 <= offset < period",
+        )
     };
     let (period, offset) = match v {
         Value::Number(n) => (n.as_f64().ok_or_else(bad)?, 0.0),
-        Value::Array(a) if a.len() == 2 => (
-            a[0].as_f64().ok_or_else(bad)?,
-            a[1].as_f64().ok_or_else(bad)?,
-        ),
+        Value::Array(a) if a.len() == 2 => (a[0].as_f64().ok_or_else(bad)?, a[1].as_f64().ok_or_else(bad)?),
         _ => return Err(bad()),
     };
     if period == -1.0 && offset == 0.0 {

@@ -43,10 +43,7 @@ pub fn compile_str(text: &str) -> Result<Compiled, DiagramError> {
         block: None,
         position: Some((e.line(), e.column())),
         message: format!("invalid model JSON: {e}"),
-        help: Some(
-            "see models/FORMAT.md for the format (models/schema.json validates it in editors)"
-                .into(),
-        ),
+        help: Some("see models/FORMAT.md for the format (models/schema.json validates it in editors)".into()),
     })?;
     let program = compile::compile(&diagram).map_err(|mut e| {
         if e.position.is_none() {

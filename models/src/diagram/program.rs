@@ -137,15 +137,7 @@ impl Program {
     /// Computes all block outputs. In a major pass (`hits` given), blocks
     /// that run latch their outputs into their hold slots of `xd`; blocks
     /// that do not run read their held outputs.
-    fn pass(
-        &self,
-        signals: &mut [f64],
-        t: f64,
-        x: &mut [f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: Option<&[bool]>,
-    ) {
+    fn pass(&self, signals: &mut [f64], t: f64, x: &mut [f64], xd: &mut [f64], u: &[f64], hits: Option<&[bool]>) {
         for &(i, offset) in &self.input_copies {
             signals[offset as usize] = u[i];
         }
@@ -193,11 +185,7 @@ impl Program {
                             ""
                         }
                     );
-                    return Some(NonFinite {
-                        time: t,
-                        place,
-                        value,
-                    });
+                    return Some(NonFinite { time: t, place, value });
                 }
             }
         }
@@ -312,21 +300,22 @@ impl Model for DiagramModel {
 
     fn major_outputs(
         &mut self,
-        s: StateRef<'_>,
-        hits: &[bool],
+        t: f64,
+        x: &[f64],
         xd: &mut [f64],
+        u: &[f64],
+        hits: &[bool],
         y: &mut [f64],
     ) -> Result<(), NonFinite> {
-        self.x.copy_from_slice(s.x);
-        self.program
-            .pass(&mut self.signals, s.t, &mut self.x, xd, s.u, Some(hits));
+        self.x.copy_from_slice(x);
+        self.program.pass(&mut self.signals, t, &mut self.x, xd, u, Some(hits));
         self.gather_outputs(y);
         if self.signals.iter().all(|v| v.is_finite()) {
             Ok(())
         } else {
             Err(self
                 .program
-                .locate_nonfinite(&self.signals, s.t)
+                .locate_nonfinite(&self.signals, t)
                 .expect("a non-finite signal belongs to a block output"))
         }
     }

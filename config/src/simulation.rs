@@ -1,0 +1,130 @@
+//! Settings of an offline fixed-step run: the model's `simulation` section
+//! overridden by the command line.
+
+use tandem_models::diagram::SimulationDef;
+use tandem_runtime::{FixedStep, Method};
+
+/// Solver used when neither the model nor the command line names one.
+pub const DEFAULT_SOLVER: Method = Method::Rk4;
+/// Step used when neither the model nor the command line gives one (s).
+pub const DEFAULT_STEP: f64 = 1e-3;
+/// Stop time used when neither the model nor the command line gives one (s).
+pub const DEFAULT_STOP: f64 = 10.0;
+
+/// Values given on the command line; each wins over the model's.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--solver`.
+    pub solver: Option<String>,
+    /// `--step`.
+    pub step: Option<f64>,
+    /// `--stop`.
+    pub stop: Option<f64>,
+}
+
+/// A setting that cannot be used, and where it was given.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{origin}: {message}")]
+pub struct SettingsError {
+    /// `--step` or `simulation.step` and the like.
+    pub origin: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// Picks each value from the command line, else the model, else the
+/// default, and remembers where it came from for messages.
+fn pick<T: Clone>(name: &str, cli: &Option<T>, model: &Option<T>, default: T) -> (T, String) {
+    match (cli, model) {
+        (Some(v), _) => (v.clone(), format!("--{name}")),
+        (None, Some(v)) => (v.clone(), format!("the model's simulation.{name}")),
+        (None, None) => (default, format!("the default {name}")),
+    }
+}
+
+/// Positive and finite, or an error naming where the value came from.
+fn positive(value: f64, origin: String, what: &str) -> Result<f64, SettingsError> {
+    if value > 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(SettingsError {
+            origin,
+            message: format!("the {what} must be a positive number of seconds, found {value}"),
+        })
+    }
+}
+
+/// Merges and validates the settings of a fixed-step run.
+pub fn fixed_step(model: &SimulationDef, cli: &Overrides) -> Result<FixedStep, SettingsError> {
+    let (solver, origin) = pick("solver", &cli.solver, &model.solver, DEFAULT_SOLVER.name().to_string());
+    let method = solver
+        .parse::<Method>()
+        .map_err(|message| SettingsError { origin, message })?;
+    let (step, origin) = pick("step", &cli.step, &model.step, DEFAULT_STEP);
+    let step = positive(step, origin, "step")?;
+    let (stop, origin) = pick("stop", &cli.stop, &model.stop, DEFAULT_STOP);
+    let stop = positive(stop, origin, "stop time")?;
+    Ok(FixedStep { method, step, stop })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_wins_over_model_over_defaults() {
+        let model = SimulationDef {
+            solver: Some("euler".into()),
+            step: Some(0.1),
+            stop: None,
+        };
+        let s = fixed_step(
+            &model,
+            &Overrides {
+                step: Some(0.05),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            FixedStep {
+                method: Method::Euler,
+                step: 0.05,
+                stop: DEFAULT_STOP
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_origin_of_the_bad_value() {
+        let model = SimulationDef {
+            solver: None,
+            step: Some(-0.1),
+            stop: None,
+        };
+        let e = fixed_step(&model, &Overrides::default()).unwrap_err();
+        assert_eq!(e.origin, "the model's simulation.step");
+        let e = fixed_step(
+            &SimulationDef::default(),
+            &Overrides {
+                stop: Some(0.0),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("--stop: the stop time must be a positive"),
+            "{e}"
+        );
+        let e = fixed_step(
+            &SimulationDef::default(),
+            &Overrides {
+                solver: Some("rk45".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("euler, heun, rk4"), "{e}");
+    }
+}

@@ -1,0 +1,147 @@
+//! `tandem sim`: run a model offline, write CSV, optionally plot.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tandem_config::{fixed_step, Overrides};
+use tandem_models::{diagram, Model};
+use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
+use tandem_runtime::Simulation;
+
+/// Arguments of `tandem sim`.
+#[derive(Args)]
+pub struct SimArgs {
+    /// The model file (JSON block diagram).
+    model: PathBuf,
+    /// Integration method: euler, heun or rk4 (default: the model's, else rk4).
+    #[arg(long)]
+    solver: Option<String>,
+    /// Fixed step in seconds (default: the model's, else 0.001).
+    #[arg(long)]
+    step: Option<f64>,
+    /// Stop time in seconds (default: the model's, else 10).
+    #[arg(long)]
+    stop: Option<f64>,
+    /// CSV file for the outputs (default: the model's file name with .csv, in
+    /// the current directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Also draw every output against time into this .svg or .png file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Runs `tandem sim`.
+pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    let compiled = diagram::load(&args.model)?;
+    let overrides = Overrides {
+        solver: args.solver.clone(),
+        step: args.step,
+        stop: args.stop,
+    };
+    let settings = fixed_step(&compiled.simulation, &overrides)?;
+    let mut model = compiled.model;
+    let layout = model.layout().clone();
+    let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
+    let out = args.out.clone().unwrap_or_else(|| default_csv(&args.model));
+    let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut trace = Trace::default();
+    let mut sim = Simulation::new(&mut model, settings).with_context(|| args.model.display().to_string())?;
+    let mut progress = Progress::new();
+    let result = if args.plot.is_some() {
+        sim.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))
+    } else {
+        sim.run(&mut csv, &mut |f| progress.update(f))
+    };
+    progress.finish();
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            csv.finish().ok();
+            return Err(anyhow::Error::new(e).context(format!(
+                "{} (the rows before this are in {})",
+                args.model.display(),
+                out.display()
+            )));
+        }
+    };
+    if let Some(plot) = &args.plot {
+        let title = compiled.name.as_deref().unwrap_or_else(|| stem(&args.model));
+        crate::plot::write(plot, title, &trace, &layout.outputs)
+            .with_context(|| format!("cannot draw {}", plot.display()))?;
+    }
+    println!(
+        "{}: {} steps of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations); wrote {}{}",
+        stem(&args.model),
+        summary.steps,
+        settings.method,
+        settings.step,
+        summary.steps as f64 * settings.step,
+        human(summary.wall),
+        summary.steps as f64 / summary.wall.as_secs_f64().max(1e-9),
+        summary.evaluations,
+        out.display(),
+        args.plot
+            .as_ref()
+            .map(|p| format!(" and {}", p.display()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn stem(path: &Path) -> &str {
+    path.file_stem().and_then(|s| s.to_str()).unwrap_or("model")
+}
+
+fn default_csv(model: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.csv", stem(model)))
+}
+
+/// A duration in the unit that reads best.
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// A progress bar that appears only once a run has lasted a second.
+struct Progress {
+    start: Instant,
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Progress {
+            start: Instant::now(),
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, fraction: f64) {
+        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
+            let bar = ProgressBar::new(1000);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {percent:>3}% eta {eta}").expect("the template is valid"),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position((fraction * 1000.0) as u64);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
