@@ -42,7 +42,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         step: args.step,
         stop: args.stop,
     };
-    let settings = fixed_step(&compiled.simulation, &overrides)?;
+    let settings = fixed_step(&compiled.simulation, &overrides).with_context(|| args.model.display().to_string())?;
     let mut model = compiled.model;
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();

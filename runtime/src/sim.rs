@@ -154,7 +154,9 @@ impl<'m> Simulation<'m> {
                 break;
             }
             self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            self.integrator.step(self.model, t, h, &mut self.x, &self.xd, &self.u);
+            if !self.x.is_empty() {
+                self.integrator.step(self.model, t, h, &mut self.x, &self.xd, &self.u);
+            }
             if n % every == 0 {
                 progress(n as f64 / total as f64);
             }

@@ -1,0 +1,303 @@
+//! Every kind of bad model input gets a non-zero exit and one clear message
+//! naming the place (file, line and column, block, port) and the fix.
+
+mod common;
+
+use serde_json::json;
+
+/// Writes `model` to a file, runs `tandem sim` on it with `extra`
+/// arguments, expects failure and returns stderr.
+fn sim_error(name: &str, model: &str, extra: &[&str]) -> String {
+    let dir = common::scratch(name);
+    std::fs::write(dir.join("model.json"), model).unwrap();
+    let mut args = vec!["sim", "model.json"];
+    args.extend_from_slice(extra);
+    let out = common::tandem(&dir, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "expected failure for {name}, got success");
+    assert!(!stderr.contains("panicked"), "{name} panicked:\n{stderr}");
+    assert!(
+        stderr.starts_with("error: model.json"),
+        "{name}: the message should start with the file:\n{stderr}"
+    );
+    stderr
+}
+
+fn assert_mentions(stderr: &str, fragments: &[&str]) {
+    for f in fragments {
+        assert!(stderr.contains(f), "expected {f:?} in:\n{stderr}");
+    }
+}
+
+/// A model with a constant feeding a gain feeding an output, plus changes.
+fn model(blocks: serde_json::Value, links: serde_json::Value) -> String {
+    serde_json::to_string_pretty(&json!({"blocks": blocks, "links": links, "simulation": {"step": 0.01, "stop": 0.1}}))
+        .unwrap()
+}
+
+fn chain(gain_params: serde_json::Value) -> String {
+    model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "g", "type": "Gain", "params": gain_params},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": "g"}, {"from": "g", "to": "y"}]),
+    )
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let e = sim_error(
+        "malformed",
+        "{\n  \"blocks\": [\n    {\"id\": \"a\" \"type\": \"Gain\"}\n  ]\n}",
+        &[],
+    );
+    assert_mentions(&e, &["model.json:3:16", "invalid model JSON", "help:"]);
+}
+
+#[test]
+fn misspelt_top_level_key_is_named() {
+    let e = sim_error("top_level_key", "{\"blocks\": [], \"linkz\": []}", &[]);
+    assert_mentions(&e, &["model.json:1:", "unknown field `linkz`", "expected one of"]);
+}
+
+#[test]
+fn unknown_block_type_suggests_the_closest_names() {
+    let m = model(json!([{"id": "g", "type": "Gian", "params": {"gain": 2}}]), json!([]));
+    let e = sim_error("unknown_type", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "model.json:4:7",
+            "block \"g\"",
+            "unknown block type \"Gian\"",
+            "did you mean Gain",
+        ],
+    );
+}
+
+#[test]
+fn unknown_parameter_lists_the_valid_ones() {
+    let e = sim_error("unknown_param", &chain(json!({"gain": 2, "gian": 3})), &[]);
+    assert_mentions(&e, &["block \"g\"", "unknown parameter \"gian\"", "Gain takes: gain"]);
+}
+
+#[test]
+fn missing_parameter_says_what_to_add() {
+    let e = sim_error("missing_param", &chain(json!({})), &[]);
+    assert_mentions(&e, &["block \"g\"", "missing parameter \"gain\"", "add \"gain\": <"]);
+}
+
+#[test]
+fn mistyped_parameter_shows_what_was_found() {
+    let e = sim_error("mistyped_param", &chain(json!({"gain": "two"})), &[]);
+    assert_mentions(
+        &e,
+        &[
+            "block \"g\"",
+            "parameter \"gain\" must be a number or a list of numbers, found \"two\"",
+        ],
+    );
+}
+
+#[test]
+fn link_to_a_missing_block_names_the_closest() {
+    let m = model(
+        json!([{"id": "c", "type": "Constant", "params": {"value": 1}}, {"id": "gain", "type": "Gain", "params": {"gain": 2}}]),
+        json!([{"from": "c", "to": "gian"}]),
+    );
+    let e = sim_error("missing_block", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "link \"c -> gian\"",
+            "no block \"gian\" in the model",
+            "closest are: gain",
+        ],
+    );
+}
+
+#[test]
+fn link_to_a_missing_port_lists_the_ports() {
+    let m = model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "s", "type": "Sum", "params": {"signs": "+-"}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": ["s.1", "s.3"]}, {"from": "s", "to": "y"}]),
+    );
+    let e = sim_error("missing_port", &m, &[]);
+    assert_mentions(&e, &["block \"s\"", "there is no port 3", "input ports are 1, 2"]);
+}
+
+#[test]
+fn unconnected_input_names_block_and_port() {
+    let m = model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "s", "type": "Sum", "params": {"signs": "+-"}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": "s.1"}, {"from": "s", "to": "y"}]),
+    );
+    let e = sim_error("unconnected", &m, &[]);
+    assert_mentions(
+        &e,
+        &["block \"s\"", "input 2 (\"2\") is not connected", "\"to\": \"s.2\""],
+    );
+}
+
+#[test]
+fn input_connected_twice_names_both_links() {
+    let m = model(
+        json!([
+            {"id": "a", "type": "Constant", "params": {"value": 1}},
+            {"id": "b", "type": "Constant", "params": {"value": 2}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "a", "to": "y"}, {"from": "b", "to": "y"}]),
+    );
+    let e = sim_error("connected_twice", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "block \"y\"",
+            "connected twice",
+            "\"a -> y\"",
+            "\"b -> y\"",
+            "Sum block",
+        ],
+    );
+}
+
+#[test]
+fn duplicate_ids_are_refused() {
+    let m = model(
+        json!([{"id": "c", "type": "Constant", "params": {"value": 1}}, {"id": "c", "type": "Constant", "params": {"value": 2}}]),
+        json!([]),
+    );
+    let e = sim_error("duplicate", &m, &[]);
+    assert_mentions(&e, &["block \"c\"", "duplicate block id \"c\""]);
+}
+
+#[test]
+fn dimension_mismatch_names_both_ends() {
+    let m = model(
+        json!([
+            {"id": "v", "type": "Constant", "params": {"value": [1, 2, 3]}},
+            {"id": "d", "type": "UnitDelay", "sample_time": 0.01, "params": {"initial": [0, 0]}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "v", "to": "d"}, {"from": "d", "to": "y"}]),
+    );
+    let e = sim_error("dimension", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "block \"d\"",
+            "dimension mismatch",
+            "\"initial\" has 2 values but the input has width 3",
+        ],
+    );
+}
+
+#[test]
+fn algebraic_loop_names_its_blocks_and_ports() {
+    let m = model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "s", "type": "Sum", "params": {"signs": "+-"}},
+            {"id": "k", "type": "Gain", "params": {"gain": 0.5}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": "s.1"}, {"from": "s", "to": ["k", "y"]}, {"from": "k", "to": "s.2"}]),
+    );
+    let e = sim_error("algebraic_loop", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "1 algebraic loop(s)",
+            "loop through s, k",
+            "s.2 <- k",
+            "k.1 <- s",
+            "UnitDelay",
+        ],
+    );
+}
+
+#[test]
+fn sample_time_off_the_step_grid_is_refused() {
+    let m = model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "z", "type": "ZeroOrderHold", "sample_time": 0.015},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": "z"}, {"from": "z", "to": "y"}]),
+    );
+    let e = sim_error("off_grid", &m, &[]);
+    assert_mentions(
+        &e,
+        &["sample time 0.015 s of z is not an integer multiple of the step 0.01 s"],
+    );
+}
+
+#[test]
+fn non_positive_step_and_stop_name_their_origin() {
+    let e = sim_error("zero_step", &chain(json!({"gain": 1})), &["--step", "0"]);
+    assert_mentions(&e, &["--step: the step must be a positive number of seconds, found 0"]);
+    let m = chain(json!({"gain": 1})).replace("\"stop\": 0.1", "\"stop\": -1.0");
+    let e = sim_error("negative_stop", &m, &[]);
+    assert_mentions(
+        &e,
+        &["the model's simulation.stop: the stop time must be a positive number of seconds, found -1"],
+    );
+}
+
+#[test]
+fn non_finite_value_names_time_and_block_and_keeps_the_rows_written() {
+    // sqrt(1 - t) turns NaN after t = 1.
+    let m = serde_json::to_string(&json!({
+        "blocks": [
+            {"id": "t", "type": "Clock"},
+            {"id": "one_minus", "type": "Expression", "params": {"expression": "1 - u"}},
+            {"id": "root", "type": "MathFunction", "params": {"function": "sqrt"}},
+            {"id": "y", "type": "Output"}
+        ],
+        "links": [{"from": "t", "to": "one_minus"}, {"from": "one_minus", "to": "root"}, {"from": "root", "to": "y"}],
+        "simulation": {"step": 0.25, "stop": 2.0}
+    }))
+    .unwrap();
+    let e = sim_error("nan", &m, &["--out", "out.csv"]);
+    assert_mentions(
+        &e,
+        &[
+            "non-finite value NaN at t = 1.25 s",
+            "block \"root\" (MathFunction) output 1",
+            "out.csv",
+        ],
+    );
+    let written =
+        std::fs::read_to_string(std::env::temp_dir().join(format!("tandem-test-{}-nan/out.csv", std::process::id())))
+            .unwrap();
+    assert_eq!(
+        written.lines().count(),
+        1 + 5,
+        "header and the rows for t = 0 .. 1:\n{written}"
+    );
+}
+
+#[test]
+fn missing_model_file_is_named() {
+    let e = sim_error("missing_file", "{}", &["--step", "1"]);
+    assert_mentions(&e, &["missing field `blocks`"]);
+    let dir = common::scratch("absent");
+    let out = common::tandem(&dir, &["sim", "absent.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("absent.json: cannot read the model"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,91 @@
+//! Helpers shared by the end-to-end tests: run the `tandem` binary as a
+//! user would, and read the CSV it writes.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tandem-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the temporary directory is writable");
+    dir
+}
+
+/// Runs `tandem` with `args` in `dir`.
+pub fn tandem(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the tandem binary runs")
+}
+
+/// Runs `tandem` and expects success; returns stdout.
+pub fn tandem_ok(dir: &Path, args: &[&str]) -> String {
+    let out = tandem(dir, args);
+    assert!(
+        out.status.success(),
+        "tandem {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A CSV written by `tandem sim`: header and rows of numbers.
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl Table {
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Table {
+        let mut reader = csv::Reader::from_path(path).expect("the CSV exists");
+        let header = reader
+            .headers()
+            .expect("the CSV has a header")
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let rows = reader
+            .records()
+            .map(|r| {
+                r.expect("a CSV row")
+                    .iter()
+                    .map(|v| v.parse::<f64>().expect("a number"))
+                    .collect()
+            })
+            .collect();
+        Table { header, rows }
+    }
+
+    /// The values of the column named `name`.
+    pub fn column(&self, name: &str) -> Vec<f64> {
+        let j = self
+            .header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", self.header));
+        self.rows.iter().map(|r| r[j]).collect()
+    }
+}
+
+/// Simulates the example `name` from `models/examples` with extra
+/// arguments, and reads its CSV.
+pub fn simulate_example(name: &str, extra: &[&str]) -> Table {
+    let dir = scratch(name);
+    let model = root().join("models/examples").join(format!("{name}.json"));
+    let out = dir.join("out.csv");
+    let mut args = vec!["sim", model.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    tandem_ok(&dir, &args);
+    Table::read(&out)
+}
