@@ -1,12 +1,168 @@
-//! `tandem bench`: speed figures. To be written.
+//! `tandem bench`: speed figures, printed (never asserted).
+//!
+//! - `blocks`: block evaluations per second on a generated diagram of about
+//!   10 000 blocks (one evaluation = one block's outputs in one pass);
+//! - `examples`: major steps per second on the three shipped examples.
 
-use clap::Args;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+use tandem_models::{diagram, Model, StateRef};
+use tandem_runtime::record::Recorder;
+use tandem_runtime::{FixedStep, Simulation};
+
+/// Which figures to measure.
+#[derive(Clone, Copy, ValueEnum)]
+enum Which {
+    /// Both.
+    All,
+    /// Block evaluations per second on a generated 10 000-block diagram.
+    Blocks,
+    /// Steps per second on the shipped examples.
+    Examples,
+}
 
 /// Arguments of `tandem bench`.
 #[derive(Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// What to measure.
+    #[arg(value_enum, default_value = "all")]
+    which: Which,
+    /// Seconds to spend on each measurement.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+}
+
+/// The shipped examples, built into the binary.
+pub const EXAMPLES: [(&str, &str); 3] = [
+    ("abs_slip", include_str!("../models/examples/abs_slip.json")),
+    ("bouncing_ball", include_str!("../models/examples/bouncing_ball.json")),
+    ("cruise_control", include_str!("../models/examples/cruise_control.json")),
+];
 
 /// Runs the benchmarks.
-pub fn run(_: &BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not written yet")
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let budget = Duration::from_secs_f64(args.seconds);
+    if matches!(args.which, Which::All | Which::Blocks) {
+        blocks(budget)?;
+    }
+    if matches!(args.which, Which::All | Which::Examples) {
+        examples(budget)?;
+    }
+    Ok(())
+}
+
+/// A diagram of `chains` chains, each an integrator followed by `length`
+/// alternating Gain and Sum blocks whose end drives the integrator.
+fn generated_model(chains: usize, length: usize) -> Value {
+    let mut blocks = Vec::new();
+    let mut links = Vec::new();
+    for c in 0..chains {
+        blocks.push(json!({"id": format!("x{c}"), "type": "Integrator", "params": {"initial": 1.0}}));
+        let mut previous = format!("x{c}");
+        for k in 0..length {
+            let id = format!("b{c}_{k}");
+            if k % 2 == 0 {
+                blocks.push(json!({"id": id, "type": "Gain", "params": {"gain": 0.5}}));
+                links.push(json!({"from": previous, "to": id}));
+            } else {
+                blocks.push(json!({"id": id, "type": "Sum", "params": {"signs": "+-"}}));
+                links.push(json!({"from": previous, "to": format!("{id}.1")}));
+                links.push(json!({"from": format!("x{c}"), "to": format!("{id}.2")}));
+            }
+            previous = id;
+        }
+        links.push(json!({"from": previous, "to": format!("x{c}")}));
+    }
+    json!({"blocks": blocks, "links": links})
+}
+
+/// Calls `f` in rounds until `budget` has passed; returns calls and time.
+fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) {
+    f();
+    let start = Instant::now();
+    let mut calls = 0;
+    while start.elapsed() < budget {
+        for _ in 0..16 {
+            f();
+        }
+        calls += 16;
+    }
+    (calls, start.elapsed())
+}
+
+fn blocks(budget: Duration) -> anyhow::Result<()> {
+    let compile_start = Instant::now();
+    let mut compiled = diagram::compile_str(&generated_model(100, 99).to_string())?;
+    let compile_time = compile_start.elapsed();
+    let n_blocks = compiled.model.program().blocks().len();
+    let layout = compiled.model.layout().clone();
+    let mut x = vec![0.0; layout.states.len()];
+    let mut xd = vec![0.0; layout.discrete];
+    compiled.model.initial_state(&mut x, &mut xd);
+    let mut dx = vec![0.0; x.len()];
+    let (calls, time) = measure(budget, || {
+        compiled.model.derivatives(
+            StateRef {
+                t: 0.0,
+                x: &x,
+                xd: &xd,
+                u: &[],
+            },
+            &mut dx,
+        );
+    });
+    let per_second = calls as f64 * n_blocks as f64 / time.as_secs_f64();
+    println!(
+        "generated diagram: {n_blocks} blocks, {} states, compiled in {:.1} ms",
+        x.len(),
+        compile_time.as_secs_f64() * 1e3
+    );
+    println!(
+        "  block evaluations per second: {per_second:.3e} ({:.2} ns per block, one core)",
+        1e9 / per_second
+    );
+    let settings = FixedStep {
+        method: tandem_runtime::Method::Rk4,
+        step: 1e-3,
+        stop: 0.1,
+    };
+    let steps = steps_per_second(&mut compiled.model, settings, budget)?;
+    println!("  rk4 steps per second: {steps:.3e}");
+    Ok(())
+}
+
+/// Discards the outputs.
+struct Discard;
+impl Recorder for Discard {
+    fn record(&mut self, _: f64, _: &[f64]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Major steps per second of whole runs of `model`, repeated for `budget`.
+fn steps_per_second(model: &mut dyn Model, settings: FixedStep, budget: Duration) -> anyhow::Result<f64> {
+    let start = Instant::now();
+    let (mut steps, mut time) = (0u64, Duration::ZERO);
+    while start.elapsed() < budget {
+        let summary = Simulation::new(model, settings)?.run(&mut Discard, &mut |_| {})?;
+        steps += summary.steps;
+        time += summary.wall;
+    }
+    Ok(steps as f64 / time.as_secs_f64())
+}
+
+fn examples(budget: Duration) -> anyhow::Result<()> {
+    println!("examples (rk4, their own step):");
+    for (name, text) in EXAMPLES {
+        let mut compiled = diagram::compile_str(text)?;
+        let settings = tandem_config::fixed_step(&compiled.simulation, &tandem_config::Overrides::default())?;
+        let per_second = steps_per_second(&mut compiled.model, settings, budget / 3)?;
+        println!(
+            "  {name:<16} {per_second:>10.3e} steps/s ({} blocks)",
+            compiled.model.program().blocks().len()
+        );
+    }
+    Ok(())
 }

@@ -1,0 +1,134 @@
+//! Evaluating and stepping a model must not allocate: a counting global
+//! allocator watches whole runs of every shipped example and of a diagram
+//! using every stateless block family.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use tandem_models::diagram;
+use tandem_runtime::record::Recorder;
+use tandem_runtime::{FixedStep, Method, Simulation};
+
+/// Counts allocations made on threads that asked to be watched, per
+/// thread (tests run in parallel).
+struct Counting;
+
+thread_local! {
+    static WATCHED: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    if WATCHED.with(Cell::get) {
+        ALLOCATIONS.with(|a| a.set(a.get() + 1));
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f` on this thread.
+fn allocations_in(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    WATCHED.with(|w| w.set(true));
+    f();
+    WATCHED.with(|w| w.set(false));
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Keeps a running sum so the outputs are used; never allocates.
+struct Checksum(f64);
+impl Recorder for Checksum {
+    fn record(&mut self, _: f64, y: &[f64]) -> std::io::Result<()> {
+        self.0 += y.iter().sum::<f64>();
+        Ok(())
+    }
+}
+
+fn assert_run_does_not_allocate(name: &str, text: &str, method: Method, step: f64, stop: f64) {
+    let mut compiled = diagram::compile_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let settings = FixedStep { method, step, stop };
+    let mut sim = Simulation::new(&mut compiled.model, settings).unwrap();
+    let mut sink = Checksum(0.0);
+    let mut progress_calls = 0;
+    let n = allocations_in(|| {
+        sim.run(&mut sink, &mut |_| progress_calls += 1).unwrap();
+    });
+    assert!(sink.0.is_finite() && progress_calls > 0);
+    assert_eq!(n, 0, "{name}: {n} allocations during the run");
+}
+
+#[test]
+fn example_runs_do_not_allocate() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (name, step, stop) in [
+        ("abs_slip", 0.001, 1.0),
+        ("bouncing_ball", 0.01, 20.0),
+        ("cruise_control", 0.01, 50.0),
+    ] {
+        let text = std::fs::read_to_string(format!("{root}/models/examples/{name}.json")).unwrap();
+        for method in Method::ALL {
+            assert_run_does_not_allocate(name, &text, method, step, stop);
+        }
+    }
+}
+
+#[test]
+fn every_stateless_family_evaluates_without_allocating() {
+    let text = serde_json::json!({
+        "blocks": [
+            {"id": "t", "type": "Clock"},
+            {"id": "s", "type": "Sine"}, {"id": "p", "type": "Pulse"}, {"id": "r", "type": "Ramp"}, {"id": "st", "type": "Step"},
+            {"id": "tab", "type": "FromTable", "params": {"times": [0, 1, 2], "values": [[0, 1], [1, 0], [0, 1]]}},
+            {"id": "mux", "type": "Mux", "params": {"inputs": 3}},
+            {"id": "expr", "type": "Expression", "params": {"expression": "k * sin(u1) + (u2 > 0.5) * u3 ^ 2", "inputs": 3, "constants": {"k": 2}}},
+            {"id": "prod", "type": "Product", "params": {"ops": "*/"}},
+            {"id": "one", "type": "Constant", "params": {"value": 1.5}},
+            {"id": "mm", "type": "MinMax", "params": {"function": "max"}},
+            {"id": "sat", "type": "Saturation"}, {"id": "dz", "type": "DeadZone"},
+            {"id": "lut", "type": "Lookup1D", "params": {"breakpoints": [-1, 0, 1], "table": [1, 0, 1]}},
+            {"id": "lut2", "type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1], "table": [[0, 1], [1, 2]]}},
+            {"id": "cmp", "type": "CompareToConstant", "params": {"operator": ">", "constant": 0}},
+            {"id": "sw", "type": "Switch"},
+            {"id": "if", "type": "If", "params": {"conditions": ["u1 > 0.5"]}},
+            {"id": "fun", "type": "MathFunction", "params": {"function": "atan2"}},
+            {"id": "x", "type": "Integrator"},
+            {"id": "pid", "type": "PID", "params": {"kp": 1, "ki": 1, "kd": 0.1}},
+            {"id": "y", "type": "Output"}, {"id": "y2", "type": "Output"}, {"id": "y3", "type": "Output"}, {"id": "y4", "type": "Output"}
+        ],
+        "links": [
+            {"from": "s", "to": ["mux.1", "expr.1", "prod.1", "sat", "lut", "lut2.1", "fun.1"]},
+            {"from": "p", "to": ["mux.2", "expr.2", "sw.2", "if"]},
+            {"from": "tab", "to": "mux.3"},
+            {"from": "r", "to": ["expr.3", "lut2.2", "fun.2"]},
+            {"from": "one", "to": "prod.2"},
+            {"from": "st", "to": ["mm.1", "dz", "cmp"]},
+            {"from": "t", "to": ["mm.2", "sw.1", "sw.3"]},
+            {"from": "expr", "to": "x"},
+            {"from": "x", "to": "pid"},
+            {"from": "pid", "to": "y"}, {"from": "mux", "to": "y2"}, {"from": "prod", "to": "y3"}, {"from": "if.if", "to": "y4"}
+        ]
+    })
+    .to_string();
+    assert_run_does_not_allocate("stateless families", &text, Method::Rk4, 0.01, 3.0);
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    let n = allocations_in(|| drop(std::hint::black_box(Vec::<u64>::with_capacity(8))));
+    assert_eq!(n, 1);
+}
