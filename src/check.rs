@@ -61,11 +61,11 @@ pub fn list_blocks() {
         println!("{:<26} {}", t.name, t.summary);
     }
     println!(
-        "{:<26} {}",
-        "Subsystem", "Nested blocks and links; \"action\": true makes it an If action subsystem"
+        "{:<26} Nested blocks and links; \"action\": true makes it an If action subsystem",
+        "Subsystem"
     );
     println!(
-        "{:<26} {}",
-        "Outport", "A subsystem output port (at the top level: same as Output)"
+        "{:<26} A subsystem output port (at the top level: same as Output)",
+        "Outport"
     );
 }

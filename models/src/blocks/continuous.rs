@@ -380,7 +380,7 @@ fn pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let ki = b.params.number_or("ki", 0.0)?;
     let kd = b.params.number_or("kd", 0.0)?;
     let n = b.params.number_or("n", 100.0)?;
-    if !(n > 0.0) {
+    if n.is_nan() || n <= 0.0 {
         return Err(BlockError::new(format!(
             "the derivative filter coefficient \"n\" must be > 0, found {n}"
         )));

@@ -40,7 +40,7 @@ impl Extrapolation {
 
 /// Checks that breakpoints are at least two and strictly increasing.
 pub(crate) fn check_breakpoints(key: &str, xs: &[f64]) -> Result<(), BlockError> {
-    if xs.len() < 2 || xs.windows(2).any(|w| !(w[1] > w[0])) {
+    if xs.len() < 2 || xs.windows(2).any(|w| w[1].is_nan() || w[1] <= w[0]) {
         return Err(BlockError::new(format!(
             "parameter \"{key}\" must hold at least two strictly increasing numbers, found {xs:?}"
         )));

@@ -184,8 +184,13 @@ impl Block for Map2 {
     }
 }
 
+/// A named function of one argument.
+type Unary = (&'static str, fn(f64) -> f64);
+/// A named function of two arguments.
+type Binary = (&'static str, fn(f64, f64) -> f64);
+
 fn math_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    const UNARY: &[(&str, fn(f64) -> f64)] = &[
+    const UNARY: &[Unary] = &[
         ("sqrt", f64::sqrt),
         ("exp", f64::exp),
         ("log", f64::ln),
@@ -202,7 +207,7 @@ fn math_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         ("cosh", f64::cosh),
         ("tanh", f64::tanh),
     ];
-    const BINARY: &[(&str, fn(f64, f64) -> f64)] = &[
+    const BINARY: &[Binary] = &[
         ("pow", f64::powf),
         ("atan2", f64::atan2),
         ("hypot", f64::hypot),

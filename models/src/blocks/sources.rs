@@ -109,7 +109,7 @@ fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let period = b.params.number_or("period", 1.0)?;
     let width = b.params.number_or("width", 0.5)?;
     let delay = b.params.number_or("delay", 0.0)?;
-    if !(period > 0.0) || !(0.0..=1.0).contains(&width) {
+    if period.is_nan() || period <= 0.0 || !(0.0..=1.0).contains(&width) {
         return Err(BlockError::new(format!(
             "Pulse needs period > 0 and 0 <= width <= 1, found period {period}, width {width}"
         )));

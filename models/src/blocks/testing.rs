@@ -31,19 +31,8 @@ pub(crate) fn eval(block: Value, inputs: &[&[f64]], n_out: usize, t: f64) -> Res
     c.model.initial_state(&mut x, &mut xd);
     let hits = vec![true; layout.rates.len()];
     let mut y = vec![0.0; layout.outputs.len()];
-    let xd_in = xd.clone();
     c.model
-        .major_outputs(
-            StateRef {
-                t,
-                x: &x,
-                xd: &xd_in,
-                u: &[],
-            },
-            &hits,
-            &mut xd,
-            &mut y,
-        )
+        .major_outputs(t, &x, &mut xd, &[], &hits, &mut y)
         .map_err(|e| DiagramError::at_block(crate::diagram::ErrorKind::Parameter, "b", e.to_string()))?;
     // Split the flat outputs back into ports by name (`o0`, `o1[2]`, ...).
     let mut ports = vec![Vec::new(); n_out];

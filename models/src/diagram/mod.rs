@@ -75,7 +75,7 @@ pub enum LoadError {
         /// The file.
         path: String,
         /// The mistake.
-        error: DiagramError,
+        error: Box<DiagramError>,
     },
 }
 
@@ -86,5 +86,8 @@ pub fn load(path: &Path) -> Result<Compiled, LoadError> {
         path: shown.clone(),
         source,
     })?;
-    compile_str(&text).map_err(|error| LoadError::Diagram { path: shown, error })
+    compile_str(&text).map_err(|error| LoadError::Diagram {
+        path: shown,
+        error: Box::new(error),
+    })
 }
