@@ -186,3 +186,80 @@ fn nested_subsystems_flatten_and_carry_vectors() {
         vec![vec![0.0, 0.0, 20.0], vec![0.5, 0.5, 20.0], vec![1.0, 1.0, 20.0]]
     );
 }
+
+#[test]
+fn discrete_blocks_hold_their_initial_output_before_an_offset_first_hit() {
+    let m = model(
+        json!([
+            {"id": "u", "type": "Constant", "params": {"value": 7}},
+            {"id": "d", "type": "UnitDelay", "sample_time": [0.1, 0.05], "params": {"initial": 3}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "u", "to": "d"}, {"from": "d", "to": "y"}]),
+        "euler",
+        0.05,
+        0.2,
+    );
+    let t = simulate("offset_initial", m, &[]);
+    // Hits at 0.05 and 0.15: the initial value until the update after the first.
+    assert_eq!(t.column("y"), vec![3.0, 3.0, 3.0, 7.0, 7.0]);
+}
+
+#[test]
+fn a_subsystem_sample_time_applies_to_its_contents() {
+    let sub = json!({"id": "slow", "type": "Subsystem", "sample_time": 0.5,
+        "blocks": [{"id": "i", "type": "Inport"}, {"id": "k", "type": "Gain", "params": {"gain": 2}}, {"id": "o", "type": "Outport"}],
+        "links": [{"from": "i", "to": "k"}, {"from": "k", "to": "o"}]});
+    let m = model(
+        json!([{"id": "t", "type": "Clock"}, sub, {"id": "y", "type": "Output"}]),
+        json!([{"from": "t", "to": "slow.i"}, {"from": "slow.o", "to": "y"}]),
+        "euler",
+        0.25,
+        1.0,
+    );
+    let t = simulate("subsystem_rate", m, &[]);
+    assert_eq!(t.column("y"), vec![0.0, 0.0, 1.0, 1.0, 2.0]);
+}
+
+#[test]
+fn nested_action_subsystems_run_only_when_every_enclosing_action_is_active() {
+    // Outer: active while t < 1 and again from t = 1.5. Inner (inside outer):
+    // active from t = 0.5. The inner integrator of 1 therefore runs over
+    // [0.5, 1) and [1.5, 2); a disabled subsystem's outputs hold.
+    let inner = json!({"id": "inner", "type": "Subsystem", "params": {"action": true},
+        "blocks": [{"id": "one", "type": "Constant", "params": {"value": 1}}, {"id": "x", "type": "Integrator"}, {"id": "o", "type": "Outport"}],
+        "links": [{"from": "one", "to": "x"}, {"from": "x", "to": "o"}]});
+    let outer = json!({"id": "outer", "type": "Subsystem", "params": {"action": true},
+        "blocks": [
+            {"id": "t", "type": "Inport"},
+            {"id": "late", "type": "If", "params": {"conditions": ["u1 >= 0.5"], "else": false}},
+            inner,
+            {"id": "o", "type": "Outport"}
+        ],
+        "links": [{"from": "t", "to": "late"}, {"from": "late.if", "to": "inner.action"}, {"from": "inner.o", "to": "o"}]});
+    let m = model(
+        json!([
+            {"id": "clock", "type": "Clock"},
+            {"id": "early", "type": "If", "params": {"conditions": ["u1 < 1 || u1 >= 1.5"], "else": false}},
+            outer,
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([
+            {"from": "clock", "to": ["early", "outer.t"]},
+            {"from": "early.if", "to": "outer.action"},
+            {"from": "outer.o", "to": "y"}
+        ]),
+        "euler",
+        0.125,
+        2.0,
+    );
+    let t = simulate("nested_action", m, &[]);
+    let y = t.column("y");
+    let expected = [
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.125, 0.25, 0.375, 0.375, 0.375, 0.375, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0,
+    ];
+    assert_eq!(
+        y, expected,
+        "the inner integrator must stop while the outer action is off"
+    );
+}

@@ -59,8 +59,8 @@ impl<'a> Params<'a> {
     pub fn count_or(&mut self, key: &'static str, default: usize, min: usize) -> Result<usize, BlockError> {
         match self.get(key) {
             None => Ok(default),
-            Some(v) => match v.as_u64() {
-                Some(n) if n as usize >= min => Ok(n as usize),
+            Some(v) => match v.as_f64() {
+                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= u32::MAX as f64 => Ok(n as usize),
                 _ => Err(BlockError::mistyped(key, &format!("a whole number ≥ {min}"), v)),
             },
         }
@@ -224,6 +224,15 @@ mod tests {
         assert_eq!(p.matrix("m").unwrap(), vec![vec![1.0, 2.0], vec![3.0, 4.0]]);
         assert_eq!(p.number_or("absent", 7.0).unwrap(), 7.0);
         assert_eq!(p.unread().collect::<Vec<_>>(), vec!["extra"]);
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_with_a_decimal_point() {
+        let m = map(json!({"a": 2.0, "b": 2.5, "c": -1}));
+        let mut p = Params::new(&m);
+        assert_eq!(p.count_or("a", 0, 1).unwrap(), 2);
+        assert!(p.count_or("b", 0, 1).unwrap_err().to_string().contains("whole number"));
+        assert!(p.count_or("c", 0, 0).is_err());
     }
 
     #[test]

@@ -147,7 +147,9 @@ impl Block for Demux {
 
 fn demux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let widths = b.params.numbers_or("widths", &[])?;
-    let n = b.params.count_or("outputs", widths.len().max(2), 1)?;
+    let n = b
+        .params
+        .count_or("outputs", if widths.is_empty() { 2 } else { widths.len() }, 1)?;
     b.inputs(1);
     let w = b.width(0)?;
     let widths: Vec<usize> = if widths.is_empty() {
@@ -280,6 +282,14 @@ mod tests {
         .unwrap();
         assert_eq!(out, vec![vec![1.0], vec![2.0, 3.0]]);
         assert!(build_error(json!({"type": "Demux", "params": {"outputs": 2}}), 1).contains("dimension mismatch"));
+        let whole = eval(
+            json!({"type": "Demux", "params": {"widths": [2]}}),
+            &[&[1.0, 2.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(whole, vec![vec![1.0, 2.0]]);
     }
 
     #[test]

@@ -68,8 +68,19 @@ pub(crate) fn flatten<'a>(blocks: &'a [BlockDef], links: &'a [LinkDef]) -> Resul
         blocks: Vec::new(),
         links: Vec::new(),
     };
-    add_scope(&mut flat, "", blocks, links, None)?;
+    add_scope(&mut flat, &Scope::default(), blocks, links)?;
     Ok(flat)
+}
+
+/// What the blocks of one (sub)system inherit from their enclosing ones.
+#[derive(Clone, Default)]
+struct Scope {
+    /// Path prefix of the blocks, `outer/inner/` (empty at the top).
+    prefix: String,
+    /// Block whose output enables them (the innermost action port).
+    guard: Option<usize>,
+    /// Sample time set on an enclosing subsystem.
+    sample_time: Option<SampleTime>,
 }
 
 /// What a link end names inside one scope.
@@ -82,11 +93,11 @@ enum Endpoint {
 
 fn add_scope<'a>(
     flat: &mut Flat<'a>,
-    prefix: &str,
+    scope_of: &Scope,
     blocks: &'a [BlockDef],
     links: &'a [LinkDef],
-    guard: Option<usize>,
 ) -> Result<(), DiagramError> {
+    let (prefix, guard) = (scope_of.prefix.as_str(), scope_of.guard);
     let mut scope: HashMap<&str, Endpoint> = HashMap::new();
     for def in blocks {
         let path = format!("{prefix}{}", def.id);
@@ -111,9 +122,15 @@ fn add_scope<'a>(
             .as_ref()
             .map(|v| parse_sample_time(v, &path))
             .transpose()?
-            .flatten();
+            .flatten()
+            .or(scope_of.sample_time);
         let endpoint = if def.kind == SUBSYSTEM {
-            add_subsystem(flat, &path, def, guard)?
+            let inner = Scope {
+                prefix: format!("{path}/"),
+                guard,
+                sample_time,
+            };
+            add_subsystem(flat, &path, def, inner)?
         } else {
             if def.blocks.is_some() || def.links.is_some() {
                 return Err(DiagramError::at_block(
@@ -179,12 +196,15 @@ fn unknown_type(name: &str, path: &str) -> DiagramError {
     ))
 }
 
+/// Adds the contents of a subsystem; `scope` carries the enclosing guard
+/// and the subsystem's own sample time.
 fn add_subsystem<'a>(
     flat: &mut Flat<'a>,
     path: &str,
     def: &'a BlockDef,
-    outer_guard: Option<usize>,
+    mut scope: Scope,
 ) -> Result<Endpoint, DiagramError> {
+    let outer_guard = scope.guard;
     let inner = def.blocks.as_deref().unwrap_or_default();
     let links = def.links.as_deref().unwrap_or_default();
     let identity = blocks::find(BOUNDARY).expect("the Identity block is registered");
@@ -201,14 +221,30 @@ fn add_subsystem<'a>(
     let guard = match def.params.get("action") {
         None | Some(Value::Bool(false)) => outer_guard,
         Some(Value::Bool(true)) => {
+            // The action port is never disabled itself: nested in another
+            // action subsystem, it multiplies its input by the enclosing
+            // action, so the contents run only when both are active.
+            let kind = if outer_guard.is_some() {
+                blocks::find("Product").expect("Product is registered")
+            } else {
+                identity
+            };
             flat.blocks.push(FlatBlock {
                 path: format!("{path}/action"),
-                kind: identity,
+                kind,
                 params: &EMPTY,
                 sample_time: None,
-                guard: outer_guard,
+                guard: None,
             });
-            Some(flat.blocks.len() - 1)
+            let action = flat.blocks.len() - 1;
+            if let Some(g) = outer_guard {
+                flat.links.push(FlatLink {
+                    from: (g, PortRef::Only),
+                    to: (action, PortRef::Index(1)),
+                    text: format!("(action of the subsystem enclosing {path})"),
+                });
+            }
+            Some(action)
         }
         Some(other) => {
             return Err(DiagramError::at_block(
@@ -219,7 +255,8 @@ fn add_subsystem<'a>(
         }
     };
     let first = flat.blocks.len();
-    add_scope(flat, &format!("{path}/"), inner, links, guard)?;
+    scope.guard = guard;
+    add_scope(flat, &scope, inner, links)?;
     let mut ports = HashMap::new();
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     if let Some(g) = guard.filter(|_| guard != outer_guard) {
@@ -320,7 +357,7 @@ fn resolve(
                 .collect();
             names.sort();
             let kind = if dir == Direction::In { "input" } else { "output" };
-            target.map(|i| (i, PortRef::Only)).ok_or_else(|| {
+            target.map(|i| (i, PortRef::Index(0))).ok_or_else(|| {
                 link_error(
                     format!("subsystem \"{id}\" has no {kind} port \"{}\"", port.unwrap_or("")),
                     format!(

@@ -96,7 +96,7 @@ impl Program {
             .filter(|(_, e)| e.x.1 > e.x.0 || e.xd.1 > e.xd.0)
             .map(|(i, _)| i as u32)
             .collect();
-        Program {
+        let mut program = Program {
             blocks,
             entries,
             slots,
@@ -108,7 +108,24 @@ impl Program {
             stateful,
             layout,
             info,
-        }
+        };
+        program.latch_initial_outputs();
+        program
+    }
+
+    /// Fills the hold slots with the outputs every block gives at t = 0
+    /// from its initial state and the default inputs, so that a discrete
+    /// block with an offset outputs its initial value before its first hit
+    /// (a pass changes only holds, never block states).
+    fn latch_initial_outputs(&mut self) {
+        let mut signals = vec![0.0; self.n_signals];
+        signals[0] = 1.0;
+        let mut x = self.x0.clone();
+        let mut xd = self.xd0.clone();
+        let u: Vec<f64> = self.layout.inputs.iter().map(|v| v.default).collect();
+        let hits = vec![true; self.layout.rates.len()];
+        self.pass(&mut signals, 0.0, &mut x, &mut xd, &u, Some(&hits));
+        self.xd0 = xd;
     }
 
     /// The blocks in execution order.
