@@ -7,6 +7,7 @@ pub(crate) const TYPES: &[BlockType] = &[
     BlockType { name: "Gain", summary: "y = `gain` * u (element-wise when `gain` is a list)", build: gain },
     BlockType { name: "Sum", summary: "Adds and subtracts inputs by `signs` (e.g. \"+-+\"); one input: sum of its elements", build: sum },
     BlockType { name: "Product", summary: "Multiplies and divides inputs by `ops` (e.g. \"*/\"); one input: product of its elements", build: product },
+    BlockType { name: "Divide", summary: "Product with `ops` \"*/\" by default: u1 / u2", build: divide },
     BlockType { name: "Abs", summary: "|u|", build: abs },
     BlockType { name: "Sign", summary: "-1, 0 or 1 by the sign of u", build: sign },
     BlockType { name: "MinMax", summary: "Element-wise `function` (min or max) over the inputs; one input: over its elements", build: min_max },
@@ -116,7 +117,16 @@ fn sum(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 }
 
 fn product(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let ops = operators(b, "ops", "**", "*/")?;
+    multiply(b, "**")
+}
+
+fn divide(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    multiply(b, "*/")
+}
+
+/// A Product-like block whose `ops` default to `default`.
+fn multiply(b: &mut Build, default: &'static str) -> Result<Box<dyn Block>, BlockError> {
+    let ops = operators(b, "ops", default, "*/")?;
     fold(b, ops.iter().map(|&s| s == '/').collect(), 1.0, |acc, u, divide| {
         if divide {
             acc / u
@@ -266,6 +276,15 @@ mod tests {
         assert_eq!(reduce, vec![vec![6.0]]);
         let broadcast = eval(json!({"type": "Sum"}), &[&[1.0, 2.0], &[10.0]], 1, 0.0).unwrap();
         assert_eq!(broadcast, vec![vec![11.0, 12.0]]);
+    }
+
+    #[test]
+    fn divide_defaults_to_one_over_the_other() {
+        assert_eq!(eval1(json!({"type": "Divide"}), &[3.0, 4.0]), 0.75);
+        assert_eq!(
+            eval1(json!({"type": "Divide", "params": {"ops": "//"}}), &[2.0, 4.0]),
+            0.125
+        );
     }
 
     #[test]
