@@ -149,10 +149,8 @@ fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         b.no_feedthrough(i);
     }
     let w = b.width_or(0, initial.len())?;
-    if reset.is_some() && b.width_or(1, 1)? != 1 {
-        return Err(BlockError::dimension(
-            "dimension mismatch: the reset input must be a scalar",
-        ));
+    if reset.is_some() {
+        b.scalar(1)?;
     }
     let reset_value = external.then_some(2);
     if external {
@@ -386,11 +384,7 @@ fn pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         )));
     }
     b.inputs(1);
-    if b.width(0)? != 1 {
-        return Err(BlockError::dimension(
-            "dimension mismatch: PID takes a scalar error signal",
-        ));
-    }
+    b.scalar(0)?;
     b.outputs(&[1]);
     b.states(vec![0.0, 0.0]);
     b.rate(Rate::Continuous);

@@ -163,11 +163,7 @@ fn discrete_transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockErro
     if num[0] == 0.0 {
         b.no_feedthrough(0);
     }
-    if b.width_or(0, 1)? != 1 {
-        return Err(BlockError::dimension(
-            "dimension mismatch: DiscreteTransferFunction takes a scalar input",
-        ));
-    }
+    b.scalar(0)?;
     b.outputs(&[1]);
     b.discrete_states(vec![0.0; den.len() - 1]);
     b.rate(Rate::Discrete);
@@ -202,11 +198,7 @@ fn discrete_pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let kd = b.params.number_or("kd", 0.0)?;
     let per_sample = b.params.flag_or("per_sample", false)?;
     b.inputs(1);
-    if b.width(0)? != 1 {
-        return Err(BlockError::dimension(
-            "dimension mismatch: DiscretePID takes a scalar error signal",
-        ));
-    }
+    b.scalar(0)?;
     b.outputs(&[1]);
     b.discrete_states(vec![0.0, 0.0]);
     b.rate(Rate::Discrete);

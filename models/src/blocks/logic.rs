@@ -173,12 +173,7 @@ fn if_block(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         .collect::<Result<Vec<_>, _>>()?;
     b.inputs(n);
     for i in 0..n {
-        if b.width(i)? != 1 {
-            return Err(BlockError::dimension(format!(
-                "dimension mismatch: If input {} must be a scalar",
-                i + 1
-            )));
-        }
+        b.scalar(i)?;
     }
     let mut names: Vec<String> = vec!["if".into()];
     names.extend((1..texts.len()).map(|k| format!("elseif{k}")));

@@ -339,6 +339,20 @@ impl<'a> Build<'a> {
         Ok(w)
     }
 
+    /// Requires input `i` to be a scalar. When its width is not known yet
+    /// and the compiler is stuck (a loop), it is taken as 1; the compiler
+    /// checks it against the source later.
+    pub fn scalar(&mut self, i: usize) -> Result<(), BlockError> {
+        match self.width_or(i, 1)? {
+            1 => Ok(()),
+            w => Err(BlockError::dimension(format!(
+                "dimension mismatch: input {} (\"{}\") must be a scalar, found width {w}",
+                i + 1,
+                self.inputs[i].name
+            ))),
+        }
+    }
+
     /// The common width of all inputs: equal widths, or scalars mixed with
     /// one vector width (scalars are broadcast).
     pub fn common_width(&mut self) -> Result<usize, BlockError> {

@@ -239,11 +239,7 @@ fn switch(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     b.named_inputs(&["1", "control", "3"]);
     let w1 = b.width(0)?;
     let w3 = b.width(2)?;
-    if b.width(1)? != 1 {
-        return Err(BlockError::dimension(
-            "dimension mismatch: the control input (2) must be a scalar",
-        ));
-    }
+    b.scalar(1)?;
     if w1 != w3 && w1 != 1 && w3 != 1 {
         return Err(BlockError::dimension(format!(
             "dimension mismatch: inputs 1 and 3 have widths {w1} and {w3}"
