@@ -213,23 +213,23 @@ fn port_index(port: &PortRef, names: &[&str]) -> Result<usize, String> {
     }
 }
 
-/// The output port a feed reads, once its source is built.
-fn source_port(
+/// The index of output `port` of block `from` (built, with `outputs`),
+/// for the link written as `text`.
+fn output_index(
     blocks: &[FlatBlock],
-    nodes: &[Option<Node>],
+    outputs: &[OutPort],
     from: usize,
     port: &PortRef,
-) -> Option<Result<usize, DiagramError>> {
-    let node = nodes[from].as_ref()?;
-    let names: Vec<&str> = node.outputs.iter().map(|p| p.name.as_str()).collect();
-    Some(port_index(port, &names).map_err(|why| {
-        DiagramError::at_block(
-            ErrorKind::Link,
-            &blocks[from].path,
-            format!("link from \"{}\": {why}", blocks[from].path),
-        )
-        .help(port_help(&blocks[from], "output", &names))
-    }))
+    text: &str,
+) -> Result<usize, DiagramError> {
+    let names: Vec<&str> = outputs.iter().map(|p| p.name.as_str()).collect();
+    port_index(port, &names).map_err(|why| {
+        DiagramError::at_block(ErrorKind::Link, &blocks[from].path, format!("link \"{text}\": {why}")).help(port_help(
+            &blocks[from],
+            "output",
+            &names,
+        ))
+    })
 }
 
 /// Builds every block, feeding each the widths of its sources as they
@@ -247,10 +247,9 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
             let mut widths = Vec::with_capacity(feeds[b].len());
             for feed in &feeds[b] {
                 widths.push(match feed {
-                    Some(Feed::Link { from, port, .. }) => match source_port(blocks, &nodes, *from, port) {
-                        Some(j) => {
-                            let j = j?;
-                            nodes[*from].as_ref().map(|n| n.outputs[j].width)
+                    Some(Feed::Link { from, port, text }) => match &nodes[*from] {
+                        Some(source) => {
+                            Some(source.outputs[output_index(blocks, &source.outputs, *from, port, text)?].width)
                         }
                         None => None,
                     },
@@ -312,15 +311,7 @@ fn resolve_sources(
                 .iter()
                 .map(|feed| match feed {
                     Some(Feed::Link { from, port, text }) => {
-                        let names: Vec<&str> = nodes[*from].outputs.iter().map(|p| p.name.as_str()).collect();
-                        let out = port_index(port, &names).map_err(|why| {
-                            DiagramError::at_block(
-                                ErrorKind::Link,
-                                &blocks[*from].path,
-                                format!("link \"{text}\": {why}"),
-                            )
-                            .help(port_help(&blocks[*from], "output", &names))
-                        })?;
+                        let out = output_index(blocks, &nodes[*from].outputs, *from, port, text)?;
                         Ok(Source::Port {
                             from: *from,
                             out,
