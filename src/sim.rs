@@ -43,6 +43,9 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         stop: args.stop,
     };
     let settings = fixed_step(&compiled.simulation, &overrides).with_context(|| args.model.display().to_string())?;
+    if let Some(plot) = &args.plot {
+        crate::plot::check_path(plot)?;
+    }
     let mut model = compiled.model;
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();

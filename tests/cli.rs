@@ -57,3 +57,43 @@ fn blocks_lists_the_library() {
         assert!(out.lines().any(|l| l.starts_with(name)), "{name} missing:\n{out}");
     }
 }
+
+#[test]
+fn sim_plots_every_output_with_its_unit() {
+    let dir = common::scratch("plot");
+    let model = common::root().join("models/examples/bouncing_ball.json");
+    common::tandem_ok(
+        &dir,
+        &[
+            "sim",
+            model.to_str().unwrap(),
+            "--plot",
+            "ball.svg",
+            "--out",
+            "ball.csv",
+        ],
+    );
+    let svg = std::fs::read_to_string(dir.join("ball.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "not an SVG");
+    for label in ["Bouncing ball", "x [m]", "v [m/s]", "time [s]"] {
+        assert!(svg.contains(label), "{label} missing from the plot");
+    }
+    let out = common::tandem(
+        &dir,
+        &[
+            "sim",
+            model.to_str().unwrap(),
+            "--plot",
+            "ball.pdf",
+            "--out",
+            "ball.csv",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains(".pdf") && stderr.contains(".svg"),
+        "{stderr}"
+    );
+    // Refused before the run: no results were written over the earlier ones.
+    assert!(String::from_utf8_lossy(&out.stdout).is_empty());
+}
