@@ -61,39 +61,75 @@ fn operators(b: &mut Build, key: &'static str, default: &'static str, allowed: &
     Ok(ops)
 }
 
-/// Element-wise combination of all inputs, or a reduction of one input.
-struct Fold {
-    /// Per input: true for the inverse operation (`-` or `/`).
-    inverse: Vec<bool>,
-    identity: f64,
-    op: fn(f64, f64, bool) -> f64,
+/// How a [`Fold`] combines values (an enum, not a function pointer, so the
+/// combination inlines into the evaluation loop).
+#[derive(Clone, Copy)]
+enum FoldOp {
+    /// `+`, or `-` for inverse inputs.
+    Sum,
+    /// `*`, or `/` for inverse inputs.
+    Product,
+    Min,
+    Max,
 }
-impl Block for Fold {
-    fn outputs(&self, c: &mut Ctx) {
-        if let [inverse] = self.inverse[..] {
-            let mut acc = self.identity;
-            for k in 0..c.in_width(0) {
-                acc = (self.op)(acc, c.u_at(0, k), inverse);
-            }
-            c.set(0, acc);
-            return;
+
+impl FoldOp {
+    /// The value an empty fold gives.
+    fn identity(self) -> f64 {
+        match self {
+            FoldOp::Sum => 0.0,
+            FoldOp::Product => 1.0,
+            FoldOp::Min => f64::INFINITY,
+            FoldOp::Max => f64::NEG_INFINITY,
         }
-        for k in 0..c.out_width(0) {
-            let mut acc = self.identity;
-            for (i, &inverse) in self.inverse.iter().enumerate() {
-                acc = (self.op)(acc, c.u_at(i, k), inverse);
-            }
-            c.set_at(0, k, acc);
+    }
+
+    #[inline]
+    fn apply(self, acc: f64, u: f64, inverse: bool) -> f64 {
+        match (self, inverse) {
+            (FoldOp::Sum, false) => acc + u,
+            (FoldOp::Sum, true) => acc - u,
+            (FoldOp::Product, false) => acc * u,
+            (FoldOp::Product, true) => acc / u,
+            (FoldOp::Min, _) => acc.min(u),
+            (FoldOp::Max, _) => acc.max(u),
         }
     }
 }
 
-fn fold(
-    b: &mut Build,
+/// Element-wise combination of all inputs, or a reduction of one input.
+struct Fold {
+    /// Per input: true for the inverse operation (`-` or `/`).
     inverse: Vec<bool>,
-    identity: f64,
-    op: fn(f64, f64, bool) -> f64,
-) -> Result<Box<dyn Block>, BlockError> {
+    op: FoldOp,
+}
+impl Block for Fold {
+    fn outputs(&self, c: &mut Ctx) {
+        if let [inverse] = self.inverse[..] {
+            let mut acc = self.op.identity();
+            for k in 0..c.in_width(0) {
+                acc = self.op.apply(acc, c.u_at(0, k), inverse);
+            }
+            c.set(0, acc);
+        } else if c.out_width(0) == 1 {
+            let mut acc = self.op.identity();
+            for (i, &inverse) in self.inverse.iter().enumerate() {
+                acc = self.op.apply(acc, c.u(i), inverse);
+            }
+            c.set(0, acc);
+        } else {
+            for k in 0..c.out_width(0) {
+                let mut acc = self.op.identity();
+                for (i, &inverse) in self.inverse.iter().enumerate() {
+                    acc = self.op.apply(acc, c.u_at(i, k), inverse);
+                }
+                c.set_at(0, k, acc);
+            }
+        }
+    }
+}
+
+fn fold(b: &mut Build, inverse: Vec<bool>, op: FoldOp) -> Result<Box<dyn Block>, BlockError> {
     b.inputs(inverse.len());
     let w = if inverse.len() == 1 {
         b.width(0)?;
@@ -102,18 +138,12 @@ fn fold(
         b.common_width()?
     };
     b.outputs(&[w]);
-    Ok(Box::new(Fold { inverse, identity, op }))
+    Ok(Box::new(Fold { inverse, op }))
 }
 
 fn sum(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let signs = operators(b, "signs", "++", "+-")?;
-    fold(b, signs.iter().map(|&s| s == '-').collect(), 0.0, |acc, u, minus| {
-        if minus {
-            acc - u
-        } else {
-            acc + u
-        }
-    })
+    fold(b, signs.iter().map(|&s| s == '-').collect(), FoldOp::Sum)
 }
 
 fn product(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -127,13 +157,7 @@ fn divide(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 /// A Product-like block whose `ops` default to `default`.
 fn multiply(b: &mut Build, default: &'static str) -> Result<Box<dyn Block>, BlockError> {
     let ops = operators(b, "ops", default, "*/")?;
-    fold(b, ops.iter().map(|&s| s == '/').collect(), 1.0, |acc, u, divide| {
-        if divide {
-            acc / u
-        } else {
-            acc * u
-        }
-    })
+    fold(b, ops.iter().map(|&s| s == '/').collect(), FoldOp::Product)
 }
 
 /// An element-wise function of one input.
@@ -175,12 +199,8 @@ fn sign(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let function = b.params.choice_or("function", &["min", "max"], "min")?;
     let n = b.params.count_or("inputs", 2, 1)?;
-    let (identity, op): (f64, fn(f64, f64, bool) -> f64) = if function == "min" {
-        (f64::INFINITY, |acc, u, _| acc.min(u))
-    } else {
-        (f64::NEG_INFINITY, |acc, u, _| acc.max(u))
-    };
-    fold(b, vec![false; n], identity, op)
+    let op = if function == "min" { FoldOp::Min } else { FoldOp::Max };
+    fold(b, vec![false; n], op)
 }
 
 /// An element-wise function of two inputs.

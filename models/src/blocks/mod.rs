@@ -186,9 +186,14 @@ impl<'a> Ctx<'a> {
     /// Output `j` element-wise from input `i` through `f` (scalars broadcast).
     #[inline]
     pub fn map(&mut self, i: usize, j: usize, f: impl Fn(f64) -> f64) {
-        for k in 0..self.out_width(j) {
-            let v = f(self.u_at(i, k));
-            self.set_at(j, k, v);
+        let (from, to) = (self.inputs[i], self.outputs[j]);
+        let (src, dst) = (from.offset as usize, to.offset as usize);
+        if to.width == 1 {
+            self.signals[dst] = f(self.signals[src]);
+            return;
+        }
+        for k in 0..to.width as usize {
+            self.signals[dst + k] = f(self.signals[src + if from.width == 1 { 0 } else { k }]);
         }
     }
 }
