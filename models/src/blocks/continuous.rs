@@ -76,10 +76,21 @@ struct Integrator {
 }
 
 impl Block for Integrator {
+    /// The state, within the limits; reaching a finite limit is a zero
+    /// crossing (so the state stops exactly there).
     fn outputs(&self, c: &mut Ctx) {
+        let mut i = 0;
         for k in 0..c.x.len() {
-            let v = c.x[k].clamp(self.lower, self.upper);
-            c.set_at(0, k, v);
+            let x = c.x[k];
+            if self.upper.is_finite() {
+                c.side(i, self.upper - x);
+                i += 1;
+            }
+            if self.lower.is_finite() {
+                c.side(i, x - self.lower);
+                i += 1;
+            }
+            c.set_at(0, k, x.clamp(self.lower, self.upper));
         }
     }
 
@@ -95,8 +106,9 @@ impl Block for Integrator {
         }
     }
 
-    /// Applies a reset (step-granular: at the major step after the reset
-    /// signal fired) and keeps the state within its limits.
+    /// Applies a reset at the major step where the reset signal fired (the
+    /// event instant when that signal comes from a block with zero
+    /// crossings) and keeps the state within its limits.
     fn update(&self, c: &mut Ctx) {
         if let Some(trigger) = self.reset {
             let now = c.u(1);
@@ -164,6 +176,7 @@ fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let initial = initial_values(&initial, w, "initial")?;
     b.outputs(&[w]);
     b.states(initial.iter().map(|x| x.clamp(lower, upper)).collect());
+    b.zero_crossings(w * (usize::from(upper.is_finite()) + usize::from(lower.is_finite())));
     if reset.is_some() {
         b.discrete_states(vec![0.0]);
     }

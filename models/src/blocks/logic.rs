@@ -2,7 +2,7 @@
 //! CompareToConstant, If (driving If action subsystems and Merge).
 
 use super::expression::{constants, Formula};
-use super::{Block, BlockError, BlockType, Build, Ctx};
+use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -22,6 +22,16 @@ pub(crate) const TYPES: &[BlockType] = &[
         build: compare_to_constant,
     },
     BlockType {
+        name: "Edge",
+        summary: "1 at the major step where its input changed in `direction` (rising, falling, either), else 0",
+        build: edge,
+    },
+    BlockType {
+        name: "HitCrossing",
+        summary: "Locates the instant its input crosses `offset` in `direction`: 1 at that major step, else 0",
+        build: hit_crossing,
+    },
+    BlockType {
         name: "If",
         summary: "Activates the output of the first true of `conditions` over u1..un, else the `else` output",
         build: if_block,
@@ -30,14 +40,45 @@ pub(crate) const TYPES: &[BlockType] = &[
 
 const RELATIONS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
 
-fn relation(op: &str) -> fn(f64, f64) -> bool {
-    match op {
-        "<" => |a, b| a < b,
-        "<=" => |a, b| a <= b,
-        ">" => |a, b| a > b,
-        ">=" => |a, b| a >= b,
-        "==" => |a, b| a == b,
-        _ => |a, b| a != b,
+/// A comparison. The ordered ones switch through a zero crossing of
+/// u1 - u2 (or u2 - u1), located in time; equality has none.
+#[derive(Clone, Copy, PartialEq)]
+enum Relation {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Relation {
+    fn parse(op: &str) -> Relation {
+        match op {
+            "<" => Relation::Lt,
+            "<=" => Relation::Le,
+            ">" => Relation::Gt,
+            ">=" => Relation::Ge,
+            "==" => Relation::Eq,
+            _ => Relation::Ne,
+        }
+    }
+
+    fn is_ordered(self) -> bool {
+        !matches!(self, Relation::Eq | Relation::Ne)
+    }
+
+    /// Whether `a` relation `b` holds; ordered relations go through
+    /// zero-crossing function `k` of the block.
+    fn holds(self, c: &mut Ctx, k: usize, a: f64, b: f64) -> bool {
+        match self {
+            Relation::Ge => c.side(k, a - b),
+            Relation::Lt => !c.side(k, a - b),
+            Relation::Le => c.side(k, b - a),
+            Relation::Gt => !c.side(k, b - a),
+            Relation::Eq => a == b,
+            Relation::Ne => a != b,
+        }
     }
 }
 
@@ -51,28 +92,32 @@ fn truth(b: bool) -> f64 {
 
 /// u1 (or u) compared with u2 (or a constant), element-wise.
 struct Compare {
-    op: fn(f64, f64) -> bool,
+    relation: Relation,
     constant: Option<f64>,
 }
 impl Block for Compare {
     fn outputs(&self, c: &mut Ctx) {
         for k in 0..c.out_width(0) {
             let rhs = self.constant.unwrap_or_else(|| c.u_at(1, k));
-            let v = truth((self.op)(c.u_at(0, k), rhs));
+            let v = truth(self.relation.holds(c, k, c.u_at(0, k), rhs));
             c.set_at(0, k, v);
         }
     }
+}
+
+/// Declares the output and zero crossings of a comparison of width `w`.
+fn compare(b: &mut Build, op: &str, w: usize, constant: Option<f64>) -> Result<Box<dyn Block>, BlockError> {
+    let relation = Relation::parse(op);
+    b.outputs(&[w]);
+    b.zero_crossings(if relation.is_ordered() { w } else { 0 });
+    Ok(Box::new(Compare { relation, constant }))
 }
 
 fn relational(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let op = b.params.choice_or("operator", RELATIONS, "<=")?;
     b.inputs(2);
     let w = b.common_width()?;
-    b.outputs(&[w]);
-    Ok(Box::new(Compare {
-        op: relation(op),
-        constant: None,
-    }))
+    compare(b, op, w, None)
 }
 
 fn compare_to_constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -80,11 +125,98 @@ fn compare_to_constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let constant = b.params.number("constant")?;
     b.inputs(1);
     let w = b.width(0)?;
-    b.outputs(&[w]);
-    Ok(Box::new(Compare {
-        op: relation(op),
-        constant: Some(constant),
-    }))
+    compare(b, op, w, Some(constant))
+}
+
+/// Which changes of a signal count.
+#[derive(Clone, Copy)]
+enum Direction {
+    Rising,
+    Falling,
+    Either,
+}
+
+impl Direction {
+    fn read(b: &mut Build) -> Result<Direction, BlockError> {
+        Ok(
+            match b
+                .params
+                .choice_or("direction", &["rising", "falling", "either"], "rising")?
+            {
+                "rising" => Direction::Rising,
+                "falling" => Direction::Falling,
+                _ => Direction::Either,
+            },
+        )
+    }
+
+    fn matches(self, before: f64, now: f64) -> bool {
+        match self {
+            Direction::Rising => now > before,
+            Direction::Falling => now < before,
+            Direction::Either => now != before,
+        }
+    }
+}
+
+/// 1 for the major step at which its input changed in `direction` (its
+/// own event instant included), 0 otherwise. `xd` = [input at the last
+/// major step, output].
+struct Edge {
+    direction: Direction,
+}
+impl Block for Edge {
+    fn outputs(&self, c: &mut Ctx) {
+        if c.is_major() {
+            let u = c.u(0);
+            c.xd[1] = truth(self.direction.matches(c.xd[0], u));
+            c.xd[0] = u;
+        }
+        let v = c.xd[1];
+        c.set(0, v);
+    }
+}
+
+fn edge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let direction = Direction::read(b)?;
+    b.inputs(1);
+    b.scalar(0)?;
+    b.outputs(&[1]);
+    b.discrete_states(vec![0.0, 0.0]);
+    b.rate(Rate::Continuous);
+    Ok(Box::new(Edge { direction }))
+}
+
+/// Makes the solver hit the instant its input crosses `offset`: 1 for the
+/// major step of the crossing, 0 otherwise. `xd` = [side at the last major
+/// step (1 above), output].
+struct HitCrossing {
+    offset: f64,
+    direction: Direction,
+}
+impl Block for HitCrossing {
+    fn outputs(&self, c: &mut Ctx) {
+        let above = truth(c.side(0, c.u(0) - self.offset));
+        if c.is_major() {
+            c.xd[1] = truth(self.direction.matches(c.xd[0], above));
+            c.xd[0] = above;
+        }
+        let v = c.xd[1];
+        c.set(0, v);
+    }
+}
+
+fn hit_crossing(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let offset = b.params.number_or("offset", 0.0)?;
+    let direction = Direction::read(b)?;
+    b.inputs(1);
+    b.scalar(0)?;
+    b.outputs(&[1]);
+    b.zero_crossings(1);
+    // Starts "above": a signal starting below its offset is no crossing.
+    b.discrete_states(vec![f64::NAN, 0.0]);
+    b.rate(Rate::Continuous);
+    Ok(Box::new(HitCrossing { offset, direction }))
 }
 
 #[derive(Clone, Copy)]

@@ -176,29 +176,72 @@ pub(crate) fn same_width(b: &mut Build) -> Result<usize, BlockError> {
     Ok(w)
 }
 
-fn abs(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    same_width(b)?;
-    Ok(Box::new(Map1(f64::abs)))
+/// |u|, switching sign through a zero crossing of u per element.
+struct Abs;
+impl Block for Abs {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let u = c.u_at(0, k);
+            let y = if c.side(k, u) { u } else { -u };
+            c.set_at(0, k, y);
+        }
+    }
 }
 
-fn sign_of(u: f64) -> f64 {
-    if u > 0.0 {
-        1.0
-    } else if u < 0.0 {
-        -1.0
-    } else {
-        0.0
+fn abs(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
+    let w = same_width(b)?;
+    b.zero_crossings(w);
+    Ok(Box::new(Abs))
+}
+
+/// -1, 0 or 1; between major steps it holds ±1 by the latched side of u.
+struct Sign;
+impl Block for Sign {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let u = c.u_at(0, k);
+            let positive = c.side(k, u);
+            let y = match (c.is_major(), positive) {
+                (true, _) if u == 0.0 => 0.0,
+                (_, true) => 1.0,
+                (_, false) => -1.0,
+            };
+            c.set_at(0, k, y);
+        }
     }
 }
 
 fn sign(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    same_width(b)?;
-    Ok(Box::new(Map1(sign_of)))
+    let w = same_width(b)?;
+    b.zero_crossings(w);
+    Ok(Box::new(Sign))
+}
+
+/// Min or max of two inputs, element-wise, switching through a zero
+/// crossing of u1 - u2 per element.
+struct MinMax2 {
+    max: bool,
+}
+impl Block for MinMax2 {
+    fn outputs(&self, c: &mut Ctx) {
+        for k in 0..c.out_width(0) {
+            let (a, b) = (c.u_at(0, k), c.u_at(1, k));
+            let first_larger = c.side(k, a - b);
+            c.set_at(0, k, if first_larger == self.max { a } else { b });
+        }
+    }
 }
 
 fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let function = b.params.choice_or("function", &["min", "max"], "min")?;
     let n = b.params.count_or("inputs", 2, 1)?;
+    if n == 2 {
+        b.inputs(2);
+        let w = b.common_width()?;
+        b.outputs(&[w]);
+        b.zero_crossings(w);
+        return Ok(Box::new(MinMax2 { max: function == "max" }));
+    }
     let op = if function == "min" { FoldOp::Min } else { FoldOp::Max };
     fold(b, vec![false; n], op)
 }

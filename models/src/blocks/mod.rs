@@ -101,34 +101,64 @@ pub struct Ctx<'a> {
     pub dx: &'a mut [f64],
     /// The block's discrete states.
     pub xd: &'a mut [f64],
-    signals: &'a mut [f64],
-    inputs: &'a [Slot],
-    outputs: &'a [Slot],
+    pub(crate) signals: &'a mut [f64],
+    pub(crate) inputs: &'a [Slot],
+    pub(crate) outputs: &'a [Slot],
+    pub(crate) switching: Switching<'a>,
+}
+
+/// The zero-crossing part of a block's evaluation (see [`Ctx::side`]).
+pub(crate) struct Switching<'a> {
+    /// A major evaluation: modes may change.
+    pub major: bool,
+    /// Detection is on for this block (off with `no_event`).
+    pub enabled: bool,
+    /// Band the function must pass beyond zero to switch back to its
+    /// positive side (0: none).
+    pub hysteresis: f64,
+    /// Latched side of each function: 1 positive, 0 negative.
+    pub modes: &'a mut [f64],
+    /// Switching distance of each function: positive while its side holds.
+    pub distance: &'a mut [f64],
 }
 
 impl<'a> Ctx<'a> {
-    /// A context over the given buffers (used by the program and by tests).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        t: f64,
-        period: f64,
-        signals: &'a mut [f64],
-        inputs: &'a [Slot],
-        outputs: &'a [Slot],
-        x: &'a mut [f64],
-        dx: &'a mut [f64],
-        xd: &'a mut [f64],
-    ) -> Self {
-        Ctx {
-            t,
-            period,
-            x,
-            dx,
-            xd,
-            signals,
-            inputs,
-            outputs,
+    /// Whether this is a major evaluation (outputs latch, modes may switch).
+    pub fn is_major(&self) -> bool {
+        self.switching.major
+    }
+
+    /// The side of zero-crossing function `i` of the block, whose value
+    /// now is `z`: `true` for the positive side (z >= 0).
+    ///
+    /// At major evaluations the side switches: to negative when z < 0, back
+    /// to positive when z >= 0, or with hysteresis h only when z > h. At
+    /// minor evaluations (the stages of a step) it stays as latched, so the
+    /// block's behaviour is smooth within a step and the integrator locates
+    /// the switching time from the distance this records. With detection
+    /// off (`no_event`) the side follows z at every evaluation.
+    #[inline]
+    pub fn side(&mut self, i: usize, z: f64) -> bool {
+        let sw = &mut self.switching;
+        if !sw.enabled {
+            sw.distance[i] = f64::INFINITY;
+            return z >= 0.0;
         }
+        let latched = sw.modes[i] > 0.5;
+        let side = if !sw.major {
+            latched
+        } else if latched {
+            !(z < 0.0)
+        } else if sw.hysteresis > 0.0 {
+            z > sw.hysteresis
+        } else {
+            z >= 0.0
+        };
+        if sw.major {
+            sw.modes[i] = if side { 1.0 } else { 0.0 };
+        }
+        sw.distance[i] = if side { z } else { sw.hysteresis - z };
+        side
     }
 
     /// Number of input ports.
@@ -257,6 +287,7 @@ pub struct Build<'a> {
     pub(crate) xd0: Vec<f64>,
     pub(crate) rate: Rate,
     pub(crate) merge_guards: bool,
+    pub(crate) zero_crossings: usize,
     pub(crate) external: Option<External>,
     /// Full path of the block being built (`sub/inner`).
     pub path: String,
@@ -284,6 +315,7 @@ impl<'a> Build<'a> {
             xd0: Vec::new(),
             rate: Rate::Inherited,
             merge_guards: false,
+            zero_crossings: 0,
             external: None,
             path: path.to_string(),
         }
@@ -412,6 +444,12 @@ impl<'a> Build<'a> {
     /// Declares the block's rate (the default is [`Rate::Inherited`]).
     pub fn rate(&mut self, rate: Rate) {
         self.rate = rate;
+    }
+
+    /// Declares `n` zero-crossing functions, evaluated through
+    /// [`Ctx::side`] with indices `0..n`.
+    pub fn zero_crossings(&mut self, n: usize) {
+        self.zero_crossings = n;
     }
 
     /// Makes the block a model input (root `Inport`).

@@ -33,37 +33,65 @@ fn bounds(
     Ok((lo, hi))
 }
 
+/// Which of three regions an input is in, through two zero crossings per
+/// element: `2k` for `u` against `low`, `2k + 1` for `u` against `high`.
+fn region(c: &mut Ctx, k: usize, u: f64, low: f64, high: f64) -> std::cmp::Ordering {
+    let above_low = c.side(2 * k, u - low);
+    let below_high = c.side(2 * k + 1, high - u);
+    match (above_low, below_high) {
+        (false, _) => std::cmp::Ordering::Less,
+        (true, false) => std::cmp::Ordering::Greater,
+        (true, true) => std::cmp::Ordering::Equal,
+    }
+}
+
+/// Declares one input, one output of its width and two zero crossings
+/// per element.
+fn two_sided(b: &mut Build) -> Result<(), BlockError> {
+    let w = same_width(b)?;
+    b.zero_crossings(2 * w);
+    Ok(())
+}
+
 struct Saturation(f64, f64);
 impl Block for Saturation {
     fn outputs(&self, c: &mut Ctx) {
-        c.map(0, 0, |u| u.clamp(self.0, self.1));
+        for k in 0..c.out_width(0) {
+            let u = c.u_at(0, k);
+            let y = match region(c, k, u, self.0, self.1) {
+                std::cmp::Ordering::Less => self.0,
+                std::cmp::Ordering::Greater => self.1,
+                std::cmp::Ordering::Equal => u,
+            };
+            c.set_at(0, k, y);
+        }
     }
 }
 
 fn saturation(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let (lo, hi) = bounds(b, "lower", "upper", (-1.0, 1.0))?;
-    same_width(b)?;
+    two_sided(b)?;
     Ok(Box::new(Saturation(lo, hi)))
 }
 
 struct DeadZone(f64, f64);
 impl Block for DeadZone {
     fn outputs(&self, c: &mut Ctx) {
-        c.map(0, 0, |u| {
-            if u > self.1 {
-                u - self.1
-            } else if u < self.0 {
-                u - self.0
-            } else {
-                0.0
-            }
-        });
+        for k in 0..c.out_width(0) {
+            let u = c.u_at(0, k);
+            let y = match region(c, k, u, self.0, self.1) {
+                std::cmp::Ordering::Less => u - self.0,
+                std::cmp::Ordering::Greater => u - self.1,
+                std::cmp::Ordering::Equal => 0.0,
+            };
+            c.set_at(0, k, y);
+        }
     }
 }
 
 fn dead_zone(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let (lo, hi) = bounds(b, "start", "end", (-0.5, 0.5))?;
-    same_width(b)?;
+    two_sided(b)?;
     Ok(Box::new(DeadZone(lo, hi)))
 }
 

@@ -221,8 +221,8 @@ impl Block for Switch {
     fn outputs(&self, c: &mut Ctx) {
         let control = c.u(1);
         let pass = match self.criterion {
-            Criterion::AtLeast(th) => control >= th,
-            Criterion::Above(th) => control > th,
+            Criterion::AtLeast(th) => c.side(0, control - th),
+            Criterion::Above(th) => !c.side(0, th - control),
             Criterion::NonZero => control != 0.0,
         };
         c.pass(if pass { 0 } else { 2 }, 0);
@@ -251,6 +251,7 @@ fn switch(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         "u2 > threshold" => Criterion::Above(threshold),
         _ => Criterion::NonZero,
     };
+    b.zero_crossings(if matches!(criterion, Criterion::NonZero) { 0 } else { 1 });
     Ok(Box::new(Switch { criterion }))
 }
 

@@ -77,20 +77,47 @@ impl<F: Fn(f64) -> f64 + Send + Sync> Block for TimeFunction<F> {
     }
 }
 
+/// A kink or jump at a fixed time, a time event: the zero crossing of
+/// t - `at` makes the solver stop exactly there.
+struct Switched<F: Fn(f64, bool) -> f64 + Send + Sync> {
+    at: f64,
+    value: F,
+}
+impl<F: Fn(f64, bool) -> f64 + Send + Sync> Block for Switched<F> {
+    fn outputs(&self, c: &mut Ctx) {
+        let after = c.side(0, c.t - self.at);
+        let v = (self.value)(c.t, after);
+        c.set(0, v);
+    }
+}
+
+/// A source with one time event.
+fn switched(
+    b: &mut Build,
+    at: f64,
+    value: impl Fn(f64, bool) -> f64 + Send + Sync + 'static,
+) -> Result<Box<dyn Block>, BlockError> {
+    source(b, 1, Rate::Continuous);
+    b.zero_crossings(1);
+    Ok(Box::new(Switched { at, value }))
+}
+
 fn step(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let time = b.params.number_or("time", 1.0)?;
     let before = b.params.number_or("before", 0.0)?;
     let after = b.params.number_or("after", 1.0)?;
-    source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| if t >= time { after } else { before })))
+    switched(b, time, move |_, on| if on { after } else { before })
 }
 
 fn ramp(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let slope = b.params.number_or("slope", 1.0)?;
     let start = b.params.number_or("start", 0.0)?;
     let initial = b.params.number_or("initial", 0.0)?;
-    source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| initial + slope * (t - start).max(0.0))))
+    switched(
+        b,
+        start,
+        move |t, on| if on { initial + slope * (t - start) } else { initial },
+    )
 }
 
 fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -104,6 +131,45 @@ fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     })))
 }
 
+/// Rectangular pulses whose edges are time events. `xd` = [time of the
+/// next edge after the last major step, level since then].
+struct Pulse {
+    amplitude: f64,
+    period: f64,
+    width: f64,
+    delay: f64,
+}
+
+impl Pulse {
+    /// The level at `t` and the time of the first edge after `t`.
+    fn at(&self, t: f64) -> (f64, f64) {
+        if t < self.delay {
+            return (0.0, self.delay);
+        }
+        let cycle = ((t - self.delay) / self.period).floor();
+        let start = self.delay + cycle * self.period;
+        let fall = start + self.width * self.period;
+        if t < fall {
+            (self.amplitude, fall)
+        } else {
+            (0.0, start + self.period)
+        }
+    }
+}
+
+impl Block for Pulse {
+    fn outputs(&self, c: &mut Ctx) {
+        if c.is_major() {
+            let (level, next) = self.at(c.t);
+            c.xd[0] = next;
+            c.xd[1] = level;
+        }
+        c.side(0, c.xd[0] - c.t);
+        let v = c.xd[1];
+        c.set(0, v);
+    }
+}
+
 fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let amplitude = b.params.number_or("amplitude", 1.0)?;
     let period = b.params.number_or("period", 1.0)?;
@@ -115,14 +181,14 @@ fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         )));
     }
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| {
-        let phase = (t - delay).rem_euclid(period);
-        if t >= delay && phase < width * period {
-            amplitude
-        } else {
-            0.0
-        }
-    })))
+    b.zero_crossings(1);
+    b.discrete_states(vec![0.0, 0.0]);
+    Ok(Box::new(Pulse {
+        amplitude,
+        period,
+        width,
+        delay,
+    }))
 }
 
 fn clock(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {

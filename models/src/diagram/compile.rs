@@ -42,6 +42,7 @@ struct Node {
     x0: Vec<f64>,
     xd0: Vec<f64>,
     rate: Rate,
+    zero_crossings: usize,
     external: Option<External>,
 }
 
@@ -62,6 +63,7 @@ pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
     let declared = declare_ports(blocks)?;
     let feeds = connect(&flat, &declared)?;
     let nodes = build_all(blocks, &feeds)?;
+    check_event_options(blocks, &nodes)?;
     let sources = resolve_sources(blocks, &nodes, &feeds)?;
     check_dimensions(blocks, &nodes, &sources)?;
     let rates = resolve_rates(blocks, &nodes, &sources)?;
@@ -278,6 +280,7 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
                         x0: b_ctx.x0,
                         xd0: b_ctx.xd0,
                         rate: b_ctx.rate,
+                        zero_crossings: b_ctx.zero_crossings,
                         external: b_ctx.external,
                     });
                     progress = true;
@@ -296,6 +299,18 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
         .into_iter()
         .map(|n| n.expect("every block is built when the loop ends"))
         .collect())
+}
+
+/// `no_event` and `hysteresis` only on blocks that have zero crossings.
+fn check_event_options(blocks: &[FlatBlock], nodes: &[Node]) -> Result<(), DiagramError> {
+    for (fb, node) in blocks.iter().zip(nodes) {
+        if node.zero_crossings == 0 && (fb.no_event || fb.hysteresis > 0.0) {
+            let option = if fb.no_event { "no_event" } else { "hysteresis" };
+            return Err(DiagramError::at_block(ErrorKind::Parameter, &fb.path, format!("({}) has no zero crossings, so \"{option}\" does nothing", fb.kind.name))
+                .help("set it on the block that switches (a RelationalOperator, Switch, Saturation, Integrator with reset or limits, ...), or remove it"));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves the source port of every input.
@@ -630,6 +645,20 @@ fn assemble(
         x0.extend_from_slice(&node.x0);
         let xd = (xd0.len() as u32, (xd0.len() + node.xd0.len()) as u32);
         xd0.extend_from_slice(&node.xd0);
+        // Modes of the zero crossings follow the block's discrete states,
+        // starting on the positive side (the first major pass settles them).
+        xd0.extend(std::iter::repeat_n(1.0, node.zero_crossings));
+        let zc = (
+            layout.zero_crossings.len() as u32,
+            (layout.zero_crossings.len() + node.zero_crossings) as u32,
+        );
+        for k in 0..node.zero_crossings {
+            layout.zero_crossings.push(if node.zero_crossings == 1 {
+                fb.path.clone()
+            } else {
+                format!("{}#{}", fb.path, k + 1)
+            });
+        }
         let (exec, period) = match rates[b] {
             Resolved::Constant | Resolved::Continuous => (Exec::Always, 0.0),
             Resolved::Major => (Exec::Major, 0.0),
@@ -675,6 +704,9 @@ fn assemble(
             n_out: out_slots[b].len() as u16,
             x,
             xd,
+            zc,
+            events: !fb.no_event,
+            hysteresis: fb.hysteresis,
             hold: 0,
             exec,
             guard,

@@ -27,6 +27,10 @@ pub(crate) struct FlatBlock<'a> {
     pub sample_time: Option<SampleTime>,
     /// Index of the block whose output enables this one.
     pub guard: Option<usize>,
+    /// Zero-crossing detection turned off (`no_event`).
+    pub no_event: bool,
+    /// Hysteresis of its zero crossings (0: none).
+    pub hysteresis: f64,
 }
 
 /// One end of a link: a flat block and a port as written.
@@ -141,12 +145,26 @@ fn add_scope<'a>(
                 .help("set \"type\": \"Subsystem\" or move the inner blocks out"));
             }
             let kind = library_type(&def.kind, &path, !prefix.is_empty())?;
+            let hysteresis = match def.hysteresis {
+                None => 0.0,
+                Some(h) if h >= 0.0 && h.is_finite() => h,
+                Some(h) => {
+                    return Err(DiagramError::at_block(
+                        ErrorKind::Parameter,
+                        &path,
+                        format!("hysteresis must be a finite number >= 0, found {h}"),
+                    )
+                    .help("give the band, in the units of the switching signal, e.g. \"hysteresis\": 0.001"));
+                }
+            };
             flat.blocks.push(FlatBlock {
                 path,
                 kind,
                 params: &def.params,
                 sample_time,
                 guard,
+                no_event: def.no_event,
+                hysteresis,
             });
             Endpoint::Block(flat.blocks.len() - 1)
         };
@@ -235,6 +253,8 @@ fn add_subsystem<'a>(
                 params: &EMPTY,
                 sample_time: None,
                 guard: None,
+                no_event: false,
+                hysteresis: 0.0,
             });
             let action = flat.blocks.len() - 1;
             if let Some(g) = outer_guard {

@@ -44,6 +44,14 @@ pub struct BlockDef {
     /// discrete.
     #[serde(default)]
     pub sample_time: Option<Value>,
+    /// Turns zero-crossing detection off for this block: its switching
+    /// follows its inputs at every evaluation (Modelica's `noEvent`).
+    #[serde(default)]
+    pub no_event: bool,
+    /// Hysteresis of the block's zero crossings: after switching to the
+    /// negative side, a function switches back only beyond this value.
+    #[serde(default)]
+    pub hysteresis: Option<f64>,
     /// Subsystem contents (type `Subsystem` only).
     #[serde(default)]
     pub blocks: Option<Vec<BlockDef>>,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::compile::Resolved;
-use crate::blocks::{Block, Ctx, Slot};
+use crate::blocks::{Block, Ctx, Slot, Switching};
 use crate::model::{Layout, Model, NonFinite, StateRef};
 
 /// When a block computes its outputs.
@@ -26,7 +26,15 @@ pub(crate) struct Entry {
     pub outs: u32,
     pub n_out: u16,
     pub x: (u32, u32),
+    /// The block's discrete states in `xd`; the modes of its zero crossings
+    /// follow them.
     pub xd: (u32, u32),
+    /// The block's zero crossings (indices into the distance buffer).
+    pub zc: (u32, u32),
+    /// Zero-crossing detection on (not `no_event`).
+    pub events: bool,
+    /// Hysteresis of its zero crossings.
+    pub hysteresis: f64,
     /// Offset in `xd` of the held outputs, or `u32::MAX` when never held.
     pub hold: u32,
     pub exec: Exec,
@@ -124,7 +132,8 @@ impl Program {
         let mut xd = self.xd0.clone();
         let u: Vec<f64> = self.layout.inputs.iter().map(|v| v.default).collect();
         let hits = vec![true; self.layout.rates.len()];
-        self.pass(&mut signals, 0.0, &mut x, &mut xd, &u, Some(&hits));
+        let mut distance = vec![0.0; self.layout.zero_crossings.len()];
+        self.pass(&mut signals, &mut distance, 0.0, &mut x, &mut xd, &u, Some(&hits));
         self.xd0 = xd;
     }
 
@@ -151,43 +160,85 @@ impl Program {
             }
     }
 
-    /// Computes all block outputs. In a major pass (`hits` given), blocks
-    /// that run latch their outputs into their hold slots of `xd`; blocks
-    /// that do not run read their held outputs.
-    fn pass(&self, signals: &mut [f64], t: f64, x: &mut [f64], xd: &mut [f64], u: &[f64], hits: Option<&[bool]>) {
+    /// The evaluation context of block `e`, over whole buffers: `x`, `xd`
+    /// and `distance` are the model's, `dx` is the block's own slice.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn context<'c>(
+        &'c self,
+        e: &Entry,
+        t: f64,
+        major: bool,
+        signals: &'c mut [f64],
+        x: &'c mut [f64],
+        dx: &'c mut [f64],
+        xd: &'c mut [f64],
+        distance: &'c mut [f64],
+    ) -> Ctx<'c> {
+        let n_zc = (e.zc.1 - e.zc.0) as usize;
+        let (states, modes) = xd[e.xd.0 as usize..e.xd.1 as usize + n_zc].split_at_mut((e.xd.1 - e.xd.0) as usize);
+        Ctx {
+            t,
+            period: e.period,
+            x: &mut x[e.x.0 as usize..e.x.1 as usize],
+            dx,
+            xd: states,
+            signals,
+            inputs: &self.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
+            outputs: self.outputs_of(e),
+            switching: Switching {
+                major,
+                enabled: e.events,
+                hysteresis: e.hysteresis,
+                modes,
+                distance: &mut distance[e.zc.0 as usize..e.zc.1 as usize],
+            },
+        }
+    }
+
+    /// Computes all block outputs and switching distances. In a major pass
+    /// (`hits` given), blocks that run latch their outputs into their hold
+    /// slots of `xd` and may switch modes; blocks that do not run read their
+    /// held outputs and cannot switch.
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &self,
+        signals: &mut [f64],
+        distance: &mut [f64],
+        t: f64,
+        x: &mut [f64],
+        xd: &mut [f64],
+        u: &[f64],
+        hits: Option<&[bool]>,
+    ) {
         for &(i, offset) in &self.input_copies {
             signals[offset as usize] = u[i];
         }
         for (e, block) in self.entries.iter().zip(&self.blocks) {
-            let outs = &self.slots[e.outs as usize..e.outs as usize + e.n_out as usize];
             if self.runs(e, signals, hits) {
-                let mut c = Ctx::new(
-                    t,
-                    e.period,
-                    signals,
-                    &self.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
-                    outs,
-                    &mut x[e.x.0 as usize..e.x.1 as usize],
-                    &mut [],
-                    &mut xd[e.xd.0 as usize..e.xd.1 as usize],
-                );
+                let mut c = self.context(e, t, hits.is_some(), signals, x, &mut [], xd, distance);
                 block.outputs(&mut c);
                 if hits.is_some() && e.hold != u32::MAX {
-                    copy_outputs(outs, signals, &mut xd[e.hold as usize..], true);
+                    copy_outputs(self.outputs_of(e), signals, &mut xd[e.hold as usize..], true);
                 }
-            } else if e.hold != u32::MAX {
-                copy_outputs(outs, signals, &mut xd[e.hold as usize..], false);
+            } else {
+                distance[e.zc.0 as usize..e.zc.1 as usize].fill(f64::INFINITY);
+                if e.hold != u32::MAX {
+                    copy_outputs(self.outputs_of(e), signals, &mut xd[e.hold as usize..], false);
+                }
             }
         }
+    }
+
+    /// The output slots of block `e`.
+    fn outputs_of(&self, e: &Entry) -> &[Slot] {
+        &self.slots[e.outs as usize..e.outs as usize + e.n_out as usize]
     }
 
     /// The first block output (in execution order) that is not finite.
     fn locate_nonfinite(&self, signals: &[f64], t: f64) -> Option<NonFinite> {
         for (e, info) in self.entries.iter().zip(&self.info) {
-            for (j, s) in self.slots[e.outs as usize..e.outs as usize + e.n_out as usize]
-                .iter()
-                .enumerate()
-            {
+            for (j, s) in self.outputs_of(e).iter().enumerate() {
                 let values = &signals[s.offset as usize..(s.offset + s.width) as usize];
                 if let Some(&value) = values.iter().find(|v| !v.is_finite()) {
                     let stateful = e.x.1 > e.x.0;
@@ -230,6 +281,8 @@ fn copy_outputs(outs: &[Slot], signals: &mut [f64], hold: &mut [f64], latch: boo
 pub struct DiagramModel {
     program: Arc<Program>,
     signals: Vec<f64>,
+    /// Switching distances of the zero crossings, from the last pass.
+    distance: Vec<f64>,
     x: Vec<f64>,
     xd: Vec<f64>,
 }
@@ -241,9 +294,11 @@ impl DiagramModel {
         signals[0] = 1.0;
         let x = program.x0.clone();
         let xd = program.xd0.clone();
+        let distance = vec![f64::INFINITY; program.layout.zero_crossings.len()];
         DiagramModel {
             program,
             signals,
+            distance,
             x,
             xd,
         }
@@ -258,8 +313,15 @@ impl DiagramModel {
     fn minor_pass(&mut self, s: StateRef<'_>) {
         self.x.copy_from_slice(s.x);
         self.xd.copy_from_slice(s.xd);
-        self.program
-            .pass(&mut self.signals, s.t, &mut self.x, &mut self.xd, s.u, None);
+        self.program.pass(
+            &mut self.signals,
+            &mut self.distance,
+            s.t,
+            &mut self.x,
+            &mut self.xd,
+            s.u,
+            None,
+        );
     }
 
     fn gather_outputs(&self, y: &mut [f64]) {
@@ -296,15 +358,15 @@ impl Model for DiagramModel {
                 dx.fill(0.0);
                 continue;
             }
-            let mut c = Ctx::new(
+            let mut c = p.context(
+                e,
                 s.t,
-                e.period,
+                false,
                 &mut self.signals,
-                &p.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
-                &p.slots[e.outs as usize..e.outs as usize + e.n_out as usize],
-                &mut self.x[e.x.0 as usize..e.x.1 as usize],
+                &mut self.x,
                 dx,
-                &mut self.xd[e.xd.0 as usize..e.xd.1 as usize],
+                &mut self.xd,
+                &mut self.distance,
             );
             p.blocks[i as usize].derivatives(&mut c);
         }
@@ -325,7 +387,8 @@ impl Model for DiagramModel {
         y: &mut [f64],
     ) -> Result<(), NonFinite> {
         self.x.copy_from_slice(x);
-        self.program.pass(&mut self.signals, t, &mut self.x, xd, u, Some(hits));
+        self.program
+            .pass(&mut self.signals, &mut self.distance, t, &mut self.x, xd, u, Some(hits));
         self.gather_outputs(y);
         if self.signals.iter().all(|v| v.is_finite()) {
             Ok(())
@@ -337,6 +400,11 @@ impl Model for DiagramModel {
         }
     }
 
+    fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
+        self.minor_pass(s);
+        z.copy_from_slice(&self.distance);
+    }
+
     fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], _u: &[f64]) {
         let p = &*self.program;
         for &i in &p.stateful {
@@ -344,16 +412,7 @@ impl Model for DiagramModel {
             if !p.runs(e, &self.signals, Some(hits)) {
                 continue;
             }
-            let mut c = Ctx::new(
-                t,
-                e.period,
-                &mut self.signals,
-                &p.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
-                &p.slots[e.outs as usize..e.outs as usize + e.n_out as usize],
-                &mut x[e.x.0 as usize..e.x.1 as usize],
-                &mut [],
-                &mut xd[e.xd.0 as usize..e.xd.1 as usize],
-            );
+            let mut c = p.context(e, t, true, &mut self.signals, x, &mut [], xd, &mut self.distance);
             p.blocks[i as usize].update(&mut c);
         }
     }
