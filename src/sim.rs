@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tandem_config::{fixed_step, Overrides};
 use tandem_models::{diagram, Model};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
-use tandem_runtime::Simulation;
+use tandem_runtime::{ChatterPolicy, EventSettings, Simulation};
 
 /// Arguments of `tandem sim`.
 #[derive(Args)]
@@ -32,6 +32,58 @@ pub struct SimArgs {
     /// Also draw every output against time into this .svg or .png file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Locate zero crossings in time (on), or let modes switch only at
+    /// grid steps (off: step-granular, as the CBD paper's simulator).
+    #[arg(long, value_enum, default_value = "on")]
+    events: Switch,
+    /// Width of a located event's final bracket, relative to max(1, t).
+    #[arg(long, default_value_t = 1e-12)]
+    event_tolerance: f64,
+    /// What chattering does: stop with a diagnostic, or disable event
+    /// location for the block that chatters and go on.
+    #[arg(long, default_value = "stop")]
+    chatter: ChatterPolicy,
+    /// Consecutive events (each within 1e-9 s relative of the one before)
+    /// that count as chattering.
+    #[arg(long, default_value_t = 1000)]
+    max_consecutive_events: u32,
+    /// Also record the outputs just before and after every event (two rows
+    /// with the same time).
+    #[arg(long)]
+    record_events: bool,
+}
+
+/// On or off.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
+}
+
+impl SimArgs {
+    /// The event settings the arguments ask for.
+    fn events(&self) -> anyhow::Result<EventSettings> {
+        if !(self.event_tolerance > 0.0 && self.event_tolerance < 1e-3) {
+            anyhow::bail!(
+                "--event-tolerance must be between 0 and 1e-3 (relative), found {}",
+                self.event_tolerance
+            );
+        }
+        if self.max_consecutive_events < 2 {
+            anyhow::bail!(
+                "--max-consecutive-events must be at least 2, found {}",
+                self.max_consecutive_events
+            );
+        }
+        Ok(EventSettings {
+            locate: self.events == Switch::On,
+            tolerance: self.event_tolerance,
+            max_consecutive: self.max_consecutive_events,
+            chatter: self.chatter,
+            record: self.record_events,
+            ..EventSettings::default()
+        })
+    }
 }
 
 /// Runs `tandem sim`.
@@ -52,7 +104,10 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let out = args.out.clone().unwrap_or_else(|| default_csv(&args.model));
     let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
     let mut trace = Trace::default();
-    let mut sim = Simulation::new(&mut model, settings).with_context(|| args.model.display().to_string())?;
+    let events = args.events()?;
+    let mut sim = Simulation::new(&mut model, settings)
+        .with_context(|| args.model.display().to_string())?
+        .with_events(events);
     let mut progress = Progress::new();
     let result = if args.plot.is_some() {
         sim.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))
@@ -76,8 +131,18 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         crate::plot::write(plot, title, &trace, &layout.outputs)
             .with_context(|| format!("cannot draw {}", plot.display()))?;
     }
+    let mut events = format!("{} events", summary.events);
+    if summary.shortened > 0 {
+        events += &format!(", {} steps shortened to stay finite", summary.shortened);
+    }
+    if !summary.disabled.is_empty() {
+        events += &format!(
+            ", events no longer located for chattering block(s) {}",
+            summary.disabled.join(", ")
+        );
+    }
     println!(
-        "{}: {} steps of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations); wrote {}{}",
+        "{}: {} steps of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations, {events}); wrote {}{}",
         stem(&args.model),
         summary.steps,
         settings.method,

@@ -8,6 +8,11 @@ use serde_json::json;
 /// Writes `model` to a file, runs `tandem sim` on it with `extra`
 /// arguments, expects failure and returns stderr.
 fn sim_error(name: &str, model: &str, extra: &[&str]) -> String {
+    sim_error_in(name, model, extra).0
+}
+
+/// As [`sim_error`], also returning the directory the run happened in.
+fn sim_error_in(name: &str, model: &str, extra: &[&str]) -> (String, std::path::PathBuf) {
     let dir = common::scratch(name);
     std::fs::write(dir.join("model.json"), model).unwrap();
     let mut args = vec!["sim", "model.json"];
@@ -20,7 +25,7 @@ fn sim_error(name: &str, model: &str, extra: &[&str]) -> String {
         stderr.starts_with("error: model.json"),
         "{name}: the message should start with the file:\n{stderr}"
     );
-    stderr
+    (stderr, dir)
 }
 
 fn assert_mentions(stderr: &str, fragments: &[&str]) {
@@ -270,7 +275,7 @@ fn non_finite_value_names_time_and_block_and_keeps_the_rows_written() {
         "simulation": {"step": 0.25, "stop": 2.0}
     }))
     .unwrap();
-    let e = sim_error("nan", &m, &["--out", "out.csv"]);
+    let (e, dir) = sim_error_in("nan", &m, &["--out", "out.csv"]);
     assert_mentions(
         &e,
         &[
@@ -279,9 +284,7 @@ fn non_finite_value_names_time_and_block_and_keeps_the_rows_written() {
             "out.csv",
         ],
     );
-    let written =
-        std::fs::read_to_string(std::env::temp_dir().join(format!("tandem-test-{}-nan/out.csv", std::process::id())))
-            .unwrap();
+    let written = std::fs::read_to_string(dir.join("out.csv")).unwrap();
     assert_eq!(
         written.lines().count(),
         1 + 5,

@@ -68,7 +68,7 @@ fn step_granular_impacts(h: f64, stop: f64) -> Vec<f64> {
 #[test]
 fn bouncing_ball_impacts_follow_step_granular_resets() {
     let h = 0.01;
-    let t = simulate_example("bouncing_ball", &[]);
+    let t = simulate_example("bouncing_ball", &["--events", "off"]);
     let (time, x) = (t.column("time"), t.column("x"));
     let impacts = detected_impacts(&time, &x);
     // The first impact is seen at the first step after the closed-form time.
@@ -93,6 +93,69 @@ fn bouncing_ball_impacts_follow_step_granular_resets() {
     for i in 0..300 {
         let exact = 10.0 + 15.0 * time[i] - 9.81 * time[i] * time[i] / 2.0;
         assert!((x[i] - exact).abs() < 1e-9, "x({}) = {} vs {exact}", time[i], x[i]);
+    }
+}
+
+/// The closed-form impact times of the reference: t1 and t_{n+1} = t_n + 2 e^n s1 / g.
+fn closed_form_impacts(count: usize) -> Vec<f64> {
+    let (g, e, x0, v0) = (9.81f64, 0.8f64, 10.0f64, 15.0f64);
+    let s1 = (v0 * v0 + 2.0 * g * x0).sqrt();
+    let mut t = vec![(v0 + s1) / g];
+    for n in 1..count {
+        t.push(t[n - 1] + 2.0 * e.powi(n as i32) * s1 / g);
+    }
+    t
+}
+
+#[test]
+fn bouncing_ball_events_land_on_the_closed_form() {
+    let t = simulate_example("bouncing_ball", &["--record-events", "--stop", "18"]);
+    let (time, x, v) = (t.column("time"), t.column("x"), t.column("v"));
+    // Event rows come in pairs with equal times: before and after.
+    let impacts: Vec<f64> = (1..time.len())
+        .filter(|&i| time[i] == time[i - 1] && v[i - 1] < 0.0 && v[i] > 0.0)
+        .map(|i| time[i])
+        .collect();
+    let reference: Vec<f64> = ball_reference()["impact_times"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let closed = closed_form_impacts(9);
+    for k in 0..8 {
+        assert!(
+            (closed[k] - reference[k]).abs() < 1e-12,
+            "the closed form disagrees with the reference file"
+        );
+        assert!(
+            (impacts[k] - reference[k]).abs() < 1e-9,
+            "impact {} at {}, reference {}",
+            k + 1,
+            impacts[k],
+            reference[k]
+        );
+    }
+    // Between impacts, every grid row is on the closed-form parabola.
+    let (g, e) = (9.81f64, 0.8f64);
+    let s1 = (15.0f64 * 15.0 + 2.0 * g * 10.0).sqrt();
+    for i in 0..time.len() {
+        if time[i] > closed[8] || (i > 0 && time[i] == time[i - 1]) || (i + 1 < time.len() && time[i] == time[i + 1]) {
+            continue;
+        }
+        let k = closed.iter().filter(|&&c| c <= time[i]).count();
+        let exact = if k == 0 {
+            10.0 + 15.0 * time[i] - g * time[i] * time[i] / 2.0
+        } else {
+            let s = time[i] - closed[k - 1];
+            e.powi(k as i32) * s1 * s - g * s * s / 2.0
+        };
+        assert!(
+            (x[i] - exact).abs() < 1e-9,
+            "x({}) = {} but the parabola gives {exact}",
+            time[i],
+            x[i]
+        );
     }
 }
 

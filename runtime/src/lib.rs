@@ -14,9 +14,11 @@
 //! assert!((trace.rows.last().unwrap()[0] - 1.0).abs() < 1e-12);
 //! ```
 
+pub mod events;
 pub mod explicit;
 pub mod record;
 pub mod sim;
 
+pub use events::{ChatterPolicy, EventSettings};
 pub use explicit::{ExplicitRk, Method};
 pub use sim::{FixedStep, SimError, Simulation, Summary};

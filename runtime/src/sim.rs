@@ -7,8 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use tandem_models::{Model, NonFinite, SampleTime};
+use tandem_models::{Model, NonFinite, SampleTime, StateRef};
 
+use crate::events::{illinois, ChatterPolicy, ChatterWatch, EventSettings};
 use crate::explicit::{ExplicitRk, Method};
 use crate::record::Recorder;
 
@@ -39,18 +40,44 @@ pub enum SimError {
     /// A value stopped being finite.
     #[error(transparent)]
     NonFinite(#[from] NonFinite),
+    /// A block switched back and forth without time passing.
+    #[error("chattering: {count} consecutive events of block \"{block}\" at t = {time} s, each within the event window of the one before\n  help: give the block \"hysteresis\": <band>, mark it \"no_event\": true if its switching is smooth, or run with --chatter disable to locate its events no more")]
+    Chattering {
+        /// The block that keeps switching.
+        block: String,
+        /// When the limit was reached.
+        time: f64,
+        /// Consecutive events counted.
+        count: u32,
+    },
+    /// The event iteration at one instant did not settle.
+    #[error("event storm at t = {time} s: block \"{block}\" still switches after {iterations} rounds of the event iteration at that instant\n  help: check the block's reset logic and the signals that feed it (a reset that re-triggers itself)")]
+    EventStorm {
+        /// The block still switching.
+        block: String,
+        /// The instant.
+        time: f64,
+        /// Rounds taken.
+        iterations: u32,
+    },
     /// The recorder failed (disk full, closed pipe).
     #[error("cannot write the results: {0}")]
     Record(#[from] std::io::Error),
 }
 
 /// What a finished run reports.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Summary {
     /// Major steps taken.
     pub steps: u64,
     /// Derivative evaluations.
     pub evaluations: u64,
+    /// State events located and handled.
+    pub events: u64,
+    /// Steps shortened because the full step gave non-finite values.
+    pub shortened: u64,
+    /// Blocks whose events stopped being located (chattering policy).
+    pub disabled: Vec<String>,
     /// Wall-clock time of the run.
     pub wall: Duration,
 }
@@ -92,6 +119,7 @@ fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, SimError> {
 pub struct Simulation<'m> {
     model: &'m mut dyn Model,
     settings: FixedStep,
+    events: EventSettings,
     rates: Vec<TickRate>,
     integrator: ExplicitRk,
     x: Vec<f64>,
@@ -99,32 +127,69 @@ pub struct Simulation<'m> {
     u: Vec<f64>,
     y: Vec<f64>,
     hits: Vec<bool>,
+    /// No rate hits (event instants between grid steps).
+    no_hits: Vec<bool>,
+    /// The state at the start of the step being tried.
+    x_start: Vec<f64>,
+    /// The states before a round of the event iteration.
+    x_before: Vec<f64>,
+    xd_before: Vec<f64>,
+    /// Switching distances of the zero crossings.
+    distance: Vec<f64>,
+    /// Zero crossings whose location was turned off for chattering.
+    disabled: Vec<bool>,
+    chatter: ChatterWatch,
+    counts: Counts,
+}
+
+/// Event statistics of a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    events: u64,
+    /// Steps shortened because a full one gave non-finite values.
+    shortened: u64,
 }
 
 impl<'m> Simulation<'m> {
-    /// Prepares a run (allocates every buffer). Inputs start at their
-    /// defaults.
+    /// Prepares a run (allocates every buffer) with the default event
+    /// settings. Inputs start at their defaults.
     pub fn new(model: &'m mut dyn Model, settings: FixedStep) -> Result<Self, SimError> {
         let rates = tick_rates(model, settings.step)?;
         let layout = model.layout();
-        let (n, nd) = (layout.states.len(), layout.discrete);
+        let (n, nd, nz) = (layout.states.len(), layout.discrete, layout.zero_crossings.len());
         let u = layout.inputs.iter().map(|v| v.default).collect();
         let y = vec![0.0; layout.outputs.len()];
         let hits = vec![false; rates.len()];
+        let no_hits = hits.clone();
         let mut x = vec![0.0; n];
         let mut xd = vec![0.0; nd];
         model.initial_state(&mut x, &mut xd);
         Ok(Simulation {
             model,
             settings,
+            events: EventSettings::default(),
             rates,
             integrator: ExplicitRk::new(settings.method, n),
+            x_start: x.clone(),
+            x_before: x.clone(),
+            xd_before: xd.clone(),
             x,
             xd,
             u,
             y,
             hits,
+            no_hits,
+            distance: vec![f64::INFINITY; nz],
+            disabled: vec![false; nz],
+            chatter: ChatterWatch::default(),
+            counts: Counts::default(),
         })
+    }
+
+    /// Replaces the event settings.
+    pub fn with_events(mut self, events: EventSettings) -> Self {
+        self.events = events;
+        self
     }
 
     /// Number of major steps the run takes (the last lands on the stop time,
@@ -133,7 +198,7 @@ impl<'m> Simulation<'m> {
         (self.settings.stop / self.settings.step * (1.0 + 1e-12)).floor() as u64
     }
 
-    /// Runs to the stop time, recording the outputs at every major step
+    /// Runs to the stop time, recording the outputs at every grid step
     /// (including t = 0), and calling `progress` with the fraction done
     /// about a hundred times.
     pub fn run(&mut self, recorder: &mut dyn Recorder, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
@@ -154,9 +219,10 @@ impl<'m> Simulation<'m> {
                 break;
             }
             self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            if !self.x.is_empty() {
-                self.integrator.step(self.model, t, h, &mut self.x, &self.xd, &self.u);
+            if self.events.locate && !self.distance.is_empty() {
+                self.settle(t)?;
             }
+            self.advance(t, (n + 1) as f64 * h, recorder)?;
             if n % every == 0 {
                 progress(n as f64 / total as f64);
             }
@@ -165,8 +231,201 @@ impl<'m> Simulation<'m> {
         Ok(Summary {
             steps: total,
             evaluations: self.integrator.evaluations(),
+            events: self.counts.events,
+            shortened: self.counts.shortened,
             wall: start.elapsed(),
+            disabled: self.disabled_blocks(),
         })
+    }
+
+    /// Integrates the continuous states from `t0` to the grid time `t1`,
+    /// stopping at every located event on the way.
+    fn advance(&mut self, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        if self.x.is_empty() && self.distance.is_empty() {
+            return Ok(());
+        }
+        let mut t = t0;
+        while t1 - t > self.events.tolerance_at(t1) {
+            self.x_start.copy_from_slice(&self.x);
+            let Some(h) = self.finite_step(t, t1 - t) else {
+                // Non-finite even on tiny steps: take the full step and let
+                // the next major step name the block that produced it.
+                self.x.copy_from_slice(&self.x_start);
+                self.integrator
+                    .step(self.model, t, t1 - t, &mut self.x, &self.xd, &self.u);
+                return Ok(());
+            };
+            let end = if h == t1 - t { t1 } else { t + h };
+            if !self.events.locate || self.distance_at(end) >= 0.0 {
+                t = end;
+                continue;
+            }
+            let tau = self.locate(t, h);
+            t += tau;
+            self.on_event(t, recorder)?;
+        }
+        Ok(())
+    }
+
+    /// Steps `x` from `x_start` by `h`, or by the longest of `h / 2^k` that
+    /// keeps it finite (a mode's continuous extension can leave its domain,
+    /// like sqrt of a slightly negative value, before the event is reached).
+    /// Returns the length taken, or `None` when no step stays finite.
+    fn finite_step(&mut self, t: f64, h: f64) -> Option<f64> {
+        let mut h = h;
+        for _ in 0..1100 {
+            self.x.copy_from_slice(&self.x_start);
+            self.integrator.step(self.model, t, h, &mut self.x, &self.xd, &self.u);
+            if self.x.iter().all(|v| v.is_finite()) {
+                return Some(h);
+            }
+            self.counts.shortened += 1;
+            h *= 0.5;
+        }
+        None
+    }
+
+    /// The smallest switching distance (of the functions still located) at
+    /// time `t` with the current state `x`.
+    fn distance_at(&mut self, t: f64) -> f64 {
+        self.model.zero_crossings(
+            StateRef {
+                t,
+                x: &self.x,
+                xd: &self.xd,
+                u: &self.u,
+            },
+            &mut self.distance,
+        );
+        self.distance
+            .iter()
+            .zip(&self.disabled)
+            .filter(|(_, off)| !**off)
+            .map(|(d, _)| *d)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Locates the first crossing in a step of length `h` from `t` (whose
+    /// end is past it) and leaves `x` just past it. Returns its offset.
+    fn locate(&mut self, t: f64, h: f64) -> f64 {
+        let at_end = self.distance_at(t + h);
+        self.x.copy_from_slice(&self.x_start);
+        let at_start = self.distance_at(t).max(0.0);
+        let tol = self.events.tolerance_at(t + h);
+        let tau = illinois(|tau| self.distance_after(t, tau), 0.0, at_start, h, at_end, tol);
+        self.distance_after(t, tau);
+        tau
+    }
+
+    /// The smallest switching distance after a step of `tau` from `t`,
+    /// leaving `x` at the end of that step.
+    fn distance_after(&mut self, t: f64, tau: f64) -> f64 {
+        self.x.copy_from_slice(&self.x_start);
+        self.integrator.step(self.model, t, tau, &mut self.x, &self.xd, &self.u);
+        if self.x.iter().any(|v| !v.is_finite()) {
+            return f64::NAN;
+        }
+        self.distance_at(t + tau)
+    }
+
+    /// Handles an event at `t`: counts it against chattering, records the
+    /// outputs before and after when asked, and runs the event iteration.
+    fn on_event(&mut self, t: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        self.counts.events += 1;
+        let consecutive = self.chatter.observe(t, self.events.window * t.abs().max(1.0));
+        if consecutive >= self.events.max_consecutive {
+            let block = self.crossing_block();
+            match self.events.chatter {
+                ChatterPolicy::Stop => {
+                    return Err(SimError::Chattering {
+                        block,
+                        time: t,
+                        count: consecutive,
+                    })
+                }
+                ChatterPolicy::Disable => self.disable(&block),
+            }
+        }
+        if self.events.record {
+            self.model.outputs(
+                StateRef {
+                    t,
+                    x: &self.x,
+                    xd: &self.xd,
+                    u: &self.u,
+                },
+                &mut self.y,
+            );
+            recorder.record(t, &self.y)?;
+        }
+        self.settle(t)?;
+        if self.events.record {
+            self.model.outputs(
+                StateRef {
+                    t,
+                    x: &self.x,
+                    xd: &self.xd,
+                    u: &self.u,
+                },
+                &mut self.y,
+            );
+            recorder.record(t, &self.y)?;
+        }
+        Ok(())
+    }
+
+    /// The event iteration at `t`: major outputs (modes switch) and update
+    /// (resets), repeated until neither changes a state, as Modelica's
+    /// event iteration repeats until no discrete variable changes.
+    fn settle(&mut self, t: f64) -> Result<(), SimError> {
+        for _ in 0..self.events.max_iterations {
+            self.x_before.copy_from_slice(&self.x);
+            self.xd_before.copy_from_slice(&self.xd);
+            self.model
+                .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.no_hits, &mut self.y)?;
+            self.check_finite(t)?;
+            self.model.update(t, &self.no_hits, &mut self.x, &mut self.xd, &self.u);
+            if self.x == self.x_before && self.xd == self.xd_before {
+                return Ok(());
+            }
+        }
+        Err(SimError::EventStorm {
+            block: self.crossing_block(),
+            time: t,
+            iterations: self.events.max_iterations,
+        })
+    }
+
+    /// The block owning the most negative switching distance.
+    fn crossing_block(&self) -> String {
+        let names = &self.model.layout().zero_crossings;
+        let worst = (0..self.distance.len())
+            .filter(|&i| !self.disabled[i])
+            .min_by(|&i, &j| self.distance[i].total_cmp(&self.distance[j]));
+        worst.map_or_else(String::new, |i| block_of(&names[i]).to_string())
+    }
+
+    /// Stops locating the zero crossings of `block`.
+    fn disable(&mut self, block: &str) {
+        for (off, name) in self.disabled.iter_mut().zip(&self.model.layout().zero_crossings) {
+            if block_of(name) == block {
+                *off = true;
+            }
+        }
+        self.chatter = ChatterWatch::default();
+    }
+
+    /// Blocks whose zero crossings are no longer located.
+    fn disabled_blocks(&self) -> Vec<String> {
+        let names = &self.model.layout().zero_crossings;
+        let mut blocks: Vec<String> = names
+            .iter()
+            .zip(&self.disabled)
+            .filter(|(_, off)| **off)
+            .map(|(n, _)| block_of(n).to_string())
+            .collect();
+        blocks.dedup();
+        blocks
     }
 
     /// Catches non-finite states and outputs of models that do not check
@@ -189,6 +448,11 @@ impl<'m> Simulation<'m> {
             None => Ok(()),
         }
     }
+}
+
+/// The block a zero crossing belongs to (`path` or `path#k`).
+fn block_of(zero_crossing: &str) -> &str {
+    zero_crossing.split('#').next().unwrap_or(zero_crossing)
 }
 
 #[cfg(test)]

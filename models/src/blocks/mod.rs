@@ -148,7 +148,7 @@ impl<'a> Ctx<'a> {
         let side = if !sw.major {
             latched
         } else if latched {
-            !(z < 0.0)
+            z >= 0.0 || z.is_nan()
         } else if sw.hysteresis > 0.0 {
             z > sw.hysteresis
         } else {

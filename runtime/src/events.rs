@@ -1,0 +1,173 @@
+//! State events for the drivers: settings, locating a crossing in time, and
+//! watching for chattering.
+//!
+//! A model reports, per zero-crossing function, a switching distance that is
+//! positive while its mode holds ([`tandem_models::Model::zero_crossings`]).
+//! When a step ends with a negative distance, the driver finds the instant
+//! it crossed zero by re-integrating the step with shorter lengths (the
+//! Illinois variant of regula falsi), stops there, and runs the event
+//! iteration: major outputs (modes switch), update (resets), re-check.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// What to do when a block keeps switching without time passing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChatterPolicy {
+    /// Stop the run with a diagnostic naming the block.
+    Stop,
+    /// Turn event location off for that block and go on (its switching
+    /// becomes step-granular); the run's summary names it.
+    Disable,
+}
+
+impl FromStr for ChatterPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "stop" => Ok(ChatterPolicy::Stop),
+            "disable" => Ok(ChatterPolicy::Disable),
+            other => Err(format!("unknown chattering policy \"{other}\"; use stop or disable")),
+        }
+    }
+}
+
+impl fmt::Display for ChatterPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ChatterPolicy::Stop => "stop",
+            ChatterPolicy::Disable => "disable",
+        })
+    }
+}
+
+/// How state events are handled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventSettings {
+    /// Locate zero crossings in time (off: modes switch only at grid
+    /// steps, as in a step-granular simulator).
+    pub locate: bool,
+    /// Width of the final bracket of a located event, relative to
+    /// max(1, |t|) seconds.
+    pub tolerance: f64,
+    /// Events closer than `window` (relative, like `tolerance`) to the
+    /// previous one count as consecutive; this many in a row is chattering.
+    pub max_consecutive: u32,
+    /// Relative time window of consecutive events.
+    pub window: f64,
+    /// What chattering does.
+    pub chatter: ChatterPolicy,
+    /// Rounds of the event iteration at one instant before it is an event
+    /// storm.
+    pub max_iterations: u32,
+    /// Record the outputs just before and just after each event (two rows
+    /// with the same time) besides the regular grid.
+    pub record: bool,
+}
+
+impl Default for EventSettings {
+    fn default() -> Self {
+        EventSettings {
+            locate: true,
+            tolerance: 1e-12,
+            max_consecutive: 1000,
+            window: 1e-9,
+            chatter: ChatterPolicy::Stop,
+            max_iterations: 100,
+            record: false,
+        }
+    }
+}
+
+impl EventSettings {
+    /// The absolute time tolerance near `t`.
+    pub fn tolerance_at(&self, t: f64) -> f64 {
+        self.tolerance * t.abs().max(1.0)
+    }
+}
+
+/// Finds where `f` crosses zero in `[a, b]`, given `f(a) >= 0 > f(b)`:
+/// returns the right end of a bracket narrower than `tol`, where `f` is
+/// already negative (so the event has happened there).
+pub fn illinois(mut f: impl FnMut(f64) -> f64, mut a: f64, mut fa: f64, mut b: f64, mut fb: f64, tol: f64) -> f64 {
+    // Which end the last two new points replaced: the Illinois rule halves
+    // the value kept at the other end when one end stalls.
+    let mut last = 0i8;
+    for _ in 0..200 {
+        if b - a <= tol {
+            break;
+        }
+        let mut c = b - fb * (b - a) / (fb - fa);
+        if !(c > a && c < b) {
+            c = 0.5 * (a + b);
+        }
+        // Never let the bracket shrink slower than bisection near the end.
+        c = c.clamp(a + 0.25 * tol, b - 0.25 * tol);
+        let fc = f(c);
+        if fc < 0.0 || fc.is_nan() {
+            (b, fb) = (c, if fc.is_nan() { -f64::MIN_POSITIVE } else { fc });
+            if last == -1 {
+                fa *= 0.5;
+            }
+            last = -1;
+        } else {
+            (a, fa) = (c, fc);
+            if last == 1 {
+                fb *= 0.5;
+            }
+            last = 1;
+        }
+    }
+    b
+}
+
+/// Counts events that follow each other within a short window.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChatterWatch {
+    last: Option<f64>,
+    count: u32,
+}
+
+impl ChatterWatch {
+    /// Notes an event at `t` and returns how many consecutive events
+    /// (closer than `window` each to the one before) end with it.
+    pub fn observe(&mut self, t: f64, window: f64) -> u32 {
+        self.count = match self.last {
+            Some(last) if t - last <= window => self.count + 1,
+            _ => 1,
+        };
+        self.last = Some(t);
+        self.count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn illinois_brackets_roots_of_curved_functions_tightly() {
+        for root in [0.1, 0.5, 0.999] {
+            let f = |t: f64| (root - t) * (1.0 + 10.0 * t * t);
+            let b = illinois(f, 0.0, f(0.0), 1.0, f(1.0), 1e-13);
+            assert!(f(b) < 0.0 || f(b) == 0.0);
+            assert!((b - root).abs() <= 1e-13, "root {root}: {b}");
+        }
+    }
+
+    #[test]
+    fn illinois_treats_nan_as_past_the_crossing() {
+        let f = |t: f64| if t > 0.3 { f64::NAN } else { 0.3 - t };
+        let b = illinois(f, 0.0, 0.3, 1.0, f64::NAN, 1e-12);
+        assert!((b - 0.3).abs() < 1e-11, "{b}");
+    }
+
+    #[test]
+    fn chatter_watch_counts_only_close_events() {
+        let mut w = ChatterWatch::default();
+        assert_eq!(w.observe(1.0, 1e-9), 1);
+        assert_eq!(w.observe(1.0 + 1e-12, 1e-9), 2);
+        assert_eq!(w.observe(1.0 + 2e-12, 1e-9), 3);
+        assert_eq!(w.observe(2.0, 1e-9), 1);
+    }
+}
