@@ -5,22 +5,8 @@
 
 mod common;
 
-use serde_json::{json, Value};
-
-/// Simulates a model given as JSON and returns its CSV.
-fn simulate(name: &str, model: Value, args: &[&str]) -> common::Table {
-    let dir = common::scratch(name);
-    std::fs::write(dir.join("m.json"), model.to_string()).unwrap();
-    let mut all = vec!["sim", "m.json", "--out", "out.csv"];
-    all.extend_from_slice(args);
-    common::tandem_ok(&dir, &all);
-    common::Table::read(&dir.join("out.csv"))
-}
-
-/// A model: the given blocks and links, with the simulation settings.
-fn model(blocks: Value, links: Value, solver: &str, step: f64, stop: f64) -> Value {
-    json!({"blocks": blocks, "links": links, "simulation": {"solver": solver, "step": step, "stop": stop}})
-}
+use common::{model, simulate};
+use serde_json::json;
 
 #[test]
 fn counters_in_an_rk4_model_count_once_per_hit() {

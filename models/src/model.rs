@@ -123,7 +123,8 @@ pub trait Model: Send {
 
     /// Writes the outputs at a major step at time `t`. Discrete blocks whose
     /// rate is in `hits` recompute their outputs and latch them into `xd`.
-    /// Reports the first value that is not finite. The default suits models
+    /// When a state or an output is not finite, reports where the first
+    /// non-finite value came from. The default suits models
     /// without discrete parts.
     fn major_outputs(
         &mut self,

@@ -131,6 +131,8 @@ pub struct Simulation<'m> {
     no_hits: Vec<bool>,
     /// The state at the start of the step being tried.
     x_start: Vec<f64>,
+    /// Derivatives for the forward-Euler fallback.
+    dx: Vec<f64>,
     /// The states before a round of the event iteration.
     x_before: Vec<f64>,
     xd_before: Vec<f64>,
@@ -140,6 +142,19 @@ pub struct Simulation<'m> {
     disabled: Vec<bool>,
     chatter: ChatterWatch,
     counts: Counts,
+    /// Length of the last step shortened to stay finite (infinite when the
+    /// last step was not shortened).
+    shortened_to: f64,
+}
+
+/// A step taken between grid points.
+#[derive(Clone, Copy, Debug)]
+struct SubStep {
+    /// Its length.
+    length: f64,
+    /// Taken with the run's method, so that events in it can be located by
+    /// re-integration (false for the short forward-Euler fallback).
+    located: bool,
 }
 
 /// Event statistics of a run.
@@ -171,6 +186,7 @@ impl<'m> Simulation<'m> {
             rates,
             integrator: ExplicitRk::new(settings.method, n),
             x_start: x.clone(),
+            dx: vec![0.0; n],
             x_before: x.clone(),
             xd_before: xd.clone(),
             x,
@@ -183,6 +199,7 @@ impl<'m> Simulation<'m> {
             disabled: vec![false; nz],
             chatter: ChatterWatch::default(),
             counts: Counts::default(),
+            shortened_to: f64::INFINITY,
         })
     }
 
@@ -247,7 +264,7 @@ impl<'m> Simulation<'m> {
         let mut t = t0;
         while t1 - t > self.events.tolerance_at(t1) {
             self.x_start.copy_from_slice(&self.x);
-            let Some(h) = self.finite_step(t, t1 - t) else {
+            let Some(SubStep { length: h, located }) = self.finite_step(t, t1 - t) else {
                 // Non-finite even on tiny steps: take the full step and let
                 // the next major step name the block that produced it.
                 self.x.copy_from_slice(&self.x_start);
@@ -260,7 +277,9 @@ impl<'m> Simulation<'m> {
                 t = end;
                 continue;
             }
-            let tau = self.locate(t, h);
+            // A forward-Euler sub-step is as short as the event tolerance:
+            // the event is at its end.
+            let tau = if located { self.locate(t, h) } else { h };
             t += tau;
             self.on_event(t, recorder)?;
         }
@@ -270,19 +289,42 @@ impl<'m> Simulation<'m> {
     /// Steps `x` from `x_start` by `h`, or by the longest of `h / 2^k` that
     /// keeps it finite (a mode's continuous extension can leave its domain,
     /// like sqrt of a slightly negative value, before the event is reached).
-    /// Returns the length taken, or `None` when no step stays finite.
-    fn finite_step(&mut self, t: f64, h: f64) -> Option<f64> {
-        let mut h = h;
-        for _ in 0..1100 {
+    /// Below the event time tolerance it takes one forward-Euler step of
+    /// that length instead, which needs only the derivative at the start;
+    /// an overshoot past the domain's edge then shows as an event there.
+    fn finite_step(&mut self, t: f64, h: f64) -> Option<SubStep> {
+        // Start from twice the last shortened length: near a domain
+        // boundary the usable length shrinks a little each time.
+        let shortest = self.events.tolerance_at(t);
+        let mut length = h.min(2.0 * self.shortened_to);
+        while length >= shortest {
             self.x.copy_from_slice(&self.x_start);
-            self.integrator.step(self.model, t, h, &mut self.x, &self.xd, &self.u);
+            self.integrator
+                .step(self.model, t, length, &mut self.x, &self.xd, &self.u);
             if self.x.iter().all(|v| v.is_finite()) {
-                return Some(h);
+                self.shortened_to = if length < h { length } else { f64::INFINITY };
+                return Some(SubStep { length, located: true });
             }
             self.counts.shortened += 1;
-            h *= 0.5;
+            length *= 0.5;
         }
-        None
+        let length = shortest.min(h);
+        self.model.derivatives(
+            StateRef {
+                t,
+                x: &self.x_start,
+                xd: &self.xd,
+                u: &self.u,
+            },
+            &mut self.dx,
+        );
+        for ((x, x0), d) in self.x.iter_mut().zip(&self.x_start).zip(&self.dx) {
+            *x = x0 + length * d;
+        }
+        self.x
+            .iter()
+            .all(|v| v.is_finite())
+            .then_some(SubStep { length, located: false })
     }
 
     /// The smallest switching distance (of the functions still located) at

@@ -92,3 +92,39 @@ pub fn simulate_example(name: &str, extra: &[&str]) -> Table {
     tandem_ok(&dir, &args);
     Table::read(&out)
 }
+
+/// Simulates a model given as JSON with `tandem sim` and extra `args`, and
+/// returns its CSV.
+pub fn simulate(name: &str, model: serde_json::Value, args: &[&str]) -> Table {
+    let dir = scratch(name);
+    std::fs::write(dir.join("m.json"), model.to_string()).unwrap();
+    let mut all = vec!["sim", "m.json", "--out", "out.csv"];
+    all.extend_from_slice(args);
+    tandem_ok(&dir, &all);
+    Table::read(&dir.join("out.csv"))
+}
+
+/// Runs `tandem sim` on a model given as JSON, expecting failure; returns
+/// stderr.
+pub fn simulate_error(name: &str, model: serde_json::Value, args: &[&str]) -> String {
+    let dir = scratch(name);
+    std::fs::write(dir.join("m.json"), model.to_string()).unwrap();
+    let mut all = vec!["sim", "m.json", "--out", "out.csv"];
+    all.extend_from_slice(args);
+    let out = tandem(&dir, &all);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{name}: expected failure");
+    assert!(!stderr.contains("panicked"), "{name} panicked:\n{stderr}");
+    stderr
+}
+
+/// A model of the given blocks and links with its simulation settings.
+pub fn model(
+    blocks: serde_json::Value,
+    links: serde_json::Value,
+    solver: &str,
+    step: f64,
+    stop: f64,
+) -> serde_json::Value {
+    serde_json::json!({"blocks": blocks, "links": links, "simulation": {"solver": solver, "step": step, "stop": stop}})
+}

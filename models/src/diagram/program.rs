@@ -390,7 +390,10 @@ impl Model for DiagramModel {
         self.program
             .pass(&mut self.signals, &mut self.distance, t, &mut self.x, xd, u, Some(hits));
         self.gather_outputs(y);
-        if self.signals.iter().all(|v| v.is_finite()) {
+        // A non-finite value in a branch that nothing uses (the unselected
+        // input of a Switch) is harmless; one reaching a state or an output
+        // is not.
+        if x.iter().chain(y.iter()).all(|v| v.is_finite()) {
             Ok(())
         } else {
             Err(self
