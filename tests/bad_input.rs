@@ -304,3 +304,86 @@ fn missing_model_file_is_named() {
         "{stderr}"
     );
 }
+
+#[test]
+fn hysteresis_or_no_event_on_a_block_without_zero_crossings_is_refused() {
+    let m = model(
+        json!([{"id": "c", "type": "Constant", "params": {"value": 1}}, {"id": "g", "type": "Gain", "hysteresis": 0.1, "params": {"gain": 2}}, {"id": "y", "type": "Output"}]),
+        json!([{"from": "c", "to": "g"}, {"from": "g", "to": "y"}]),
+    );
+    let e = sim_error("hysteresis_no_zc", &m, &[]);
+    assert_mentions(
+        &e,
+        &[
+            "block \"g\"",
+            "(Gain) has no zero crossings, so \"hysteresis\" does nothing",
+            "RelationalOperator",
+        ],
+    );
+    let m = m.replace("\"hysteresis\": 0.1", "\"no_event\": true");
+    assert_mentions(
+        &sim_error("no_event_no_zc", &m, &[]),
+        &["block \"g\"", "\"no_event\" does nothing"],
+    );
+    let m = model(
+        json!([{"id": "c", "type": "Constant", "params": {"value": 1}}, {"id": "r", "type": "CompareToConstant", "hysteresis": -1, "params": {"constant": 0}}, {"id": "y", "type": "Output"}]),
+        json!([{"from": "c", "to": "r"}, {"from": "r", "to": "y"}]),
+    );
+    assert_mentions(
+        &sim_error("negative_hysteresis", &m, &[]),
+        &["block \"r\"", "hysteresis must be a finite number >= 0, found -1"],
+    );
+}
+
+#[test]
+fn a_reset_on_a_block_that_is_no_integrator_is_refused() {
+    let m = model(
+        json!([
+            {"id": "c", "type": "Constant", "params": {"value": 1}},
+            {"id": "g", "type": "Gain", "params": {"gain": 2}},
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "c", "to": ["g", "g.reset"]}, {"from": "g", "to": "y"}]),
+    );
+    assert_mentions(
+        &sim_error("reset_port", &m, &[]),
+        &["block \"g\"", "there is no port \"reset\"", "input ports are 1"],
+    );
+    let m = chain(json!({"gain": 2, "reset": "rising"}));
+    assert_mentions(
+        &sim_error("reset_param", &m, &[]),
+        &["block \"g\"", "unknown parameter \"reset\"", "Gain takes: gain"],
+    );
+}
+
+#[test]
+fn an_event_storm_at_the_start_names_the_block() {
+    // x starts at 1; every change of (x >= 0.5) resets x to 1 - x, which
+    // changes the comparison again, forever, at t = 0.
+    let m = serde_json::to_string(&json!({
+        "blocks": [
+            {"id": "zero", "type": "Constant", "params": {"value": 0}},
+            {"id": "x", "type": "Integrator", "params": {"initial": 1, "reset": "either", "external_initial": true}},
+            {"id": "half", "type": "CompareToConstant", "params": {"operator": ">=", "constant": 0.5}},
+            {"id": "flip", "type": "Expression", "params": {"expression": "1 - u"}},
+            {"id": "y", "type": "Output"}
+        ],
+        "links": [
+            {"from": "zero", "to": "x.in"}, {"from": "x", "to": ["half", "flip", "y"]},
+            {"from": "half", "to": "x.reset"}, {"from": "flip", "to": "x.x0"}
+        ],
+        "simulation": {"step": 0.01, "stop": 1}
+    }))
+    .unwrap();
+    let e = sim_error("storm", &m, &[]);
+    assert_mentions(&e, &["event storm at t = 0 s", "block \"half\"", "100 rounds"]);
+}
+
+#[test]
+fn a_subsystem_with_two_kinds_of_control_is_refused() {
+    let m = model(
+        json!([{"id": "s", "type": "Subsystem", "params": {"action": true, "trigger": "rising"}, "blocks": [], "links": []}]),
+        json!([]),
+    );
+    assert_mentions(&sim_error("two_controls", &m, &[]), &["block \"s\"", "not several"]);
+}

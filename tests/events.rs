@@ -309,3 +309,84 @@ fn discrete_rates_tick_exactly_amid_events_over_a_thousand_seconds() {
     assert_eq!(*f.last().unwrap(), 50000.0);
     assert_eq!(*s.last().unwrap(), 19999.0);
 }
+
+#[test]
+fn an_enabled_subsystem_runs_from_the_instant_its_enable_turns_on() {
+    let sub = json!({"id": "timer", "type": "Subsystem", "params": {"enable": true},
+        "blocks": [{"id": "one", "type": "Constant", "params": {"value": 1}}, {"id": "x", "type": "Integrator"}, {"id": "o", "type": "Outport"}],
+        "links": [{"from": "one", "to": "x"}, {"from": "x", "to": "o"}]});
+    let m = model(
+        json!([
+            {"id": "clock", "type": "Clock"},
+            {"id": "late", "type": "CompareToConstant", "params": {"operator": ">=", "constant": 1.0}},
+            sub,
+            {"id": "y", "type": "Output"}
+        ]),
+        json!([{"from": "clock", "to": "late"}, {"from": "late", "to": "timer.enable"}, {"from": "timer.o", "to": "y"}]),
+        "rk4",
+        0.3,
+        3.0,
+    );
+    let t = simulate("enabled", m, &[]);
+    // 1.0 falls between grid points 0.9 and 1.2: the integrator starts there.
+    for (&t, &y) in t.column("time").iter().zip(&t.column("y")) {
+        let expected = if t < 1.0 { 0.0 } else { t - 1.0 };
+        assert!((y - expected).abs() < 1e-12, "y({t}) = {y}, expected {expected}");
+    }
+}
+
+#[test]
+fn a_triggered_subsystem_runs_once_per_edge_at_the_edge() {
+    // Rising edges at 0.25, 0.5, 0.75, ... (high for the first half of each period).
+    let sub = json!({"id": "sampler", "type": "Subsystem", "params": {"trigger": "rising"},
+        "blocks": [
+            {"id": "t", "type": "Inport"},
+            {"id": "hold", "type": "Gain", "params": {"gain": 1}},
+            {"id": "count", "type": "Counter"},
+            {"id": "sampled", "type": "Outport"}, {"id": "edges", "type": "Outport"}
+        ],
+        "links": [{"from": "t", "to": "hold"}, {"from": "hold", "to": "sampled"}, {"from": "count", "to": "edges"}]});
+    let m = model(
+        json!([
+            {"id": "clock", "type": "Clock"},
+            {"id": "ticks", "type": "Pulse", "params": {"period": 0.25, "width": 0.5}},
+            sub,
+            {"id": "at", "type": "Output"}, {"id": "n", "type": "Output"}
+        ]),
+        json!([
+            {"from": "clock", "to": "sampler.t"}, {"from": "ticks", "to": "sampler.trigger"},
+            {"from": "sampler.sampled", "to": "at"}, {"from": "sampler.edges", "to": "n"}
+        ]),
+        "euler",
+        0.1,
+        2.0,
+    );
+    let t = simulate("triggered", m, &[]);
+    for ((&t, &at), &n) in t.column("time").iter().zip(&t.column("at")).zip(&t.column("n")) {
+        let edges = (t / 0.25 + 1e-9).floor();
+        let last_edge = if edges >= 1.0 { edges * 0.25 } else { 0.0 };
+        // Events are located within 1e-12 s relative (the default bracket).
+        assert!(
+            (at - last_edge).abs() <= 1e-12 * t.max(1.0),
+            "at t = {t} the sample is {at}, the last edge was {last_edge}"
+        );
+        // The counter shows the edges before the last one (its output at an
+        // edge precedes its update).
+        assert_eq!(n, (edges - 1.0).max(0.0), "edges counted at t = {t}");
+    }
+}
+
+#[test]
+fn no_event_lets_a_smooth_switch_follow_its_input_without_events() {
+    let mut m = decay();
+    m["blocks"][4]["no_event"] = json!(true);
+    let dir = common::scratch("no_event");
+    std::fs::write(dir.join("m.json"), m.to_string()).unwrap();
+    let out = common::tandem_ok(&dir, &["sim", "m.json", "--out", "out.csv"]);
+    assert!(out.contains(" 0 events"), "{out}");
+    let t = common::Table::read(&dir.join("out.csv"));
+    // The switch now picks the zero branch within a stage, as Modelica's
+    // noEvent does: no NaN, x ends within a step's reach of zero.
+    let end = *t.column("y").last().unwrap();
+    assert!(end.abs() < 1e-4, "x(3) = {end}");
+}

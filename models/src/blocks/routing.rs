@@ -178,7 +178,7 @@ struct Merge {
 }
 impl Block for Merge {
     fn outputs(&self, c: &mut Ctx) {
-        if let Some(k) = (0..self.n).find(|&k| c.u(self.n + k) > 0.5) {
+        if let Some(k) = (0..self.n).find(|&k| c.u(self.n + k) > 0.0) {
             c.pass(k, 0);
         }
     }

@@ -434,6 +434,24 @@ fn resolve_rates(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) 
         }
     }
     for (b, node) in nodes.iter().enumerate() {
+        if blocks[b].triggered {
+            if !node.x0.is_empty() {
+                return Err(DiagramError::at_block(
+                    ErrorKind::SampleTime,
+                    &blocks[b].path,
+                    format!(
+                        "({}) has continuous states, which a triggered subsystem cannot hold",
+                        blocks[b].kind.name
+                    ),
+                )
+                .help("use a discrete block (DiscreteIntegrator, UnitDelay) inside the triggered subsystem"));
+            }
+            // Runs at its trigger: a discrete block needs no sample time.
+            if !matches!(rates[b], Resolved::Discrete(_)) {
+                rates[b] = Resolved::Major;
+            }
+            continue;
+        }
         if node.rate == Rate::Discrete && !matches!(rates[b], Resolved::Discrete(_)) {
             return Err(DiagramError::at_block(
                 ErrorKind::SampleTime,

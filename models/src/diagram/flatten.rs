@@ -31,6 +31,9 @@ pub(crate) struct FlatBlock<'a> {
     pub no_event: bool,
     /// Hysteresis of its zero crossings (0: none).
     pub hysteresis: f64,
+    /// Inside a triggered subsystem: runs only at major steps (when its
+    /// trigger fired).
+    pub triggered: bool,
 }
 
 /// One end of a link: a flat block and a port as written.
@@ -85,6 +88,8 @@ struct Scope {
     guard: Option<usize>,
     /// Sample time set on an enclosing subsystem.
     sample_time: Option<SampleTime>,
+    /// Inside a triggered subsystem.
+    triggered: bool,
 }
 
 /// What a link end names inside one scope.
@@ -133,6 +138,7 @@ fn add_scope<'a>(
                 prefix: format!("{path}/"),
                 guard,
                 sample_time,
+                triggered: scope_of.triggered,
             };
             add_subsystem(flat, &path, def, inner)?
         } else {
@@ -165,6 +171,7 @@ fn add_scope<'a>(
                 guard,
                 no_event: def.no_event,
                 hysteresis,
+                triggered: scope_of.triggered,
             });
             Endpoint::Block(flat.blocks.len() - 1)
         };
@@ -214,6 +221,121 @@ fn unknown_type(name: &str, path: &str) -> DiagramError {
     ))
 }
 
+/// How a subsystem's contents are enabled.
+#[derive(Clone, Copy)]
+enum Control {
+    /// Always.
+    None,
+    /// While the extra input port of this name is > 0 (`action`, `enable`).
+    Port(&'static str),
+    /// Once at each edge of the extra input `trigger` in this direction.
+    Trigger(&'static str),
+}
+
+/// The directions a trigger can take.
+const DIRECTIONS: [&str; 3] = ["rising", "falling", "either"];
+
+impl Control {
+    /// Reads the subsystem's params: `action: true`, `enable: true` or
+    /// `trigger: rising|falling|either`, at most one of them.
+    fn read(def: &BlockDef, path: &str) -> Result<Control, DiagramError> {
+        let bad = |message: String| DiagramError::at_block(ErrorKind::Parameter, path, message);
+        let mut control = Control::None;
+        for (key, value) in &def.params {
+            let this = match (key.as_str(), value) {
+                ("action", Value::Bool(on)) => on.then_some(Control::Port("action")),
+                ("enable", Value::Bool(on)) => on.then_some(Control::Port("enable")),
+                ("trigger", Value::String(d)) if DIRECTIONS.contains(&d.as_str()) => {
+                    DIRECTIONS.into_iter().find(|x| x == d).map(Control::Trigger)
+                }
+                ("action" | "enable", other) => {
+                    return Err(bad(format!("parameter \"{key}\" must be true or false, found {other}")))
+                }
+                ("trigger", other) => {
+                    return Err(bad(format!(
+                        "parameter \"trigger\" must be \"rising\", \"falling\" or \"either\", found {other}"
+                    )));
+                }
+                _ => {
+                    return Err(bad(format!("unknown parameter \"{key}\" of a Subsystem")).help(
+                        "a Subsystem takes \"action\": true (If action), \"enable\": true (enabled) or \"trigger\": \"rising\" (triggered)",
+                    ));
+                }
+            };
+            if let Some(this) = this {
+                if !matches!(control, Control::None) {
+                    return Err(bad(
+                        "a Subsystem can be an action, an enabled or a triggered subsystem, not several".into(),
+                    )
+                    .help("keep one of \"action\", \"enable\" and \"trigger\""));
+                }
+                control = this;
+            }
+        }
+        Ok(control)
+    }
+
+    /// The extra input port the subsystem gets.
+    fn port_name(self) -> Option<&'static str> {
+        match self {
+            Control::None => None,
+            Control::Port(name) => Some(name),
+            Control::Trigger(_) => Some("trigger"),
+        }
+    }
+}
+
+/// Adds the block behind a control port `sub/port`. It is never disabled
+/// itself: nested in a guarded subsystem, it multiplies its input by the
+/// enclosing guard, so the contents run only when both are on.
+fn add_control_port(
+    flat: &mut Flat,
+    path: &str,
+    port: &str,
+    identity: &'static BlockType,
+    outer_guard: Option<usize>,
+) -> usize {
+    let kind = if outer_guard.is_some() {
+        blocks::find("Product").expect("Product is registered")
+    } else {
+        identity
+    };
+    flat.blocks.push(FlatBlock {
+        path: format!("{path}/{port}"),
+        kind,
+        params: &EMPTY,
+        sample_time: None,
+        guard: None,
+        no_event: false,
+        hysteresis: 0.0,
+        triggered: false,
+    });
+    let block = flat.blocks.len() - 1;
+    if let Some(g) = outer_guard {
+        flat.links.push(FlatLink {
+            from: (g, PortRef::Only),
+            to: (block, PortRef::Index(1)),
+            text: format!("(the subsystem enclosing {path})"),
+        });
+    }
+    block
+}
+
+/// The params of the Edge behind a triggered subsystem.
+fn direction_params(direction: &str) -> &'static serde_json::Map<String, Value> {
+    static MAPS: std::sync::LazyLock<Vec<serde_json::Map<String, Value>>> = std::sync::LazyLock::new(|| {
+        DIRECTIONS
+            .iter()
+            .map(|d| {
+                [("direction".to_string(), Value::String(d.to_string()))]
+                    .into_iter()
+                    .collect()
+            })
+            .collect()
+    });
+    &MAPS[DIRECTIONS.iter().position(|d| *d == direction).unwrap_or(0)]
+}
+
 /// Adds the contents of a subsystem; `scope` carries the enclosing guard
 /// and the subsystem's own sample time.
 fn add_subsystem<'a>(
@@ -226,52 +348,41 @@ fn add_subsystem<'a>(
     let inner = def.blocks.as_deref().unwrap_or_default();
     let links = def.links.as_deref().unwrap_or_default();
     let identity = blocks::find(BOUNDARY).expect("the Identity block is registered");
-    for key in def.params.keys() {
-        if key != "action" {
-            return Err(DiagramError::at_block(
-                ErrorKind::Parameter,
-                path,
-                format!("unknown parameter \"{key}\" of a Subsystem"),
-            )
-            .help("a Subsystem takes only \"action\": true (an If action subsystem)"));
+    let control = Control::read(def, path)?;
+    // The block behind the control port (where links into `sub.<port>` go)
+    // and the one whose output enables the contents.
+    let (port_block, guard) = match control {
+        Control::None => (None, outer_guard),
+        Control::Port(port) => {
+            let block = add_control_port(flat, path, port, identity, outer_guard);
+            (Some(block), Some(block))
         }
-    }
-    let guard = match def.params.get("action") {
-        None | Some(Value::Bool(false)) => outer_guard,
-        Some(Value::Bool(true)) => {
-            // The action port is never disabled itself: nested in another
-            // action subsystem, it multiplies its input by the enclosing
-            // action, so the contents run only when both are active.
-            let kind = if outer_guard.is_some() {
-                blocks::find("Product").expect("Product is registered")
-            } else {
-                identity
-            };
+        Control::Trigger(direction) => {
             flat.blocks.push(FlatBlock {
-                path: format!("{path}/action"),
-                kind,
-                params: &EMPTY,
+                path: format!("{path}/trigger"),
+                kind: blocks::find("Edge").expect("Edge is registered"),
+                params: direction_params(direction),
                 sample_time: None,
                 guard: None,
                 no_event: false,
                 hysteresis: 0.0,
+                triggered: false,
             });
-            let action = flat.blocks.len() - 1;
-            if let Some(g) = outer_guard {
-                flat.links.push(FlatLink {
-                    from: (g, PortRef::Only),
-                    to: (action, PortRef::Index(1)),
-                    text: format!("(action of the subsystem enclosing {path})"),
-                });
-            }
-            Some(action)
-        }
-        Some(other) => {
-            return Err(DiagramError::at_block(
-                ErrorKind::Parameter,
-                path,
-                format!("parameter \"action\" must be true or false, found {other}"),
-            ));
+            let trigger = flat.blocks.len() - 1;
+            scope.triggered = true;
+            let guard = match outer_guard {
+                None => trigger,
+                Some(_) => {
+                    let gate = add_control_port(flat, path, "triggered", identity, outer_guard);
+                    flat.links.push(FlatLink {
+                        from: (trigger, PortRef::Only),
+                        to: (gate, PortRef::Index(0)),
+                        text: format!("(trigger of {path})"),
+                    });
+                    gate
+                }
+            };
+            (Some(trigger), Some(guard))
         }
     };
     let first = flat.blocks.len();
@@ -279,8 +390,8 @@ fn add_subsystem<'a>(
     add_scope(flat, &scope, inner, links)?;
     let mut ports = HashMap::new();
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
-    if let Some(g) = guard.filter(|_| guard != outer_guard) {
-        ports.insert("action".to_string(), g);
+    if let (Some(port), Some(block)) = (control.port_name(), port_block) {
+        ports.insert(port.to_string(), block);
     }
     for (i, b) in flat.blocks.iter().enumerate().skip(first) {
         let Some(local) = b.path.strip_prefix(&format!("{path}/")) else {

@@ -38,7 +38,7 @@ pub(crate) struct Entry {
     /// Offset in `xd` of the held outputs, or `u32::MAX` when never held.
     pub hold: u32,
     pub exec: Exec,
-    /// Signal that enables the block (> 0.5), if guarded.
+    /// Signal that enables the block (> 0), if guarded.
     pub guard: Option<u32>,
     pub period: f64,
 }
@@ -150,7 +150,7 @@ impl Program {
     /// Whether block `e` runs in this pass (`hits` is `None` for minor ones).
     #[inline]
     fn runs(&self, e: &Entry, signals: &[f64], hits: Option<&[bool]>) -> bool {
-        let enabled = e.guard.is_none_or(|g| signals[g as usize] > 0.5);
+        let enabled = e.guard.is_none_or(|g| signals[g as usize] > 0.0);
         enabled
             && match (e.exec, hits) {
                 (Exec::Always, _) => true,
@@ -354,7 +354,7 @@ impl Model for DiagramModel {
             if dx.is_empty() {
                 continue;
             }
-            if e.guard.is_some_and(|g| self.signals[g as usize] <= 0.5) {
+            if e.guard.is_some_and(|g| self.signals[g as usize] <= 0.0) {
                 dx.fill(0.0);
                 continue;
             }
