@@ -51,6 +51,14 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
     };
     println!("\ninputs: {}", names(&layout.inputs));
     println!("outputs: {}", names(&layout.outputs));
+    println!(
+        "zero crossings: {}",
+        if layout.zero_crossings.is_empty() {
+            "none".into()
+        } else {
+            layout.zero_crossings.join(", ")
+        }
+    );
     println!("algebraic loops: none");
     Ok(())
 }
