@@ -273,7 +273,7 @@ impl<'m> Simulation<'m> {
                 return Ok(());
             };
             let end = if h == t1 - t { t1 } else { t + h };
-            if !self.events.locate || self.distance_at(end) >= 0.0 {
+            if !self.events.locate || self.distance.is_empty() || self.distance_at(end) >= 0.0 {
                 t = end;
                 continue;
             }

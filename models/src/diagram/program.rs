@@ -163,7 +163,7 @@ impl Program {
     /// The evaluation context of block `e`, over whole buffers: `x`, `xd`
     /// and `distance` are the model's, `dx` is the block's own slice.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn context<'c>(
         &'c self,
         e: &Entry,
@@ -176,11 +176,23 @@ impl Program {
         distance: &'c mut [f64],
     ) -> Ctx<'c> {
         let n_zc = (e.zc.1 - e.zc.0) as usize;
-        let (states, modes) = xd[e.xd.0 as usize..e.xd.1 as usize + n_zc].split_at_mut((e.xd.1 - e.xd.0) as usize);
+        // Most blocks have no zero crossings: no split, no distance slice.
+        let (states, modes, distance): (&mut [f64], &mut [f64], &mut [f64]) = if n_zc == 0 && e.xd.0 == e.xd.1 {
+            (&mut [], &mut [], &mut [])
+        } else if n_zc == 0 {
+            (&mut xd[e.xd.0 as usize..e.xd.1 as usize], &mut [], &mut [])
+        } else {
+            let (states, modes) = xd[e.xd.0 as usize..e.xd.1 as usize + n_zc].split_at_mut((e.xd.1 - e.xd.0) as usize);
+            (states, modes, &mut distance[e.zc.0 as usize..e.zc.1 as usize])
+        };
         Ctx {
             t,
             period: e.period,
-            x: &mut x[e.x.0 as usize..e.x.1 as usize],
+            x: if e.x.0 == e.x.1 {
+                &mut []
+            } else {
+                &mut x[e.x.0 as usize..e.x.1 as usize]
+            },
             dx,
             xd: states,
             signals,
@@ -191,7 +203,7 @@ impl Program {
                 enabled: e.events,
                 hysteresis: e.hysteresis,
                 modes,
-                distance: &mut distance[e.zc.0 as usize..e.zc.1 as usize],
+                distance,
             },
         }
     }
