@@ -388,19 +388,15 @@ impl<'m> Simulation<'m> {
                 ChatterPolicy::Disable => self.disable(&block),
             }
         }
-        if self.events.record {
-            self.model.outputs(
-                StateRef {
-                    t,
-                    x: &self.x,
-                    xd: &self.xd,
-                    u: &self.u,
-                },
-                &mut self.y,
-            );
-            recorder.record(t, &self.y)?;
-        }
+        self.record_event_row(t, recorder)?;
         self.settle(t)?;
+        self.record_event_row(t, recorder)?;
+        Ok(())
+    }
+
+    /// With `--record-events`, records the outputs at the event instant
+    /// `t` as they are now (called just before and just after the event).
+    fn record_event_row(&mut self, t: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
         if self.events.record {
             self.model.outputs(
                 StateRef {
