@@ -22,6 +22,10 @@ const WIDTH: u32 = 1000;
 const PANEL_HEIGHT: u32 = 220;
 /// Height of the band holding the overall title, in pixels.
 const TITLE_HEIGHT: u32 = 50;
+/// Blank space around each panel, in pixels.
+const MARGIN: u32 = 10;
+/// Height of the band under each panel holding the time ticks and axis label, in pixels.
+const X_LABEL_AREA: u32 = 45;
 /// Most points drawn per signal; longer signals are thinned to about this many.
 const MAX_POINTS: usize = 4000;
 /// The font family every text in the plot uses.
@@ -133,30 +137,69 @@ where
     DB::ErrorType: 'static,
 {
     let values = axis_range(runs.iter().flatten().map(|&(_, y)| y), 0.05);
+    let desc_style = TextStyle::from((FONT, 15));
+    let label_room = area.dim_in_pixel().1.saturating_sub(X_LABEL_AREA + 2 * MARGIN);
+    let label = fit_text(area, label, &desc_style, label_room)?;
+    let x_ticks = |v: &f64| tick_label(*v, &time);
+    let y_ticks = |v: &f64| tick_label(*v, &values);
     let mut chart = ChartBuilder::on(area)
-        .margin(10)
+        .margin(MARGIN)
         .margin_right(25)
-        .x_label_area_size(45)
+        .x_label_area_size(X_LABEL_AREA)
         .y_label_area_size(90)
-        .build_cartesian_2d(time, values)?;
+        .build_cartesian_2d(time.clone(), values.clone())?;
     chart
         .configure_mesh()
         .x_desc("time [s]")
         .y_desc(label)
         .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
+        .axis_desc_style(desc_style)
         .x_labels(10)
         .y_labels(5)
-        .x_label_formatter(&|v| pretty_print_float(*v, true))
-        .y_label_formatter(&|v| pretty_print_float(*v, true))
+        .x_label_formatter(&x_ticks)
+        .y_label_formatter(&y_ticks)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for run in runs {
-        // A lone sample has no line to draw; mark it with a dot instead.
+        // A lone sample has no line to draw; mark it with a dot instead. Lines stay 1 px
+        // wide: plotters' bitmap backend draws wider lines outside the chart on steep jumps.
         let dot = if run.len() == 1 { 3 } else { 0 };
-        chart.draw_series(LineSeries::new(run.iter().copied(), color.stroke_width(2)).point_size(dot))?;
+        chart.draw_series(LineSeries::new(run.iter().copied(), color.stroke_width(1)).point_size(dot))?;
     }
     Ok(())
+}
+
+/// `text`, cut short at the front (marked with "…") if needed so that it is at most
+/// `room` pixels wide when drawn on `area` in `style`.
+fn fit_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle,
+    room: u32,
+) -> anyhow::Result<String>
+where
+    DB::ErrorType: 'static,
+{
+    let chars: Vec<char> = text.chars().collect();
+    for skip in 0..chars.len() {
+        let prefix = if skip == 0 { "" } else { "…" };
+        let candidate: String = prefix.chars().chain(chars[skip..].iter().copied()).collect();
+        if area.estimate_text_size(&candidate, style)?.0 <= room {
+            return Ok(candidate);
+        }
+    }
+    Ok(String::new())
+}
+
+/// Tick label for `v` on an axis spanning `range`: short, and plain 0 for values that
+/// are zero up to rounding.
+fn tick_label(v: f64, range: &Range<f64>) -> String {
+    let v = if v.abs() < (range.end - range.start) * 1e-9 {
+        0.0
+    } else {
+        v
+    };
+    pretty_print_float(v, true)
 }
 
 /// The y-axis label of `output`: its name, and its unit in brackets when known.
@@ -378,6 +421,26 @@ mod tests {
     fn missing_values_break_the_line() {
         let runs = polylines(&[0.0, 1.0, 2.0, 3.0, 4.0], &[1.0, 2.0, f64::NAN, 3.0, 4.0]);
         assert_eq!(runs, vec![vec![(0.0, 1.0), (1.0, 2.0)], vec![(3.0, 3.0), (4.0, 4.0)]]);
+    }
+
+    #[test]
+    fn long_labels_are_cut_at_the_front() {
+        register_embedded_font().expect("font");
+        let mut svg = String::new();
+        let area = SVGBackend::with_string(&mut svg, (400, 200)).into_drawing_area();
+        let style = TextStyle::from((FONT, 15));
+        let label = "plant/controller/integrator_state[12] [rad/s^2]";
+        let short = fit_text(&area, label, &style, 150).expect("fit");
+        assert!(short.starts_with('…') && short.ends_with("[rad/s^2]"), "{short}");
+        assert!(area.estimate_text_size(&short, &style).expect("size").0 <= 150);
+        assert_eq!(fit_text(&area, "v [m/s]", &style, 150).expect("fit"), "v [m/s]");
+    }
+
+    #[test]
+    fn tick_labels_round_noise_to_zero() {
+        assert_eq!(tick_label(2.07e-25, &(-1e-9..1e-9)), "0");
+        assert_eq!(tick_label(5e-10, &(-1e-9..1e-9)), "5e-10");
+        assert_eq!(tick_label(0.25, &(0.0..1.0)), "0.25");
     }
 
     #[test]
