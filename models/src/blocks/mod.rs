@@ -83,12 +83,6 @@ pub struct Slot {
     pub width: u32,
 }
 
-impl Slot {
-    fn range(self) -> std::ops::Range<usize> {
-        self.offset as usize..(self.offset + self.width) as usize
-    }
-}
-
 /// What a block sees while it is evaluated: time, its ports and its states.
 pub struct Ctx<'a> {
     /// Time in seconds.
@@ -188,10 +182,6 @@ impl<'a> Ctx<'a> {
         let s = self.inputs[i];
         self.signals[s.offset as usize + if s.width == 1 { 0 } else { k }]
     }
-    /// All elements of input `i`.
-    pub fn input(&self, i: usize) -> &[f64] {
-        &self.signals[self.inputs[i].range()]
-    }
     /// Sets the first element of output `j`.
     #[inline]
     pub fn set(&mut self, j: usize, v: f64) {
@@ -201,10 +191,6 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn set_at(&mut self, j: usize, k: usize, v: f64) {
         self.signals[self.outputs[j].offset as usize + k] = v;
-    }
-    /// Current value of output `j` (what was last written there).
-    pub fn output(&self, j: usize) -> &[f64] {
-        &self.signals[self.outputs[j].range()]
     }
     /// Copies input `i` to output `j` (same width, or a broadcast scalar).
     pub fn pass(&mut self, i: usize, j: usize) {

@@ -123,8 +123,10 @@ impl Program {
 
     /// Fills the hold slots with the outputs every block gives at t = 0
     /// from its initial state and the default inputs, so that a discrete
-    /// block with an offset outputs its initial value before its first hit
-    /// (a pass changes only holds, never block states).
+    /// block with an offset outputs its initial value before its first hit.
+    /// The same major pass settles the zero-crossing modes and what blocks
+    /// keep of the last major step (Edge, HitCrossing, Pulse); it never
+    /// touches continuous states or the states updates advance.
     fn latch_initial_outputs(&mut self) {
         let mut signals = vec![0.0; self.n_signals];
         signals[0] = 1.0;
