@@ -22,14 +22,7 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
     for (i, b) in program.blocks().iter().enumerate() {
         println!("  {:>4}  {:<32} {:<24} {}", i + 1, b.path, b.kind, b.rate());
     }
-    println!(
-        "\nstates: {}",
-        if layout.states.is_empty() {
-            "none".into()
-        } else {
-            layout.states.join(", ")
-        }
-    );
+    println!("\nstates: {}", listed(&layout.states));
     println!("\nsample-time groups:");
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for b in program.blocks() {
@@ -42,25 +35,21 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
     for (rate, members) in groups {
         println!("  {rate}: {}", members.join(", "));
     }
-    let names = |vars: &[tandem_models::Variable]| {
-        if vars.is_empty() {
-            "none".to_string()
-        } else {
-            vars.iter().map(|v| v.name.clone()).collect::<Vec<_>>().join(", ")
-        }
-    };
-    println!("\ninputs: {}", names(&layout.inputs));
-    println!("outputs: {}", names(&layout.outputs));
-    println!(
-        "zero crossings: {}",
-        if layout.zero_crossings.is_empty() {
-            "none".into()
-        } else {
-            layout.zero_crossings.join(", ")
-        }
-    );
+    println!("\ninputs: {}", listed(layout.inputs.iter().map(|v| &v.name)));
+    println!("outputs: {}", listed(layout.outputs.iter().map(|v| &v.name)));
+    println!("zero crossings: {}", listed(&layout.zero_crossings));
     println!("algebraic loops: none");
     Ok(())
+}
+
+/// `items` joined with commas, or `none`.
+fn listed<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    let list: Vec<S> = items.into_iter().collect();
+    if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// Prints every block type with its summary.
