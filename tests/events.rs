@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{model, simulate, simulate_error};
+use common::{model, simulate, simulate_error, simulate_reporting};
 use serde_json::{json, Value};
 
 /// NewtonCoolingDynamic: m c_p T' = h A (T_inf - T), with the ambient
@@ -176,14 +176,11 @@ fn hysteresis_keeps_the_chattering_model_in_its_band() {
 
 #[test]
 fn chattering_can_turn_detection_off_for_the_block_and_go_on() {
-    let dir = common::scratch("chatter_disable");
-    std::fs::write(dir.join("m.json"), with_chatter(None).to_string()).unwrap();
-    let out = common::tandem_ok(&dir, &["sim", "m.json", "--out", "out.csv", "--chatter", "disable"]);
+    let (t, out) = simulate_reporting("chatter_disable", with_chatter(None), &["--chatter", "disable"]);
     assert!(
         out.contains("events no longer located for chattering block(s) sw"),
         "{out}"
     );
-    let t = common::Table::read(&dir.join("out.csv"));
     // Step-granular switching from then on: x stays within a step of 1.
     assert!(t.column("y").iter().skip(101).all(|&v| (v - 1.0).abs() <= 0.01 + 1e-9));
 }
@@ -274,9 +271,7 @@ fn discrete_rates_tick_exactly_amid_events_over_a_thousand_seconds() {
         0.01,
         1000.0,
     );
-    let dir = common::scratch("multirate");
-    std::fs::write(dir.join("m.json"), m.to_string()).unwrap();
-    let out = common::tandem_ok(&dir, &["sim", "m.json", "--out", "out.csv"]);
+    let (t, out) = simulate_reporting("multirate", m, &[]);
     let events: u64 = out
         .split(" events")
         .next()
@@ -289,7 +284,6 @@ fn discrete_rates_tick_exactly_amid_events_over_a_thousand_seconds() {
     // sin(3.3 t) rises through zero every 2 pi / 3.3 s.
     let rising = (1000.0 * 3.3 / (2.0 * std::f64::consts::PI)).floor() as u64;
     assert!(events >= rising, "only {events} events for {rising} rising crossings");
-    let t = common::Table::read(&dir.join("out.csv"));
     let (f, s) = (t.column("f"), t.column("s"));
     for n in 1..f.len() {
         // The counters change exactly at their own ticks, by one.
@@ -380,11 +374,8 @@ fn a_triggered_subsystem_runs_once_per_edge_at_the_edge() {
 fn no_event_lets_a_smooth_switch_follow_its_input_without_events() {
     let mut m = decay();
     m["blocks"][4]["no_event"] = json!(true);
-    let dir = common::scratch("no_event");
-    std::fs::write(dir.join("m.json"), m.to_string()).unwrap();
-    let out = common::tandem_ok(&dir, &["sim", "m.json", "--out", "out.csv"]);
+    let (t, out) = simulate_reporting("no_event", m, &[]);
     assert!(out.contains(" 0 events"), "{out}");
-    let t = common::Table::read(&dir.join("out.csv"));
     // The switch now picks the zero branch within a stage, as Modelica's
     // noEvent does: no NaN, x ends within a step's reach of zero.
     let end = *t.column("y").last().unwrap();

@@ -93,25 +93,41 @@ pub fn simulate_example(name: &str, extra: &[&str]) -> Table {
     Table::read(&out)
 }
 
-/// Simulates a model given as JSON with `tandem sim` and extra `args`, and
-/// returns its CSV.
-pub fn simulate(name: &str, model: serde_json::Value, args: &[&str]) -> Table {
+/// Writes `model` to a scratch directory and runs `tandem sim` on it with
+/// `--out out.csv` and extra `args`; returns the process and the directory.
+fn run_model(name: &str, model: &serde_json::Value, args: &[&str]) -> (Output, PathBuf) {
     let dir = scratch(name);
     std::fs::write(dir.join("m.json"), model.to_string()).unwrap();
     let mut all = vec!["sim", "m.json", "--out", "out.csv"];
     all.extend_from_slice(args);
-    tandem_ok(&dir, &all);
-    Table::read(&dir.join("out.csv"))
+    (tandem(&dir, &all), dir)
+}
+
+/// Simulates a model given as JSON with `tandem sim` and extra `args`;
+/// returns its CSV and the summary line it printed.
+pub fn simulate_reporting(name: &str, model: serde_json::Value, args: &[&str]) -> (Table, String) {
+    let (out, dir) = run_model(name, &model, args);
+    assert!(
+        out.status.success(),
+        "{name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        Table::read(&dir.join("out.csv")),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Simulates a model given as JSON with `tandem sim` and extra `args`, and
+/// returns its CSV.
+pub fn simulate(name: &str, model: serde_json::Value, args: &[&str]) -> Table {
+    simulate_reporting(name, model, args).0
 }
 
 /// Runs `tandem sim` on a model given as JSON, expecting failure; returns
 /// stderr.
 pub fn simulate_error(name: &str, model: serde_json::Value, args: &[&str]) -> String {
-    let dir = scratch(name);
-    std::fs::write(dir.join("m.json"), model.to_string()).unwrap();
-    let mut all = vec!["sim", "m.json", "--out", "out.csv"];
-    all.extend_from_slice(args);
-    let out = tandem(&dir, &all);
+    let (out, _) = run_model(name, &model, args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{name}: expected failure");
     assert!(!stderr.contains("panicked"), "{name} panicked:\n{stderr}");
