@@ -2,7 +2,8 @@
 //!
 //! - `blocks`: block evaluations per second on a generated diagram of about
 //!   10 000 blocks (one evaluation = one block's outputs in one pass);
-//! - `examples`: major steps per second on the three shipped examples.
+//! - `examples`: major steps per second on the three shipped examples;
+//! - `stiff` (not part of `all`): the BDF against CVODE, see [`crate::stiff_bench`].
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,9 @@ enum Which {
     Blocks,
     /// Steps per second on the shipped examples.
     Examples,
+    /// Tandem's BDF against SUNDIALS CVODE on stiff test problems (builds
+    /// a C harness; installs libsundials-dev when missing).
+    Stiff,
 }
 
 /// Arguments of `tandem bench`.
@@ -32,6 +36,9 @@ pub struct BenchArgs {
     /// Seconds to spend on each measurement.
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
+    /// Runs per case of `stiff` (the median wall time is shown).
+    #[arg(long, default_value_t = 21)]
+    repeats: usize,
 }
 
 /// The shipped examples, built into the binary.
@@ -49,6 +56,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if matches!(args.which, Which::All | Which::Examples) {
         examples(budget)?;
+    }
+    if matches!(args.which, Which::Stiff) {
+        crate::stiff_bench::run(args.repeats)?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ mod bench;
 mod check;
 mod plot;
 mod sim;
+mod stiff_bench;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -19,5 +19,6 @@
 pub mod blocks;
 pub mod diagram;
 pub mod model;
+pub mod plants;
 
 pub use model::{Layout, Model, NonFinite, SampleTime, StateRef, Variable};

@@ -152,10 +152,18 @@ pub trait Model: Send {
         let _ = (s, z);
     }
 
-    /// Writes the Jacobian `d(dx/dt)/dx` row-major into `jac` (n × n) and
-    /// returns `true`, or returns `false` when the model has none.
+    /// Writes the Jacobian `∂(dx/dt)/∂x` column-major into `jac` (n × n:
+    /// `jac[i + j n] = ∂ẋ_i/∂x_j`) and returns `true`, or returns `false`
+    /// when the model has none (implicit integrators then difference it).
     fn jacobian(&mut self, s: StateRef<'_>, jac: &mut [f64]) -> bool {
         let _ = (s, jac);
         false
+    }
+
+    /// For each state `j`, the derivatives `ẋ_i` that depend on `x_j`, when
+    /// known (finite-difference Jacobians then perturb independent states
+    /// together). Called once before a run; may allocate.
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        None
     }
 }

@@ -14,11 +14,15 @@
 //! assert!((trace.rows.last().unwrap()[0] - 1.0).abs() < 1e-12);
 //! ```
 
+pub mod bdf;
 pub mod events;
 pub mod explicit;
+pub mod ode;
 pub mod record;
 pub mod sim;
 
+pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 pub use events::{ChatterPolicy, EventSettings};
 pub use explicit::{ExplicitRk, Method};
+pub use ode::{ModelOde, OdeSystem};
 pub use sim::{FixedStep, SimError, Simulation, Summary};

@@ -1,0 +1,73 @@
+//! The system an implicit integrator solves, `dy/dt = f(t, y)`, and the
+//! view of a [`Model`] as one (discrete states and inputs held).
+
+use tandem_models::{Model, StateRef};
+
+/// An ODE system `dy/dt = f(t, y)` with an optional analytic Jacobian and
+/// structural sparsity.
+pub trait OdeSystem {
+    /// Number of states.
+    fn len(&self) -> usize;
+
+    /// Whether there are no states.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes `f(t, y)` into `dy`. Must not allocate.
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]);
+
+    /// Writes `∂f/∂y` column-major into `jac` (`n × n`) and returns `true`,
+    /// or returns `false` to have it estimated by finite differences.
+    fn jacobian(&mut self, t: f64, y: &[f64], jac: &mut [f64]) -> bool {
+        let _ = (t, y, jac);
+        false
+    }
+
+    /// For each state `j`, the components of `f` that depend on `y_j`, when
+    /// known; finite differences then perturb independent columns together.
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        None
+    }
+}
+
+/// A model's continuous part as an ODE system, with its discrete states and
+/// inputs held.
+pub struct ModelOde<'a> {
+    /// The model.
+    pub model: &'a mut dyn Model,
+    /// Discrete states (held).
+    pub xd: &'a [f64],
+    /// Inputs (held).
+    pub u: &'a [f64],
+}
+
+impl OdeSystem for ModelOde<'_> {
+    fn len(&self) -> usize {
+        self.model.layout().states.len()
+    }
+
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        let s = StateRef {
+            t,
+            x: y,
+            xd: self.xd,
+            u: self.u,
+        };
+        self.model.derivatives(s, dy);
+    }
+
+    fn jacobian(&mut self, t: f64, y: &[f64], jac: &mut [f64]) -> bool {
+        let s = StateRef {
+            t,
+            x: y,
+            xd: self.xd,
+            u: self.u,
+        };
+        self.model.jacobian(s, jac)
+    }
+
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        self.model.sparsity()
+    }
+}
