@@ -134,7 +134,7 @@ fn blocks(budget: Duration) -> anyhow::Result<()> {
         1e9 / per_second
     );
     let settings = FixedStep {
-        method: tandem_runtime::Method::Rk4,
+        solver: tandem_runtime::Method::Rk4.into(),
         step: 1e-3,
         stop: 0.1,
     };

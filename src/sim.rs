@@ -7,21 +7,32 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tandem_config::{fixed_step, Overrides};
-use tandem_models::{diagram, Model};
+use tandem_models::diagram::SimulationDef;
+use tandem_models::{diagram, plants, Model};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
-use tandem_runtime::{ChatterPolicy, EventSettings, Simulation};
+use tandem_runtime::{ChatterPolicy, EventSettings, Simulation, Solver, Summary};
 
 /// Arguments of `tandem sim`.
 #[derive(Args)]
 pub struct SimArgs {
-    /// The model file (JSON block diagram).
+    /// The model: a JSON block diagram, or the name of a built-in model
+    /// (rober, hires, vdpol, vdpolm, orego, e5, pollu).
     model: PathBuf,
-    /// Integration method: euler, heun or rk4 (default: the model's, else rk4).
+    /// Integration method: euler, heun or rk4 (fixed step, explicit), or bdf
+    /// (variable step and order, implicit, for stiff models) (default: the
+    /// model's, else rk4).
     #[arg(long)]
     solver: Option<String>,
-    /// Fixed step in seconds (default: the model's, else 0.001).
+    /// Fixed step in seconds; for bdf the output interval, which is also
+    /// its largest step (default: the model's, else 0.001).
     #[arg(long)]
     step: Option<f64>,
+    /// Relative tolerance of bdf (default: the model's, else 1e-6).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Absolute tolerance of bdf (default: the model's, else 1e-8).
+    #[arg(long)]
+    atol: Option<f64>,
     /// Stop time in seconds (default: the model's, else 10).
     #[arg(long)]
     stop: Option<f64>,
@@ -88,24 +99,25 @@ impl SimArgs {
 
 /// Runs `tandem sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
-    let compiled = diagram::load(&args.model)?;
+    let (mut model, simulation, title) = load(&args.model)?;
     let overrides = Overrides {
         solver: args.solver.clone(),
         step: args.step,
         stop: args.stop,
+        rtol: args.rtol,
+        atol: args.atol,
     };
-    let settings = fixed_step(&compiled.simulation, &overrides).with_context(|| args.model.display().to_string())?;
+    let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
     if let Some(plot) = &args.plot {
         crate::plot::check_path(plot)?;
     }
-    let mut model = compiled.model;
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
     let out = args.out.clone().unwrap_or_else(|| default_csv(&args.model));
     let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
     let mut trace = Trace::default();
     let events = args.events()?;
-    let mut sim = Simulation::new(&mut model, settings)
+    let mut sim = Simulation::new(model.as_mut(), settings)
         .with_context(|| args.model.display().to_string())?
         .with_events(events);
     let mut progress = Progress::new();
@@ -127,8 +139,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         }
     };
     if let Some(plot) = &args.plot {
-        let title = compiled.name.as_deref().unwrap_or_else(|| stem(&args.model));
-        crate::plot::write(plot, title, &trace, &layout.outputs)
+        crate::plot::write(plot, &title, &trace, &layout.outputs)
             .with_context(|| format!("cannot draw {}", plot.display()))?;
     }
     let mut events = format!("{} events", summary.events);
@@ -141,11 +152,15 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             summary.disabled.join(", ")
         );
     }
+    let steps = match settings.solver {
+        Solver::Explicit(_) => "steps",
+        Solver::Bdf { .. } => "output steps",
+    };
     println!(
-        "{}: {} steps of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations, {events}); wrote {}{}",
+        "{}: {} {steps} of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations, {events}); wrote {}{}",
         stem(&args.model),
         summary.steps,
-        settings.method,
+        settings.solver,
         settings.step,
         summary.steps as f64 * settings.step,
         human(summary.wall),
@@ -157,7 +172,35 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             .map(|p| format!(" and {}", p.display()))
             .unwrap_or_default()
     );
+    print_bdf_statistics(&summary);
     Ok(())
+}
+
+/// The BDF's counters, in CVODE's names, and its restarts.
+fn print_bdf_statistics(summary: &Summary) {
+    if let Some(stats) = &summary.bdf {
+        println!("BDF statistics: {stats}, restarts {}", summary.restarts);
+    }
+}
+
+/// A model file, or a built-in model by name, with its settings and a
+/// title for plots.
+fn load(path: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
+    if !path.exists() {
+        if let Some(model) = path.to_str().and_then(plants::builtin) {
+            return Ok((model, SimulationDef::default(), stem(path).to_string()));
+        }
+        if path.extension().is_none() {
+            anyhow::bail!(
+                "{}: no such file, and no built-in model of that name; built-in models: {}",
+                path.display(),
+                plants::names().join(", ")
+            );
+        }
+    }
+    let compiled = diagram::load(path)?;
+    let title = compiled.name.clone().unwrap_or_else(|| stem(path).to_string());
+    Ok((Box::new(compiled.model), compiled.simulation, title))
 }
 
 fn stem(path: &Path) -> &str {

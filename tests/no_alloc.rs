@@ -61,7 +61,11 @@ impl Recorder for Checksum {
 
 fn assert_run_does_not_allocate(name: &str, text: &str, method: Method, step: f64, stop: f64) {
     let mut compiled = diagram::compile_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let settings = FixedStep { method, step, stop };
+    let settings = FixedStep {
+        solver: method.into(),
+        step,
+        stop,
+    };
     let mut sim = Simulation::new(&mut compiled.model, settings).unwrap();
     let mut sink = Checksum(0.0);
     let mut progress_calls = 0;

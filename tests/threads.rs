@@ -9,7 +9,7 @@ use tandem_runtime::{FixedStep, Method, Simulation};
 fn run(model: &mut dyn Model, method: Method) -> Trace {
     let mut trace = Trace::default();
     let settings = FixedStep {
-        method,
+        solver: method.into(),
         step: 0.01,
         stop: 200.0,
     };

@@ -2,10 +2,15 @@
 //! overridden by the command line.
 
 use tandem_models::diagram::SimulationDef;
-use tandem_runtime::{FixedStep, Method};
+use tandem_runtime::{FixedStep, Method, Solver};
 
 /// Solver used when neither the model nor the command line names one.
 pub const DEFAULT_SOLVER: Method = Method::Rk4;
+/// Tolerances of the BDF when neither the model nor the command line
+/// gives them.
+pub const DEFAULT_RTOL: f64 = 1e-6;
+/// See [`DEFAULT_RTOL`].
+pub const DEFAULT_ATOL: f64 = 1e-8;
 /// Step used when neither the model nor the command line gives one (s).
 pub const DEFAULT_STEP: f64 = 1e-3;
 /// Stop time used when neither the model nor the command line gives one (s).
@@ -20,6 +25,10 @@ pub struct Overrides {
     pub step: Option<f64>,
     /// `--stop`.
     pub stop: Option<f64>,
+    /// `--rtol`.
+    pub rtol: Option<f64>,
+    /// `--atol`.
+    pub atol: Option<f64>,
 }
 
 /// A setting that cannot be used, and where it was given.
@@ -57,14 +66,32 @@ fn positive(value: f64, origin: String, what: &str) -> Result<f64, SettingsError
 /// Merges and validates the settings of a fixed-step run.
 pub fn fixed_step(model: &SimulationDef, cli: &Overrides) -> Result<FixedStep, SettingsError> {
     let (solver, origin) = pick("solver", &cli.solver, &model.solver, DEFAULT_SOLVER.name().to_string());
-    let method = solver
-        .parse::<Method>()
+    let mut solver = solver
+        .parse::<Solver>()
         .map_err(|message| SettingsError { origin, message })?;
+    if let Solver::Bdf { rtol, atol } = &mut solver {
+        let (value, origin) = pick("rtol", &cli.rtol, &model.rtol, DEFAULT_RTOL);
+        *rtol = tolerance(value, origin)?;
+        let (value, origin) = pick("atol", &cli.atol, &model.atol, DEFAULT_ATOL);
+        *atol = tolerance(value, origin)?;
+    }
     let (step, origin) = pick("step", &cli.step, &model.step, DEFAULT_STEP);
     let step = positive(step, origin, "step")?;
     let (stop, origin) = pick("stop", &cli.stop, &model.stop, DEFAULT_STOP);
     let stop = positive(stop, origin, "stop time")?;
-    Ok(FixedStep { method, step, stop })
+    Ok(FixedStep { solver, step, stop })
+}
+
+/// A tolerance in (0, 1), or an error naming where it came from.
+fn tolerance(value: f64, origin: String) -> Result<f64, SettingsError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(SettingsError {
+            origin,
+            message: format!("a tolerance must be between 0 and 1 (exclusive), found {value}"),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -77,6 +104,7 @@ mod tests {
             solver: Some("euler".into()),
             step: Some(0.1),
             stop: None,
+            ..SimulationDef::default()
         };
         let s = fixed_step(
             &model,
@@ -89,7 +117,7 @@ mod tests {
         assert_eq!(
             s,
             FixedStep {
-                method: Method::Euler,
+                solver: Method::Euler.into(),
                 step: 0.05,
                 stop: DEFAULT_STOP
             }
@@ -102,6 +130,7 @@ mod tests {
             solver: None,
             step: Some(-0.1),
             stop: None,
+            ..SimulationDef::default()
         };
         let e = fixed_step(&model, &Overrides::default()).unwrap_err();
         assert_eq!(e.origin, "the model's simulation.step");

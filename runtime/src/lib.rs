@@ -8,7 +8,7 @@
 //!     {"id": "one", "type": "Constant", "params": {"value": 1}},
 //!     {"id": "x", "type": "Integrator"}, {"id": "y", "type": "Output"}],
 //!   "links": [{"from": "one", "to": "x"}, {"from": "x", "to": "y"}]}"#).unwrap();
-//! let settings = FixedStep { method: Method::Rk4, step: 0.1, stop: 1.0 };
+//! let settings = FixedStep { solver: Method::Rk4.into(), step: 0.1, stop: 1.0 };
 //! let mut trace = Trace::default();
 //! Simulation::new(&mut c.model, settings).unwrap().run(&mut trace, &mut |_| {}).unwrap();
 //! assert!((trace.rows.last().unwrap()[0] - 1.0).abs() < 1e-12);
@@ -25,4 +25,4 @@ pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 pub use events::{ChatterPolicy, EventSettings};
 pub use explicit::{ExplicitRk, Method};
 pub use ode::{ModelOde, OdeSystem};
-pub use sim::{FixedStep, SimError, Simulation, Summary};
+pub use sim::{FixedStep, SimError, Simulation, Solver, Summary};

@@ -7,18 +7,71 @@
 
 use std::time::{Duration, Instant};
 
+use std::fmt;
+use std::str::FromStr;
+
 use tandem_models::{Model, NonFinite, SampleTime, StateRef};
 
+use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 use crate::events::{illinois, ChatterPolicy, ChatterWatch, EventSettings};
 use crate::explicit::{ExplicitRk, Method};
+use crate::ode::ModelOde;
 use crate::record::Recorder;
 
-/// Settings of a fixed-step run.
+/// The integrator of a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Solver {
+    /// A fixed-step explicit Runge–Kutta method: one step per grid point.
+    Explicit(Method),
+    /// The variable-step BDF with these tolerances, landing on every grid
+    /// point.
+    Bdf {
+        /// Relative tolerance.
+        rtol: f64,
+        /// Absolute tolerance.
+        atol: f64,
+    },
+}
+
+impl Solver {
+    /// The BDF with its default tolerances (rtol 1e-6, atol 1e-8).
+    pub const BDF: Solver = Solver::Bdf { rtol: 1e-6, atol: 1e-8 };
+}
+
+impl From<Method> for Solver {
+    fn from(method: Method) -> Self {
+        Solver::Explicit(method)
+    }
+}
+
+impl fmt::Display for Solver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Solver::Explicit(m) => write!(f, "{m}"),
+            Solver::Bdf { rtol, atol } => write!(f, "bdf (rtol {rtol:e}, atol {atol:e})"),
+        }
+    }
+}
+
+impl FromStr for Solver {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "bdf" {
+            return Ok(Solver::BDF);
+        }
+        s.parse::<Method>()
+            .map(Solver::Explicit)
+            .map_err(|_| format!("unknown solver \"{s}\"; use one of: euler, heun, rk4, bdf"))
+    }
+}
+
+/// Settings of a run on a fixed grid of output points.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FixedStep {
-    /// Integration method.
-    pub method: Method,
-    /// Step in seconds (> 0).
+    /// Integrator.
+    pub solver: Solver,
+    /// Grid step in seconds (> 0): the explicit methods' step, the BDF's
+    /// output interval and its largest step.
     pub step: f64,
     /// Stop time in seconds (> 0).
     pub stop: f64,
@@ -60,6 +113,9 @@ pub enum SimError {
         /// Rounds taken.
         iterations: u32,
     },
+    /// The BDF gave up.
+    #[error(transparent)]
+    Bdf(#[from] BdfError),
     /// The recorder failed (disk full, closed pipe).
     #[error("cannot write the results: {0}")]
     Record(#[from] std::io::Error),
@@ -78,6 +134,10 @@ pub struct Summary {
     pub shortened: u64,
     /// Blocks whose events stopped being located (chattering policy).
     pub disabled: Vec<String>,
+    /// The BDF's counters, when it ran.
+    pub bdf: Option<BdfStats>,
+    /// Restarts of the BDF at events and discontinuities.
+    pub restarts: u64,
     /// Wall-clock time of the run.
     pub wall: Duration,
 }
@@ -122,6 +182,10 @@ pub struct Simulation<'m> {
     events: EventSettings,
     rates: Vec<TickRate>,
     integrator: ExplicitRk,
+    /// The BDF and whether it must restart before its next step, when it
+    /// is the solver (explicit methods leave it `None`).
+    bdf: Option<Box<Bdf>>,
+    restart: bool,
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
@@ -163,6 +227,8 @@ struct Counts {
     events: u64,
     /// Steps shortened because a full one gave non-finite values.
     shortened: u64,
+    /// BDF restarts.
+    restarts: u64,
 }
 
 impl<'m> Simulation<'m> {
@@ -179,12 +245,29 @@ impl<'m> Simulation<'m> {
         let mut x = vec![0.0; n];
         let mut xd = vec![0.0; nd];
         model.initial_state(&mut x, &mut xd);
+        let (method, bdf) = match settings.solver {
+            Solver::Explicit(method) => (method, None),
+            // Without continuous states there is nothing for the BDF to do:
+            // the explicit driver handles time events alone.
+            Solver::Bdf { .. } if n == 0 => (Method::Euler, None),
+            Solver::Bdf { rtol, atol } => {
+                let options = BdfOptions {
+                    rtol,
+                    atol: Tolerance::Scalar(atol),
+                    h_max: settings.step,
+                    ..BdfOptions::default()
+                };
+                (Method::Euler, Some(Box::new(Bdf::new(n, options, model.sparsity())?)))
+            }
+        };
         Ok(Simulation {
             model,
             settings,
             events: EventSettings::default(),
             rates,
-            integrator: ExplicitRk::new(settings.method, n),
+            integrator: ExplicitRk::new(method, n),
+            bdf,
+            restart: true,
             x_start: x.clone(),
             dx: vec![0.0; n],
             x_before: x.clone(),
@@ -228,6 +311,10 @@ impl<'m> Simulation<'m> {
             for (hit, r) in self.hits.iter_mut().zip(&self.rates) {
                 *hit = n >= r.offset && (n - r.offset) % r.period == 0;
             }
+            if self.bdf.is_some() {
+                self.x_before.copy_from_slice(&self.x);
+                self.xd_before.copy_from_slice(&self.xd);
+            }
             self.model
                 .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
             self.check_finite(t)?;
@@ -239,15 +326,27 @@ impl<'m> Simulation<'m> {
             if self.events.locate && !self.distance.is_empty() {
                 self.settle(t)?;
             }
-            self.advance(t, (n + 1) as f64 * h, recorder)?;
+            if self.bdf.is_some() {
+                // A grid point that changed a discrete state or reset a
+                // continuous one is a discontinuity the BDF's history must
+                // not straddle.
+                self.restart |= self.x != self.x_before || self.xd != self.xd_before;
+                self.advance_bdf(t, (n + 1) as f64 * h, recorder)?;
+            } else {
+                self.advance(t, (n + 1) as f64 * h, recorder)?;
+            }
             if n % every == 0 {
                 progress(n as f64 / total as f64);
             }
         }
         recorder.finish()?;
+        let bdf = self.bdf.as_ref().map(|b| *b.stats());
+        let evaluations = bdf.map_or(self.integrator.evaluations(), |s| s.rhs_evals + s.rhs_evals_jacobian);
         Ok(Summary {
             steps: total,
-            evaluations: self.integrator.evaluations(),
+            evaluations,
+            bdf,
+            restarts: self.counts.restarts,
             events: self.counts.events,
             shortened: self.counts.shortened,
             wall: start.elapsed(),
@@ -282,6 +381,67 @@ impl<'m> Simulation<'m> {
             let tau = if located { self.locate(t, h) } else { h };
             t += tau;
             self.on_event(t, recorder)?;
+        }
+        Ok(())
+    }
+
+    /// Integrates from `t0` to the grid time `t1` with the BDF, landing on
+    /// `t1`, locating events on its interpolating polynomial and restarting
+    /// it after each.
+    fn advance_bdf(&mut self, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        // Taken out for the step so that `self` stays usable; put back
+        // below whatever happens (a move, not an allocation).
+        let mut bdf = self.bdf.take().expect("the BDF is the solver");
+        let result = self.advance_with(&mut bdf, t0, t1, recorder);
+        self.bdf = Some(bdf);
+        result
+    }
+
+    /// The body of [`Simulation::advance_bdf`].
+    fn advance_with(&mut self, bdf: &mut Bdf, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        let mut t = t0;
+        while t1 - t > self.events.tolerance_at(t1) {
+            if self.restart {
+                let mut system = ModelOde {
+                    model: &mut *self.model,
+                    xd: &self.xd,
+                    u: &self.u,
+                };
+                bdf.init(&mut system, t, &self.x, t1);
+                self.restart = false;
+                self.counts.restarts += 1;
+            }
+            let start = bdf.t();
+            let mut system = ModelOde {
+                model: &mut *self.model,
+                xd: &self.xd,
+                u: &self.u,
+            };
+            bdf.step(&mut system, t1)?;
+            t = bdf.t();
+            self.x.copy_from_slice(bdf.y());
+            if !self.events.locate || self.distance.is_empty() || self.distance_at(t) >= 0.0 {
+                continue;
+            }
+            let at_end = self.distance_at(t);
+            bdf.interpolate(start, &mut self.x);
+            let at_start = self.distance_at(start).max(0.0);
+            let tol = self.events.tolerance_at(t);
+            t = illinois(
+                |tau| {
+                    bdf.interpolate(tau, &mut self.x);
+                    self.distance_at(tau)
+                },
+                start,
+                at_start,
+                t,
+                at_end,
+                tol,
+            );
+            bdf.interpolate(t, &mut self.x);
+            self.distance_at(t);
+            self.on_event(t, recorder)?;
+            self.restart = true;
         }
         Ok(())
     }

@@ -94,9 +94,15 @@ impl Targets {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationDef {
-    /// Integrator name (`euler`, `heun`, `rk4`).
+    /// Integrator name (`euler`, `heun`, `rk4`, `bdf`).
     #[serde(default)]
     pub solver: Option<String>,
+    /// Relative tolerance of `bdf`.
+    #[serde(default)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance of `bdf`.
+    #[serde(default)]
+    pub atol: Option<f64>,
     /// Fixed step in seconds.
     #[serde(default)]
     pub step: Option<f64>,
