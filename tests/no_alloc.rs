@@ -7,7 +7,9 @@ use std::cell::Cell;
 
 use tandem_models::diagram;
 use tandem_runtime::record::Recorder;
-use tandem_runtime::{FixedStep, Method, Simulation};
+use tandem_models::plants::testset;
+use tandem_models::Model;
+use tandem_runtime::{Bdf, BdfOptions, FixedStep, Method, ModelOde, Simulation, Solver};
 
 /// Counts allocations made on threads that asked to be watched, per
 /// thread (tests run in parallel).
@@ -59,10 +61,10 @@ impl Recorder for Checksum {
     }
 }
 
-fn assert_run_does_not_allocate(name: &str, text: &str, method: Method, step: f64, stop: f64) {
+fn assert_run_does_not_allocate(name: &str, text: &str, solver: Solver, step: f64, stop: f64) {
     let mut compiled = diagram::compile_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let settings = FixedStep {
-        solver: method.into(),
+        solver,
         step,
         stop,
     };
@@ -86,8 +88,9 @@ fn example_runs_do_not_allocate() {
     ] {
         let text = std::fs::read_to_string(format!("{root}/models/examples/{name}.json")).unwrap();
         for method in Method::ALL {
-            assert_run_does_not_allocate(name, &text, method, step, stop);
+            assert_run_does_not_allocate(name, &text, method.into(), step, stop);
         }
+        assert_run_does_not_allocate(name, &text, Solver::BDF, step, stop);
     }
 }
 
@@ -128,11 +131,36 @@ fn every_stateless_family_evaluates_without_allocating() {
         ]
     })
     .to_string();
-    assert_run_does_not_allocate("stateless families", &text, Method::Rk4, 0.01, 3.0);
+    assert_run_does_not_allocate("stateless families", &text, Method::Rk4.into(), 0.01, 3.0);
 }
 
 #[test]
 fn the_counter_sees_allocations() {
     let n = allocations_in(|| drop(std::hint::black_box(Vec::<u64>::with_capacity(8))));
     assert_eq!(n, 1);
+}
+
+#[test]
+fn bdf_steps_do_not_allocate() {
+    // Analytic (ROBER) and difference Jacobians, 3 to 20 states.
+    for name in ["ROBER", "HIRES", "POLLU"] {
+        let mut problem = testset::problem(name).unwrap();
+        let n = problem.layout().states.len();
+        let mut y0 = vec![0.0; n];
+        problem.initial_state(&mut y0, &mut []);
+        let mut y = vec![0.0; n];
+        let mut bdf = Bdf::new(n, BdfOptions::default(), None).unwrap();
+        let t_end = problem.t_end;
+        let mut system = ModelOde {
+            model: &mut problem,
+            xd: &[],
+            u: &[],
+        };
+        let count = allocations_in(|| {
+            bdf.init(&mut system, 0.0, &y0, t_end);
+            bdf.solve_to(&mut system, t_end, f64::INFINITY, &mut y).unwrap();
+        });
+        assert!(bdf.stats().steps > 50 && bdf.stats().jacobian_evals > 1, "{name}: {}", bdf.stats());
+        assert_eq!(count, 0, "{name}: {count} allocations over {} steps", bdf.stats().steps);
+    }
 }
