@@ -6,10 +6,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use tandem_models::diagram;
-use tandem_runtime::record::Recorder;
 use tandem_models::plants::testset;
 use tandem_models::Model;
-use tandem_runtime::{Bdf, BdfOptions, FixedStep, Method, ModelOde, Simulation, Solver};
+use tandem_runtime::record::Recorder;
+use tandem_runtime::{
+    Bdf, BdfOptions, FixedImplicit, FixedStep, ImplicitMethod, ImplicitSettings, Method, ModelOde, Simulation, Solver,
+};
 
 /// Counts allocations made on threads that asked to be watched, per
 /// thread (tests run in parallel).
@@ -63,11 +65,7 @@ impl Recorder for Checksum {
 
 fn assert_run_does_not_allocate(name: &str, text: &str, solver: Solver, step: f64, stop: f64) {
     let mut compiled = diagram::compile_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let settings = FixedStep {
-        solver,
-        step,
-        stop,
-    };
+    let settings = FixedStep { solver, step, stop };
     let mut sim = Simulation::new(&mut compiled.model, settings).unwrap();
     let mut sink = Checksum(0.0);
     let mut progress_calls = 0;
@@ -160,7 +158,37 @@ fn bdf_steps_do_not_allocate() {
             bdf.init(&mut system, 0.0, &y0, t_end);
             bdf.solve_to(&mut system, t_end, f64::INFINITY, &mut y).unwrap();
         });
-        assert!(bdf.stats().steps > 50 && bdf.stats().jacobian_evals > 1, "{name}: {}", bdf.stats());
+        assert!(
+            bdf.stats().steps > 50 && bdf.stats().jacobian_evals > 1,
+            "{name}: {}",
+            bdf.stats()
+        );
         assert_eq!(count, 0, "{name}: {count} allocations over {} steps", bdf.stats().steps);
+    }
+}
+
+#[test]
+fn fixed_step_implicit_steps_do_not_allocate() {
+    for method in ImplicitMethod::ALL {
+        let mut problem = testset::problem("HIRES").unwrap();
+        let mut y = vec![0.0; 8];
+        problem.initial_state(&mut y, &mut []);
+        let settings = ImplicitSettings {
+            method,
+            ..ImplicitSettings::default()
+        };
+        let mut integrator = FixedImplicit::new(8, settings, None);
+        let mut system = ModelOde {
+            model: &mut problem,
+            xd: &[],
+            u: &[],
+        };
+        let count = allocations_in(|| {
+            for i in 0..2000 {
+                integrator.step(&mut system, i as f64 * 1e-3, 1e-3, &mut y);
+            }
+        });
+        assert!(integrator.stats().jacobian_evals >= 1 && y.iter().all(|v| v.is_finite()));
+        assert_eq!(count, 0, "{method}: {count} allocations over 2000 steps");
     }
 }

@@ -17,6 +17,7 @@
 pub mod bdf;
 pub mod events;
 pub mod explicit;
+pub mod implicit;
 pub mod ode;
 pub mod record;
 pub mod sim;
@@ -24,5 +25,6 @@ pub mod sim;
 pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 pub use events::{ChatterPolicy, EventSettings};
 pub use explicit::{ExplicitRk, Method};
+pub use implicit::{FixedImplicit, ImplicitMethod, ImplicitSettings, ImplicitStats, NewtonReport};
 pub use ode::{ModelOde, OdeSystem};
 pub use sim::{FixedStep, SimError, Simulation, Solver, Summary};

@@ -21,7 +21,7 @@
 //! [`Bdf::new`]: a step allocates nothing.
 
 pub mod jacobian;
-mod lu;
+pub(crate) mod lu;
 
 use std::fmt;
 
