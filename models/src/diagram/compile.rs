@@ -641,6 +641,12 @@ fn assemble(
     let mut blocks_in_order = Vec::with_capacity(order.len());
     for &b in order {
         let node = nodes[b].take().expect("each block is placed once");
+        let feedthrough = node
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| p.feedthrough && *i < 64)
+            .fold(0u64, |mask, (i, _)| mask | 1 << i);
         let fb = &blocks[b];
         let ins_start = slots.len() as u32;
         for source in &sources[b] {
@@ -729,6 +735,7 @@ fn assemble(
             exec,
             guard,
             period,
+            feedthrough,
         });
         info.push(BlockInfo {
             path: fb.path.clone(),

@@ -17,6 +17,7 @@ mod error;
 mod flatten;
 pub mod format;
 mod program;
+mod sparsity;
 
 use std::path::Path;
 use std::sync::Arc;

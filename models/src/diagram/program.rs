@@ -41,6 +41,16 @@ pub(crate) struct Entry {
     /// Signal that enables the block (> 0), if guarded.
     pub guard: Option<u32>,
     pub period: f64,
+    /// Bit `i` set: input `i` feeds its outputs directly (inputs beyond
+    /// 64 are taken to).
+    pub feedthrough: u64,
+}
+
+impl Entry {
+    /// Whether input `i` feeds the block's outputs directly.
+    pub fn feeds_through(&self, i: usize) -> bool {
+        i >= 64 || self.feedthrough & (1 << i) != 0
+    }
 }
 
 /// A block's identity, for reports and messages.
@@ -80,6 +90,8 @@ pub struct Program {
     output_slots: Vec<u32>,
     /// Entries with continuous or discrete states.
     stateful: Vec<u32>,
+    /// For each state, the derivatives that may depend on it.
+    sparsity: Vec<Vec<usize>>,
     layout: Layout,
     info: Vec<BlockInfo>,
 }
@@ -104,6 +116,7 @@ impl Program {
             .filter(|(_, e)| e.x.1 > e.x.0 || e.xd.1 > e.xd.0)
             .map(|(i, _)| i as u32)
             .collect();
+        let sparsity = super::sparsity::structural(&entries, &slots, n_signals, layout.states.len());
         let mut program = Program {
             blocks,
             entries,
@@ -114,6 +127,7 @@ impl Program {
             input_copies,
             output_slots,
             stateful,
+            sparsity,
             layout,
             info,
         };
@@ -352,6 +366,10 @@ impl Model for DiagramModel {
 
     fn fork(&self) -> Box<dyn Model> {
         Box::new(DiagramModel::new(self.program.clone()))
+    }
+
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        Some(self.program.sparsity.clone())
     }
 
     fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {

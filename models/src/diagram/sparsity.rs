@@ -1,0 +1,92 @@
+//! Which state derivatives depend on which states, from the structure of a
+//! compiled diagram: a signal depends on the states that reach it through
+//! direct-feedthrough ports, and a block's derivatives on everything its
+//! inputs depend on. Held outputs (discrete and major-step blocks) depend
+//! on nothing during a step; guarded blocks count as enabled. The result over-approximates
+//! (a block's outputs are taken to depend on all its feedthrough inputs and
+//! all its states), which is safe for grouping Jacobian columns.
+
+use super::program::{Entry, Exec};
+use crate::blocks::Slot;
+
+/// For each state `j`, the derivatives `ẋ_i` that may depend on `x_j`.
+pub(crate) fn structural(entries: &[Entry], slots: &[Slot], n_signals: usize, n_states: usize) -> Vec<Vec<usize>> {
+    // States each signal element depends on, sorted. The execution order
+    // puts every feedthrough source first, so one pass settles them.
+    let mut signal: Vec<Vec<u32>> = vec![Vec::new(); n_signals];
+    for e in entries {
+        if e.exec != Exec::Always {
+            continue;
+        }
+        let through = inputs_of(e, slots, &signal, true);
+        for o in 0..e.n_out as usize {
+            let slot = slots[e.outs as usize + o];
+            for k in slot.offset..slot.offset + slot.width {
+                signal[k as usize].clone_from(&through);
+            }
+        }
+    }
+    // Derivatives read their inputs after all signals are known.
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); n_states];
+    for e in entries.iter().filter(|e| e.x.1 > e.x.0) {
+        for j in inputs_of(e, slots, &signal, false) {
+            rows[j as usize].extend((e.x.0..e.x.1).map(|s| s as usize));
+        }
+    }
+    for r in &mut rows {
+        r.sort_unstable();
+        r.dedup();
+    }
+    rows
+}
+
+/// The states that the block's inputs (only its feedthrough ones when
+/// `through`), its guard and its own states depend on.
+fn inputs_of(e: &Entry, slots: &[Slot], signal: &[Vec<u32>], through: bool) -> Vec<u32> {
+    let mut deps: Vec<u32> = e.guard.map(|g| signal[g as usize].clone()).unwrap_or_default();
+    for i in (0..e.n_in as usize).filter(|&i| !through || e.feeds_through(i)) {
+        let slot = slots[e.ins as usize + i];
+        for k in slot.offset..slot.offset + slot.width {
+            deps.extend_from_slice(&signal[k as usize]);
+        }
+    }
+    deps.extend(e.x.0..e.x.1);
+    deps.sort_unstable();
+    deps.dedup();
+    deps
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagram::compile_str;
+    use crate::Model;
+
+    #[test]
+    fn independent_chains_share_no_rows_and_integrators_break_feedthrough() {
+        // a' = -a; b' = a - b; c' = -c: column a touches rows a and b,
+        // column b row b, column c row c.
+        let c = compile_str(
+            r#"{"blocks": [
+              {"id": "a", "type": "Integrator", "params": {"initial": 1}},
+              {"id": "b", "type": "Integrator"},
+              {"id": "c", "type": "Integrator", "params": {"initial": 1}},
+              {"id": "na", "type": "Gain", "params": {"gain": -1}},
+              {"id": "db", "type": "Sum", "params": {"signs": "+-"}},
+              {"id": "nc", "type": "Gain", "params": {"gain": -1}}],
+             "links": [
+              {"from": "a", "to": ["na", "db.1"]}, {"from": "na", "to": "a"},
+              {"from": "b", "to": "db.2"}, {"from": "db", "to": "b"},
+              {"from": "c", "to": "nc"}, {"from": "nc", "to": "c"}]}"#,
+        )
+        .unwrap();
+        let states = &c.model.layout().states;
+        let index = |name: &str| states.iter().position(|s| s == name).unwrap();
+        let (a, b, cc) = (index("a"), index("b"), index("c"));
+        let sparsity = c.model.sparsity().unwrap();
+        let mut column_a = vec![a, b];
+        column_a.sort();
+        assert_eq!(sparsity[a], column_a);
+        assert_eq!(sparsity[b], vec![b]);
+        assert_eq!(sparsity[cc], vec![cc]);
+    }
+}
