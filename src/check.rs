@@ -38,7 +38,18 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
     println!("\ninputs: {}", listed(layout.inputs.iter().map(|v| &v.name)));
     println!("outputs: {}", listed(layout.outputs.iter().map(|v| &v.name)));
     println!("zero crossings: {}", listed(&layout.zero_crossings));
-    println!("algebraic loops: none");
+    let loops: Vec<String> = program
+        .solved_loops()
+        .map(|(blocks, torn)| format!("through {} (torn at {})", blocks.join(", "), torn.join(", ")))
+        .collect();
+    if loops.is_empty() {
+        println!("algebraic loops: none");
+    } else {
+        println!("algebraic loops solved by Newton at every evaluation:");
+        for l in loops {
+            println!("  {l}");
+        }
+    }
     Ok(())
 }
 

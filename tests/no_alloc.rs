@@ -192,3 +192,16 @@ fn fixed_step_implicit_steps_do_not_allocate() {
         assert_eq!(count, 0, "{method}: {count} allocations over 2000 steps");
     }
 }
+
+#[test]
+fn solving_an_algebraic_loop_does_not_allocate() {
+    // x' = y with y = sin t - y^3: a nonlinear loop at every evaluation.
+    let text = r#"{"algebraic_loops": "solve", "blocks": [
+        {"id": "u", "type": "Sine"},
+        {"id": "f", "type": "Expression", "params": {"expression": "u1 - u2^3", "inputs": 2}},
+        {"id": "x", "type": "Integrator"}, {"id": "out", "type": "Output"}],
+      "links": [{"from": "u", "to": "f.1"}, {"from": "f", "to": ["f.2", "x"]}, {"from": "x", "to": "out"}]}"#;
+    for solver in [Method::Rk4.into(), Solver::BDF] {
+        assert_run_does_not_allocate("algebraic loop", text, solver, 0.01, 5.0);
+    }
+}

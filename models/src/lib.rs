@@ -18,6 +18,7 @@
 
 pub mod blocks;
 pub mod diagram;
+pub mod linalg;
 pub mod model;
 pub mod plants;
 

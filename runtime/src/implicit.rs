@@ -12,9 +12,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::bdf::jacobian::{Evaluation, Jacobian};
-use crate::bdf::lu::Lu;
 use crate::bdf::wrms;
 use crate::ode::OdeSystem;
+use tandem_models::linalg::Lu;
 
 /// The fixed-step implicit methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,10 +9,12 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
+use super::algebraic::AlgebraicLoop;
 use super::error::{DiagramError, ErrorKind};
 use super::flatten::{flatten, FlatBlock, PortRef};
-use super::format::Diagram;
+use super::format::{Diagram, LoopPolicy};
 use super::program::{BlockInfo, Entry, Exec, Program};
+use super::tearing::{tear_and_order, InEdges, LoopPlan};
 use crate::blocks::{Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode};
 use crate::model::{Layout, SampleTime};
 
@@ -67,8 +69,9 @@ pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
     let sources = resolve_sources(blocks, &nodes, &feeds)?;
     check_dimensions(blocks, &nodes, &sources)?;
     let rates = resolve_rates(blocks, &nodes, &sources)?;
-    let order = execution_order(blocks, &nodes, &sources)?;
-    Ok(assemble(blocks, nodes, &sources, &rates, &order))
+    let solve = diagram.algebraic_loops == Some(LoopPolicy::Solve);
+    let (order, loops) = execution_order(blocks, &nodes, &sources, solve)?;
+    Ok(assemble(blocks, nodes, &sources, &rates, &order, &loops))
 }
 
 fn block_error(fb: &FlatBlock, e: BlockError) -> DiagramError {
@@ -466,8 +469,14 @@ fn resolve_rates(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) 
 
 /// Orders blocks so that each runs after the sources of its
 /// direct-feedthrough inputs (and its guard); ties keep file order. Reports
-/// every algebraic loop with its blocks and ports.
-fn execution_order(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]) -> Result<Vec<usize>, DiagramError> {
+/// every algebraic loop with its blocks and ports, unless `solve` asks for
+/// them to be torn and solved by Newton.
+fn execution_order(
+    blocks: &[FlatBlock],
+    nodes: &[Node],
+    sources: &[Vec<Source>],
+    solve: bool,
+) -> Result<(Vec<usize>, Vec<LoopPlan>), DiagramError> {
     let n = nodes.len();
     let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
     for b in 0..n {
@@ -501,9 +510,35 @@ fn execution_order(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>]
         }
     }
     if order.len() == n {
-        return Ok(order);
+        return Ok((order, Vec::new()));
     }
-    Err(loop_error(blocks, nodes, sources, &deps))
+    if !solve {
+        return Err(loop_error(blocks, nodes, sources, &deps));
+    }
+    let edges: Vec<InEdges> = (0..n)
+        .map(|b| {
+            let ports = sources[b].iter().enumerate().filter_map(|(i, source)| match source {
+                Source::Port { from, .. } if nodes[b].inputs[i].feedthrough => Some((Some(i), *from)),
+                _ => None,
+            });
+            ports.chain(blocks[b].guard.map(|g| (None, g))).collect()
+        })
+        .collect();
+    tear_and_order(&edges, &strongly_connected(&deps), strongly_connected).map_err(|cycle| {
+        let names: Vec<&str> = cycle.iter().map(|&b| blocks[b].path.as_str()).collect();
+        DiagramError {
+            kind: ErrorKind::AlgebraicLoop,
+            block: names.first().map(|s| s.to_string()),
+            position: None,
+            message: format!(
+                "the algebraic loop through {} closes only through enable or trigger signals, which cannot be torn",
+                names.join(", ")
+            ),
+            help: Some(
+                "break the loop with a UnitDelay or Memory block on the signal that enables the subsystem".into(),
+            ),
+        }
+    })
 }
 
 /// Names the algebraic loops (strongly connected components of the
@@ -616,6 +651,7 @@ fn assemble(
     sources: &[Vec<Source>],
     rates: &[Resolved],
     order: &[usize],
+    loops: &[LoopPlan],
 ) -> Program {
     let mut layout = Layout::default();
     // Offset 0 of the signal buffer always holds 1.0.
@@ -630,6 +666,21 @@ fn assemble(
             n_signals += p.width as u32;
         }
     }
+    // Each torn input reads a guess of its own, after all outputs.
+    let mut guesses: Vec<((usize, usize), Slot, Slot)> = Vec::new();
+    for plan in loops {
+        for &(b, i) in &plan.torn {
+            if let Source::Port { from, out, .. } = sources[b][i] {
+                let source = out_slots[from][out];
+                let guess = Slot {
+                    offset: n_signals,
+                    width: source.width,
+                };
+                n_signals += source.width;
+                guesses.push(((b, i), guess, source));
+            }
+        }
+    }
     let mut slots = Vec::new();
     let mut entries = Vec::with_capacity(order.len());
     let mut info = Vec::with_capacity(order.len());
@@ -637,6 +688,15 @@ fn assemble(
     let mut holds = Vec::new();
     let mut input_copies = Vec::new();
     let mut output_slots = Vec::new();
+    let torn_names: Vec<Vec<String>> = loops
+        .iter()
+        .map(|plan| {
+            plan.torn
+                .iter()
+                .map(|&(b, i)| format!("{}.{}", blocks[b].path, nodes[b].inputs[i].name))
+                .collect()
+        })
+        .collect();
     let mut nodes: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     let mut blocks_in_order = Vec::with_capacity(order.len());
     for &b in order {
@@ -649,10 +709,12 @@ fn assemble(
             .fold(0u64, |mask, (i, _)| mask | 1 << i);
         let fb = &blocks[b];
         let ins_start = slots.len() as u32;
-        for source in &sources[b] {
-            slots.push(match source {
-                Source::Port { from, out, .. } => out_slots[*from][*out],
-                Source::One => Slot { offset: 0, width: 1 },
+        for (i, source) in sources[b].iter().enumerate() {
+            let guess = guesses.iter().find(|(port, ..)| *port == (b, i)).map(|(_, g, _)| *g);
+            slots.push(match (guess, source) {
+                (Some(guess), _) => guess,
+                (None, Source::Port { from, out, .. }) => out_slots[*from][*out],
+                (None, Source::One) => Slot { offset: 0, width: 1 },
             });
         }
         let in_slots: Vec<Slot> = slots[ins_start as usize..].to_vec();
@@ -754,6 +816,26 @@ fn assemble(
         }
     }
     layout.discrete = xd0.len();
+    let position = |b: usize| order.iter().position(|&o| o == b).expect("every block is ordered");
+    let algebraic = loops
+        .iter()
+        .zip(torn_names)
+        .map(|(plan, torn)| {
+            let first = position(plan.members[0]);
+            let mut pairs = Vec::new();
+            for ((b, _), guess, source) in &guesses {
+                if plan.members.contains(b) {
+                    pairs.extend((0..guess.width).map(|k| (guess.offset + k, source.offset + k)));
+                }
+            }
+            AlgebraicLoop {
+                entries: first..first + plan.members.len(),
+                pairs,
+                blocks: plan.members.iter().map(|&b| blocks[b].path.clone()).collect(),
+                torn,
+            }
+        })
+        .collect();
     Program::new(
         blocks_in_order,
         entries,
@@ -765,5 +847,6 @@ fn assemble(
         output_slots,
         layout,
         info,
+        algebraic,
     )
 }

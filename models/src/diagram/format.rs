@@ -26,6 +26,19 @@ pub struct Diagram {
     /// Default solver settings.
     #[serde(default)]
     pub simulation: Option<SimulationDef>,
+    /// What the compiler does with algebraic loops (top level only).
+    #[serde(default)]
+    pub algebraic_loops: Option<LoopPolicy>,
+}
+
+/// What the compiler does with algebraic loops.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LoopPolicy {
+    /// Refuse the model, naming each loop (the default).
+    Error,
+    /// Tear each loop and solve it by Newton's method at every evaluation.
+    Solve,
 }
 
 /// One block as written in the file.

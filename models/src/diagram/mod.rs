@@ -12,12 +12,14 @@
 //! assert_eq!(compiled.model.program().layout().states, vec!["x"]);
 //! ```
 
+mod algebraic;
 mod compile;
 mod error;
 mod flatten;
 pub mod format;
 mod program;
 mod sparsity;
+mod tearing;
 
 use std::path::Path;
 use std::sync::Arc;

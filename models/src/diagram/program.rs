@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::algebraic::{AlgebraicLoop, LoopWork, MAX_ITERATIONS};
 use super::compile::Resolved;
 use crate::blocks::{Block, Ctx, Slot, Switching};
 use crate::model::{Layout, Model, NonFinite, StateRef};
@@ -94,6 +95,8 @@ pub struct Program {
     sparsity: Vec<Vec<usize>>,
     layout: Layout,
     info: Vec<BlockInfo>,
+    /// Torn algebraic loops, in execution order.
+    loops: Vec<AlgebraicLoop>,
 }
 
 impl Program {
@@ -109,6 +112,7 @@ impl Program {
         output_slots: Vec<u32>,
         layout: Layout,
         info: Vec<BlockInfo>,
+        loops: Vec<AlgebraicLoop>,
     ) -> Self {
         let stateful = entries
             .iter()
@@ -130,6 +134,7 @@ impl Program {
             sparsity,
             layout,
             info,
+            loops,
         };
         program.latch_initial_outputs();
         program
@@ -149,7 +154,17 @@ impl Program {
         let u: Vec<f64> = self.layout.inputs.iter().map(|v| v.default).collect();
         let hits = vec![true; self.layout.rates.len()];
         let mut distance = vec![0.0; self.layout.zero_crossings.len()];
-        self.pass(&mut signals, &mut distance, 0.0, &mut x, &mut xd, &u, Some(&hits));
+        let mut work = self.loop_work();
+        self.pass(
+            &mut signals,
+            &mut distance,
+            0.0,
+            &mut x,
+            &mut xd,
+            &u,
+            Some(&hits),
+            &mut work,
+        );
         self.xd0 = xd;
     }
 
@@ -163,9 +178,46 @@ impl Program {
         &self.layout
     }
 
+    /// The torn algebraic loops.
+    pub(crate) fn loops(&self) -> &[AlgebraicLoop] {
+        &self.loops
+    }
+
+    /// The algebraic loops solved by Newton: for each, its blocks and its
+    /// torn input ports.
+    pub fn solved_loops(&self) -> impl Iterator<Item = (&[String], &[String])> {
+        self.loops.iter().map(|l| (l.blocks.as_slice(), l.torn.as_slice()))
+    }
+
+    /// Scratch memory for solving the loops, one per loop.
+    fn loop_work(&self) -> Vec<LoopWork> {
+        self.loops.iter().map(|l| LoopWork::new(l.pairs.len())).collect()
+    }
+
+    /// Evaluates the blocks of `range` as in a minor pass (nothing latched),
+    /// for the iterations of an algebraic loop.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn evaluate_range(
+        &self,
+        range: &std::ops::Range<usize>,
+        signals: &mut [f64],
+        distance: &mut [f64],
+        t: f64,
+        x: &mut [f64],
+        xd: &mut [f64],
+        hits: Option<&[bool]>,
+    ) {
+        for (e, block) in self.entries[range.clone()].iter().zip(&self.blocks[range.clone()]) {
+            if self.runs(e, signals, hits) {
+                let mut c = self.context(e, t, false, signals, x, &mut [], xd, distance);
+                block.outputs(&mut c);
+            }
+        }
+    }
+
     /// Whether block `e` runs in this pass (`hits` is `None` for minor ones).
     #[inline]
-    fn runs(&self, e: &Entry, signals: &[f64], hits: Option<&[bool]>) -> bool {
+    pub(super) fn runs(&self, e: &Entry, signals: &[f64], hits: Option<&[bool]>) -> bool {
         let enabled = e.guard.is_none_or(|g| signals[g as usize] > 0.0);
         enabled
             && match (e.exec, hits) {
@@ -180,7 +232,7 @@ impl Program {
     /// and `distance` are the model's, `dx` is the block's own slice.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn context<'c>(
+    pub(super) fn context<'c>(
         &'c self,
         e: &Entry,
         t: f64,
@@ -238,11 +290,17 @@ impl Program {
         xd: &mut [f64],
         u: &[f64],
         hits: Option<&[bool]>,
+        work: &mut [LoopWork],
     ) {
         for &(i, offset) in &self.input_copies {
             signals[offset as usize] = u[i];
         }
-        for (e, block) in self.entries.iter().zip(&self.blocks) {
+        let mut next_loop = 0;
+        for (index, (e, block)) in self.entries.iter().zip(&self.blocks).enumerate() {
+            if self.loops.get(next_loop).is_some_and(|l| l.entries.start == index) {
+                self.solve_loop(next_loop, &mut work[next_loop], signals, distance, t, x, xd, hits);
+                next_loop += 1;
+            }
             if self.runs(e, signals, hits) {
                 let mut c = self.context(e, t, hits.is_some(), signals, x, &mut [], xd, distance);
                 block.outputs(&mut c);
@@ -313,6 +371,8 @@ pub struct DiagramModel {
     distance: Vec<f64>,
     x: Vec<f64>,
     xd: Vec<f64>,
+    /// Scratch of the algebraic loops.
+    loops: Vec<LoopWork>,
 }
 
 impl DiagramModel {
@@ -324,6 +384,7 @@ impl DiagramModel {
         let xd = program.xd0.clone();
         let distance = vec![f64::INFINITY; program.layout.zero_crossings.len()];
         DiagramModel {
+            loops: program.loop_work(),
             program,
             signals,
             distance,
@@ -349,6 +410,7 @@ impl DiagramModel {
             &mut self.xd,
             s.u,
             None,
+            &mut self.loops,
         );
     }
 
@@ -419,9 +481,36 @@ impl Model for DiagramModel {
         y: &mut [f64],
     ) -> Result<(), NonFinite> {
         self.x.copy_from_slice(x);
-        self.program
-            .pass(&mut self.signals, &mut self.distance, t, &mut self.x, xd, u, Some(hits));
+        for w in &mut self.loops {
+            w.failed = None;
+        }
+        self.program.pass(
+            &mut self.signals,
+            &mut self.distance,
+            t,
+            &mut self.x,
+            xd,
+            u,
+            Some(hits),
+            &mut self.loops,
+        );
         self.gather_outputs(y);
+        if let Some((k, residual)) = self
+            .loops
+            .iter()
+            .enumerate()
+            .find_map(|(k, w)| w.failed.map(|r| (k, r)))
+        {
+            let l = &self.program.loops()[k];
+            return Err(NonFinite {
+                time: t,
+                place: format!(
+                    "the algebraic loop through {} (Newton did not converge in {MAX_ITERATIONS} iterations, residual {residual:.1e})",
+                    l.blocks.join(", ")
+                ),
+                value: f64::NAN,
+            });
+        }
         // A non-finite value in a branch that nothing uses (the unselected
         // input of a Switch) is harmless; one reaching a state or an output
         // is not.

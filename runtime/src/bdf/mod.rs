@@ -21,12 +21,11 @@
 //! [`Bdf::new`]: a step allocates nothing.
 
 pub mod jacobian;
-pub(crate) mod lu;
 
 use std::fmt;
 
 use jacobian::{Evaluation, Jacobian};
-use lu::Lu;
+use tandem_models::linalg::Lu;
 
 use crate::ode::OdeSystem;
 

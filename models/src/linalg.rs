@@ -1,5 +1,6 @@
-//! Dense LU factors of the Newton iteration matrix `I - γJ`, factored in
-//! place into storage allocated once.
+//! Dense LU factors for Newton iterations (the implicit integrators'
+//! `I - γJ`, algebraic loops' residual Jacobians), factored in place into
+//! storage allocated once.
 
 use nalgebra::{DMatrix, DVectorViewMut};
 
@@ -20,6 +21,11 @@ impl Lu {
         }
     }
 
+    /// The matrix to factor with [`Lu::factor`] (overwritten by it).
+    pub fn matrix_mut(&mut self) -> &mut DMatrix<f64> {
+        &mut self.factors
+    }
+
     /// Factors `I - gamma * jac`; returns `false` when it is singular.
     pub fn factor_shifted(&mut self, jac: &DMatrix<f64>, gamma: f64) -> bool {
         let a = &mut self.factors;
@@ -31,8 +37,9 @@ impl Lu {
         self.factor()
     }
 
-    /// Gaussian elimination with partial pivoting on the stored matrix.
-    fn factor(&mut self) -> bool {
+    /// Gaussian elimination with partial pivoting on the stored matrix;
+    /// returns `false` when it is singular.
+    pub fn factor(&mut self) -> bool {
         let a = &mut self.factors;
         let n = a.nrows();
         for i in 0..n {
