@@ -23,8 +23,8 @@ use crate::record::Recorder;
 pub enum Solver {
     /// A fixed-step explicit Runge–Kutta method: one step per grid point.
     Explicit(Method),
-    /// The variable-step BDF with these tolerances, landing on every grid
-    /// point.
+    /// The variable-step BDF with these tolerances; grid points come from
+    /// its interpolating polynomial.
     Bdf {
         /// Relative tolerance.
         rtol: f64,
@@ -71,7 +71,7 @@ pub struct FixedStep {
     /// Integrator.
     pub solver: Solver,
     /// Grid step in seconds (> 0): the explicit methods' step, the BDF's
-    /// output interval and its largest step.
+    /// output interval.
     pub step: f64,
     /// Stop time in seconds (> 0).
     pub stop: f64,
@@ -186,6 +186,11 @@ pub struct Simulation<'m> {
     /// is the solver (explicit methods leave it `None`).
     bdf: Option<Box<Bdf>>,
     restart: bool,
+    /// The BDF must land on the next grid point (the last one changed a
+    /// discrete state) rather than run ahead of it.
+    land: bool,
+    /// Zero crossings have been checked up to this time.
+    checked: f64,
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
@@ -254,7 +259,6 @@ impl<'m> Simulation<'m> {
                 let options = BdfOptions {
                     rtol,
                     atol: Tolerance::Scalar(atol),
-                    h_max: settings.step,
                     ..BdfOptions::default()
                 };
                 (Method::Euler, Some(Box::new(Bdf::new(n, options, model.sparsity())?)))
@@ -268,6 +272,8 @@ impl<'m> Simulation<'m> {
             integrator: ExplicitRk::new(method, n),
             bdf,
             restart: true,
+            land: false,
+            checked: 0.0,
             x_start: x.clone(),
             dx: vec![0.0; n],
             x_before: x.clone(),
@@ -330,7 +336,8 @@ impl<'m> Simulation<'m> {
                 // A grid point that changed a discrete state or reset a
                 // continuous one is a discontinuity the BDF's history must
                 // not straddle.
-                self.restart |= self.x != self.x_before || self.xd != self.xd_before;
+                self.land = self.x != self.x_before || self.xd != self.xd_before;
+                self.restart |= self.land;
                 self.advance_bdf(t, (n + 1) as f64 * h, recorder)?;
             } else {
                 self.advance(t, (n + 1) as f64 * h, recorder)?;
@@ -397,53 +404,91 @@ impl<'m> Simulation<'m> {
         result
     }
 
-    /// The body of [`Simulation::advance_bdf`].
+    /// The body of [`Simulation::advance_bdf`]. The BDF runs ahead of the
+    /// grid and `x(t1)` comes from its interpolating polynomial; after a
+    /// grid point that changed a discrete state it lands on the next one
+    /// instead, as such points tend to recur. Zero crossings are checked
+    /// on every step and located on the polynomial.
     fn advance_with(&mut self, bdf: &mut Bdf, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
-        let mut t = t0;
-        while t1 - t > self.events.tolerance_at(t1) {
-            if self.restart {
-                let mut system = ModelOde {
-                    model: &mut *self.model,
-                    xd: &self.xd,
-                    u: &self.u,
-                };
-                bdf.init(&mut system, t, &self.x, t1);
-                self.restart = false;
-                self.counts.restarts += 1;
+        if self.restart {
+            self.restart_bdf(bdf, t0, t1);
+        }
+        let t_stop = if self.land { t1 } else { self.settings.stop };
+        let tol = self.events.tolerance_at(t1);
+        loop {
+            if bdf.t() > self.checked {
+                match self.first_crossing(bdf) {
+                    Some(te) if te <= t1 => {
+                        bdf.interpolate(te, &mut self.x);
+                        self.distance_at(te);
+                        self.on_event(te, recorder)?;
+                        self.restart_bdf(bdf, te, t1);
+                        continue;
+                    }
+                    // A crossing past t1 is handled by the next interval.
+                    Some(_) => break,
+                    None => self.checked = bdf.t(),
+                }
             }
-            let start = bdf.t();
+            if bdf.t() >= t1 - tol {
+                break;
+            }
             let mut system = ModelOde {
                 model: &mut *self.model,
                 xd: &self.xd,
                 u: &self.u,
             };
-            bdf.step(&mut system, t1)?;
-            t = bdf.t();
+            bdf.step(&mut system, t_stop)?;
+        }
+        if bdf.t() == t1 || (bdf.t() < t1 && self.checked >= bdf.t()) {
+            // Landed on t1 (or stopped at an event within the tolerance).
             self.x.copy_from_slice(bdf.y());
-            if !self.events.locate || self.distance.is_empty() || self.distance_at(t) >= 0.0 {
-                continue;
-            }
-            let at_end = self.distance_at(t);
-            bdf.interpolate(start, &mut self.x);
-            let at_start = self.distance_at(start).max(0.0);
-            let tol = self.events.tolerance_at(t);
-            t = illinois(
-                |tau| {
-                    bdf.interpolate(tau, &mut self.x);
-                    self.distance_at(tau)
-                },
-                start,
-                at_start,
-                t,
-                at_end,
-                tol,
-            );
-            bdf.interpolate(t, &mut self.x);
-            self.distance_at(t);
-            self.on_event(t, recorder)?;
-            self.restart = true;
+        } else {
+            bdf.interpolate(t1, &mut self.x);
         }
         Ok(())
+    }
+
+    /// Restarts the BDF from `x` at `t`, aiming at `t_out`.
+    fn restart_bdf(&mut self, bdf: &mut Bdf, t: f64, t_out: f64) {
+        let mut system = ModelOde {
+            model: &mut *self.model,
+            xd: &self.xd,
+            u: &self.u,
+        };
+        bdf.init(&mut system, t, &self.x, t_out);
+        self.restart = false;
+        self.checked = t;
+        self.counts.restarts += 1;
+    }
+
+    /// The first zero crossing between the last checked time and the
+    /// BDF's time, located on its interpolating polynomial, if any.
+    fn first_crossing(&mut self, bdf: &Bdf) -> Option<f64> {
+        if !self.events.locate || self.distance.is_empty() {
+            return None;
+        }
+        let end = bdf.t();
+        self.x.copy_from_slice(bdf.y());
+        let at_end = self.distance_at(end);
+        if at_end >= 0.0 {
+            return None;
+        }
+        let start = self.checked;
+        bdf.interpolate(start, &mut self.x);
+        let at_start = self.distance_at(start).max(0.0);
+        let tol = self.events.tolerance_at(end);
+        Some(illinois(
+            |tau| {
+                bdf.interpolate(tau, &mut self.x);
+                self.distance_at(tau)
+            },
+            start,
+            at_start,
+            end,
+            at_end,
+            tol,
+        ))
     }
 
     /// Steps `x` from `x_start` by `h`, or by the longest of `h / 2^k` that
