@@ -22,7 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a JSON block diagram with a fixed-step solver.
+    /// Simulate a JSON block diagram (or a built-in model) with a fixed-step
+    /// explicit solver or the variable-step BDF.
     Sim(sim::SimArgs),
     /// Validate a model and print its execution order, states, rates and loops.
     Check {

@@ -4,8 +4,9 @@
 //! A model reports, per zero-crossing function, a switching distance that is
 //! positive while its mode holds ([`tandem_models::Model::zero_crossings`]).
 //! When a step ends with a negative distance, the driver finds the instant
-//! it crossed zero by re-integrating the step with shorter lengths (the
-//! Illinois variant of regula falsi), stops there, and runs the event
+//! it crossed zero (the Illinois variant of regula falsi) by re-integrating
+//! the step with shorter lengths (explicit methods) or on the step's
+//! interpolating polynomial (the BDF), stops there, and runs the event
 //! iteration: major outputs (modes switch), update (resets), re-check.
 
 use std::fmt;

@@ -1,9 +1,11 @@
-//! The offline fixed-step simulation driver.
+//! The offline simulation driver, on a fixed grid of major steps.
 //!
 //! Time is kept as an integer tick count (`t = n * step`), never
 //! accumulated, so sample hits land exactly. Each major step:
 //! outputs (discrete blocks that hit recompute), record, update (discrete
-//! states, resets), then one explicit step of the continuous states.
+//! states, resets), then the continuous states advance to the next grid
+//! point: one explicit step, or as many BDF steps as its error control
+//! wants (the grid point then read from its interpolating polynomial).
 
 use std::time::{Duration, Instant};
 
