@@ -40,17 +40,6 @@ fn atol_for(name: &str, rtol: f64) -> f64 {
     }
 }
 
-/// Significant correct digits over components above `atol`.
-fn scd(y: &[f64], reference: &[f64], atol: f64) -> f64 {
-    let worst = y
-        .iter()
-        .zip(reference)
-        .filter(|(_, r)| r.abs() > atol)
-        .map(|(v, r)| ((v - r) / r).abs())
-        .fold(0.0, f64::max);
-    -worst.log10()
-}
-
 /// Runs the comparison, each case timed as the median of `repeats` runs.
 pub fn run(repeats: usize) -> anyhow::Result<()> {
     let harness = build_harness()?;
@@ -73,8 +62,8 @@ pub fn run(repeats: usize) -> anyhow::Result<()> {
             rhs_ratios.push(rhs_ratio);
             println!(
                 "{name:<6} {rtol:>5.0e}  {:>5.2}/{:<5.2}  {:>5}/{:<5}  {:>5}/{:<5}  {:>4}/{:<4}  {:>4}/{:<4}  {:>8.1}/{:<8.1}  {wall_ratio:>7.2} {rhs_ratio:>7.2}",
-                scd(&ours.y, reference, atol),
-                scd(&theirs.y, reference, atol),
+                testset::significant_digits(&ours.y, reference, atol),
+                testset::significant_digits(&theirs.y, reference, atol),
                 ours.steps,
                 theirs.steps,
                 ours.rhs,

@@ -435,12 +435,7 @@ impl<'m> Simulation<'m> {
             if bdf.t() >= t1 - tol {
                 break;
             }
-            let mut system = ModelOde {
-                model: &mut *self.model,
-                xd: &self.xd,
-                u: &self.u,
-            };
-            bdf.step(&mut system, t_stop)?;
+            bdf.step(&mut self.system(), t_stop)?;
         }
         if bdf.t() == t1 || (bdf.t() < t1 && self.checked >= bdf.t()) {
             // Landed on t1 (or stopped at an event within the tolerance).
@@ -451,14 +446,21 @@ impl<'m> Simulation<'m> {
         Ok(())
     }
 
-    /// Restarts the BDF from `x` at `t`, aiming at `t_out`.
-    fn restart_bdf(&mut self, bdf: &mut Bdf, t: f64, t_out: f64) {
-        let mut system = ModelOde {
+    /// The model's continuous part, with its discrete states and inputs
+    /// held, as the BDF sees it.
+    fn system(&mut self) -> ModelOde<'_> {
+        ModelOde {
             model: &mut *self.model,
             xd: &self.xd,
             u: &self.u,
-        };
-        bdf.init(&mut system, t, &self.x, t_out);
+        }
+    }
+
+    /// Restarts the BDF from `x` at `t`, aiming at `t_out`.
+    fn restart_bdf(&mut self, bdf: &mut Bdf, t: f64, t_out: f64) {
+        let x = std::mem::take(&mut self.x);
+        bdf.init(&mut self.system(), t, &x, t_out);
+        self.x = x;
         self.restart = false;
         self.checked = t;
         self.counts.restarts += 1;

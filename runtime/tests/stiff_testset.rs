@@ -21,17 +21,6 @@ fn atol_for(name: &str, rtol: f64) -> f64 {
     }
 }
 
-/// Significant correct digits at the end, over components above `atol`.
-fn scd(y: &[f64], reference: &[f64], atol: f64) -> f64 {
-    let worst = y
-        .iter()
-        .zip(reference)
-        .filter(|(_, r)| r.abs() > atol)
-        .map(|(v, r)| ((v - r) / r).abs())
-        .fold(0.0, f64::max);
-    -worst.log10()
-}
-
 /// Runs one problem to its end time in one call, as CVODE's normal mode.
 fn solve(mut problem: TestProblem, rtol: f64) -> (Vec<f64>, BdfStats) {
     let n = problem.layout().states.len();
@@ -102,7 +91,7 @@ fn stiff_problems_reach_at_least_cvodes_accuracy() {
             let problem = testset::problem(name).unwrap();
             let reference = problem.reference;
             let (y, stats) = solve(problem, rtol);
-            let digits = scd(&y, reference, atol_for(name, rtol));
+            let digits = testset::significant_digits(&y, reference, atol_for(name, rtol));
             let row = cvode[name]
                 .as_array()
                 .and_then(|rows| rows.iter().find(|r| r[0].as_f64() == Some(rtol)));

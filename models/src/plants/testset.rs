@@ -34,6 +34,19 @@ impl TestProblem {
     }
 }
 
+/// Significant correct digits of `y` against `reference`:
+/// `-log10(max_i |y_i - ref_i| / |ref_i|)` over the components with
+/// `|ref_i| > atol`, as the test set defines them.
+pub fn significant_digits(y: &[f64], reference: &[f64], atol: f64) -> f64 {
+    let worst = y
+        .iter()
+        .zip(reference)
+        .filter(|(_, r)| r.abs() > atol)
+        .map(|(v, r)| ((v - r) / r).abs())
+        .fold(0.0, f64::max);
+    -worst.log10()
+}
+
 /// The names of the problems.
 pub const NAMES: [&str; 7] = ["ROBER", "HIRES", "VDPOL", "VDPOLM", "OREGO", "E5", "POLLU"];
 
