@@ -295,12 +295,29 @@ impl Program {
         for &(i, offset) in &self.input_copies {
             signals[offset as usize] = u[i];
         }
-        let mut next_loop = 0;
-        for (index, (e, block)) in self.entries.iter().zip(&self.blocks).enumerate() {
-            if self.loops.get(next_loop).is_some_and(|l| l.entries.start == index) {
-                self.solve_loop(next_loop, &mut work[next_loop], signals, distance, t, x, xd, hits);
-                next_loop += 1;
-            }
+        // Plain runs of blocks, each loop solved just before its first block.
+        let mut from = 0;
+        for (k, l) in self.loops.iter().enumerate() {
+            self.run_entries(from..l.entries.start, signals, distance, t, x, xd, hits);
+            self.solve_loop(k, &mut work[k], signals, distance, t, x, xd, hits);
+            from = l.entries.start;
+        }
+        self.run_entries(from..self.entries.len(), signals, distance, t, x, xd, hits);
+    }
+
+    /// Evaluates the blocks of `range` in a pass (see [`Program::pass`]).
+    #[allow(clippy::too_many_arguments)]
+    fn run_entries(
+        &self,
+        range: std::ops::Range<usize>,
+        signals: &mut [f64],
+        distance: &mut [f64],
+        t: f64,
+        x: &mut [f64],
+        xd: &mut [f64],
+        hits: Option<&[bool]>,
+    ) {
+        for (e, block) in self.entries[range.clone()].iter().zip(&self.blocks[range]) {
             if self.runs(e, signals, hits) {
                 let mut c = self.context(e, t, hits.is_some(), signals, x, &mut [], xd, distance);
                 block.outputs(&mut c);
