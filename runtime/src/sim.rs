@@ -437,8 +437,8 @@ impl<'m> Simulation<'m> {
             }
             bdf.step(&mut self.system(), t_stop)?;
         }
-        if bdf.t() == t1 || (bdf.t() < t1 && self.checked >= bdf.t()) {
-            // Landed on t1 (or stopped at an event within the tolerance).
+        if bdf.t() <= t1 {
+            // Landed on t1, or stopped within the event tolerance of it.
             self.x.copy_from_slice(bdf.y());
         } else {
             bdf.interpolate(t1, &mut self.x);
