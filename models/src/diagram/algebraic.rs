@@ -71,7 +71,7 @@ impl Program {
         }
         let mut worst = f64::NAN;
         for _ in 0..MAX_ITERATIONS {
-            self.evaluate_range(&plan.entries, signals, distance, t, x, xd, hits);
+            self.run_entries(plan.entries.clone(), signals, distance, t, x, xd, hits, false);
             worst = 0.0;
             for (r, &(g, s)) in work.residual.iter_mut().zip(&plan.pairs) {
                 *r = signals[s as usize] - signals[g as usize];
@@ -87,7 +87,7 @@ impl Program {
                 let z = signals[g as usize];
                 let dz = 1e-7 * (1.0 + z.abs());
                 signals[g as usize] = z + dz;
-                self.evaluate_range(&plan.entries, signals, distance, t, x, xd, hits);
+                self.run_entries(plan.entries.clone(), signals, distance, t, x, xd, hits, false);
                 for (i, &(gi, si)) in plan.pairs.iter().enumerate() {
                     let shifted = signals[si as usize] - signals[gi as usize];
                     work.lu.matrix_mut()[(i, j)] = (shifted - work.residual[i]) / dz;

@@ -194,27 +194,6 @@ impl Program {
         self.loops.iter().map(|l| LoopWork::new(l.pairs.len())).collect()
     }
 
-    /// Evaluates the blocks of `range` as in a minor pass (nothing latched),
-    /// for the iterations of an algebraic loop.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn evaluate_range(
-        &self,
-        range: &std::ops::Range<usize>,
-        signals: &mut [f64],
-        distance: &mut [f64],
-        t: f64,
-        x: &mut [f64],
-        xd: &mut [f64],
-        hits: Option<&[bool]>,
-    ) {
-        for (e, block) in self.entries[range.clone()].iter().zip(&self.blocks[range.clone()]) {
-            if self.runs(e, signals, hits) {
-                let mut c = self.context(e, t, false, signals, x, &mut [], xd, distance);
-                block.outputs(&mut c);
-            }
-        }
-    }
-
     /// Whether block `e` runs in this pass (`hits` is `None` for minor ones).
     #[inline]
     pub(super) fn runs(&self, e: &Entry, signals: &[f64], hits: Option<&[bool]>) -> bool {
@@ -298,16 +277,28 @@ impl Program {
         // Plain runs of blocks, each loop solved just before its first block.
         let mut from = 0;
         for (k, l) in self.loops.iter().enumerate() {
-            self.run_entries(from..l.entries.start, signals, distance, t, x, xd, hits);
+            self.run_entries(from..l.entries.start, signals, distance, t, x, xd, hits, hits.is_some());
             self.solve_loop(k, &mut work[k], signals, distance, t, x, xd, hits);
             from = l.entries.start;
         }
-        self.run_entries(from..self.entries.len(), signals, distance, t, x, xd, hits);
+        self.run_entries(
+            from..self.entries.len(),
+            signals,
+            distance,
+            t,
+            x,
+            xd,
+            hits,
+            hits.is_some(),
+        );
     }
 
     /// Evaluates the blocks of `range` in a pass (see [`Program::pass`]).
+    /// With `latch` (a major pass) running blocks may switch modes and
+    /// latch their held outputs; without it (a minor pass, or an algebraic
+    /// loop's iterations) nothing is latched.
     #[allow(clippy::too_many_arguments)]
-    fn run_entries(
+    pub(super) fn run_entries(
         &self,
         range: std::ops::Range<usize>,
         signals: &mut [f64],
@@ -316,12 +307,13 @@ impl Program {
         x: &mut [f64],
         xd: &mut [f64],
         hits: Option<&[bool]>,
+        latch: bool,
     ) {
         for (e, block) in self.entries[range.clone()].iter().zip(&self.blocks[range]) {
             if self.runs(e, signals, hits) {
-                let mut c = self.context(e, t, hits.is_some(), signals, x, &mut [], xd, distance);
+                let mut c = self.context(e, t, latch, signals, x, &mut [], xd, distance);
                 block.outputs(&mut c);
-                if hits.is_some() && e.hold != u32::MAX {
+                if latch && e.hold != u32::MAX {
                     copy_outputs(self.outputs_of(e), signals, &mut xd[e.hold as usize..], true);
                 }
             } else {
