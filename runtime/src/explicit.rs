@@ -78,10 +78,7 @@ impl fmt::Display for Method {
 impl FromStr for Method {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Method::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown solver \"{s}\"; use one of: {}", names.join(", "))
-        })
+        crate::named::by_name(&Method::ALL, Method::name, s, "solver")
     }
 }
 

@@ -51,10 +51,7 @@ impl fmt::Display for ImplicitMethod {
 impl FromStr for ImplicitMethod {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        ImplicitMethod::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = ImplicitMethod::ALL.iter().map(|m| m.name()).collect();
-            format!("unknown implicit method \"{s}\"; use one of: {}", names.join(", "))
-        })
+        crate::named::by_name(&ImplicitMethod::ALL, ImplicitMethod::name, s, "implicit method")
     }
 }
 

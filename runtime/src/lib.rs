@@ -18,6 +18,7 @@ pub mod bdf;
 pub mod events;
 pub mod explicit;
 pub mod implicit;
+mod named;
 pub mod ode;
 pub mod record;
 pub mod sim;
