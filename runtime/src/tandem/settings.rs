@@ -1,0 +1,229 @@
+//! What a real-time tandem run is told: the frame, the policy that combines
+//! the two integrators, and each thread's placement and method.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::explicit::Method;
+use crate::implicit::ImplicitMethod;
+use crate::named::by_name;
+
+/// How the fast thread combines its explicit result with the implicit one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Restart the explicit integrator from the newest implicit state of a
+    /// past frame and re-integrate to now (patent claims 1 and 2).
+    Correct,
+    /// Use the implicit state of this frame when it is ready by the output
+    /// deadline, else the explicit one (claim 3).
+    Select,
+    /// No implicit thread: the baseline.
+    Explicit,
+}
+
+impl Policy {
+    /// All policies, for listing valid names.
+    pub const ALL: [Policy; 3] = [Policy::Correct, Policy::Select, Policy::Explicit];
+
+    /// The name used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Correct => "correct",
+            Policy::Select => "select",
+            Policy::Explicit => "explicit",
+        }
+    }
+}
+
+impl FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        by_name(&Policy::ALL, Policy::name, s, "policy")
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How inputs beyond the last received sample are predicted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extrapolation {
+    /// Hold the last sample (order 0).
+    Hold,
+    /// A line through the last two samples.
+    Linear,
+    /// A parabola through the last three samples.
+    Quadratic,
+}
+
+impl Extrapolation {
+    /// All orders, for listing valid names.
+    pub const ALL: [Extrapolation; 3] = [Extrapolation::Hold, Extrapolation::Linear, Extrapolation::Quadratic];
+
+    /// The name used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extrapolation::Hold => "hold",
+            Extrapolation::Linear => "linear",
+            Extrapolation::Quadratic => "quadratic",
+        }
+    }
+
+    /// Samples the polynomial goes through.
+    pub fn points(self) -> usize {
+        match self {
+            Extrapolation::Hold => 1,
+            Extrapolation::Linear => 2,
+            Extrapolation::Quadratic => 3,
+        }
+    }
+}
+
+impl FromStr for Extrapolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        by_name(&Extrapolation::ALL, Extrapolation::name, s, "extrapolation")
+    }
+}
+
+/// The implicit thread's integrator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ImplicitSolver {
+    /// The variable-order, variable-step BDF, landing on every frame time.
+    Bdf,
+    /// A fixed-step method with one step per macro step.
+    Fixed(ImplicitMethod),
+}
+
+impl ImplicitSolver {
+    /// Names accepted in configuration files.
+    pub const NAMES: [&'static str; 4] = ["bdf", "bdf1", "bdf2", "trapezoidal"];
+}
+
+impl FromStr for ImplicitSolver {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "bdf" {
+            return Ok(ImplicitSolver::Bdf);
+        }
+        s.parse::<ImplicitMethod>()
+            .map(ImplicitSolver::Fixed)
+            .map_err(|_| format!("unknown implicit method \"{s}\"; use one of: {}", Self::NAMES.join(", ")))
+    }
+}
+
+impl fmt::Display for ImplicitSolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImplicitSolver::Bdf => f.write_str("bdf"),
+            ImplicitSolver::Fixed(m) => f.write_str(m.name()),
+        }
+    }
+}
+
+/// Where a thread runs and at which SCHED_FIFO priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// CPU core to pin to; `None` leaves the thread free.
+    pub core: Option<usize>,
+    /// SCHED_FIFO priority, 1 to 99.
+    pub priority: u8,
+}
+
+/// The fast (explicit) thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FastSettings {
+    /// Core and priority.
+    pub placement: Placement,
+    /// The explicit method, one step per frame.
+    pub method: Method,
+}
+
+/// The implicit thread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImplicitThreadSettings {
+    /// Core and priority (below the fast thread's).
+    pub placement: Placement,
+    /// The integrator.
+    pub solver: ImplicitSolver,
+    /// Relative tolerance (BDF error control, Newton convergence).
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Newton iterations per step, at most (fixed-step methods).
+    pub max_newton: u32,
+    /// Time between two published results, a whole number of frames.
+    pub macro_step: f64,
+    /// How far ahead of the fast thread's newest frame the implicit thread
+    /// may integrate, using extrapolated inputs; at least one macro step.
+    pub lead: f64,
+    /// How inputs beyond the last sample are predicted.
+    pub extrapolation: Extrapolation,
+    /// When its state is this far behind the fast thread's newest frame, the
+    /// implicit thread restarts from the fast thread's state.
+    pub max_lag: f64,
+}
+
+/// Everything a tandem run needs besides the model and its inputs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TandemSettings {
+    /// Frame period (s).
+    pub frame: f64,
+    /// Run length (s).
+    pub duration: f64,
+    /// The combination policy.
+    pub policy: Policy,
+    /// `correct`: frames re-integrated at most per correction.
+    pub max_catchup: usize,
+    /// Outputs are due this long after the frame's start (s).
+    pub output_deadline: f64,
+    /// The fast thread.
+    pub fast: FastSettings,
+    /// The implicit thread.
+    pub implicit: ImplicitThreadSettings,
+}
+
+impl TandemSettings {
+    /// Defaults for a frame of `frame` seconds: RK4 on core 1 at priority 80,
+    /// the BDF on core 0 at priority 70 (rtol 1e-6), one-frame macro step and
+    /// lead, linear extrapolation, `correct` with 4 frames of catch-up,
+    /// outputs due 0.8 of a frame after its start, a lag of 20 frames.
+    pub fn new(frame: f64, duration: f64) -> Self {
+        TandemSettings {
+            frame,
+            duration,
+            policy: Policy::Correct,
+            max_catchup: 4,
+            output_deadline: 0.8 * frame,
+            fast: FastSettings {
+                placement: Placement {
+                    core: Some(1),
+                    priority: 80,
+                },
+                method: Method::Rk4,
+            },
+            implicit: ImplicitThreadSettings {
+                placement: Placement {
+                    core: Some(0),
+                    priority: 70,
+                },
+                solver: ImplicitSolver::Bdf,
+                rtol: 1e-6,
+                atol: 1e-8,
+                max_newton: 4,
+                macro_step: frame,
+                lead: frame,
+                extrapolation: Extrapolation::Linear,
+                max_lag: 20.0 * frame,
+            },
+        }
+    }
+
+    /// Frames in the run.
+    pub fn frames(&self) -> u64 {
+        (self.duration / self.frame).round() as u64
+    }
+}
