@@ -19,9 +19,11 @@ pub mod events;
 pub mod explicit;
 pub mod implicit;
 mod named;
+mod rates;
 pub mod ode;
 pub mod record;
 pub mod sim;
+pub mod tandem;
 
 pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 pub use events::{ChatterPolicy, EventSettings};

@@ -18,6 +18,7 @@ use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 use crate::events::{illinois, ChatterPolicy, ChatterWatch, EventSettings};
 use crate::explicit::{ExplicitRk, Method};
 use crate::ode::ModelOde;
+use crate::rates::{set_hits, tick_rates, TickRate};
 use crate::record::Recorder;
 
 /// The integrator of a run.
@@ -142,39 +143,6 @@ pub struct Summary {
     pub restarts: u64,
     /// Wall-clock time of the run.
     pub wall: Duration,
-}
-
-/// A discrete rate in ticks: hits at `offset + k * period`.
-#[derive(Clone, Copy, Debug)]
-struct TickRate {
-    period: u64,
-    offset: u64,
-}
-
-/// How many steps make `value` seconds, if it is an integer multiple.
-fn ticks(value: f64, step: f64) -> Option<u64> {
-    let n = (value / step).round();
-    ((n * step - value).abs() <= 1e-9 * value.abs().max(step)).then_some(n as u64)
-}
-
-/// Checks that every rate of the model lands on the step grid.
-fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, SimError> {
-    let layout = model.layout();
-    layout
-        .rates
-        .iter()
-        .zip(&layout.rate_users)
-        .map(
-            |(&sample, user)| match (ticks(sample.period, step), ticks(sample.offset, step)) {
-                (Some(period), Some(offset)) if period > 0 => Ok(TickRate { period, offset }),
-                _ => Err(SimError::SampleTime {
-                    sample,
-                    user: user.clone(),
-                    step,
-                }),
-            },
-        )
-        .collect()
 }
 
 /// A fixed-step simulation of one model.
@@ -316,9 +284,7 @@ impl<'m> Simulation<'m> {
         let h = self.settings.step;
         for n in 0..=total {
             let t = n as f64 * h;
-            for (hit, r) in self.hits.iter_mut().zip(&self.rates) {
-                *hit = n >= r.offset && (n - r.offset) % r.period == 0;
-            }
+            set_hits(&self.rates, n, &mut self.hits);
             if self.bdf.is_some() {
                 self.x_before.copy_from_slice(&self.x);
                 self.xd_before.copy_from_slice(&self.xd);
@@ -700,19 +666,4 @@ impl<'m> Simulation<'m> {
 /// The block a zero crossing belongs to (`path` or `path#k`).
 fn block_of(zero_crossing: &str) -> &str {
     zero_crossing.split('#').next().unwrap_or(zero_crossing)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_accept_exact_multiples_only() {
-        assert_eq!(ticks(0.02, 0.01), Some(2));
-        assert_eq!(ticks(0.05, 0.01), Some(5));
-        assert_eq!(ticks(0.001, 0.001), Some(1));
-        assert_eq!(ticks(0.0, 0.01), Some(0));
-        assert_eq!(ticks(0.015, 0.01), None);
-        assert_eq!(ticks(0.1, 0.03), None);
-    }
 }

@@ -1,0 +1,61 @@
+//! Discrete rates counted in whole steps of a fixed grid, so that sample
+//! hits land exactly whatever the step.
+
+use tandem_models::Model;
+
+use crate::sim::SimError;
+
+/// A discrete rate in ticks: hits at `offset + k * period`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TickRate {
+    period: u64,
+    offset: u64,
+}
+
+/// How many steps make `value` seconds, if it is an integer multiple.
+fn ticks(value: f64, step: f64) -> Option<u64> {
+    let n = (value / step).round();
+    ((n * step - value).abs() <= 1e-9 * value.abs().max(step)).then_some(n as u64)
+}
+
+/// Checks that every rate of the model lands on the step grid.
+pub(crate) fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, SimError> {
+    let layout = model.layout();
+    layout
+        .rates
+        .iter()
+        .zip(&layout.rate_users)
+        .map(
+            |(&sample, user)| match (ticks(sample.period, step), ticks(sample.offset, step)) {
+                (Some(period), Some(offset)) if period > 0 => Ok(TickRate { period, offset }),
+                _ => Err(SimError::SampleTime {
+                    sample,
+                    user: user.clone(),
+                    step,
+                }),
+            },
+        )
+        .collect()
+}
+
+/// Marks in `hits` the rates that hit at step `n`.
+pub(crate) fn set_hits(rates: &[TickRate], n: u64, hits: &mut [bool]) {
+    for (hit, r) in hits.iter_mut().zip(rates) {
+        *hit = n >= r.offset && (n - r.offset) % r.period == 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_accept_exact_multiples_only() {
+        assert_eq!(ticks(0.02, 0.01), Some(2));
+        assert_eq!(ticks(0.05, 0.01), Some(5));
+        assert_eq!(ticks(0.001, 0.001), Some(1));
+        assert_eq!(ticks(0.0, 0.01), Some(0));
+        assert_eq!(ticks(0.015, 0.01), None);
+        assert_eq!(ticks(0.1, 0.03), None);
+    }
+}

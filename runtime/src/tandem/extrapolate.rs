@@ -1,0 +1,146 @@
+//! The implicit thread's view of the inputs: a history of timestamped
+//! samples, held between samples (as the fast thread holds them over a
+//! frame) and predicted beyond the newest one by a polynomial through the
+//! last one, two or three samples.
+
+use super::settings::Extrapolation;
+
+/// A fixed-capacity history of input samples.
+pub struct InputHistory {
+    order: Extrapolation,
+    width: usize,
+    times: Vec<f64>,
+    values: Vec<f64>,
+    /// Slot of the newest sample.
+    newest: usize,
+    len: usize,
+}
+
+/// Tolerance on sample times (s).
+const EPS: f64 = 1e-9;
+
+impl InputHistory {
+    /// Room for `capacity` samples of `width` inputs, predicted with `order`.
+    pub fn new(width: usize, capacity: usize, order: Extrapolation) -> Self {
+        let capacity = capacity.max(3);
+        InputHistory {
+            order,
+            width,
+            times: vec![f64::NEG_INFINITY; capacity],
+            values: vec![0.0; capacity * width],
+            newest: 0,
+            len: 0,
+        }
+    }
+
+    /// Forgets every sample.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Adds a sample at `t`, which must not be older than the newest; a
+    /// sample at the newest time replaces it.
+    pub fn push(&mut self, t: f64, u: &[f64]) {
+        if self.len == 0 || t > self.times[self.newest] + EPS {
+            self.newest = (self.newest + 1) % self.times.len();
+            self.len = (self.len + 1).min(self.times.len());
+        }
+        self.times[self.newest] = t;
+        self.values[self.newest * self.width..(self.newest + 1) * self.width].copy_from_slice(u);
+    }
+
+    /// Time of the newest sample, if any.
+    pub fn newest_time(&self) -> Option<f64> {
+        (self.len > 0).then(|| self.times[self.newest])
+    }
+
+    /// Slot of the `back`-th newest sample.
+    fn slot(&self, back: usize) -> usize {
+        (self.newest + self.times.len() - back) % self.times.len()
+    }
+
+    /// Writes the inputs in force at `t`: the newest sample taken at or
+    /// before `t`, or, beyond the newest sample, the extrapolated value at
+    /// `t`. Returns whether it was extrapolated. With no sample at all,
+    /// writes nothing and returns `true`.
+    pub fn value_at(&self, t: f64, out: &mut [f64]) -> bool {
+        if self.len == 0 {
+            return true;
+        }
+        if t > self.times[self.newest] + EPS {
+            self.extrapolate(t, out);
+            return true;
+        }
+        let back = (0..self.len).find(|&b| self.times[self.slot(b)] <= t + EPS).unwrap_or(self.len - 1);
+        let s = self.slot(back);
+        out.copy_from_slice(&self.values[s * self.width..(s + 1) * self.width]);
+        false
+    }
+
+    /// Lagrange polynomial through the newest samples, evaluated at `t`.
+    fn extrapolate(&self, t: f64, out: &mut [f64]) {
+        let points = self.order.points().min(self.len);
+        out.fill(0.0);
+        for i in 0..points {
+            let si = self.slot(i);
+            let mut weight = 1.0;
+            for j in 0..points {
+                if j != i {
+                    let tj = self.times[self.slot(j)];
+                    weight *= (t - tj) / (self.times[si] - tj);
+                }
+            }
+            for (o, v) in out.iter_mut().zip(&self.values[si * self.width..(si + 1) * self.width]) {
+                *o += weight * v;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(order: Extrapolation, samples: &[(f64, f64)]) -> InputHistory {
+        let mut h = InputHistory::new(1, 4, order);
+        for &(t, u) in samples {
+            h.push(t, &[u]);
+        }
+        h
+    }
+
+    #[test]
+    fn each_order_is_exact_on_polynomials_of_its_degree() {
+        let quadratic = |t: f64| 2.0 - 3.0 * t + 0.5 * t * t;
+        let samples: Vec<(f64, f64)> = [0.0, 1.0, 2.0, 3.0].iter().map(|&t| (t, quadratic(t))).collect();
+        let mut out = [0.0];
+        assert!(history(Extrapolation::Quadratic, &samples).value_at(4.5, &mut out));
+        assert!((out[0] - quadratic(4.5)).abs() < 1e-12);
+        let line: Vec<(f64, f64)> = [0.0, 1.0, 2.0].iter().map(|&t| (t, 1.0 + 2.0 * t)).collect();
+        history(Extrapolation::Linear, &line).value_at(5.0, &mut out);
+        assert_eq!(out[0], 11.0);
+        history(Extrapolation::Hold, &line).value_at(5.0, &mut out);
+        assert_eq!(out[0], 5.0);
+    }
+
+    #[test]
+    fn inside_the_history_samples_are_held() {
+        let h = history(Extrapolation::Quadratic, &[(0.0, 1.0), (1.0, 2.0), (2.0, 4.0)]);
+        let mut out = [0.0];
+        assert!(!h.value_at(1.5, &mut out));
+        assert_eq!(out[0], 2.0);
+        assert!(!h.value_at(2.0, &mut out));
+        assert_eq!(out[0], 4.0);
+    }
+
+    #[test]
+    fn the_oldest_samples_give_way_and_few_samples_lower_the_order() {
+        let h = history(Extrapolation::Quadratic, &[(0.0, 0.0), (1.0, 1.0), (2.0, 4.0), (3.0, 9.0), (4.0, 16.0)]);
+        let mut out = [0.0];
+        h.value_at(0.5, &mut out);
+        assert_eq!(out[0], 1.0, "older than the history: its oldest sample");
+        let one = history(Extrapolation::Quadratic, &[(0.0, 3.0)]);
+        one.value_at(2.0, &mut out);
+        assert_eq!(out[0], 3.0);
+    }
+}

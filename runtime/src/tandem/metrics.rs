@@ -1,0 +1,323 @@
+//! Counters and fixed-bucket histograms that the real-time threads update
+//! with plain atomic stores (each has one writer) and a normal thread reads
+//! at any time: nothing is allocated, locked or printed on the hot path.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// How values map to buckets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    /// Buckets of equal `width` from 0.
+    Linear {
+        /// Bucket width.
+        width: f64,
+    },
+    /// `per_decade` buckets per factor of ten from `min`.
+    Log {
+        /// Lower edge of the first bucket.
+        min: f64,
+        /// Buckets per decade.
+        per_decade: f64,
+    },
+}
+
+impl Scale {
+    /// Bucket of `v` among `n` (the first and last also take what falls
+    /// below and above).
+    fn bucket(self, v: f64, n: usize) -> usize {
+        let i = match self {
+            Scale::Linear { width } => v / width,
+            Scale::Log { min, per_decade } => (v / min).log10() * per_decade,
+        };
+        if i.is_nan() || i < 0.0 {
+            0
+        } else {
+            (i as usize).min(n - 1)
+        }
+    }
+
+    /// Upper edge of bucket `i`.
+    fn upper(self, i: usize) -> f64 {
+        match self {
+            Scale::Linear { width } => (i + 1) as f64 * width,
+            Scale::Log { min, per_decade } => min * 10f64.powf((i + 1) as f64 / per_decade),
+        }
+    }
+}
+
+/// A histogram with one writer and any number of readers.
+pub struct Histogram {
+    scale: Scale,
+    buckets: Box<[AtomicU64]>,
+    count: AtomicU64,
+    sum: AtomicU64,
+    max: AtomicU64,
+}
+
+impl Histogram {
+    /// `n` buckets on `scale`.
+    pub fn new(scale: Scale, n: usize) -> Self {
+        Histogram {
+            scale,
+            buckets: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            count: AtomicU64::new(0),
+            sum: AtomicU64::new(0f64.to_bits()),
+            max: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
+        }
+    }
+
+    /// Counts `v`. Only one thread may record into a histogram.
+    pub fn record(&self, v: f64) {
+        let b = &self.buckets[self.scale.bucket(v, self.buckets.len())];
+        b.store(b.load(Relaxed) + 1, Relaxed);
+        self.count.store(self.count.load(Relaxed) + 1, Relaxed);
+        self.sum.store((f64::from_bits(self.sum.load(Relaxed)) + v).to_bits(), Relaxed);
+        if v > f64::from_bits(self.max.load(Relaxed)) {
+            self.max.store(v.to_bits(), Relaxed);
+        }
+    }
+
+    /// A copy of the counts now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            scale: self.scale,
+            buckets: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
+            count: self.count.load(Relaxed),
+            sum: f64::from_bits(self.sum.load(Relaxed)),
+            max: f64::from_bits(self.max.load(Relaxed)),
+        }
+    }
+}
+
+/// A histogram's counts at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    scale: Scale,
+    buckets: Vec<u64>,
+    /// Values counted.
+    pub count: u64,
+    /// Their sum.
+    pub sum: f64,
+    /// The largest (−∞ when none; over an interval, the run's largest so far).
+    pub max: f64,
+}
+
+impl Snapshot {
+    /// The value below which a fraction `p` of the counts lie (the upper
+    /// edge of its bucket, and never above the maximum); NaN when empty.
+    pub fn percentile(&self, p: f64) -> f64 {
+        if self.count == 0 {
+            return f64::NAN;
+        }
+        let rank = ((p * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                // The last bucket also holds everything above it.
+                let last = i + 1 == self.buckets.len();
+                return if last { self.max } else { self.scale.upper(i).min(self.max) };
+            }
+        }
+        self.max
+    }
+
+    /// The mean; NaN when empty.
+    pub fn mean(&self) -> f64 {
+        self.sum / self.count as f64
+    }
+
+    /// What was counted since `earlier` (a snapshot of the same histogram).
+    pub fn since(&self, earlier: &Snapshot) -> Snapshot {
+        Snapshot {
+            scale: self.scale,
+            buckets: self.buckets.iter().zip(&earlier.buckets).map(|(a, b)| a - b).collect(),
+            count: self.count - earlier.count,
+            sum: self.sum - earlier.sum,
+            max: self.max,
+        }
+    }
+}
+
+/// A counter with one writer.
+#[derive(Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    /// Adds one.
+    pub fn increment(&self) {
+        self.add(1);
+    }
+    /// Adds `n`.
+    pub fn add(&self, n: u64) {
+        self.0.store(self.0.load(Relaxed) + n, Relaxed);
+    }
+    /// The count.
+    pub fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// Where a frame's state came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The fast thread's own explicit step.
+    Explicit,
+    /// The implicit state of this very frame.
+    Implicit,
+    /// An implicit state of a past frame, re-integrated to this one.
+    CatchUp,
+    /// Nothing was ready by the output deadline: outputs extrapolated.
+    Extrapolated,
+}
+
+impl Source {
+    /// Every source, in report order.
+    pub const ALL: [Source; 4] = [Source::Explicit, Source::Implicit, Source::CatchUp, Source::Extrapolated];
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Explicit => "explicit",
+            Source::Implicit => "implicit",
+            Source::CatchUp => "catch-up",
+            Source::Extrapolated => "extrapolated",
+        }
+    }
+}
+
+/// Everything measured during a run. The fast thread writes the frame
+/// fields, the implicit thread the implicit ones.
+pub struct Metrics {
+    /// Frames run.
+    pub frames: Counter,
+    /// Frames by the source of their state, in [`Source::ALL`] order.
+    pub sources: [Counter; 4],
+    /// Frames whose outputs were extrapolated because the fast thread woke
+    /// after the output deadline.
+    pub missed_woke_late: Counter,
+    /// Frames whose outputs were extrapolated because the fast thread's
+    /// computation ran past the output deadline.
+    pub missed_overrun: Counter,
+    /// `select`: frames without an implicit result in time.
+    pub implicit_late: Counter,
+    /// `correct`: results too old to catch up from (beyond `max_catchup`).
+    pub stale_results: Counter,
+    /// Frames whose explicit state stopped being finite and were restarted
+    /// from the implicit state.
+    pub nonfinite_recoveries: Counter,
+    /// Wake-up latency (ns past the frame's start).
+    pub wake_latency: Histogram,
+    /// Fast thread's computation per frame (ns).
+    pub compute: Histogram,
+    /// Size of each correction: weighted RMS of the state change in units
+    /// of the implicit tolerances.
+    pub correction: Histogram,
+    /// Frames re-integrated per correction.
+    pub catchup_frames: Histogram,
+    /// Implicit steps taken.
+    pub implicit_steps: Counter,
+    /// Implicit steps that used extrapolated inputs.
+    pub extrapolated_inputs: Counter,
+    /// Restarts of the implicit integrator from the fast thread's state
+    /// because it fell too far behind.
+    pub resyncs: Counter,
+    /// Implicit steps that failed (Newton did not converge, or the BDF
+    /// gave up); each is followed by a restart.
+    pub implicit_failures: Counter,
+    /// Implicit lag at the start of each implicit step (frames behind the
+    /// fast thread's newest frame; negative values count as 0).
+    pub implicit_lag: Histogram,
+    /// Newton iterations per implicit step.
+    pub newton: Histogram,
+    /// Implicit thread's computation per step (ns).
+    pub implicit_compute: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let micro = Scale::Linear { width: 1_000.0 };
+        Metrics {
+            frames: Counter::default(),
+            sources: Default::default(),
+            missed_woke_late: Counter::default(),
+            missed_overrun: Counter::default(),
+            implicit_late: Counter::default(),
+            stale_results: Counter::default(),
+            nonfinite_recoveries: Counter::default(),
+            wake_latency: Histogram::new(micro, 50_000),
+            compute: Histogram::new(micro, 50_000),
+            correction: Histogram::new(
+                Scale::Log {
+                    min: 1e-4,
+                    per_decade: 10.0,
+                },
+                160,
+            ),
+            catchup_frames: Histogram::new(Scale::Linear { width: 1.0 }, 1_024),
+            implicit_steps: Counter::default(),
+            extrapolated_inputs: Counter::default(),
+            resyncs: Counter::default(),
+            implicit_failures: Counter::default(),
+            implicit_lag: Histogram::new(Scale::Linear { width: 1.0 }, 10_000),
+            newton: Histogram::new(Scale::Linear { width: 1.0 }, 64),
+            implicit_compute: Histogram::new(micro, 50_000),
+        }
+    }
+}
+
+impl Metrics {
+    /// Frames whose outputs were extrapolated.
+    pub fn missed(&self) -> u64 {
+        self.missed_woke_late.get() + self.missed_overrun.get()
+    }
+
+    /// Counts a frame whose state came from `source`.
+    pub fn count_source(&self, source: Source) {
+        self.sources[source as usize].increment();
+    }
+
+    /// Frames that came from `source`.
+    pub fn from_source(&self, source: Source) -> u64 {
+        self.sources[source as usize].get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_buckets() {
+        let h = Histogram::new(Scale::Linear { width: 1.0 }, 100);
+        for v in 0..100 {
+            h.record(v as f64 + 0.5);
+        }
+        let s = h.snapshot();
+        assert_eq!(s.percentile(0.5), 50.0);
+        assert_eq!(s.percentile(0.99), 99.0);
+        assert_eq!(s.percentile(1.0), 99.5, "capped by the maximum");
+        assert_eq!(s.mean(), 50.0);
+        h.record(1e9);
+        assert_eq!(h.snapshot().percentile(1.0), 1e9, "overflow lands in the last bucket, the max is exact");
+    }
+
+    #[test]
+    fn an_interval_is_the_difference_of_two_snapshots() {
+        let h = Histogram::new(
+            Scale::Log {
+                min: 1.0,
+                per_decade: 1.0,
+            },
+            10,
+        );
+        h.record(5.0);
+        let before = h.snapshot();
+        h.record(500.0);
+        h.record(0.01);
+        let d = h.snapshot().since(&before);
+        assert_eq!(d.count, 2);
+        assert_eq!(d.percentile(0.5), 10.0, "below the minimum counts in the first bucket");
+        assert_eq!(d.percentile(1.0), 500.0);
+    }
+}

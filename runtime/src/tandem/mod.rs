@@ -1,0 +1,27 @@
+//! The real-time tandem (the patent in `seeds/004`): a fast thread steps an
+//! explicit integrator every frame on absolute deadlines while an implicit
+//! thread integrates the same model with the BDF alongside it; results and
+//! frames cross between them without locks, and a policy decides which
+//! state each frame uses.
+//!
+//! The work of each thread ([`fast::FastSide`], [`implicit_side::ImplicitSide`])
+//! is independent of how time passes: [`threads`] runs them on two pinned
+//! SCHED_FIFO threads on the monotonic clock, [`virtual_clock`] runs them
+//! interleaved on one thread in virtual time with injected delays, so every
+//! policy is tested deterministically.
+
+pub mod clock;
+pub mod exchange;
+pub mod extrapolate;
+pub mod fast;
+pub mod implicit_side;
+pub mod inputs;
+pub mod metrics;
+pub mod recording;
+pub mod settings;
+pub mod threads;
+pub mod virtual_clock;
+
+pub use settings::{
+    Extrapolation, FastSettings, ImplicitSolver, ImplicitThreadSettings, Placement, Policy, TandemSettings,
+};

@@ -1,0 +1,206 @@
+//! The tandem on two real threads: the fast side pinned to its core under
+//! SCHED_FIFO, waking on absolute deadlines of the monotonic clock; the
+//! implicit side pinned to another core at a lower priority; memory locked
+//! and stacks pre-faulted before the first frame. The calling thread is a
+//! normal one that watches the metrics (live statistics, draining the
+//! recording) until the run ends.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use tandem_models::NonFinite;
+use thread_priority::{
+    set_thread_priority_and_policy, thread_native_id, RealtimeThreadSchedulePolicy, ThreadPriority,
+    ThreadSchedulePolicy,
+};
+
+use super::clock::{nanos, Clock, MonotonicClock, Nanos};
+use super::fast::FastSide;
+use super::implicit_side::{ImplicitSide, StepOutcome};
+use super::settings::{Placement, TandemSettings};
+
+/// What a thread obtained of what it asked for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadSetup {
+    /// Pinned to its core (or why not; `None` when no core was asked).
+    pub pinned: Option<Result<usize, String>>,
+    /// Running under SCHED_FIFO at its priority (or why not).
+    pub fifo: Option<Result<u8, String>>,
+}
+
+/// Pins the calling thread and raises it to SCHED_FIFO as `placement` says.
+pub fn place_current_thread(placement: Placement) -> ThreadSetup {
+    let pinned = placement.core.map(|core| {
+        if core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
+            Ok(core)
+        } else {
+            Err(format!("could not pin to core {core} (does it exist? see `nproc`)"))
+        }
+    });
+    let fifo = placement.priority.try_into().map(ThreadPriority::Crossplatform).map_err(|e| format!("{e:?}"));
+    let fifo = fifo.and_then(|priority| {
+        set_thread_priority_and_policy(
+            thread_native_id(),
+            priority,
+            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+        )
+        .map(|()| placement.priority)
+        .map_err(|e| format!("SCHED_FIFO {} refused ({e:?}): run as root or grant CAP_SYS_NICE / an rtprio limit", placement.priority))
+    });
+    ThreadSetup {
+        pinned,
+        fifo: Some(fifo),
+    }
+}
+
+/// Touches `bytes` of stack so that no page fault happens there later.
+fn prefault_stack() {
+    const BYTES: usize = 256 * 1024;
+    let mut stack = [0u8; BYTES];
+    for i in (0..BYTES).step_by(4096) {
+        // SAFETY: i < BYTES, a plain write to a local array.
+        unsafe { std::ptr::write_volatile(stack.as_mut_ptr().add(i), 1) };
+    }
+    black_box(&stack);
+}
+
+/// Locks current and future memory so that the real-time threads never
+/// take a page fault (`mlockall`); returns why not when refused.
+pub fn lock_memory() -> Result<(), String> {
+    use nix::sys::mman::{mlockall, MlockAllFlags};
+    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE)
+        .map_err(|e| format!("mlockall refused ({e}): run as root or raise `ulimit -l`"))
+}
+
+/// How a real-time run ended.
+pub struct RealtimeOutcome {
+    /// The fast side after its last frame.
+    pub fast: FastSide,
+    /// The implicit side, when there was one.
+    pub implicit: Option<ImplicitSide>,
+    /// The first failure, if the run stopped early.
+    pub failure: Option<NonFinite>,
+    /// What the fast thread obtained.
+    pub fast_setup: ThreadSetup,
+    /// What the implicit thread obtained.
+    pub implicit_setup: Option<ThreadSetup>,
+}
+
+/// State shared by the three threads.
+struct Shared {
+    ready: AtomicUsize,
+    origin: AtomicI64,
+    done: AtomicBool,
+}
+
+/// Waits (sleeping, not spinning) until the run's origin is set.
+fn wait_for_origin(shared: &Shared) -> Nanos {
+    loop {
+        let origin = shared.origin.load(Ordering::Acquire);
+        if origin != 0 {
+            return origin;
+        }
+        thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Runs the tandem on real threads for `settings.frames()` frames. The
+/// calling thread calls `watch(false)` about every `poll` until the end,
+/// then `watch(true)` once after both threads have stopped.
+pub fn run_realtime(
+    settings: &TandemSettings,
+    mut fast: FastSide,
+    implicit: Option<ImplicitSide>,
+    poll: Duration,
+    watch: &mut dyn FnMut(bool),
+) -> RealtimeOutcome {
+    let shared = Arc::new(Shared {
+        ready: AtomicUsize::new(0),
+        origin: AtomicI64::new(0),
+        done: AtomicBool::new(false),
+    });
+    let frames = settings.frames();
+    let frame = nanos(settings.frame);
+    let threads = 1 + implicit.is_some() as usize;
+
+    let fast_placement = settings.fast.placement;
+    let s = Arc::clone(&shared);
+    let fast_thread = thread::Builder::new()
+        .name("tandem-fast".into())
+        .stack_size(4 << 20)
+        .spawn(move || {
+            let setup = place_current_thread(fast_placement);
+            prefault_stack();
+            s.ready.fetch_add(1, Ordering::AcqRel);
+            let mut clock = MonotonicClock::with_origin(wait_for_origin(&s));
+            let mut failure = None;
+            for k in 0..frames {
+                clock.sleep_until(k as Nanos * frame);
+                if let Err(e) = fast.frame(k, &mut clock) {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            s.done.store(true, Ordering::Release);
+            (fast, failure, setup)
+        })
+        .expect("spawning the fast thread");
+
+    let implicit_placement = settings.implicit.placement;
+    let poll_implicit = (frame / 20).max(5_000);
+    let s = Arc::clone(&shared);
+    let implicit_thread = implicit.map(|mut side| {
+        thread::Builder::new()
+            .name("tandem-implicit".into())
+            .stack_size(4 << 20)
+            .spawn(move || {
+                let setup = place_current_thread(implicit_placement);
+                prefault_stack();
+                s.ready.fetch_add(1, Ordering::AcqRel);
+                let mut clock = MonotonicClock::with_origin(wait_for_origin(&s));
+                while !s.done.load(Ordering::Acquire) {
+                    match side.try_step() {
+                        StepOutcome::Stepped => side.publish(clock.now()),
+                        StepOutcome::Failed => {}
+                        StepOutcome::Waiting => {
+                            let next = clock.now() + poll_implicit;
+                            clock.sleep_until(next);
+                        }
+                    }
+                }
+                (side, setup)
+            })
+            .expect("spawning the implicit thread")
+    });
+
+    while shared.ready.load(Ordering::Acquire) < threads {
+        thread::sleep(Duration::from_millis(1));
+    }
+    // Start a little later so that both threads are asleep on the first deadline.
+    shared
+        .origin
+        .store(MonotonicClock::raw_now() + 10_000_000, Ordering::Release);
+    while !shared.done.load(Ordering::Acquire) {
+        thread::sleep(poll);
+        watch(false);
+    }
+    let (fast, failure, fast_setup) = fast_thread.join().expect("the fast thread panicked");
+    let (implicit, implicit_setup) = match implicit_thread {
+        Some(handle) => {
+            let (side, setup) = handle.join().expect("the implicit thread panicked");
+            (Some(side), Some(setup))
+        }
+        None => (None, None),
+    };
+    watch(true);
+    RealtimeOutcome {
+        fast,
+        implicit,
+        failure,
+        fast_setup,
+        implicit_setup,
+    }
+}
