@@ -93,6 +93,7 @@ pub struct FastSide {
     sender: Option<FrameSender>,
     recorder: Option<RowSender>,
     metrics: Arc<Metrics>,
+    last_source: Source,
 }
 
 /// The parts a fast side is built from.
@@ -162,12 +163,18 @@ impl FastSide {
             recorder,
             metrics,
             model,
+            last_source: Source::Explicit,
         })
     }
 
     /// The continuous state (at the next frame's time after a frame).
     pub fn state(&self) -> &[f64] {
         &self.x
+    }
+
+    /// Where the last frame's state came from.
+    pub fn last_source(&self) -> Source {
+        self.last_source
     }
 
     /// The outputs sent by the last frame.
@@ -235,6 +242,7 @@ impl FastSide {
         if let Some(r) = &mut self.recorder {
             r.offer(k, t, &self.y);
         }
+        self.last_source = source;
         self.metrics.count_source(source);
         self.metrics.frames.increment();
         Ok(())

@@ -10,6 +10,7 @@
 //! interleaved on one thread in virtual time with injected delays, so every
 //! policy is tested deterministically.
 
+pub mod assemble;
 pub mod clock;
 pub mod exchange;
 pub mod extrapolate;
