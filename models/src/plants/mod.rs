@@ -1,15 +1,36 @@
 //! Plant models written in Rust, selectable by name.
 
+pub mod ev;
 pub mod testset;
 
 use crate::model::Model;
 
-/// The built-in models by name (lower case), for listing.
+/// The built-in models by name (lower case), for listing: the stiff test
+/// set's problems and `ev`, the electric-vehicle drivetrain.
 pub fn names() -> Vec<String> {
-    testset::NAMES.iter().map(|n| n.to_lowercase()).collect()
+    testset::NAMES
+        .iter()
+        .map(|n| n.to_lowercase())
+        .chain(std::iter::once("ev".to_string()))
+        .collect()
 }
 
 /// The built-in model called `name` (any case), if there is one.
 pub fn builtin(name: &str) -> Option<Box<dyn Model>> {
+    if name.eq_ignore_ascii_case("ev") {
+        return Some(Box::new(ev::EvPlant::new()));
+    }
     testset::problem(name).map(|p| Box::new(p) as Box<dyn Model>)
+}
+
+/// An input profile: for each input by name, piecewise-linear
+/// `(time s, value)` breakpoints.
+pub type InputProfile = &'static [(&'static str, &'static [(f64, f64)])];
+
+/// The built-in input profiles by name.
+pub const PROFILES: &[&str] = &["ev-drive-cycle"];
+
+/// The built-in input profile called `name`, if there is one.
+pub fn profile(name: &str) -> Option<InputProfile> {
+    (name == "ev-drive-cycle").then_some(ev::DRIVE_CYCLE)
 }
