@@ -10,8 +10,33 @@
 //! assert_eq!(s.solver.to_string(), "bdf (rtol 1e-9, atol 1e-8)");
 //! assert_eq!((s.step, s.stop), (0.01, 5.0));
 //! ```
+//!
+//! A real-time run is configured by a TOML file (see `config/examples/ev.toml`
+//! and `config/schema.json`):
+//!
+//! ```
+//! use std::path::Path;
+//! use tandem_config::{parse_run_config, ModelRef};
+//! let text = "model = \"ev\"\nframe = \"1ms\"\n[implicit]\nmethod = \"bdf7\"\n";
+//! let e = parse_run_config(text, Path::new("ev.toml"), &["ev-drive-cycle"]).unwrap_err();
+//! assert_eq!(
+//!     e.to_string(),
+//!     "ev.toml:4:10: implicit.method: unknown implicit method \"bdf7\"; use one of: bdf, bdf1, bdf2, trapezoidal"
+//! );
+//! let run = parse_run_config("model = \"ev\"", Path::new("ev.toml"), &[]).unwrap();
+//! assert_eq!(run.model, ModelRef::Builtin("ev".into()));
+//! assert_eq!(run.settings.frame, 1e-3);
+//! ```
 
+mod duration;
+mod run;
 mod simulation;
+
+pub use duration::{Duration, DURATION_PATTERN};
+pub use run::{
+    load_run_config, parse_run_config, run_config_schema, ConfigError, InputsConfig, Location, ModelRef, RecordConfig,
+    RunConfig, VirtualClockConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
+};
 
 pub use simulation::{
     fixed_step, Overrides, SettingsError, DEFAULT_ATOL, DEFAULT_RTOL, DEFAULT_SOLVER, DEFAULT_STEP, DEFAULT_STOP,

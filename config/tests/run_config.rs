@@ -1,0 +1,955 @@
+//! The run configuration (`tandem run CONFIG.toml`): the example loads,
+//! every kind of mistake gives an error at the right line, column and key
+//! with its fix, no input panics, and `config/schema.json` is the schema
+//! the code generates and accepts the example (checked with Python's
+//! `jsonschema`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tandem_config::{
+    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, ModelRef, RecordConfig, RunConfig,
+    DEFAULT_DURATION, DEFAULT_FRAME,
+};
+use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy, TandemSettings};
+use tandem_runtime::{ImplicitMethod, Method};
+
+const PROFILES: &[&str] = &["ev-drive-cycle", "ramp"];
+
+fn config_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn example() -> PathBuf {
+    config_dir().join("examples").join("ev.toml")
+}
+
+fn parse(text: &str) -> Result<RunConfig, ConfigError> {
+    parse_run_config(text, Path::new("run.toml"), PROFILES)
+}
+
+fn ok(text: &str) -> RunConfig {
+    parse(text).unwrap_or_else(|e| panic!("{e}\nin:\n{text}"))
+}
+
+/// Asserts that `text` fails at `line`:`column` on `key`, with a message
+/// that contains each of `fragments`.
+#[track_caller]
+fn fails(text: &str, line: usize, column: usize, key: &str, fragments: &[&str]) -> ConfigError {
+    let e = match parse(text) {
+        Ok(run) => panic!("accepted ({run:?}):\n{text}"),
+        Err(e) => e,
+    };
+    assert_eq!(e.location, Some(Location { line, column }), "{e}");
+    assert_eq!(e.key, key, "{e}");
+    for fragment in fragments {
+        assert!(e.message.contains(fragment), "{e}\nshould contain: {fragment}");
+    }
+    let shown = e.to_string();
+    let prefix = if key.is_empty() {
+        format!("run.toml:{line}:{column}: ")
+    } else {
+        format!("run.toml:{line}:{column}: {key}: ")
+    };
+    assert!(shown.starts_with(&prefix), "{shown}\nshould start with: {prefix}");
+    e
+}
+
+// ---------------------------------------------------------------------------
+// What loads.
+
+#[test]
+fn the_example_loads_with_the_expected_settings() {
+    let run = load_run_config(&example(), &["ev-drive-cycle"]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.model, ModelRef::Builtin("ev".into()));
+    // The example spells out the defaults of a 1 ms frame, cores included;
+    // "0.8ms" is the number 0.8e-3, which 0.8 * 1e-3 need not be.
+    let mut expected = TandemSettings::new(1e-3, 20.0);
+    expected.output_deadline = 0.8e-3;
+    assert_eq!(run.settings, expected);
+    assert_eq!(run.settings.frames(), 20_000);
+    assert_eq!(run.settings.policy, Policy::Correct);
+    assert_eq!(run.settings.fast.method, Method::Rk4);
+    assert_eq!(run.settings.implicit.solver, ImplicitSolver::Bdf);
+    assert_eq!(run.inputs.profile.as_deref(), Some("ev-drive-cycle"));
+    assert!(run.inputs.points.is_empty());
+    assert_eq!(
+        run.record,
+        Some(RecordConfig {
+            file: "ev-run.csv".into(),
+            signals: Some(
+                [
+                    "vehicle_speed",
+                    "motor_speed",
+                    "motor_torque",
+                    "motor_current",
+                    "dc_voltage",
+                    "soc"
+                ]
+                .map(String::from)
+                .to_vec()
+            ),
+            decimation: 10,
+        })
+    );
+    assert_eq!(run.virtual_clock.fast_cost, 20e-6);
+    assert_eq!(run.virtual_clock.implicit_cost, 300e-6);
+    assert_eq!(run.virtual_clock.wake_latency, 0.0);
+    assert!(run.virtual_clock.implicit_delays.is_empty() && run.virtual_clock.fast_overruns.is_empty());
+}
+
+#[test]
+fn only_the_model_is_required() {
+    let run = ok("model = \"ev\"");
+    let mut expected = TandemSettings::new(DEFAULT_FRAME, DEFAULT_DURATION);
+    // Cores that are not given leave the threads unpinned.
+    expected.fast.placement.core = None;
+    expected.implicit.placement.core = None;
+    assert_eq!(run.settings, expected);
+    assert_eq!(run.inputs, Default::default());
+    assert_eq!(run.record, None);
+    assert_eq!(run.virtual_clock, Default::default());
+}
+
+#[test]
+fn every_key_is_read() {
+    let run = ok(r#"
+model = "plant.json"
+frame = "500us"
+duration = "2min"
+policy = "select"
+max_catchup = 0
+output_deadline = "0.5ms"
+[fast]
+core = 3
+priority = 90
+method = "heun"
+[implicit]
+priority = 89
+method = "trapezoidal"
+rtol = 1e-4
+atol = 1e-5
+newton_iterations = 7
+macro_step = "2ms"
+lead = "3ms"
+extrapolation = "quadratic"
+max_lag = "1s"
+[inputs]
+profile = "ramp"
+[inputs.points]
+torque_request = [[0, 0], [1, 100], [1, 50.5]]
+brake_pressure = [[0.5, 2]]
+[record]
+file = "out/run.csv"
+decimation = 1
+[virtual_clock]
+fast_cost = "20µs"
+implicit_cost = "0.3ms"
+wake_latency = "5us"
+[[virtual_clock.implicit_delays]]
+at = "7s"
+delay = "1ms"
+[[virtual_clock.implicit_delays]]
+at = "5s"
+delay = "3ms"
+[[virtual_clock.fast_overruns]]
+at = "6s"
+extra = "1.5ms"
+"#);
+    assert_eq!(run.model, ModelRef::File(PathBuf::from("plant.json")));
+    let s = run.settings;
+    assert_eq!(
+        (s.frame, s.duration, s.policy, s.max_catchup),
+        (500e-6, 120.0, Policy::Select, 0)
+    );
+    assert_eq!(s.output_deadline, 0.5e-3);
+    assert_eq!(
+        (s.fast.placement.core, s.fast.placement.priority, s.fast.method),
+        (Some(3), 90, Method::Heun)
+    );
+    let i = s.implicit;
+    assert_eq!((i.placement.core, i.placement.priority), (None, 89));
+    assert_eq!(i.solver, ImplicitSolver::Fixed(ImplicitMethod::Trapezoidal));
+    assert_eq!((i.rtol, i.atol, i.max_newton), (1e-4, 1e-5, 7));
+    assert!((i.macro_step - 2e-3).abs() < 1e-15 && (i.lead - 3e-3).abs() < 1e-15);
+    assert_eq!((i.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
+    assert_eq!(run.inputs.profile.as_deref(), Some("ramp"));
+    assert_eq!(
+        run.inputs.points,
+        vec![
+            ("brake_pressure".to_string(), vec![(0.5, 2.0)]),
+            (
+                "torque_request".to_string(),
+                vec![(0.0, 0.0), (1.0, 100.0), (1.0, 50.5)]
+            ),
+        ]
+    );
+    assert_eq!(
+        run.record,
+        Some(RecordConfig {
+            file: "out/run.csv".into(),
+            signals: None,
+            decimation: 1
+        })
+    );
+    let v = run.virtual_clock;
+    assert_eq!((v.fast_cost, v.implicit_cost, v.wake_latency), (20e-6, 0.3e-3, 5e-6));
+    // Sorted by time, as the virtual clock wants them.
+    assert_eq!(v.implicit_delays, vec![(5.0, 3e-3), (7.0, 1e-3)]);
+    assert_eq!(v.fast_overruns, vec![(6.0, 1.5e-3)]);
+}
+
+#[test]
+fn model_files_are_resolved_against_the_configuration_directory() {
+    let model = |value: &str| {
+        let text = format!("model = \"{value}\"");
+        parse_run_config(&text, Path::new("rigs/bench/run.toml"), &[])
+            .unwrap()
+            .model
+    };
+    assert_eq!(model("ev"), ModelRef::Builtin("ev".into()));
+    assert_eq!(
+        model("cruise_control.json"),
+        ModelRef::File("rigs/bench/cruise_control.json".into())
+    );
+    assert_eq!(
+        model("../models/abs"),
+        ModelRef::File("rigs/bench/../models/abs".into())
+    );
+    assert_eq!(model("/srv/m.json"), ModelRef::File("/srv/m.json".into()));
+    let run = parse_run_config("model = \"m.json\"", Path::new("run.toml"), &[]).unwrap();
+    assert_eq!(run.model, ModelRef::File("m.json".into()));
+}
+
+#[test]
+fn record_without_file_records_nothing() {
+    assert_eq!(ok("model = \"ev\"\n[record]\n").record, None);
+}
+
+// ---------------------------------------------------------------------------
+// Errors: one test per kind, each checking line, column, key and the fix.
+
+#[test]
+fn syntax_error() {
+    fails(
+        "model = \"ev\"\nframe = \"1ms\nduration = \"20s\"\n",
+        2,
+        13,
+        "frame",
+        &["invalid basic string"],
+    );
+    fails(
+        "model = \"ev\"\n[fast\ncore = 1\n",
+        2,
+        6,
+        "",
+        &["unclosed table, expected `]`"],
+    );
+    fails(
+        "model = \"ev\"\nmodel = \"ev2\"\n",
+        2,
+        1,
+        "model",
+        &["`model` is given twice; keep one"],
+    );
+}
+
+#[test]
+fn unknown_key() {
+    fails(
+        "model = \"ev\"\nframe_period = \"1ms\"\n",
+        2,
+        1,
+        "frame_period",
+        &["unknown field `frame_period`, expected one of `model`, `frame`, `duration`, `policy`"],
+    );
+    fails(
+        "model = \"ev\"\n[fast]\ncore = 1\nprio = 80\n",
+        4,
+        1,
+        "fast.prio",
+        &["unknown field `prio`, expected one of `core`, `priority`, `method`"],
+    );
+    fails(
+        "model = \"ev\"\n[virtual_clock]\n[[virtual_clock.fast_overruns]]\nat = \"1s\"\nextra = \"1ms\"\n\
+         [[virtual_clock.fast_overruns]]\nat = \"2s\"\ndelay = \"1ms\"\n",
+        8,
+        1,
+        "virtual_clock.fast_overruns[1].delay",
+        &["unknown field `delay`, expected `at` or `extra`"],
+    );
+    fails(
+        "model = \"ev\"\nimplicit = { rtol = 1e-6, tol = 1 }\n",
+        2,
+        27,
+        "implicit.tol",
+        &["unknown field `tol`"],
+    );
+}
+
+#[test]
+fn missing_key() {
+    fails(
+        "frame = \"1ms\"\n",
+        1,
+        1,
+        "model",
+        &["missing key `model`; add it, e.g. model = \"ev\""],
+    );
+    fails(
+        "model = \"ev\"\n[[virtual_clock.implicit_delays]]\nat = \"1s\"\n",
+        2,
+        1,
+        "virtual_clock.implicit_delays[0].delay",
+        &["missing key `delay`; add it, e.g. delay = \"3ms\""],
+    );
+}
+
+#[test]
+fn unknown_policy() {
+    fails(
+        "model = \"ev\"\npolicy = \"corect\"\n",
+        2,
+        10,
+        "policy",
+        &["unknown policy \"corect\"; use one of: correct, select, explicit"],
+    );
+}
+
+#[test]
+fn unknown_method() {
+    fails(
+        "model = \"ev\"\n[fast]\nmethod = \"rk45\"\n",
+        3,
+        10,
+        "fast.method",
+        &["\"rk45\"; use one of: euler, heun, rk4"],
+    );
+    let e = fails(
+        "model = \"ev\"\n[implicit]\nmethod = \"bdf7\"\n",
+        3,
+        10,
+        "implicit.method",
+        &["unknown implicit method \"bdf7\"; use one of: bdf, bdf1, bdf2, trapezoidal"],
+    );
+    assert_eq!(
+        e.to_string(),
+        "run.toml:3:10: implicit.method: unknown implicit method \"bdf7\"; use one of: bdf, bdf1, bdf2, trapezoidal"
+    );
+}
+
+#[test]
+fn unknown_extrapolation() {
+    fails(
+        "model = \"ev\"\n[implicit]\nextrapolation = \"cubic\"\n",
+        3,
+        17,
+        "implicit.extrapolation",
+        &["unknown extrapolation \"cubic\"; use one of: hold, linear, quadratic"],
+    );
+}
+
+#[test]
+fn bare_number_duration() {
+    let e = fails(
+        "model = \"ev\"\nframe = 1\n",
+        2,
+        9,
+        "frame",
+        &["found the bare number 1", "write \"1s\" for seconds, or e.g. \"1ms\""],
+    );
+    assert_eq!(
+        e.to_string(),
+        "run.toml:2:9: frame: found the bare number 1, but a duration is a string with a unit: write \"1s\" for \
+         seconds, or e.g. \"1ms\", \"50us\" (units: min, s, ms, us (or µs), ns)"
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\nmax_lag = 0.02\n",
+        3,
+        11,
+        "implicit.max_lag",
+        &["found the bare number 0.02", "\"0.02s\""],
+    );
+    fails(
+        "model = \"ev\"\n[[virtual_clock.implicit_delays]]\nat = 5\ndelay = \"1ms\"\n",
+        3,
+        6,
+        "virtual_clock.implicit_delays[0].at",
+        &["bare number 5", "\"5s\""],
+    );
+    fails(
+        "model = \"ev\"\nduration = \"20\"\n",
+        2,
+        12,
+        "duration",
+        &["has no unit; write e.g. \"20s\""],
+    );
+}
+
+#[test]
+fn bad_unit() {
+    fails(
+        "model = \"ev\"\nduration = \"20sec\"\n",
+        2,
+        12,
+        "duration",
+        &["unknown unit \"sec\" in \"20sec\"; use one of: min, s, ms, us (or µs), ns"],
+    );
+    fails(
+        "model = \"ev\"\n[virtual_clock]\nfast_cost = \"-1us\"\n",
+        3,
+        13,
+        "virtual_clock.fast_cost",
+        &["cannot be negative"],
+    );
+}
+
+#[test]
+fn durations_out_of_range() {
+    fails(
+        "model = \"ev\"\nframe = \"0ms\"\n",
+        2,
+        9,
+        "frame",
+        &["longer than 0", "\"1ms\""],
+    );
+    fails(
+        "model = \"ev\"\nframe = \"2ms\"\nduration = \"1ms\"\n",
+        3,
+        12,
+        "duration",
+        &["shorter than one frame", "make duration at least the frame"],
+    );
+    fails(
+        "model = \"ev\"\nframe = \"20s\"\n",
+        2,
+        9,
+        "frame",
+        &["the run (10s (the default)) is shorter than one frame (\"20s\")"],
+    );
+}
+
+#[test]
+fn priority_order() {
+    fails(
+        "model = \"ev\"\n[fast]\npriority = 80\n[implicit]\npriority = 80\n",
+        5,
+        12,
+        "implicit.priority",
+        &[
+            "implicit.priority (80) must be below fast.priority (80)",
+            "set implicit.priority to at most 79",
+        ],
+    );
+    fails(
+        "model = \"ev\"\n[fast]\npriority = 50\n",
+        3,
+        12,
+        "fast.priority",
+        &["implicit.priority (70, the default) must be below fast.priority (50)"],
+    );
+    fails(
+        "model = \"ev\"\n[fast]\npriority = 100\n",
+        3,
+        12,
+        "fast.priority",
+        &["must be 1 to 99, found 100", "SCHED_FIFO"],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\npriority = 0\n",
+        3,
+        12,
+        "implicit.priority",
+        &["1 to 99, found 0"],
+    );
+}
+
+#[test]
+fn lead_not_a_multiple_of_the_frame() {
+    fails(
+        "model = \"ev\"\nframe = \"1ms\"\n[implicit]\nlead = \"1.5ms\"\n",
+        4,
+        8,
+        "implicit.lead",
+        &[
+            "whole number of frames (the frame is 1ms), found \"1.5ms\"",
+            "write e.g. \"1ms\" or \"2ms\"",
+        ],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\nmacro_step = \"0.5ms\"\n",
+        3,
+        14,
+        "implicit.macro_step",
+        &["whole number of frames", "\"1ms\" or \"2ms\""],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\nmacro_step = \"3ms\"\nlead = \"2ms\"\n",
+        4,
+        8,
+        "implicit.lead",
+        &[
+            "implicit.lead (\"2ms\") must be at least implicit.macro_step (\"3ms\")",
+            "lead = \"3ms\"",
+        ],
+    );
+    // Rounding does not matter: 0.3 ms is 3 frames of 0.1 ms.
+    let run = ok("model = \"ev\"\nframe = \"0.1ms\"\n[implicit]\nmacro_step = \"0.3ms\"\nlead = \"0.3ms\"\n");
+    assert!((run.settings.implicit.lead - 3e-4).abs() < 1e-18);
+}
+
+#[test]
+fn output_deadline_out_of_range() {
+    fails(
+        "model = \"ev\"\nframe = \"1ms\"\noutput_deadline = \"1.2ms\"\n",
+        3,
+        19,
+        "output_deadline",
+        &[
+            "more than 0 and at most the frame (1ms), found \"1.2ms\"",
+            "write e.g. \"800us\"",
+        ],
+    );
+    fails(
+        "model = \"ev\"\noutput_deadline = \"0s\"\n",
+        2,
+        19,
+        "output_deadline",
+        &["more than 0"],
+    );
+    // The whole frame is allowed.
+    assert_eq!(
+        ok("model = \"ev\"\noutput_deadline = \"1ms\"\n")
+            .settings
+            .output_deadline,
+        1e-3
+    );
+}
+
+#[test]
+fn unknown_profile() {
+    fails(
+        "model = \"ev\"\n\n[inputs]\nprofile = \"ev-drive\"\n",
+        4,
+        11,
+        "inputs.profile",
+        &["unknown input profile \"ev-drive\"; use one of: ev-drive-cycle, ramp"],
+    );
+    let e = parse_run_config(
+        "model = \"ev\"\n[inputs]\nprofile = \"x\"\n",
+        Path::new("run.toml"),
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.message.contains("no built-in profiles"), "{e}");
+}
+
+#[test]
+fn decreasing_points() {
+    fails(
+        "model = \"ev\"\n[inputs.points]\nbrake_pressure = [[0, 0], [12.5, 30], [12, 0]]\n",
+        3,
+        39,
+        "inputs.points.brake_pressure[2]",
+        &["time 12 s comes after 12.5 s; breakpoints must be in time order"],
+    );
+    fails(
+        "model = \"ev\"\n[inputs.points]\n\"odd name\" = []\n",
+        3,
+        14,
+        "inputs.points.\"odd name\"",
+        &["no breakpoints; give at least one [time_s, value]"],
+    );
+    fails(
+        "model = \"ev\"\n[inputs.points]\nx = [[0, nan]]\n",
+        3,
+        6,
+        "inputs.points.x[0]",
+        &["must be finite"],
+    );
+    fails(
+        "model = \"ev\"\n[inputs.points]\nx = [[0, 1, 2]]\n",
+        3,
+        6,
+        "inputs.points.x[0]",
+        &["a breakpoint is [time_s, value], found 3 number(s)"],
+    );
+}
+
+#[test]
+fn other_numbers_out_of_range() {
+    fails(
+        "model = \"ev\"\nmax_catchup = 1001\n",
+        2,
+        15,
+        "max_catchup",
+        &["0 to 1000, found 1001"],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\nrtol = 0\n",
+        3,
+        8,
+        "implicit.rtol",
+        &["between 0 and 1", "1e-6"],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\natol = -1e-8\n",
+        3,
+        8,
+        "implicit.atol",
+        &["more than 0"],
+    );
+    fails(
+        "model = \"ev\"\n[implicit]\nnewton_iterations = 0\n",
+        3,
+        21,
+        "implicit.newton_iterations",
+        &["1 to 1000, found 0"],
+    );
+    fails(
+        "model = \"ev\"\n[fast]\ncore = -1\n",
+        3,
+        8,
+        "fast.core",
+        &["0 to 4095, found -1", "omit it to leave the thread unpinned"],
+    );
+    fails(
+        "model = \"ev\"\n[record]\nfile = \"a.csv\"\ndecimation = 0\n",
+        4,
+        14,
+        "record.decimation",
+        &["found 0", "write 1 to record every frame"],
+    );
+    fails(
+        "model = \"ev\"\nmax_catchup = \"4\"\n",
+        2,
+        15,
+        "max_catchup",
+        &["invalid type: string \"4\""],
+    );
+}
+
+#[test]
+fn record_mistakes() {
+    fails(
+        "model = \"ev\"\n[record]\ndecimation = 10\n",
+        3,
+        14,
+        "record.file",
+        &["nothing is recorded without a file; add e.g. file = \"run.csv\""],
+    );
+    fails(
+        "model = \"ev\"\n[record]\nfile = \"a.csv\"\nsignals = []\n",
+        4,
+        11,
+        "record.signals",
+        &["name at least one output, or remove record.signals"],
+    );
+    fails(
+        "model = \"ev\"\n[record]\nfile = \"a.csv\"\nsignals = [\"soc\", \"soc\"]\n",
+        4,
+        19,
+        "record.signals[1]",
+        &["\"soc\" is listed twice"],
+    );
+    fails("model = \"\"\n", 1, 9, "model", &["the model is empty"]);
+}
+
+#[test]
+fn an_unreadable_file_is_named() {
+    let e = load_run_config(Path::new("no/such/run.toml"), PROFILES).unwrap_err();
+    assert_eq!((e.location, e.key.as_str()), (None, ""));
+    assert!(
+        e.to_string()
+            .starts_with("no/such/run.toml: cannot read the run configuration: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn columns_count_characters() {
+    // "µ" is two bytes; the column of the bad value is in characters.
+    fails(
+        "model = \"ev\"\n[virtual_clock]\nfast_cost = \"1µs\"; x\n",
+        3,
+        18,
+        "virtual_clock.fast_cost",
+        &[],
+    );
+    fails(
+        "model = \"évé\"\npolicy = \"é\"\n",
+        2,
+        10,
+        "policy",
+        &["unknown policy \"é\""],
+    );
+}
+
+/// Every prefix of the example and copies with one character replaced or
+/// one line dropped give a configuration or an error, never a panic.
+#[test]
+fn no_input_panics() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let mut outcomes = (0, 0);
+    let mut record = |candidate: &str| match parse(candidate) {
+        Ok(_) => outcomes.0 += 1,
+        Err(e) => {
+            assert!(e.location.is_some(), "{e}");
+            outcomes.1 += 1;
+        }
+    };
+    for (i, _) in text.char_indices() {
+        record(&text[..i]);
+    }
+    let body: String = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (i, c) in body.char_indices() {
+        for replacement in ["0", "\"", "=", "[", "-", "\n", "é", ""] {
+            let mut candidate = body.clone();
+            candidate.replace_range(i..i + c.len_utf8(), replacement);
+            record(&candidate);
+        }
+    }
+    let lines: Vec<&str> = body.lines().collect();
+    for skip in 0..lines.len() {
+        let candidate: Vec<&str> = lines
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != skip)
+            .map(|(_, l)| *l)
+            .collect();
+        record(&candidate.join("\n"));
+    }
+    for extreme in [
+        "1e308s",
+        "1e-320ns",
+        "99999999999999999999999min",
+        "0.0000000001ns",
+        "nan",
+        "inf",
+    ] {
+        for key in ["frame", "duration", "output_deadline"] {
+            record(&format!("model = \"ev\"\n{key} = \"{extreme}\"\n"));
+        }
+        record(&format!(
+            "model = \"ev\"\n[implicit]\nlead = \"{extreme}\"\nmacro_step = \"{extreme}\"\n"
+        ));
+    }
+    for number in [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "nan",
+        "inf",
+        "-inf",
+        "1e400",
+    ] {
+        for key in [
+            "max_catchup",
+            "fast.priority",
+            "fast.core",
+            "implicit.rtol",
+            "implicit.newton_iterations",
+        ] {
+            record(&format!("model = \"ev\"\n{key} = {number}\n"));
+        }
+    }
+    assert!(outcomes.0 > 0 && outcomes.1 > 0, "{outcomes:?}");
+}
+
+// ---------------------------------------------------------------------------
+// The JSON Schema.
+
+#[test]
+fn schema_json_is_the_generated_schema() {
+    let path = config_dir().join("schema.json");
+    let generated = run_config_schema();
+    if std::env::var_os("TANDEM_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &generated).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "config/schema.json is not the schema of the run configuration that the code generates; after changing \
+         config/src/run.rs or config/src/duration.rs, regenerate it with `TANDEM_BLESS=1 cargo test -p tandem-config \
+         --test run_config schema_json` and commit it"
+    );
+}
+
+#[test]
+fn schema_lists_the_runtime_names() {
+    let schema: Value = serde_json::from_str(&run_config_schema()).unwrap();
+    let names = |v: &Value| -> Vec<String> {
+        v["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&schema["properties"]["policy"]),
+        Policy::ALL.map(|p| p.name().to_string())
+    );
+    assert_eq!(
+        names(&schema["$defs"]["FastThread"]["properties"]["method"]),
+        Method::ALL.map(|m| m.name().to_string())
+    );
+    assert_eq!(
+        names(&schema["$defs"]["ImplicitThread"]["properties"]["method"]),
+        ImplicitSolver::NAMES.map(String::from)
+    );
+    // Every key has a description, for editors.
+    fn described(v: &Value, path: &str) {
+        if let Some(properties) = v.get("properties").and_then(Value::as_object) {
+            for (key, p) in properties {
+                assert!(
+                    p.get("description").is_some_and(Value::is_string),
+                    "{path}.{key} has no description"
+                );
+            }
+        }
+        if let Some(children) = v.as_object() {
+            for (key, child) in children {
+                described(child, &format!("{path}/{key}"));
+            }
+        }
+    }
+    described(&schema, "");
+}
+
+/// Converts each TOML file to JSON with `tomllib` and validates it against
+/// the schema: `+path` must pass, `-path` must fail. Exits with 77 when
+/// tomllib (Python 3.11) or jsonschema is missing.
+const VALIDATE: &str = r#"
+import json, sys
+try:
+    import tomllib
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+except ImportError as e:
+    print(e)
+    sys.exit(77)
+with open(sys.argv[1], encoding="utf-8") as f:
+    schema = json.load(f)
+Draft202012Validator.check_schema(schema)
+validator = Draft202012Validator(schema)
+failures = 0
+for arg in sys.argv[2:]:
+    expect, path = arg[0], arg[1:]
+    with open(path, "rb") as f:
+        config = tomllib.load(f)
+    errors = list(validator.iter_errors(config))
+    if expect == "+" and errors:
+        failures += 1
+        e = best_match(errors)
+        where = "/" + "/".join(str(p) for p in e.absolute_path)
+        print(f"{path}: rejected ({len(errors)} error(s)), e.g. at {where}: {e.message[:400]}")
+    elif expect == "-" and not errors:
+        failures += 1
+        print(f"{path}: accepted, but the loader rejects it")
+    else:
+        print(f"{path}: {'valid' if expect == '+' else 'rejected'} as expected")
+sys.exit(1 if failures else 0)
+"#;
+
+/// Reports a skipped check on stderr, past the test harness's capture.
+fn skipped(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
+}
+
+/// Configurations the schema can judge alone (no cross-key rule), with
+/// whether the loader accepts them; the test checks that it does.
+fn schema_cases() -> Vec<(String, String)> {
+    let mut cases: Vec<(String, String)> = [
+        ("minimal", "model = \"ev\"\n"),
+        ("no_model", "frame = \"1ms\"\n"),
+        ("bare_number", "model = \"ev\"\nframe = 1\n"),
+        ("unknown_key", "model = \"ev\"\nframes = \"1ms\"\n"),
+        ("unknown_section_key", "model = \"ev\"\n[fast]\nprio = 3\n"),
+        ("unknown_policy", "model = \"ev\"\npolicy = \"corect\"\n"),
+        ("unknown_method", "model = \"ev\"\n[implicit]\nmethod = \"bdf7\"\n"),
+        ("priority", "model = \"ev\"\n[fast]\npriority = 100\n"),
+        ("rtol", "model = \"ev\"\n[implicit]\nrtol = 0\n"),
+        (
+            "decimation",
+            "model = \"ev\"\n[record]\nfile = \"a.csv\"\ndecimation = 0\n",
+        ),
+        ("point_length", "model = \"ev\"\n[inputs.points]\nx = [[0, 1, 2]]\n"),
+        (
+            "delay_key",
+            "model = \"ev\"\n[[virtual_clock.implicit_delays]]\nat = \"1s\"\n",
+        ),
+    ]
+    .map(|(name, text)| (name.to_string(), text.to_string()))
+    .to_vec();
+    // The pattern of durations agrees with the parser.
+    let durations = [
+        "1ms", "20s", "50us", "50µs", "50μs", "100ns", "2min", "0.8ms", ".5s", "5.s", "1.5e-3s", "1E3 ms", " 3 ms ",
+        "0us", "20", "20sec", "ms", "-1ms", "", "1.2.3s", "5ex", "1 h", "1m", "1MS", "e3s", "+1s",
+    ];
+    for (i, d) in durations.iter().enumerate() {
+        cases.push((
+            format!("duration_{i}"),
+            format!("model = \"ev\"\nframe = \"{d}\"\nduration = \"2min\"\n"),
+        ));
+    }
+    cases
+}
+
+#[test]
+fn schema_accepts_the_example_and_rejects_what_the_loader_rejects() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_config_schema");
+    std::fs::create_dir_all(&dir).expect("the temporary directory can be created");
+    let mut files = vec![(example(), true)];
+    for (name, text) in schema_cases() {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, &text).expect("the temporary file can be written");
+        // The durations of "duration_*" cases go to `frame`, where "0us" is
+        // too short for the loader but fine for the schema.
+        let valid = match parse(&text) {
+            Ok(_) => true,
+            Err(e) if e.message.contains("longer than 0") => true,
+            Err(_) => false,
+        };
+        files.push((path, valid));
+    }
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(VALIDATE)
+        .arg(config_dir().join("schema.json"))
+        .args(
+            files
+                .iter()
+                .map(|(path, valid)| format!("{}{}", if *valid { '+' } else { '-' }, path.display())),
+        )
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            skipped(&format!("schema validation needs python3, which was not found ({e})"));
+            return;
+        }
+        Err(e) => panic!("cannot run python3: {e}"),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(77) {
+        skipped(&format!(
+            "schema validation needs Python 3.11's tomllib and the package jsonschema (pip install jsonschema): \
+             {stdout}"
+        ));
+        return;
+    }
+    assert!(
+        output.status.success(),
+        "schema validation failed ({}):\n{stdout}{stderr}",
+        output.status
+    );
+    print!("{stdout}");
+}
