@@ -4,6 +4,8 @@
 mod bench;
 mod check;
 mod plot;
+mod run;
+mod run_report;
 mod sim;
 mod stiff_bench;
 
@@ -32,6 +34,9 @@ enum Command {
     },
     /// List the block types of the library.
     Blocks,
+    /// Run a model in real time: the explicit/implicit tandem on two pinned
+    /// cores (or on the virtual clock), from a TOML configuration.
+    Run(run::RunArgs),
     /// Measure simulation speed and print figures.
     Bench(bench::BenchArgs),
 }
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
             check::list_blocks();
             Ok(())
         }
+        Command::Run(args) => run::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     match result {

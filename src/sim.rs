@@ -203,7 +203,8 @@ fn load(path: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> 
     Ok((Box::new(compiled.model), compiled.simulation, title))
 }
 
-fn stem(path: &Path) -> &str {
+/// A file's name without its extension.
+pub fn stem(path: &Path) -> &str {
     path.file_stem().and_then(|s| s.to_str()).unwrap_or("model")
 }
 

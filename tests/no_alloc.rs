@@ -205,3 +205,72 @@ fn solving_an_algebraic_loop_does_not_allocate() {
         assert_run_does_not_allocate("algebraic loop", text, solver, 0.01, 5.0);
     }
 }
+
+#[test]
+fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
+    use tandem_runtime::tandem::assemble::{assemble, RecordPlan};
+    use tandem_runtime::tandem::inputs::Profile;
+    use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
+    use tandem_runtime::tandem::{ImplicitSolver, Policy, TandemSettings};
+
+    let model = tandem_models::plants::builtin("ev").unwrap();
+    let profile: Vec<(usize, Vec<(f64, f64)>)> = tandem_models::plants::profile("ev-drive-cycle")
+        .unwrap()
+        .iter()
+        .map(|(name, points)| {
+            let i = model.layout().inputs.iter().position(|v| v.name == *name).unwrap();
+            (i, points.to_vec())
+        })
+        .collect();
+    // Delays and overruns drive every path: catch-up, stale results,
+    // resyncs, extrapolated outputs.
+    let costs = VirtualCosts {
+        fast_step: 20_000,
+        implicit_step: 300_000,
+        wake_latency: 5_000,
+        implicit_delays: vec![
+            (200_000_000, 2_500_000),
+            (500_000_000, 8_000_000),
+            (900_000_000, 30_000_000),
+        ],
+        fast_overruns: vec![(300_000_000, 900_000)],
+    };
+    for policy in [Policy::Correct, Policy::Select] {
+        for solver in [ImplicitSolver::Bdf, ImplicitSolver::Fixed(ImplicitMethod::Bdf2)] {
+            let mut settings = TandemSettings::new(1e-3, 1.5);
+            settings.policy = policy;
+            settings.implicit.solver = solver;
+            let plan = RecordPlan {
+                signals: vec![0, 1],
+                decimation: 1,
+            };
+            let mut t = assemble(
+                &settings,
+                model.as_ref(),
+                Box::new(Profile::new(profile.clone())),
+                Some(plan),
+            )
+            .unwrap();
+            let mut rows = t.recording.take().unwrap();
+            let mut sink = Checksum(0.0);
+            let mut result = Ok(());
+            let n = allocations_in(|| {
+                result = run_virtual(
+                    &mut t.fast,
+                    t.implicit.as_mut(),
+                    settings.frames(),
+                    1_000_000,
+                    &costs,
+                    &mut |_| {
+                        rows.drain(&mut sink).unwrap();
+                    },
+                );
+            });
+            result.unwrap();
+            let m = &t.metrics;
+            assert!(m.from_source(tandem_runtime::tandem::metrics::Source::Extrapolated) == 1);
+            assert!(m.resyncs.get() == 1 && m.implicit_steps.get() > 1000);
+            assert_eq!(n, 0, "{policy} with {solver}: {n} allocations");
+        }
+    }
+}

@@ -144,7 +144,11 @@ fn select_uses_each_implicit_state_that_is_ready_and_the_explicit_one_otherwise(
     let chain = backward_euler(50.0, 12);
     for (k, (&y, s)) in r.outputs.iter().zip(&r.sources).enumerate() {
         if *s == Implicit {
-            assert!(close(y, chain[k]), "frame {k}: {y} vs the implicit chain's {}", chain[k]);
+            assert!(
+                close(y, chain[k]),
+                "frame {k}: {y} vs the implicit chain's {}",
+                chain[k]
+            );
         } else {
             assert!(!close(y, chain[k]) || k == 0, "frame {k} should be explicit");
         }
@@ -226,7 +230,11 @@ fn a_late_wake_up_is_a_miss_of_its_own_cause() {
     let mut costs = costs();
     costs.wake_latency = 850_000;
     let r = run(&model, &settings(Policy::Explicit, 5), &costs);
-    assert_eq!(r.tandem.metrics.missed_woke_late.get(), 4, "all but the first, which has nothing to extrapolate");
+    assert_eq!(
+        r.tandem.metrics.missed_woke_late.get(),
+        4,
+        "all but the first, which has nothing to extrapolate"
+    );
     assert_eq!(r.sources[1..], [Extrapolated; 4]);
 }
 
@@ -269,7 +277,12 @@ fn on_a_stiff_model_explicit_only_blows_up_and_the_tandem_stays_on_the_solution(
         assert!(r.failure.is_none());
         assert_eq!(r.sources.iter().filter(|&&s| s == Implicit).count(), 999, "{policy}");
         for k in 1..1000 {
-            assert!((r.outputs[k] - exact[k]).abs() < 1e-7, "{policy}, frame {k}: {} vs {}", r.outputs[k], exact[k]);
+            assert!(
+                (r.outputs[k] - exact[k]).abs() < 1e-7,
+                "{policy}, frame {k}: {} vs {}",
+                r.outputs[k],
+                exact[k]
+            );
         }
     }
 }

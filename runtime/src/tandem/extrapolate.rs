@@ -71,7 +71,9 @@ impl InputHistory {
             self.extrapolate(t, out);
             return true;
         }
-        let back = (0..self.len).find(|&b| self.times[self.slot(b)] <= t + EPS).unwrap_or(self.len - 1);
+        let back = (0..self.len)
+            .find(|&b| self.times[self.slot(b)] <= t + EPS)
+            .unwrap_or(self.len - 1);
         let s = self.slot(back);
         out.copy_from_slice(&self.values[s * self.width..(s + 1) * self.width]);
         false
@@ -135,7 +137,10 @@ mod tests {
 
     #[test]
     fn the_oldest_samples_give_way_and_few_samples_lower_the_order() {
-        let h = history(Extrapolation::Quadratic, &[(0.0, 0.0), (1.0, 1.0), (2.0, 4.0), (3.0, 9.0), (4.0, 16.0)]);
+        let h = history(
+            Extrapolation::Quadratic,
+            &[(0.0, 0.0), (1.0, 1.0), (2.0, 4.0), (3.0, 9.0), (4.0, 16.0)],
+        );
         let mut out = [0.0];
         h.value_at(0.5, &mut out);
         assert_eq!(out[0], 1.0, "older than the history: its oldest sample");

@@ -219,7 +219,8 @@ impl FastSide {
         if let Some(sender) = &mut self.sender {
             sender.send(t, woke, &self.u, &self.x, &self.xd);
         }
-        self.rk.step(self.model.as_mut(), t, self.frame, &mut self.x, &self.xd, &self.u);
+        self.rk
+            .step(self.model.as_mut(), t, self.frame, &mut self.x, &self.xd, &self.u);
         clock.computed(replayed + 1);
 
         let done = clock.now();
@@ -290,14 +291,22 @@ impl FastSide {
                 .model
                 .major_outputs(tj, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y);
             self.model.update(tj, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            self.rk.step(self.model.as_mut(), tj, self.frame, &mut self.x, &self.xd, &self.u);
+            self.rk
+                .step(self.model.as_mut(), tj, self.frame, &mut self.x, &self.xd, &self.u);
         }
         std::mem::swap(&mut self.u, &mut self.scratch_u);
         self.xd.copy_from_slice(&self.scratch_xd);
         self.record_correction();
         let replayed = (k - from) as u32;
         self.metrics.catchup_frames.record(replayed as f64);
-        (if replayed == 0 { Source::Implicit } else { Source::CatchUp }, replayed)
+        (
+            if replayed == 0 {
+                Source::Implicit
+            } else {
+                Source::CatchUp
+            },
+            replayed,
+        )
     }
 
     /// `select`: the implicit state of `t` when it was published by now.
@@ -317,7 +326,8 @@ impl FastSide {
     }
 
     /// Counts the size of the change from `own` to `x` in units of the
-    /// implicit tolerances (weighted RMS).
+    /// implicit tolerances (weighted RMS); a non-finite explicit state that
+    /// the correction replaced counts as a recovery instead.
     fn record_correction(&self) {
         let sum: f64 = self
             .x
@@ -325,9 +335,13 @@ impl FastSide {
             .zip(&self.own)
             .map(|(a, b)| ((a - b) / (self.atol + self.rtol * a.abs())).powi(2))
             .sum();
-        self.metrics
-            .correction
-            .record((sum / self.x.len().max(1) as f64).sqrt());
+        if sum.is_finite() {
+            self.metrics
+                .correction
+                .record((sum / self.x.len().max(1) as f64).sqrt());
+        } else {
+            self.metrics.nonfinite_recoveries.increment();
+        }
     }
 
     /// The explicit state stopped being finite: restart from the newest
@@ -337,7 +351,10 @@ impl FastSide {
             let i = self.x.iter().position(|v| !v.is_finite()).unwrap_or(0);
             NonFinite {
                 time: t,
-                place: format!("state \"{}\" of the fast (explicit) integrator", self.model.layout().states[i]),
+                place: format!(
+                    "state \"{}\" of the fast (explicit) integrator",
+                    self.model.layout().states[i]
+                ),
                 value: self.x[i],
             }
         };

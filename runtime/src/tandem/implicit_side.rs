@@ -123,6 +123,11 @@ impl ImplicitSide {
         })
     }
 
+    /// The metrics it writes, for its driver to add compute times.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
     /// Time of the implicit state.
     pub fn time(&self) -> f64 {
         self.t

@@ -12,6 +12,8 @@ pub enum Scale {
         /// Bucket width.
         width: f64,
     },
+    /// Whole numbers, one bucket each from 0 (percentiles are exact).
+    Counts,
     /// `per_decade` buckets per factor of ten from `min`.
     Log {
         /// Lower edge of the first bucket.
@@ -27,6 +29,7 @@ impl Scale {
     fn bucket(self, v: f64, n: usize) -> usize {
         let i = match self {
             Scale::Linear { width } => v / width,
+            Scale::Counts => v.round(),
             Scale::Log { min, per_decade } => (v / min).log10() * per_decade,
         };
         if i.is_nan() || i < 0.0 {
@@ -40,6 +43,7 @@ impl Scale {
     fn upper(self, i: usize) -> f64 {
         match self {
             Scale::Linear { width } => (i + 1) as f64 * width,
+            Scale::Counts => i as f64,
             Scale::Log { min, per_decade } => min * 10f64.powf((i + 1) as f64 / per_decade),
         }
     }
@@ -71,7 +75,8 @@ impl Histogram {
         let b = &self.buckets[self.scale.bucket(v, self.buckets.len())];
         b.store(b.load(Relaxed) + 1, Relaxed);
         self.count.store(self.count.load(Relaxed) + 1, Relaxed);
-        self.sum.store((f64::from_bits(self.sum.load(Relaxed)) + v).to_bits(), Relaxed);
+        self.sum
+            .store((f64::from_bits(self.sum.load(Relaxed)) + v).to_bits(), Relaxed);
         if v > f64::from_bits(self.max.load(Relaxed)) {
             self.max.store(v.to_bits(), Relaxed);
         }
@@ -116,7 +121,11 @@ impl Snapshot {
             if seen >= rank {
                 // The last bucket also holds everything above it.
                 let last = i + 1 == self.buckets.len();
-                return if last { self.max } else { self.scale.upper(i).min(self.max) };
+                return if last {
+                    self.max
+                } else {
+                    self.scale.upper(i).min(self.max)
+                };
             }
         }
         self.max
@@ -173,7 +182,12 @@ pub enum Source {
 
 impl Source {
     /// Every source, in report order.
-    pub const ALL: [Source; 4] = [Source::Explicit, Source::Implicit, Source::CatchUp, Source::Extrapolated];
+    pub const ALL: [Source; 4] = [
+        Source::Explicit,
+        Source::Implicit,
+        Source::CatchUp,
+        Source::Extrapolated,
+    ];
 
     /// Its name in reports.
     pub fn name(self) -> &'static str {
@@ -203,8 +217,8 @@ pub struct Metrics {
     pub implicit_late: Counter,
     /// `correct`: results too old to catch up from (beyond `max_catchup`).
     pub stale_results: Counter,
-    /// Frames whose explicit state stopped being finite and were restarted
-    /// from the implicit state.
+    /// Frames whose explicit state was not finite and was replaced by the
+    /// implicit state (by the policy, or as a recovery).
     pub nonfinite_recoveries: Counter,
     /// Wake-up latency (ns past the frame's start).
     pub wake_latency: Histogram,
@@ -225,8 +239,8 @@ pub struct Metrics {
     /// Implicit steps that failed (Newton did not converge, or the BDF
     /// gave up); each is followed by a restart.
     pub implicit_failures: Counter,
-    /// Implicit lag at the start of each implicit step (frames behind the
-    /// fast thread's newest frame; negative values count as 0).
+    /// Implicit lag at the start of each implicit step (whole frames
+    /// behind the fast thread's newest frame; ahead counts as 0).
     pub implicit_lag: Histogram,
     /// Newton iterations per implicit step.
     pub newton: Histogram,
@@ -254,13 +268,13 @@ impl Default for Metrics {
                 },
                 160,
             ),
-            catchup_frames: Histogram::new(Scale::Linear { width: 1.0 }, 1_024),
+            catchup_frames: Histogram::new(Scale::Counts, 1_024),
             implicit_steps: Counter::default(),
             extrapolated_inputs: Counter::default(),
             resyncs: Counter::default(),
             implicit_failures: Counter::default(),
-            implicit_lag: Histogram::new(Scale::Linear { width: 1.0 }, 10_000),
-            newton: Histogram::new(Scale::Linear { width: 1.0 }, 64),
+            implicit_lag: Histogram::new(Scale::Counts, 10_000),
+            newton: Histogram::new(Scale::Counts, 1_024),
             implicit_compute: Histogram::new(micro, 50_000),
         }
     }
@@ -299,7 +313,24 @@ mod tests {
         assert_eq!(s.percentile(1.0), 99.5, "capped by the maximum");
         assert_eq!(s.mean(), 50.0);
         h.record(1e9);
-        assert_eq!(h.snapshot().percentile(1.0), 1e9, "overflow lands in the last bucket, the max is exact");
+        assert_eq!(
+            h.snapshot().percentile(1.0),
+            1e9,
+            "overflow lands in the last bucket, the max is exact"
+        );
+    }
+
+    #[test]
+    fn counts_have_exact_percentiles() {
+        let h = Histogram::new(Scale::Counts, 10);
+        for v in [0.0, 0.0, 1.0, 3.0] {
+            h.record(v);
+        }
+        let s = h.snapshot();
+        assert_eq!(
+            (s.percentile(0.5), s.percentile(0.75), s.percentile(1.0)),
+            (0.0, 1.0, 3.0)
+        );
     }
 
     #[test]

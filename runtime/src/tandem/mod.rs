@@ -18,6 +18,7 @@ pub mod fast;
 pub mod implicit_side;
 pub mod inputs;
 pub mod metrics;
+pub mod preflight;
 pub mod recording;
 pub mod settings;
 pub mod threads;

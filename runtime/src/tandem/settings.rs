@@ -109,9 +109,12 @@ impl FromStr for ImplicitSolver {
         if s == "bdf" {
             return Ok(ImplicitSolver::Bdf);
         }
-        s.parse::<ImplicitMethod>()
-            .map(ImplicitSolver::Fixed)
-            .map_err(|_| format!("unknown implicit method \"{s}\"; use one of: {}", Self::NAMES.join(", ")))
+        s.parse::<ImplicitMethod>().map(ImplicitSolver::Fixed).map_err(|_| {
+            format!(
+                "unknown implicit method \"{s}\"; use one of: {}",
+                Self::NAMES.join(", ")
+            )
+        })
     }
 }
 

@@ -40,7 +40,11 @@ pub fn place_current_thread(placement: Placement) -> ThreadSetup {
             Err(format!("could not pin to core {core} (does it exist? see `nproc`)"))
         }
     });
-    let fifo = placement.priority.try_into().map(ThreadPriority::Crossplatform).map_err(|e| format!("{e:?}"));
+    let fifo = placement
+        .priority
+        .try_into()
+        .map(ThreadPriority::Crossplatform)
+        .map_err(|e| format!("{e:?}"));
     let fifo = fifo.and_then(|priority| {
         set_thread_priority_and_policy(
             thread_native_id(),
@@ -48,7 +52,12 @@ pub fn place_current_thread(placement: Placement) -> ThreadSetup {
             ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
         )
         .map(|()| placement.priority)
-        .map_err(|e| format!("SCHED_FIFO {} refused ({e:?}): run as root or grant CAP_SYS_NICE / an rtprio limit", placement.priority))
+        .map_err(|e| {
+            format!(
+                "SCHED_FIFO {} refused ({e:?}): run as root or grant CAP_SYS_NICE / an rtprio limit",
+                placement.priority
+            )
+        })
     });
     ThreadSetup {
         pinned,
@@ -162,8 +171,13 @@ pub fn run_realtime(
                 s.ready.fetch_add(1, Ordering::AcqRel);
                 let mut clock = MonotonicClock::with_origin(wait_for_origin(&s));
                 while !s.done.load(Ordering::Acquire) {
+                    let began = clock.now();
                     match side.try_step() {
-                        StepOutcome::Stepped => side.publish(clock.now()),
+                        StepOutcome::Stepped => {
+                            let now = clock.now();
+                            side.metrics().implicit_compute.record((now - began) as f64);
+                            side.publish(now);
+                        }
                         StepOutcome::Failed => {}
                         StepOutcome::Waiting => {
                             let next = clock.now() + poll_implicit;

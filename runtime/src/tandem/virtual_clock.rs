@@ -82,7 +82,10 @@ impl<'a> VirtualClock<'a> {
                 }
             }
             match side.try_step() {
-                StepOutcome::Stepped => self.pending = Some(start + cost),
+                StepOutcome::Stepped => {
+                    side.metrics().implicit_compute.record(cost as f64);
+                    self.pending = Some(start + cost);
+                }
                 StepOutcome::Failed => self.free = start + cost,
                 StepOutcome::Waiting => return,
             }

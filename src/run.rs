@@ -1,0 +1,335 @@
+//! `tandem run CONFIG.toml`: the real-time tandem on the model and inputs of
+//! a configuration, with a preflight, live statistics, a recording and a
+//! summary at the end.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use tandem_config::{load_run_config, ModelRef, RunConfig};
+use tandem_models::{plants, Model};
+use tandem_runtime::record::{CsvRecorder, Recorder};
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
+use tandem_runtime::tandem::clock::nanos;
+use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::preflight::preflight;
+use tandem_runtime::tandem::recording::RowReceiver;
+use tandem_runtime::tandem::threads::run_realtime;
+use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
+use tandem_runtime::tandem::Policy;
+
+use crate::run_report::{LiveStats, Summary};
+
+/// Arguments of `tandem run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The run configuration (TOML), e.g. config/examples/ev.toml.
+    pub config: PathBuf,
+    /// Run length in seconds, instead of the configuration's.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Run on the virtual clock: deterministic, as fast as possible, with
+    /// the configuration's [virtual_clock] costs and injected faults.
+    #[arg(long)]
+    pub virtual_clock: bool,
+    /// Print live statistics at this interval (e.g. 1s, 500ms).
+    #[arg(long, value_parser = parse_interval)]
+    pub stats: Option<Duration>,
+    /// Also write the summary as JSON to this file.
+    #[arg(long)]
+    pub stats_json: Option<PathBuf>,
+    /// Refuse to start unless every real-time check passes.
+    #[arg(long)]
+    pub require_rt: bool,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d: tandem_config::Duration = s.parse()?;
+    Ok(Duration::from_secs_f64(d.seconds()))
+}
+
+/// A run: its configuration with the model and inputs resolved.
+pub struct Prepared {
+    /// The validated configuration.
+    pub config: RunConfig,
+    /// The model.
+    pub model: Box<dyn Model>,
+    /// Its name, for reports.
+    pub name: String,
+    /// The inputs' breakpoints by input index.
+    pub inputs: Vec<(usize, Vec<(f64, f64)>)>,
+}
+
+/// Loads a configuration and resolves its model and inputs.
+pub fn prepare(path: &Path, duration: Option<f64>) -> anyhow::Result<Prepared> {
+    let mut config = load_run_config(path, plants::PROFILES)?;
+    if let Some(d) = duration {
+        if !(d > 0.0 && d.is_finite()) {
+            bail!("--duration: must be a positive number of seconds, found {d}");
+        }
+        config.settings.duration = d;
+    }
+    let (model, name) = match &config.model {
+        ModelRef::Builtin(name) => match plants::builtin(name) {
+            Some(m) => (m, name.clone()),
+            None => bail!(
+                "{}: model: no built-in model \"{name}\"; built-in models: {}",
+                path.display(),
+                plants::names().join(", ")
+            ),
+        },
+        ModelRef::File(file) => {
+            let compiled = tandem_models::diagram::load(file)?;
+            let name = compiled
+                .name
+                .clone()
+                .unwrap_or_else(|| crate::sim::stem(file).to_string());
+            (Box::new(compiled.model) as Box<dyn Model>, name)
+        }
+    };
+    let inputs = input_points(path, &config, model.as_ref())?;
+    Ok(Prepared {
+        config,
+        model,
+        name,
+        inputs,
+    })
+}
+
+/// The profile's signals overridden by the configuration's points, as
+/// input indices.
+fn input_points(path: &Path, config: &RunConfig, model: &dyn Model) -> anyhow::Result<Vec<(usize, Vec<(f64, f64)>)>> {
+    let names: Vec<&str> = model.layout().inputs.iter().map(|v| v.name.as_str()).collect();
+    let index = |key: &str, name: &str| {
+        names.iter().position(|n| *n == name).with_context(|| {
+            format!(
+                "{}: {key}: the model has no input \"{name}\"; its inputs: {}",
+                path.display(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )
+        })
+    };
+    let mut signals: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
+    if let Some(profile) = &config.inputs.profile {
+        for (name, points) in plants::profile(profile).unwrap_or_default() {
+            signals.push((index("inputs.profile", name)?, points.to_vec()));
+        }
+    }
+    for (name, points) in &config.inputs.points {
+        let i = index(&format!("inputs.points.{name}"), name)?;
+        signals.retain(|(j, _)| *j != i);
+        signals.push((i, points.clone()));
+    }
+    Ok(signals)
+}
+
+/// The recording plan and the CSV file it writes, from the configuration.
+fn recording(path: &Path, prepared: &Prepared) -> anyhow::Result<Option<(RecordPlan, CsvRecorder<BufWriter<File>>)>> {
+    let Some(record) = &prepared.config.record else {
+        return Ok(None);
+    };
+    let outputs = &prepared.model.layout().outputs;
+    let signals: Vec<usize> = match &record.signals {
+        None => (0..outputs.len()).collect(),
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                outputs.iter().position(|v| &v.name == name).with_context(|| {
+                    let all: Vec<&str> = outputs.iter().map(|v| v.name.as_str()).collect();
+                    format!(
+                        "{}: record.signals: the model has no output \"{name}\"; its outputs: {}",
+                        path.display(),
+                        all.join(", ")
+                    )
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
+    };
+    let header: Vec<String> = signals.iter().map(|&i| outputs[i].name.clone()).collect();
+    let csv = CsvRecorder::create(&record.file, &header)
+        .with_context(|| format!("cannot create the recording {}", record.file.display()))?;
+    let plan = RecordPlan {
+        signals,
+        decimation: record.decimation as u64,
+    };
+    Ok(Some((plan, csv)))
+}
+
+/// The virtual clock's costs from the configuration.
+pub fn virtual_costs(config: &RunConfig) -> VirtualCosts {
+    let v = &config.virtual_clock;
+    let pairs = |list: &[(f64, f64)]| list.iter().map(|&(a, b)| (nanos(a), nanos(b))).collect();
+    VirtualCosts {
+        fast_step: nanos(v.fast_cost),
+        implicit_step: nanos(v.implicit_cost),
+        wake_latency: nanos(v.wake_latency),
+        implicit_delays: pairs(&v.implicit_delays),
+        fast_overruns: pairs(&v.fast_overruns),
+    }
+}
+
+/// Writes what the recording ring holds to the CSV file.
+fn drain(rows: &mut Option<RowReceiver>, csv: &mut Option<CsvRecorder<BufWriter<File>>>, written: &mut usize) {
+    if let (Some(rows), Some(csv)) = (rows.as_mut(), csv.as_mut()) {
+        match rows.drain(csv) {
+            Ok(n) => *written += n,
+            Err(e) => eprintln!("warning: recording: {e}"),
+        }
+    }
+}
+
+/// `tandem run`.
+pub fn run(args: &RunArgs) -> anyhow::Result<()> {
+    let prepared = prepare(&args.config, args.duration)?;
+    let settings = prepared.config.settings;
+    let implicit = settings.policy != Policy::Explicit;
+    let clock = if args.virtual_clock {
+        "virtual clock"
+    } else {
+        "real clock"
+    };
+    println!(
+        "{}: {} frames of {} s ({} s), policy {}, {} + {}, {clock}",
+        prepared.name,
+        settings.frames(),
+        settings.frame,
+        settings.duration,
+        settings.policy,
+        settings.fast.method,
+        if implicit {
+            settings.implicit.solver.to_string()
+        } else {
+            "no implicit thread".into()
+        },
+    );
+    let mut preflight_report = None;
+    if !args.virtual_clock {
+        let report = preflight(&settings, implicit);
+        println!("preflight:\n{report}");
+        if args.require_rt && !report.hard_real_time() {
+            let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
+            bail!(
+                "--require-rt: missing {}; fix them or run without --require-rt (soft real time)",
+                missing.join(", ")
+            );
+        }
+        if !report.hard_real_time() {
+            println!("warning: soft real time (desktop mode): deadlines are not guaranteed");
+        }
+        preflight_report = Some(report);
+    }
+    let (plan, mut csv) = match recording(&args.config, &prepared)? {
+        Some((plan, csv)) => (Some(plan), Some(csv)),
+        None => (None, None),
+    };
+    let Tandem {
+        mut fast,
+        mut implicit,
+        metrics,
+        mut recording,
+    } = assemble(
+        &settings,
+        prepared.model.as_ref(),
+        Box::new(Profile::new(prepared.inputs.clone())),
+        plan,
+    )?;
+
+    let mut live = LiveStats::new(&metrics, settings.frame);
+    let mut written = 0;
+    let started = Instant::now();
+    let failure = if args.virtual_clock {
+        let costs = virtual_costs(&prepared.config);
+        let every = args
+            .stats
+            .map(|d| (d.as_secs_f64() / settings.frame).round().max(1.0) as u64);
+        let result = run_virtual(
+            &mut fast,
+            implicit.as_mut(),
+            settings.frames(),
+            nanos(settings.frame),
+            &costs,
+            &mut |k| {
+                if k % 1024 == 1023 {
+                    drain(&mut recording, &mut csv, &mut written);
+                }
+                if every.is_some_and(|e| (k + 1) % e == 0) {
+                    println!("{}", live.line((k + 1) as f64 * settings.frame));
+                }
+            },
+        );
+        result.err()
+    } else {
+        let poll = args
+            .stats
+            .unwrap_or(Duration::from_secs(1))
+            .min(Duration::from_millis(100));
+        let mut last_print = Instant::now();
+        let outcome = run_realtime(&settings, fast, implicit, poll, &mut |finished| {
+            drain(&mut recording, &mut csv, &mut written);
+            if let Some(interval) = args.stats {
+                if !finished && last_print.elapsed() >= interval {
+                    last_print = Instant::now();
+                    println!("{}", live.line(started.elapsed().as_secs_f64()));
+                }
+            }
+        });
+        let mut notes = Vec::new();
+        for (thread, setup) in [
+            ("fast", Some(&outcome.fast_setup)),
+            ("implicit", outcome.implicit_setup.as_ref()),
+        ] {
+            if let Some(setup) = setup {
+                for e in [setup.pinned.clone(), setup.fifo.clone().map(|r| r.map(|p| p as usize))]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Result::err)
+                {
+                    notes.push(format!("{thread} thread: {e}"));
+                }
+            }
+        }
+        for n in notes {
+            println!("warning: {n}");
+        }
+        fast = outcome.fast;
+        implicit = outcome.implicit;
+        outcome.failure
+    };
+    drain(&mut recording, &mut csv, &mut written);
+    if let Some(csv) = csv.as_mut() {
+        csv.finish()?;
+    }
+    let summary = Summary {
+        name: &prepared.name,
+        settings: &settings,
+        virtual_clock: args.virtual_clock,
+        metrics: &metrics,
+        wall: started.elapsed(),
+        preflight: preflight_report.as_ref(),
+        recording: prepared
+            .config
+            .record
+            .as_ref()
+            .map(|r| (r.file.as_path(), written, fast.recorder().map_or(0, |r| r.dropped()))),
+        dropped_records: fast.dropped_records(),
+        failure: failure.as_ref(),
+    };
+    print!("{}", summary.table());
+    if let Some(path) = &args.stats_json {
+        std::fs::write(path, serde_json::to_string_pretty(&summary.json())? + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("statistics written to {}", path.display());
+    }
+    let _ = implicit;
+    match failure {
+        Some(e) => bail!("the run stopped: {e}"),
+        None => Ok(()),
+    }
+}
