@@ -3,7 +3,9 @@
 //! - `blocks`: block evaluations per second on a generated diagram of about
 //!   10 000 blocks (one evaluation = one block's outputs in one pass);
 //! - `examples`: major steps per second on the three shipped examples;
-//! - `stiff` (not part of `all`): the BDF against CVODE, see [`crate::stiff_bench`].
+//! - `stiff` (not part of `all`): the BDF against CVODE, see [`crate::stiff_bench`];
+//! - `accuracy`, `jitter`, `rate` (not part of `all`): the real-time
+//!   tandem, see [`crate::rt_bench`].
 
 use std::time::{Duration, Instant};
 
@@ -25,6 +27,14 @@ enum Which {
     /// Tandem's BDF against SUNDIALS CVODE on stiff test problems (builds
     /// a C harness; installs libsundials-dev when missing).
     Stiff,
+    /// The EV plant at a 1 ms frame under explicit, correct and select,
+    /// against the BDF at rtol 1e-10 (virtual clock unless --real-clock).
+    Accuracy,
+    /// Wake-up latency of cyclictest and Tandem's loop at 1 and 10 kHz
+    /// (installs rt-tests when missing).
+    Jitter,
+    /// Deadline misses of the EV plant under `correct` at 1 to 50 kHz.
+    Rate,
 }
 
 /// Arguments of `tandem bench`.
@@ -39,6 +49,12 @@ pub struct BenchArgs {
     /// Runs per case of `stiff` (the median wall time is shown).
     #[arg(long, default_value_t = 21)]
     repeats: usize,
+    /// `accuracy`: run on the real clock instead of the virtual one.
+    #[arg(long)]
+    real_clock: bool,
+    /// `jitter`: wake-ups per measurement.
+    #[arg(long, default_value_t = 20_000)]
+    loops: u64,
 }
 
 /// The shipped examples, built into the binary.
@@ -57,8 +73,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if matches!(args.which, Which::All | Which::Examples) {
         examples(budget)?;
     }
-    if matches!(args.which, Which::Stiff) {
-        crate::stiff_bench::run(args.repeats)?;
+    match args.which {
+        Which::Stiff => crate::stiff_bench::run(args.repeats)?,
+        Which::Accuracy => crate::rt_bench::accuracy(args.real_clock)?,
+        Which::Jitter => crate::rt_bench::jitter(args.loops)?,
+        Which::Rate => crate::rt_bench::rate(args.seconds)?,
+        Which::All | Which::Blocks | Which::Examples => {}
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod plot;
+mod rt_bench;
 mod run;
 mod run_report;
 mod sim;

@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// The run configuration (TOML), e.g. config/examples/ev.toml.
     pub config: PathBuf,
     /// Run length in seconds, instead of the configuration's.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// Run on the virtual clock: deterministic, as fast as possible, with
     /// the configuration's [virtual_clock] costs and injected faults.
@@ -69,6 +69,10 @@ pub fn prepare(path: &Path, duration: Option<f64>) -> anyhow::Result<Prepared> {
     if let Some(d) = duration {
         if !(d > 0.0 && d.is_finite()) {
             bail!("--duration: must be a positive number of seconds, found {d}");
+        }
+        let frame = config.settings.frame;
+        if d < frame {
+            bail!("--duration: the run ({d} s) is shorter than one frame ({frame} s); make it at least the frame");
         }
         config.settings.duration = d;
     }

@@ -33,6 +33,7 @@ pub struct LiveStats<'m> {
     sources: [u64; 4],
     missed: u64,
     newton: Snapshot,
+    resyncs: u64,
 }
 
 impl<'m> LiveStats<'m> {
@@ -46,6 +47,7 @@ impl<'m> LiveStats<'m> {
             sources: Source::ALL.map(|s| metrics.from_source(s)),
             missed: metrics.missed(),
             newton: metrics.newton.snapshot(),
+            resyncs: metrics.resyncs.get(),
         }
     }
 
@@ -64,6 +66,7 @@ impl<'m> LiveStats<'m> {
             let _ = write!(by_source, " {} {}", s.name(), sources[i] - self.sources[i]);
         }
         let missed = m.missed() - self.missed;
+        let resyncs = m.resyncs.get();
         let line = format!(
             "t {t:7.2} s | {} frames | wake p50 {} p99 {} max {} | compute p50 {} p99 {} |{by_source} | missed {missed} | newton {:.2}/step, resyncs {}",
             dw.count,
@@ -73,11 +76,11 @@ impl<'m> LiveStats<'m> {
             ns(dc.percentile(0.5)),
             ns(dc.percentile(0.99)),
             dn.mean(),
-            m.resyncs.get(),
+            resyncs - self.resyncs,
         );
         let _ = self.frame;
-        (self.wake, self.compute, self.newton, self.sources, self.missed) =
-            (wake, compute, newton, sources, m.missed());
+        (self.wake, self.compute, self.newton, self.sources, self.missed, self.resyncs) =
+            (wake, compute, newton, sources, m.missed(), resyncs);
         line
     }
 }

@@ -128,6 +128,12 @@ impl ImplicitSide {
         &self.metrics
     }
 
+    /// Time of the frame whose record the next step waits for (the
+    /// implicit thread sleeps until then).
+    pub fn awaited_frame(&self) -> f64 {
+        self.t + self.macro_step - self.lead
+    }
+
     /// Time of the implicit state.
     pub fn time(&self) -> f64 {
         self.t

@@ -131,6 +131,11 @@ impl Snapshot {
         self.max
     }
 
+    /// The count of each bucket (the last also holds everything above).
+    pub fn bucket_counts(&self) -> &[u64] {
+        &self.buckets
+    }
+
     /// The mean; NaN when empty.
     pub fn mean(&self) -> f64 {
         self.sum / self.count as f64

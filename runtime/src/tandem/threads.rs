@@ -1,7 +1,7 @@
 //! The tandem on two real threads: the fast side pinned to its core under
 //! SCHED_FIFO, waking on absolute deadlines of the monotonic clock; the
-//! implicit side pinned to another core at a lower priority; memory locked
-//! and stacks pre-faulted before the first frame. The calling thread is a
+//! implicit side pinned to another core at a lower priority; memory locked,
+//! stacks pre-faulted and deep idle states held off before the first frame. The calling thread is a
 //! normal one that watches the metrics (live statistics, draining the
 //! recording) until the run ends.
 
@@ -84,6 +84,27 @@ pub fn lock_memory() -> Result<(), String> {
         .map_err(|e| format!("mlockall refused ({e}): run as root or raise `ulimit -l`"))
 }
 
+/// Keeps the CPUs out of deep idle states while it lives, as cyclictest
+/// does: `/dev/cpu_dma_latency` held open with a 0 µs request (waking a
+/// core from a deep C-state, or a halted virtual CPU, costs tens of µs).
+pub struct LowLatency {
+    _request: std::fs::File,
+}
+
+impl LowLatency {
+    /// Requests 0 µs wake-up latency for as long as the value lives.
+    pub fn request() -> Result<Self, String> {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/cpu_dma_latency")
+            .map_err(|e| format!("/dev/cpu_dma_latency: {e} (run as root to keep the CPUs out of deep idle states)"))?;
+        file.write_all(&0i32.to_ne_bytes())
+            .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+        Ok(LowLatency { _request: file })
+    }
+}
+
 /// How a real-time run ended.
 pub struct RealtimeOutcome {
     /// The fast side after its last frame.
@@ -96,6 +117,10 @@ pub struct RealtimeOutcome {
     pub fast_setup: ThreadSetup,
     /// What the implicit thread obtained.
     pub implicit_setup: Option<ThreadSetup>,
+    /// Whether memory was locked (or why not).
+    pub memory_locked: Result<(), String>,
+    /// Whether deep idle states were held off (or why not).
+    pub low_latency: Result<(), String>,
 }
 
 /// State shared by the three threads.
@@ -131,6 +156,8 @@ pub fn run_realtime(
         origin: AtomicI64::new(0),
         done: AtomicBool::new(false),
     });
+    let memory_locked = lock_memory();
+    let low_latency = LowLatency::request();
     let frames = settings.frames();
     let frame = nanos(settings.frame);
     let threads = 1 + implicit.is_some() as usize;
@@ -180,8 +207,11 @@ pub fn run_realtime(
                         }
                         StepOutcome::Failed => {}
                         StepOutcome::Waiting => {
-                            let next = clock.now() + poll_implicit;
-                            clock.sleep_until(next);
+                            // Sleep until the awaited frame should have been
+                            // sent, then poll at a twentieth of a frame.
+                            let now = clock.now();
+                            let due = nanos(side.awaited_frame()) + poll_implicit;
+                            clock.sleep_until(due.max(now + poll_implicit));
                         }
                     }
                 }
@@ -216,5 +246,7 @@ pub fn run_realtime(
         failure,
         fast_setup,
         implicit_setup,
+        memory_locked,
+        low_latency: low_latency.map(drop),
     }
 }

@@ -1,0 +1,342 @@
+//! Benchmarks of the real-time tandem, printed (never asserted):
+//!
+//! - `accuracy`: the EV plant at a 1 ms frame over its 20 s drive cycle
+//!   with `explicit`, `correct` and `select`, against the BDF at rtol 1e-10
+//!   on the same held inputs: the largest error of each output relative to
+//!   its largest magnitude;
+//! - `jitter`: wake-up latency percentiles of cyclictest and of Tandem's
+//!   fast loop (running the EV plant under `correct`) at 1 kHz and 10 kHz,
+//!   measured one after the other;
+//! - `rate`: deadline misses of the EV plant under `correct` at 1 to 50 kHz,
+//!   beside the wake-ups that cyclictest sees late at the same rate.
+
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use tandem_models::{plants, Model};
+use tandem_runtime::record::Trace;
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
+use tandem_runtime::tandem::clock::nanos;
+use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
+use tandem_runtime::tandem::threads::run_realtime;
+use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
+use tandem_runtime::tandem::{Policy, TandemSettings};
+
+/// The EV plant and its drive cycle as input indices.
+fn ev() -> (Box<dyn Model>, Vec<(usize, Vec<(f64, f64)>)>) {
+    let model = plants::builtin("ev").expect("the ev plant is built in");
+    let inputs = plants::profile("ev-drive-cycle")
+        .expect("the drive cycle is built in")
+        .iter()
+        .map(|(name, points)| {
+            let i = model.layout().inputs.iter().position(|v| v.name == *name);
+            (i.expect("drive-cycle inputs are the plant's"), points.to_vec())
+        })
+        .collect();
+    (model, inputs)
+}
+
+/// The outcome of one run: outputs per frame (all outputs), metrics, and
+/// the failure that stopped it, if any.
+struct Outcome {
+    trace: Trace,
+    tandem_metrics: std::sync::Arc<Metrics>,
+    failure: Option<String>,
+}
+
+/// Runs the EV plant under `settings`, recording every output every frame.
+fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Result<Outcome> {
+    let (model, inputs) = ev();
+    let plan = RecordPlan {
+        signals: (0..model.layout().outputs.len()).collect(),
+        decimation: 1,
+    };
+    let Tandem {
+        mut fast,
+        mut implicit,
+        metrics,
+        recording,
+    } = assemble(settings, model.as_ref(), Box::new(Profile::new(inputs)), Some(plan))?;
+    let mut rows = recording.expect("a recording was planned");
+    let mut trace = Trace::default();
+    let failure = match costs {
+        Some(costs) => run_virtual(
+            &mut fast,
+            implicit.as_mut(),
+            settings.frames(),
+            nanos(settings.frame),
+            costs,
+            &mut |_| {
+                let _ = rows.drain(&mut trace);
+            },
+        )
+        .err(),
+        None => {
+            run_realtime(settings, fast, implicit, Duration::from_millis(20), &mut |_| {
+                let _ = rows.drain(&mut trace);
+            })
+            .failure
+        }
+    };
+    rows.drain(&mut trace)?;
+    Ok(Outcome {
+        trace,
+        tandem_metrics: metrics,
+        failure: failure.map(|e| e.to_string()),
+    })
+}
+
+/// Largest error of output `i` relative to the largest magnitude of the
+/// reference, over the frames both runs have.
+fn relative_error(run: &Trace, reference: &Trace, i: usize) -> f64 {
+    let peak = reference.rows.iter().map(|r| r[i].abs()).fold(0.0, f64::max);
+    let worst = run
+        .rows
+        .iter()
+        .zip(&reference.rows)
+        .map(|(a, b)| (a[i] - b[i]).abs())
+        .fold(0.0, |m: f64, e| if e.is_nan() { f64::INFINITY } else { m.max(e) });
+    worst / peak.max(f64::MIN_POSITIVE)
+}
+
+/// `tandem bench accuracy`.
+pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
+    let base = TandemSettings::new(1e-3, 20.0);
+    let costs = VirtualCosts {
+        fast_step: 20_000,
+        implicit_step: 300_000,
+        ..VirtualCosts::default()
+    };
+    // The reference: every frame takes the BDF's state at rtol 1e-10,
+    // computed at no cost on the same held inputs.
+    let mut reference = base;
+    reference.policy = Policy::Select;
+    reference.implicit.rtol = 1e-10;
+    reference.implicit.atol = 1e-10;
+    let free = VirtualCosts::default();
+    let reference = run_ev(&reference, Some(&free))?;
+    if let Some(f) = &reference.failure {
+        bail!("the reference run failed: {f}");
+    }
+    let clock = if real_clock { "real clock" } else { "virtual clock, 20 µs per explicit step, 300 µs per implicit step" };
+    println!("accuracy: ev plant, 1 ms frame, 20 s drive cycle, rk4 + bdf (rtol 1e-6) ({clock})");
+    println!("  reference: bdf at rtol 1e-10 on the same held inputs");
+    let mut runs = Vec::new();
+    for policy in [Policy::Explicit, Policy::Correct, Policy::Select] {
+        let mut s = base;
+        s.policy = policy;
+        let outcome = run_ev(&s, (!real_clock).then_some(&costs))?;
+        runs.push((policy, outcome));
+    }
+    let (model, _) = ev();
+    print!("  {:<22}", "max relative error");
+    for (policy, _) in &runs {
+        print!(" {:>14}", policy.name());
+    }
+    println!();
+    for (i, output) in model.layout().outputs.iter().enumerate() {
+        print!("  {:<22}", output.name);
+        for (_, run) in &runs {
+            let e = relative_error(&run.trace, &reference.trace, i);
+            if run.failure.is_some() {
+                print!(" {:>14}", "diverged");
+            } else {
+                print!(" {e:>14.2e}");
+            }
+        }
+        println!();
+    }
+    for (policy, run) in &runs {
+        let m = &run.tandem_metrics;
+        let sources: Vec<String> = Source::ALL.iter().map(|&s| format!("{} {}", s.name(), m.from_source(s))).collect();
+        print!("  {}: {} frames; {}", policy.name(), m.frames.get(), sources.join(", "));
+        match &run.failure {
+            Some(f) => println!("; stopped: {f}"),
+            None => println!(),
+        }
+    }
+    Ok(())
+}
+
+/// A latency histogram in whole microseconds: `counts[i]` wake-ups took
+/// less than `i + 1` µs; `over` took longer than the histogram.
+struct Latencies {
+    counts: Vec<u64>,
+    over: u64,
+    max: f64,
+}
+
+impl Latencies {
+    fn total(&self) -> u64 {
+        self.counts.iter().sum::<u64>() + self.over
+    }
+
+    /// Upper edge (µs) of the bucket holding fraction `p`.
+    fn percentile(&self, p: f64) -> f64 {
+        let rank = ((p * self.total() as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return ((i + 1) as f64).min(self.max);
+            }
+        }
+        self.max
+    }
+
+    /// Wake-ups at or beyond `limit_us`.
+    fn at_least(&self, limit_us: usize) -> u64 {
+        self.counts.iter().skip(limit_us).sum::<u64>() + self.over
+    }
+
+    /// From Tandem's wake-up histogram (nanoseconds, 1 µs buckets).
+    fn from_snapshot(s: &Snapshot) -> Self {
+        let counts = s.bucket_counts().to_vec();
+        let over = *counts.last().unwrap_or(&0);
+        let mut counts = counts;
+        counts.pop();
+        Latencies {
+            counts,
+            over,
+            max: s.max / 1e3,
+        }
+    }
+}
+
+/// Installs rt-tests from Debian when cyclictest is missing.
+fn ensure_cyclictest() -> anyhow::Result<()> {
+    if Command::new("cyclictest").arg("--help").output().is_ok() {
+        return Ok(());
+    }
+    println!("installing rt-tests (cyclictest) from Debian...");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("sudo=; [ \"$(id -u)\" = 0 ] || sudo=sudo; $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq rt-tests")
+        .status()
+        .context("running apt-get")?;
+    if !status.success() {
+        bail!("could not install rt-tests; install cyclictest by hand");
+    }
+    Ok(())
+}
+
+/// Runs cyclictest on core 1 at SCHED_FIFO 80, `loops` wake-ups every
+/// `interval_us`.
+fn cyclictest(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
+    let out = Command::new("cyclictest")
+        .args(["-m", "-p", "80", "-t", "1", "-a", "1", "-q", "-h", "20000"])
+        .args(["-i", &interval_us.to_string(), "-l", &loops.to_string()])
+        .output()
+        .context("running cyclictest")?;
+    if !out.status.success() {
+        bail!("cyclictest failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut counts = vec![0u64; 20_000];
+    let (mut over, mut max) = (0, 0.0);
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [us, n] if !line.starts_with('#') => {
+                if let (Ok(us), Ok(n)) = (us.parse::<usize>(), n.parse::<u64>()) {
+                    if us < counts.len() {
+                        counts[us] += n;
+                    }
+                }
+            }
+            ["#", "Max", "Latencies:", v, ..] => max = v.parse().unwrap_or(0.0),
+            ["#", "Histogram", "Overflows:", v, ..] => over = v.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    // cyclictest's bin i holds latencies of i µs (truncated): below i + 1.
+    Ok(Latencies { counts, over, max })
+}
+
+/// Tandem's fast loop as it runs the EV plant under `correct` (RK4 on
+/// core 1 at SCHED_FIFO 80, the BDF on core 0 at 70) for `loops` frames of
+/// `interval_us`.
+fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
+    let frame = interval_us as f64 * 1e-6;
+    let s = TandemSettings::new(frame, loops as f64 * frame);
+    let (model, inputs) = ev();
+    let t = assemble(&s, model.as_ref(), Box::new(Profile::new(inputs)), None)?;
+    let metrics = t.metrics;
+    let outcome = run_realtime(&s, t.fast, t.implicit, Duration::from_millis(50), &mut |_| {});
+    if let Some(f) = outcome.failure {
+        bail!("the tandem loop stopped: {f}");
+    }
+    Ok(Latencies::from_snapshot(&metrics.wake_latency.snapshot()))
+}
+
+/// `tandem bench jitter`.
+pub fn jitter(loops: u64) -> anyhow::Result<()> {
+    ensure_cyclictest()?;
+    println!("jitter: wake-up latency (µs), cyclictest vs Tandem's fast loop, core 1, SCHED_FIFO 80, {loops} wake-ups each");
+    println!(
+        "  {:<8} {:<12} {:>8} {:>8} {:>8} {:>8} {:>10}",
+        "rate", "loop", "p50", "p99", "p99.9", "max", "samples"
+    );
+    for interval_us in [1000, 100] {
+        let c = cyclictest(interval_us, loops)?;
+        let t = tandem_loop(interval_us, loops)?;
+        let rate = format!("{} kHz", 1000 / interval_us);
+        for (name, l) in [("cyclictest", &c), ("tandem", &t)] {
+            println!(
+                "  {rate:<8} {name:<12} {:>8.0} {:>8.0} {:>8.0} {:>8.0} {:>10}",
+                l.percentile(0.5),
+                l.percentile(0.99),
+                l.percentile(0.999),
+                l.max,
+                l.total()
+            );
+        }
+        println!(
+            "  {rate:<8} {:<12} {:>8.2} {:>8.2} {:>8.2} {:>8.2}",
+            "ratio",
+            t.percentile(0.5) / c.percentile(0.5),
+            t.percentile(0.99) / c.percentile(0.99),
+            t.percentile(0.999) / c.percentile(0.999),
+            t.max / c.max
+        );
+    }
+    println!("  (the maximum is set by hypervisor stalls on a VM: compare percentiles)");
+    Ok(())
+}
+
+/// `tandem bench rate`.
+pub fn rate(seconds: f64) -> anyhow::Result<()> {
+    ensure_cyclictest()?;
+    println!("rate: ev plant under correct (rk4 + bdf), {seconds} s per rate; late = woke after the output deadline (0.8 frame)");
+    println!(
+        "  {:>7} {:>8} {:>9} {:>10} {:>16} {:>9} {:>9} {:>7} {:>7} {:>12}",
+        "rate", "frames", "missed", "miss rate", "cyclictest late", "explicit", "catch-up", "stale", "resync", "implicit p99"
+    );
+    for khz in [1u64, 5, 10, 20, 50] {
+        let interval_us = 1000 / khz;
+        let frame = interval_us as f64 * 1e-6;
+        let frames = (seconds / frame).round() as u64;
+        let s = TandemSettings::new(frame, frames as f64 * frame);
+        let run = run_ev(&s, None)?;
+        let m = &run.tandem_metrics;
+        let c = cyclictest(interval_us, frames)?;
+        let deadline_us = (0.8 * interval_us as f64).ceil() as usize;
+        println!(
+            "  {:>4} kHz {:>8} {:>9} {:>10.2e} {:>16} {:>9} {:>9} {:>7} {:>7} {:>9.0} µs{}",
+            khz,
+            m.frames.get(),
+            m.missed(),
+            m.missed() as f64 / m.frames.get().max(1) as f64,
+            c.at_least(deadline_us),
+            m.from_source(Source::Explicit),
+            m.from_source(Source::CatchUp),
+            m.stale_results.get(),
+            m.resyncs.get(),
+            m.implicit_compute.snapshot().percentile(0.99) / 1e3,
+            run.failure.map(|f| format!("  stopped: {f}")).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
