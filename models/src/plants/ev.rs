@@ -203,7 +203,7 @@ const OUTPUTS: [(&str, &str); 13] = [
 
 /// The driver profile of the built-in model, 20 s: for each input, its
 /// piecewise-linear `(time s, value)` breakpoints, held beyond the last one
-/// (evaluate with [`drive_cycle_value`]).
+/// (evaluate with [`crate::plants::profile_value`]).
 ///
 /// Torque request (N m, motor side): rest until 0.5 s, a 0.5 s ramp to
 /// 250 N m (the current limit holds the delivered torque near 210 N m),
@@ -232,25 +232,6 @@ pub const DRIVE_CYCLE: &[(&str, &[(f64, f64)])] = &[
     ("brake_pressure", &[(0.0, 0.0), (14.0, 0.0), (14.5, 40.0), (20.0, 40.0)]),
     ("road_grade", &[(0.0, 0.0), (20.0, 0.0)]),
 ];
-
-/// The value at time `t` of the piecewise-linear profile through `points`
-/// (sorted by time): linear between breakpoints, the first value before the
-/// first one (and at a NaN time), the last value after the last one, 0
-/// when there are none.
-pub fn drive_cycle_value(points: &[(f64, f64)], t: f64) -> f64 {
-    let (Some(&(t0, y0)), Some(&(t1, y1))) = (points.first(), points.last()) else {
-        return 0.0;
-    };
-    if t.is_nan() || t <= t0 {
-        return y0;
-    }
-    if t >= t1 {
-        return y1;
-    }
-    let k = points.partition_point(|&(tk, _)| tk <= t);
-    let ((ta, ya), (tb, yb)) = (points[k - 1], points[k]);
-    ya + (yb - ya) * (t - ta) / (tb - ta)
-}
 
 /// Parameters of [`EvPlant`], SI units unless stated. The defaults describe
 /// a 1800 kg front-wheel-drive compact with a 150 kW motor and a 67 kWh
@@ -802,7 +783,7 @@ mod tests {
     /// The drive cycle's inputs at `t`, in input order.
     fn cycle(t: f64, u: &mut [f64]) {
         for (k, (_, points)) in DRIVE_CYCLE.iter().enumerate() {
-            u[k] = drive_cycle_value(points, t);
+            u[k] = crate::plants::profile_value(points, t);
         }
     }
 
@@ -1318,13 +1299,13 @@ mod tests {
     #[test]
     fn drive_cycle_is_smooth_ramps_over_20_s() {
         let torque = DRIVE_CYCLE[0].1;
-        assert_eq!(drive_cycle_value(torque, 0.75), 125.0);
-        assert_eq!(drive_cycle_value(torque, 11.25), -42.5);
-        assert_eq!(drive_cycle_value(torque, -1.0), 0.0);
-        assert_eq!(drive_cycle_value(torque, 3.0), 250.0);
-        assert_eq!(drive_cycle_value(&[(1.0, 5.0)], 0.0), 5.0);
-        assert_eq!(drive_cycle_value(&[], 1.0), 0.0);
-        assert_eq!(drive_cycle_value(torque, f64::NAN), 0.0);
+        assert_eq!(crate::plants::profile_value(torque, 0.75), 125.0);
+        assert_eq!(crate::plants::profile_value(torque, 11.25), -42.5);
+        assert_eq!(crate::plants::profile_value(torque, -1.0), 0.0);
+        assert_eq!(crate::plants::profile_value(torque, 3.0), 250.0);
+        assert_eq!(crate::plants::profile_value(&[(1.0, 5.0)], 0.0), 5.0);
+        assert_eq!(crate::plants::profile_value(&[], 1.0), 0.0);
+        assert_eq!(crate::plants::profile_value(torque, f64::NAN), 0.0);
         let m = EvPlant::new();
         let names: Vec<_> = DRIVE_CYCLE.iter().map(|(n, _)| *n).collect();
         let inputs: Vec<_> = m.layout().inputs.iter().map(|v| v.name.as_str()).collect();

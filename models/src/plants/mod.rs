@@ -34,3 +34,22 @@ pub const PROFILES: &[&str] = &["ev-drive-cycle"];
 pub fn profile(name: &str) -> Option<InputProfile> {
     (name == "ev-drive-cycle").then_some(ev::DRIVE_CYCLE)
 }
+
+/// The value at time `t` of the piecewise-linear profile through `points`
+/// (sorted by time): linear between breakpoints, the first value before the
+/// first one (and at a NaN time), the last value after the last one, 0
+/// when there are none.
+pub fn profile_value(points: &[(f64, f64)], t: f64) -> f64 {
+    let (Some(&(t0, y0)), Some(&(t1, y1))) = (points.first(), points.last()) else {
+        return 0.0;
+    };
+    if t.is_nan() || t <= t0 {
+        return y0;
+    }
+    if t >= t1 {
+        return y1;
+    }
+    let k = points.partition_point(|&(tk, _)| tk <= t);
+    let ((ta, ya), (tb, yb)) = (points[k - 1], points[k]);
+    ya + (yb - ya) * (t - ta) / (tb - ta)
+}

@@ -1,8 +1,11 @@
 //! Counters and fixed-bucket histograms that the real-time threads update
 //! with plain atomic stores (each has one writer) and a normal thread reads
-//! at any time: nothing is allocated, locked or printed on the hot path.
+//! at any time: nothing is allocated, locked or printed on the hot path,
+//! and no two writers share a cache line.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crossbeam_utils::CachePadded;
 
 /// How values map to buckets.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +56,12 @@ impl Scale {
 pub struct Histogram {
     scale: Scale,
     buckets: Box<[AtomicU64]>,
+    /// Count, sum and maximum, on a cache line of their own so that the
+    /// two threads' histograms never share one.
+    totals: CachePadded<Totals>,
+}
+
+struct Totals {
     count: AtomicU64,
     sum: AtomicU64,
     max: AtomicU64,
@@ -64,9 +73,11 @@ impl Histogram {
         Histogram {
             scale,
             buckets: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            count: AtomicU64::new(0),
-            sum: AtomicU64::new(0f64.to_bits()),
-            max: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
+            totals: CachePadded::new(Totals {
+                count: AtomicU64::new(0),
+                sum: AtomicU64::new(0f64.to_bits()),
+                max: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
+            }),
         }
     }
 
@@ -74,11 +85,11 @@ impl Histogram {
     pub fn record(&self, v: f64) {
         let b = &self.buckets[self.scale.bucket(v, self.buckets.len())];
         b.store(b.load(Relaxed) + 1, Relaxed);
-        self.count.store(self.count.load(Relaxed) + 1, Relaxed);
-        self.sum
-            .store((f64::from_bits(self.sum.load(Relaxed)) + v).to_bits(), Relaxed);
-        if v > f64::from_bits(self.max.load(Relaxed)) {
-            self.max.store(v.to_bits(), Relaxed);
+        let t = &self.totals;
+        t.count.store(t.count.load(Relaxed) + 1, Relaxed);
+        t.sum.store((f64::from_bits(t.sum.load(Relaxed)) + v).to_bits(), Relaxed);
+        if v > f64::from_bits(t.max.load(Relaxed)) {
+            t.max.store(v.to_bits(), Relaxed);
         }
     }
 
@@ -87,9 +98,9 @@ impl Histogram {
         Snapshot {
             scale: self.scale,
             buckets: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
-            count: self.count.load(Relaxed),
-            sum: f64::from_bits(self.sum.load(Relaxed)),
-            max: f64::from_bits(self.max.load(Relaxed)),
+            count: self.totals.count.load(Relaxed),
+            sum: f64::from_bits(self.totals.sum.load(Relaxed)),
+            max: f64::from_bits(self.totals.max.load(Relaxed)),
         }
     }
 }
@@ -153,9 +164,10 @@ impl Snapshot {
     }
 }
 
-/// A counter with one writer.
+/// A counter with one writer, on a cache line of its own (the fast and the
+/// implicit thread write different counters and must not contend).
 #[derive(Default)]
-pub struct Counter(AtomicU64);
+pub struct Counter(CachePadded<AtomicU64>);
 
 impl Counter {
     /// Adds one.
