@@ -79,8 +79,9 @@ impl<'m> LiveStats<'m> {
             resyncs - self.resyncs,
         );
         let _ = self.frame;
-        (self.wake, self.compute, self.newton, self.sources, self.missed, self.resyncs) =
-            (wake, compute, newton, sources, m.missed(), resyncs);
+        (self.wake, self.compute, self.newton, self.sources, self.missed) =
+            (wake, compute, newton, sources, m.missed());
+        self.resyncs = resyncs;
         line
     }
 }
