@@ -18,14 +18,14 @@ use tandem_models::{plants, Model};
 use tandem_runtime::record::Trace;
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
 use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::inputs::{Profile, Signals};
 use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
 use tandem_runtime::tandem::threads::run_realtime;
 use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
 use tandem_runtime::tandem::{Policy, TandemSettings};
 
 /// The EV plant and its drive cycle as input indices.
-fn ev() -> (Box<dyn Model>, Vec<(usize, Vec<(f64, f64)>)>) {
+fn ev() -> (Box<dyn Model>, Signals) {
     let model = plants::builtin("ev").expect("the ev plant is built in");
     let inputs = plants::profile("ev-drive-cycle")
         .expect("the drive cycle is built in")
@@ -120,7 +120,11 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
     if let Some(f) = &reference.failure {
         bail!("the reference run failed: {f}");
     }
-    let clock = if real_clock { "real clock" } else { "virtual clock, 20 µs per explicit step, 300 µs per implicit step" };
+    let clock = if real_clock {
+        "real clock"
+    } else {
+        "virtual clock, 20 µs per explicit step, 300 µs per implicit step"
+    };
     println!("accuracy: ev plant, 1 ms frame, 20 s drive cycle, rk4 + bdf (rtol 1e-6) ({clock})");
     println!("  reference: bdf at rtol 1e-10 on the same held inputs");
     let mut runs = Vec::new();
@@ -150,7 +154,10 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
     }
     for (policy, run) in &runs {
         let m = &run.tandem_metrics;
-        let sources: Vec<String> = Source::ALL.iter().map(|&s| format!("{} {}", s.name(), m.from_source(s))).collect();
+        let sources: Vec<String> = Source::ALL
+            .iter()
+            .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
+            .collect();
         print!("  {}: {} frames; {}", policy.name(), m.frames.get(), sources.join(", "));
         match &run.failure {
             Some(f) => println!("; stopped: {f}"),
@@ -161,7 +168,8 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
 }
 
 /// A latency histogram in whole microseconds: `counts[i]` wake-ups took
-/// less than `i + 1` µs; `over` took longer than the histogram.
+/// `i` µs (truncated, as cyclictest counts); `over` took longer than the
+/// histogram.
 struct Latencies {
     counts: Vec<u64>,
     over: u64,
@@ -173,14 +181,14 @@ impl Latencies {
         self.counts.iter().sum::<u64>() + self.over
     }
 
-    /// Upper edge (µs) of the bucket holding fraction `p`.
+    /// The whole microseconds of the bucket holding fraction `p`.
     fn percentile(&self, p: f64) -> f64 {
         let rank = ((p * self.total() as f64).ceil() as u64).max(1);
         let mut seen = 0;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return ((i + 1) as f64).min(self.max);
+                return (i as f64).min(self.max);
             }
         }
         self.max
@@ -251,7 +259,6 @@ fn cyclictest(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
             _ => {}
         }
     }
-    // cyclictest's bin i holds latencies of i µs (truncated): below i + 1.
     Ok(Latencies { counts, over, max })
 }
 
@@ -274,7 +281,9 @@ fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
 /// `tandem bench jitter`.
 pub fn jitter(loops: u64) -> anyhow::Result<()> {
     ensure_cyclictest()?;
-    println!("jitter: wake-up latency (µs), cyclictest vs Tandem's fast loop, core 1, SCHED_FIFO 80, {loops} wake-ups each");
+    println!(
+        "jitter: wake-up latency (µs), cyclictest vs Tandem's fast loop, core 1, SCHED_FIFO 80, {loops} wake-ups each"
+    );
     println!(
         "  {:<8} {:<12} {:>8} {:>8} {:>8} {:>8} {:>10}",
         "rate", "loop", "p50", "p99", "p99.9", "max", "samples"
@@ -312,7 +321,16 @@ pub fn rate(seconds: f64) -> anyhow::Result<()> {
     println!("rate: ev plant under correct (rk4 + bdf), {seconds} s per rate; late = woke after the output deadline (0.8 frame)");
     println!(
         "  {:>7} {:>8} {:>9} {:>10} {:>16} {:>9} {:>9} {:>7} {:>7} {:>12}",
-        "rate", "frames", "missed", "miss rate", "cyclictest late", "explicit", "catch-up", "stale", "resync", "implicit p99"
+        "rate",
+        "frames",
+        "missed",
+        "miss rate",
+        "cyclictest late",
+        "explicit",
+        "catch-up",
+        "stale",
+        "resync",
+        "implicit p99"
     );
     for khz in [1u64, 5, 10, 20, 50] {
         let interval_us = 1000 / khz;

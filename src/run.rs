@@ -14,7 +14,7 @@ use tandem_models::{plants, Model};
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
 use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::inputs::{Profile, Signals};
 use tandem_runtime::tandem::preflight::preflight;
 use tandem_runtime::tandem::recording::RowReceiver;
 use tandem_runtime::tandem::threads::run_realtime;
@@ -60,7 +60,7 @@ pub struct Prepared {
     /// Its name, for reports.
     pub name: String,
     /// The inputs' breakpoints by input index.
-    pub inputs: Vec<(usize, Vec<(f64, f64)>)>,
+    pub inputs: Signals,
 }
 
 /// Loads a configuration and resolves its model and inputs.
@@ -105,7 +105,7 @@ pub fn prepare(path: &Path, duration: Option<f64>) -> anyhow::Result<Prepared> {
 
 /// The profile's signals overridden by the configuration's points, as
 /// input indices.
-fn input_points(path: &Path, config: &RunConfig, model: &dyn Model) -> anyhow::Result<Vec<(usize, Vec<(f64, f64)>)>> {
+fn input_points(path: &Path, config: &RunConfig, model: &dyn Model) -> anyhow::Result<Signals> {
     let names: Vec<&str> = model.layout().inputs.iter().map(|v| v.name.as_str()).collect();
     let index = |key: &str, name: &str| {
         names.iter().position(|n| *n == name).with_context(|| {
@@ -120,7 +120,7 @@ fn input_points(path: &Path, config: &RunConfig, model: &dyn Model) -> anyhow::R
             )
         })
     };
-    let mut signals: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
+    let mut signals: Signals = Vec::new();
     if let Some(profile) = &config.inputs.profile {
         for (name, points) in plants::profile(profile).unwrap_or_default() {
             signals.push((index("inputs.profile", name)?, points.to_vec()));
@@ -245,7 +245,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         plan,
     )?;
 
-    let mut live = LiveStats::new(&metrics, settings.frame);
+    let mut live = LiveStats::new(&metrics);
     let mut written = 0;
     let started = Instant::now();
     let failure = if args.virtual_clock {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_models::NonFinite;
+use tandem_runtime::tandem::fast::FrameError;
 use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
 use tandem_runtime::tandem::preflight::{Preflight, Status};
 use tandem_runtime::tandem::TandemSettings;
@@ -27,7 +27,6 @@ fn ns(v: f64) -> String {
 /// Live statistics: each line covers the interval since the previous one.
 pub struct LiveStats<'m> {
     metrics: &'m Metrics,
-    frame: f64,
     wake: Snapshot,
     compute: Snapshot,
     sources: [u64; 4],
@@ -38,10 +37,9 @@ pub struct LiveStats<'m> {
 
 impl<'m> LiveStats<'m> {
     /// Starts counting intervals now.
-    pub fn new(metrics: &'m Metrics, frame: f64) -> Self {
+    pub fn new(metrics: &'m Metrics) -> Self {
         LiveStats {
             metrics,
-            frame,
             wake: metrics.wake_latency.snapshot(),
             compute: metrics.compute.snapshot(),
             sources: Source::ALL.map(|s| metrics.from_source(s)),
@@ -78,7 +76,6 @@ impl<'m> LiveStats<'m> {
             dn.mean(),
             resyncs - self.resyncs,
         );
-        let _ = self.frame;
         (self.wake, self.compute, self.newton, self.sources, self.missed) =
             (wake, compute, newton, sources, m.missed());
         self.resyncs = resyncs;
@@ -105,18 +102,19 @@ pub struct Summary<'a> {
     /// Frame records the implicit thread never read.
     pub dropped_records: u64,
     /// Why the run stopped early, if it did.
-    pub failure: Option<&'a NonFinite>,
+    pub failure: Option<&'a FrameError>,
 }
 
 /// The histograms of the summary: name, snapshot, and whether it holds
 /// nanoseconds.
-fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 6] {
+fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 7] {
     [
         ("wake-up latency", m.wake_latency.snapshot(), true),
         ("fast compute", m.compute.snapshot(), true),
         ("implicit compute", m.implicit_compute.snapshot(), true),
         ("implicit lag (frames)", m.implicit_lag.snapshot(), false),
         ("newton iterations", m.newton.snapshot(), false),
+        ("catch-up (frames)", m.catchup_frames.snapshot(), false),
         ("correction (tolerances)", m.correction.snapshot(), false),
     ]
 }

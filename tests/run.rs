@@ -219,6 +219,7 @@ fn stats_json_holds_the_summary() {
     assert_eq!(
         names,
         [
+            "catch-up (frames)",
             "correction (tolerances)",
             "fast compute",
             "implicit compute",
@@ -394,26 +395,29 @@ fn rk4_alone_fails_on_the_stiff_ev_plant_and_keeps_what_it_recorded() {
     );
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("policy explicit, rk4 + no implicit thread"), "{stdout}");
-    // The message names the run's failure: a non-finite state of the fast
-    // integrator.
+    // The message says the explicit method diverged, names the first
+    // non-finite state and the fix.
     let message = stderr.trim_end();
     assert!(
-        message.starts_with("error: the run stopped: non-finite value "),
+        message.starts_with("error: the run stopped: the explicit method diverged at t = "),
         "{stderr}"
     );
     let state = message
-        .split("in state \"")
+        .split("state \"")
         .nth(1)
         .and_then(|rest| rest.split('"').next())
         .unwrap_or_else(|| panic!("no state named: {stderr}"));
     assert!(
-        message.contains(&format!("in state \"{state}\" of the fast (explicit) integrator")),
+        message.contains("too stiff for rk4 at a 0.001 s frame: use policy \"correct\" or \"select\""),
         "{stderr}"
     );
 
     // The summary and statistics were still written, and say where it
     // stopped: frame n failed after frames 0..n ran.
-    assert!(stdout.contains("stopped early: non-finite value"), "{stdout}");
+    assert!(
+        stdout.contains("stopped early: the explicit method diverged"),
+        "{stdout}"
+    );
     let s = read_json(&dir.join("stats.json"));
     let frames = int(&s, "/frames");
     assert!(frames > 0 && frames < 20_000, "{frames}");

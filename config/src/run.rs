@@ -149,7 +149,9 @@ pub fn load_run_config(path: &Path, profiles: &[&str]) -> Result<RunConfig, Conf
         file: path.to_path_buf(),
         location: None,
         key: String::new(),
-        message: format!("cannot read the run configuration: {e}"),
+        message: format!(
+            "cannot read the run configuration: {e}; check the path (config/examples/ev.toml is a complete example)"
+        ),
     })?;
     parse_run_config(&text, path, profiles)
 }

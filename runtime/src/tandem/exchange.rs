@@ -187,8 +187,9 @@ impl ImplicitResult {
         let h10 = s3 - 2.0 * s2 + s;
         let h01 = -2.0 * s3 + 3.0 * s2;
         let h11 = s3 - s2;
-        for i in 0..out.len() {
-            out[i] = h00 * self.x0[i] + h * h10 * self.f0[i] + h01 * self.x1[i] + h * h11 * self.f1[i];
+        let ends = self.x0.iter().zip(&self.f0).zip(self.x1.iter().zip(&self.f1));
+        for (o, ((x0, f0), (x1, f1))) in out.iter_mut().zip(ends) {
+            *o = h00 * x0 + h * h10 * f0 + h01 * x1 + h * h11 * f1;
         }
     }
 }

@@ -24,8 +24,31 @@ use super::inputs::InputSource;
 use super::metrics::{Metrics, Source};
 use super::recording::RowSender;
 use super::settings::{Policy, TandemSettings};
-use crate::explicit::ExplicitRk;
+use crate::explicit::{ExplicitRk, Method};
 use crate::rates::{set_hits, TickRate};
+
+/// Why a frame could not be computed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FrameError {
+    /// The model produced a non-finite output or state.
+    #[error(transparent)]
+    NonFinite(#[from] NonFinite),
+    /// The explicit integrator diverged with no implicit state to restart
+    /// from (under `explicit`, or before the first implicit result).
+    #[error("the explicit method diverged at t = {time} s: state \"{state}\" is {value}; the model is too stiff for {method} at a {frame} s frame: use policy \"correct\" or \"select\" (the implicit thread keeps it stable), or a shorter frame")]
+    Diverged {
+        /// Frame time.
+        time: f64,
+        /// The first non-finite state.
+        state: String,
+        /// Its value.
+        value: f64,
+        /// The explicit method.
+        method: &'static str,
+        /// The frame (s).
+        frame: f64,
+    },
+}
 
 /// The recorded inputs and discrete states of the last frames, for
 /// re-integration.
@@ -65,6 +88,7 @@ impl Replay {
 pub struct FastSide {
     model: Box<dyn Model>,
     rk: ExplicitRk,
+    method: Method,
     inputs: Box<dyn InputSource>,
     policy: Policy,
     frame: f64,
@@ -137,6 +161,7 @@ impl FastSide {
         let u = layout.inputs.iter().map(|v| v.default).collect();
         Ok(FastSide {
             rk: ExplicitRk::new(settings.fast.method, n),
+            method: settings.fast.method,
             inputs,
             policy: settings.policy,
             frame: settings.frame,
@@ -194,7 +219,7 @@ impl FastSide {
 
     /// Runs frame `k`; the caller has slept until its start. Fails only when
     /// the state stops being finite with no implicit state to restart from.
-    pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), NonFinite> {
+    pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), FrameError> {
         let t = k as f64 * self.frame;
         let start = k as Nanos * self.frame_ns;
         let deadline = start + self.deadline_ns;
@@ -326,8 +351,9 @@ impl FastSide {
     }
 
     /// Counts the size of the change from `own` to `x` in units of the
-    /// implicit tolerances (weighted RMS); a non-finite explicit state that
-    /// the correction replaced counts as a recovery instead.
+    /// implicit tolerances (weighted RMS, at most `f64::MAX`); a non-finite
+    /// explicit state that the correction replaced counts as a recovery
+    /// instead.
     fn record_correction(&self) {
         let sum: f64 = self
             .x
@@ -335,10 +361,10 @@ impl FastSide {
             .zip(&self.own)
             .map(|(a, b)| ((a - b) / (self.atol + self.rtol * a.abs())).powi(2))
             .sum();
-        if sum.is_finite() {
+        if self.own.iter().all(|v| v.is_finite()) {
             self.metrics
                 .correction
-                .record((sum / self.x.len().max(1) as f64).sqrt());
+                .record((sum / self.x.len().max(1) as f64).sqrt().min(f64::MAX));
         } else {
             self.metrics.nonfinite_recoveries.increment();
         }
@@ -346,16 +372,15 @@ impl FastSide {
 
     /// The explicit state stopped being finite: restart from the newest
     /// implicit state, or fail when there is none.
-    fn recover(&mut self, t: f64) -> Result<(), NonFinite> {
+    fn recover(&mut self, t: f64) -> Result<(), FrameError> {
         let place = || {
             let i = self.x.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            NonFinite {
+            FrameError::Diverged {
                 time: t,
-                place: format!(
-                    "state \"{}\" of the fast (explicit) integrator",
-                    self.model.layout().states[i]
-                ),
+                state: self.model.layout().states[i].clone(),
                 value: self.x[i],
+                method: self.method.name(),
+                frame: self.frame,
             }
         };
         let Some(results) = &mut self.results else {

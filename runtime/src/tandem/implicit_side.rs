@@ -30,7 +30,7 @@ pub enum StepOutcome {
 
 enum Integrator {
     Bdf(Box<Bdf>),
-    Fixed(FixedImplicit),
+    Fixed(Box<FixedImplicit>),
 }
 
 /// The implicit side of a tandem run.
@@ -88,7 +88,7 @@ impl ImplicitSide {
                 };
                 Integrator::Bdf(Box::new(Bdf::new(n, options, model.sparsity())?))
             }
-            ImplicitSolver::Fixed(method) => Integrator::Fixed(FixedImplicit::new(
+            ImplicitSolver::Fixed(method) => Integrator::Fixed(Box::new(FixedImplicit::new(
                 n,
                 ImplicitSettings {
                     method,
@@ -97,7 +97,7 @@ impl ImplicitSide {
                     atol: s.atol,
                 },
                 model.sparsity(),
-            )),
+            ))),
         };
         let history_frames = ((s.max_lag + s.lead) / settings.frame).ceil() as usize + 8;
         Ok(ImplicitSide {
@@ -165,6 +165,10 @@ impl ImplicitSide {
         if !self.have_frame {
             return StepOutcome::Waiting;
         }
+        if self.synced {
+            let lag = (self.newest.t - self.t) / self.frame;
+            self.metrics.implicit_lag.record(lag.max(0.0));
+        }
         if !self.synced {
             self.resync();
             self.synced = true;
@@ -178,9 +182,6 @@ impl ImplicitSide {
         if target - self.lead > self.newest.t + 1e-9 {
             return StepOutcome::Waiting;
         }
-        self.metrics
-            .implicit_lag
-            .record(((self.newest.t - self.t) / self.frame).max(0.0));
         match self.advance(target) {
             Ok(()) if self.x.iter().all(|v| v.is_finite()) => {
                 self.metrics.implicit_steps.increment();

@@ -12,16 +12,19 @@ pub trait InputSource: Send {
     fn read(&mut self, t: f64, u: &mut [f64]);
 }
 
+/// For each driven input: its index and piecewise-linear breakpoints
+/// `(t, value)`.
+pub type Signals = Vec<(usize, Vec<(f64, f64)>)>;
+
 /// Piecewise-linear signals through breakpoints, held beyond their ends.
 pub struct Profile {
-    /// For each driven input: its index and breakpoints `(t, value)`.
-    signals: Vec<(usize, Vec<(f64, f64)>)>,
+    signals: Signals,
 }
 
 impl Profile {
     /// A profile driving input `index` through `points` for each entry;
     /// the times of each signal must not decrease.
-    pub fn new(signals: Vec<(usize, Vec<(f64, f64)>)>) -> Self {
+    pub fn new(signals: Signals) -> Self {
         Profile { signals }
     }
 }

@@ -42,10 +42,12 @@ impl Scale {
         }
     }
 
-    /// Upper edge of bucket `i`.
-    fn upper(self, i: usize) -> f64 {
+    /// The value reported for bucket `i`: its lower edge on a linear
+    /// scale (whole microseconds, truncated, as cyclictest reports), the
+    /// value itself for counts, the upper edge on a log scale.
+    fn reported(self, i: usize) -> f64 {
         match self {
-            Scale::Linear { width } => (i + 1) as f64 * width,
+            Scale::Linear { width } => i as f64 * width,
             Scale::Counts => i as f64,
             Scale::Log { min, per_decade } => min * 10f64.powf((i + 1) as f64 / per_decade),
         }
@@ -87,7 +89,8 @@ impl Histogram {
         b.store(b.load(Relaxed) + 1, Relaxed);
         let t = &self.totals;
         t.count.store(t.count.load(Relaxed) + 1, Relaxed);
-        t.sum.store((f64::from_bits(t.sum.load(Relaxed)) + v).to_bits(), Relaxed);
+        t.sum
+            .store((f64::from_bits(t.sum.load(Relaxed)) + v).to_bits(), Relaxed);
         if v > f64::from_bits(t.max.load(Relaxed)) {
             t.max.store(v.to_bits(), Relaxed);
         }
@@ -119,8 +122,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The value below which a fraction `p` of the counts lie (the upper
-    /// edge of its bucket, and never above the maximum); NaN when empty.
+    /// The value of the bucket that holds fraction `p` of the counts (see
+    /// [`Scale`]; never above the maximum); NaN when empty.
     pub fn percentile(&self, p: f64) -> f64 {
         if self.count == 0 {
             return f64::NAN;
@@ -135,7 +138,7 @@ impl Snapshot {
                 return if last {
                     self.max
                 } else {
-                    self.scale.upper(i).min(self.max)
+                    self.scale.reported(i).min(self.max)
                 };
             }
         }
@@ -256,8 +259,9 @@ pub struct Metrics {
     /// Implicit steps that failed (Newton did not converge, or the BDF
     /// gave up); each is followed by a restart.
     pub implicit_failures: Counter,
-    /// Implicit lag at the start of each implicit step (whole frames
-    /// behind the fast thread's newest frame; ahead counts as 0).
+    /// Implicit lag each time the implicit thread looks for work (whole
+    /// frames behind the fast thread's newest frame, before any resync;
+    /// ahead counts as 0).
     pub implicit_lag: Histogram,
     /// Newton iterations per implicit step.
     pub newton: Histogram,
@@ -325,9 +329,13 @@ mod tests {
             h.record(v as f64 + 0.5);
         }
         let s = h.snapshot();
-        assert_eq!(s.percentile(0.5), 50.0);
-        assert_eq!(s.percentile(0.99), 99.0);
-        assert_eq!(s.percentile(1.0), 99.5, "capped by the maximum");
+        assert_eq!(
+            s.percentile(0.5),
+            49.0,
+            "the 50th of 0.5, 1.5, …: 49.5, in bucket [49, 50)"
+        );
+        assert_eq!(s.percentile(0.99), 98.0);
+        assert_eq!(s.percentile(1.0), 99.5, "the last bucket reports the maximum");
         assert_eq!(s.mean(), 50.0);
         h.record(1e9);
         assert_eq!(

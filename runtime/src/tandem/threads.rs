@@ -11,14 +11,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use tandem_models::NonFinite;
 use thread_priority::{
     set_thread_priority_and_policy, thread_native_id, RealtimeThreadSchedulePolicy, ThreadPriority,
     ThreadSchedulePolicy,
 };
 
 use super::clock::{nanos, Clock, MonotonicClock, Nanos};
-use super::fast::FastSide;
+use super::fast::{FastSide, FrameError};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 use super::settings::{Placement, TandemSettings};
 
@@ -112,7 +111,7 @@ pub struct RealtimeOutcome {
     /// The implicit side, when there was one.
     pub implicit: Option<ImplicitSide>,
     /// The first failure, if the run stopped early.
-    pub failure: Option<NonFinite>,
+    pub failure: Option<FrameError>,
     /// What the fast thread obtained.
     pub fast_setup: ThreadSetup,
     /// What the implicit thread obtained.

@@ -3,10 +3,8 @@
 //! costs charged and delays injected. The same inputs and injections give
 //! the same frames, bit for bit.
 
-use tandem_models::NonFinite;
-
 use super::clock::{Clock, Nanos};
-use super::fast::FastSide;
+use super::fast::{FastSide, FrameError};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 
 /// Compute costs and injected faults, all in nanoseconds.
@@ -127,7 +125,7 @@ pub fn run_virtual(
     frame: Nanos,
     costs: &VirtualCosts,
     between: &mut dyn FnMut(u64),
-) -> Result<(), NonFinite> {
+) -> Result<(), FrameError> {
     let mut clock = VirtualClock::new(costs, implicit);
     for k in 0..frames {
         clock.sleep_until(k as Nanos * frame);
