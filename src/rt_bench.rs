@@ -18,7 +18,7 @@ use tandem_models::{plants, Model};
 use tandem_runtime::record::Trace;
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
 use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::{Profile, Signals};
+use tandem_runtime::tandem::inputs::{signals_by_name, Profile, Signals};
 use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
 use tandem_runtime::tandem::threads::run_realtime;
 use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
@@ -27,14 +27,8 @@ use tandem_runtime::tandem::{Policy, TandemSettings};
 /// The EV plant and its drive cycle as input indices.
 fn ev() -> (Box<dyn Model>, Signals) {
     let model = plants::builtin("ev").expect("the ev plant is built in");
-    let inputs = plants::profile("ev-drive-cycle")
-        .expect("the drive cycle is built in")
-        .iter()
-        .map(|(name, points)| {
-            let i = model.layout().inputs.iter().position(|v| v.name == *name);
-            (i.expect("drive-cycle inputs are the plant's"), points.to_vec())
-        })
-        .collect();
+    let cycle = plants::profile("ev-drive-cycle").expect("the drive cycle is built in");
+    let inputs = signals_by_name(model.layout(), cycle.iter().copied()).expect("drive-cycle inputs are the plant's");
     (model, inputs)
 }
 

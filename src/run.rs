@@ -14,7 +14,7 @@ use tandem_models::{plants, Model};
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
 use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::{Profile, Signals};
+use tandem_runtime::tandem::inputs::{signals_by_name, Profile, Signals};
 use tandem_runtime::tandem::preflight::preflight;
 use tandem_runtime::tandem::recording::RowReceiver;
 use tandem_runtime::tandem::threads::run_realtime;
@@ -106,31 +106,35 @@ pub fn prepare(path: &Path, duration: Option<f64>) -> anyhow::Result<Prepared> {
 /// The profile's signals overridden by the configuration's points, as
 /// input indices.
 fn input_points(path: &Path, config: &RunConfig, model: &dyn Model) -> anyhow::Result<Signals> {
-    let names: Vec<&str> = model.layout().inputs.iter().map(|v| v.name.as_str()).collect();
-    let index = |key: &str, name: &str| {
-        names.iter().position(|n| *n == name).with_context(|| {
-            format!(
-                "{}: {key}: the model has no input \"{name}\"; its inputs: {}",
-                path.display(),
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            )
-        })
+    let layout = model.layout();
+    let unknown = |key: &str, name: &str| {
+        let names: Vec<&str> = layout.inputs.iter().map(|v| v.name.as_str()).collect();
+        let names = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        };
+        anyhow::anyhow!(
+            "{}: {key}: the model has no input \"{name}\"; its inputs: {names}",
+            path.display()
+        )
     };
-    let mut signals: Signals = Vec::new();
-    if let Some(profile) = &config.inputs.profile {
-        for (name, points) in plants::profile(profile).unwrap_or_default() {
-            signals.push((index("inputs.profile", name)?, points.to_vec()));
-        }
-    }
-    for (name, points) in &config.inputs.points {
-        let i = index(&format!("inputs.points.{name}"), name)?;
-        signals.retain(|(j, _)| *j != i);
-        signals.push((i, points.clone()));
-    }
+    let profile = config
+        .inputs
+        .profile
+        .as_deref()
+        .and_then(plants::profile)
+        .unwrap_or_default();
+    let mut signals =
+        signals_by_name(layout, profile.iter().copied()).map_err(|name| unknown("inputs.profile", name))?;
+    let points = config
+        .inputs
+        .points
+        .iter()
+        .map(|(name, points)| (name.as_str(), points.as_slice()));
+    let overrides = signals_by_name(layout, points).map_err(|name| unknown(&format!("inputs.points.{name}"), name))?;
+    signals.retain(|(i, _)| !overrides.iter().any(|(j, _)| i == j));
+    signals.extend(overrides);
     Ok(signals)
 }
 

@@ -209,19 +209,19 @@ fn solving_an_algebraic_loop_does_not_allocate() {
 #[test]
 fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
     use tandem_runtime::tandem::assemble::{assemble, RecordPlan};
-    use tandem_runtime::tandem::inputs::Profile;
+    use tandem_runtime::tandem::inputs::{signals_by_name, Profile};
     use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
     use tandem_runtime::tandem::{ImplicitSolver, Policy, TandemSettings};
 
     let model = tandem_models::plants::builtin("ev").unwrap();
-    let profile: Vec<(usize, Vec<(f64, f64)>)> = tandem_models::plants::profile("ev-drive-cycle")
-        .unwrap()
-        .iter()
-        .map(|(name, points)| {
-            let i = model.layout().inputs.iter().position(|v| v.name == *name).unwrap();
-            (i, points.to_vec())
-        })
-        .collect();
+    let profile = signals_by_name(
+        model.layout(),
+        tandem_models::plants::profile("ev-drive-cycle")
+            .unwrap()
+            .iter()
+            .copied(),
+    )
+    .unwrap();
     // Delays and overruns drive every path: catch-up, stale results,
     // resyncs, extrapolated outputs.
     let costs = VirtualCosts {

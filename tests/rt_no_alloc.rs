@@ -10,7 +10,7 @@ use std::time::Duration;
 use tandem_models::plants;
 use tandem_runtime::record::Recorder;
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan};
-use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::inputs::{signals_by_name, Profile};
 use tandem_runtime::tandem::threads::run_realtime;
 use tandem_runtime::tandem::{Placement, Policy, TandemSettings};
 
@@ -52,14 +52,11 @@ impl Recorder for Checksum {
 #[test]
 fn fast_and_implicit_threads_run_thousands_of_frames_without_allocating() {
     let model = plants::builtin("ev").unwrap();
-    let profile: Vec<(usize, Vec<(f64, f64)>)> = plants::profile("ev-drive-cycle")
-        .unwrap()
-        .iter()
-        .map(|(name, points)| {
-            let i = model.layout().inputs.iter().position(|v| v.name == *name).unwrap();
-            (i, points.to_vec())
-        })
-        .collect();
+    let profile = signals_by_name(
+        model.layout(),
+        plants::profile("ev-drive-cycle").unwrap().iter().copied(),
+    )
+    .unwrap();
     for policy in [Policy::Correct, Policy::Select] {
         let mut settings = TandemSettings::new(1e-3, 3.0);
         settings.policy = policy;

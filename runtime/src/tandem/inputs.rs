@@ -3,6 +3,7 @@
 //! trait.
 
 use tandem_models::plants::profile_value;
+use tandem_models::Layout;
 
 /// Inputs read by the fast thread at the start of each frame. Must not
 /// allocate, lock or block.
@@ -15,6 +16,21 @@ pub trait InputSource: Send {
 /// For each driven input: its index and piecewise-linear breakpoints
 /// `(t, value)`.
 pub type Signals = Vec<(usize, Vec<(f64, f64)>)>;
+
+/// Breakpoints given by input name, as the indices of `layout`'s inputs;
+/// the first name the model does not have is the error.
+pub fn signals_by_name<'a>(
+    layout: &Layout,
+    named: impl IntoIterator<Item = (&'a str, &'a [(f64, f64)])>,
+) -> Result<Signals, &'a str> {
+    named
+        .into_iter()
+        .map(|(name, points)| {
+            let index = layout.inputs.iter().position(|v| v.name == name).ok_or(name)?;
+            Ok((index, points.to_vec()))
+        })
+        .collect()
+}
 
 /// Piecewise-linear signals through breakpoints, held beyond their ends.
 pub struct Profile {
