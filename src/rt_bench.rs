@@ -152,7 +152,15 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
             .iter()
             .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
             .collect();
-        print!("  {}: {} frames; {}", policy.name(), m.frames.get(), sources.join(", "));
+        print!(
+            "  {}: {} frames; {}; missed {}, resyncs {}, implicit failures {}",
+            policy.name(),
+            m.frames.get(),
+            sources.join(", "),
+            m.missed(),
+            m.resyncs.get(),
+            m.implicit_failures.get()
+        );
         match &run.failure {
             Some(f) => println!("; stopped: {f}"),
             None => println!(),
