@@ -5,7 +5,6 @@
 //! `jsonschema`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 use tandem_config::{
@@ -14,6 +13,9 @@ use tandem_config::{
 };
 use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy, TandemSettings};
 use tandem_runtime::{ImplicitMethod, Method};
+
+#[path = "../../tests/support/schema_check.rs"]
+mod schema_check;
 
 const PROFILES: &[&str] = &["ev-drive-cycle", "ramp"];
 
@@ -822,47 +824,6 @@ fn schema_lists_the_runtime_names() {
     described(&schema, "");
 }
 
-/// Converts each TOML file to JSON with `tomllib` and validates it against
-/// the schema: `+path` must pass, `-path` must fail. Exits with 77 when
-/// tomllib (Python 3.11) or jsonschema is missing.
-const VALIDATE: &str = r#"
-import json, sys
-try:
-    import tomllib
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-except ImportError as e:
-    print(e)
-    sys.exit(77)
-with open(sys.argv[1], encoding="utf-8") as f:
-    schema = json.load(f)
-Draft202012Validator.check_schema(schema)
-validator = Draft202012Validator(schema)
-failures = 0
-for arg in sys.argv[2:]:
-    expect, path = arg[0], arg[1:]
-    with open(path, "rb") as f:
-        config = tomllib.load(f)
-    errors = list(validator.iter_errors(config))
-    if expect == "+" and errors:
-        failures += 1
-        e = best_match(errors)
-        where = "/" + "/".join(str(p) for p in e.absolute_path)
-        print(f"{path}: rejected ({len(errors)} error(s)), e.g. at {where}: {e.message[:400]}")
-    elif expect == "-" and not errors:
-        failures += 1
-        print(f"{path}: accepted, but the loader rejects it")
-    else:
-        print(f"{path}: {'valid' if expect == '+' else 'rejected'} as expected")
-sys.exit(1 if failures else 0)
-"#;
-
-/// Reports a skipped check on stderr, past the test harness's capture.
-fn skipped(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
-}
-
 /// Configurations the schema can judge alone (no cross-key rule), with
 /// whether the loader accepts them; the test checks that it does.
 fn schema_cases() -> Vec<(String, String)> {
@@ -919,37 +880,5 @@ fn schema_accepts_the_example_and_rejects_what_the_loader_rejects() {
         };
         files.push((path, valid));
     }
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(VALIDATE)
-        .arg(config_dir().join("schema.json"))
-        .args(
-            files
-                .iter()
-                .map(|(path, valid)| format!("{}{}", if *valid { '+' } else { '-' }, path.display())),
-        )
-        .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            skipped(&format!("schema validation needs python3, which was not found ({e})"));
-            return;
-        }
-        Err(e) => panic!("cannot run python3: {e}"),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(77) {
-        skipped(&format!(
-            "schema validation needs Python 3.11's tomllib and the package jsonschema (pip install jsonschema): \
-             {stdout}"
-        ));
-        return;
-    }
-    assert!(
-        output.status.success(),
-        "schema validation failed ({}):\n{stdout}{stderr}",
-        output.status
-    );
-    print!("{stdout}");
+    schema_check::validate(&config_dir().join("schema.json"), &files);
 }

@@ -5,10 +5,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 use tandem_models::diagram::compile_str;
+
+#[path = "../../tests/support/schema_check.rs"]
+mod schema_check;
 
 fn models_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -178,81 +180,6 @@ fn corner_cases_are_what_the_compiler_says() {
     }
 }
 
-/// Validates each file named after the schema: `+path` must pass, `-path`
-/// must fail. Exits with 77 when the jsonschema module is missing.
-const VALIDATE: &str = r#"
-import json, sys
-try:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-except ImportError:
-    sys.exit(77)
-with open(sys.argv[1], encoding="utf-8") as f:
-    schema = json.load(f)
-Draft202012Validator.check_schema(schema)
-validator = Draft202012Validator(schema)
-failures = 0
-for arg in sys.argv[2:]:
-    expect, path = arg[0], arg[1:]
-    with open(path, encoding="utf-8") as f:
-        model = json.load(f)
-    errors = list(validator.iter_errors(model))
-    if expect == "+" and errors:
-        failures += 1
-        e = best_match(errors)
-        where = "/" + "/".join(str(p) for p in e.absolute_path)
-        print(f"{path}: rejected ({len(errors)} error(s)), e.g. at {where}: {e.message[:400]}")
-    elif expect == "-" and not errors:
-        failures += 1
-        print(f"{path}: accepted, but it is not a valid model")
-    else:
-        print(f"{path}: {'valid' if expect == '+' else 'rejected'} as expected")
-sys.exit(1 if failures else 0)
-"#;
-
-/// Reports a skipped check on stderr, past the test harness's capture, so
-/// that it shows in a normal `cargo test` run.
-fn skipped(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
-}
-
-/// Runs [`VALIDATE`] over `files` (path, whether it is valid); reports a
-/// skip when python3 or jsonschema is missing.
-fn validate(files: &[(PathBuf, bool)]) {
-    let schema = models_dir().join("schema.json");
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(VALIDATE)
-        .arg(&schema)
-        .args(
-            files
-                .iter()
-                .map(|(path, valid)| format!("{}{}", if *valid { '+' } else { '-' }, path.display())),
-        )
-        .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            skipped(&format!("schema validation needs python3, which was not found ({e})"));
-            return;
-        }
-        Err(e) => panic!("cannot run python3: {e}"),
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(77) {
-        skipped("schema validation needs the Python package jsonschema (pip install jsonschema)");
-        return;
-    }
-    assert!(
-        output.status.success(),
-        "schema validation failed ({}):\n{stdout}{stderr}",
-        output.status
-    );
-    print!("{stdout}");
-}
-
 #[test]
 fn schema_accepts_valid_models_and_rejects_invalid_ones() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("schema");
@@ -281,5 +208,5 @@ fn schema_accepts_valid_models_and_rejects_invalid_ones() {
     for (i, model) in invalid_models().iter().chain(&invalid_settings()).enumerate() {
         write(format!("invalid_{}.json", i + 1), model, false);
     }
-    validate(&files);
+    schema_check::validate(&models_dir().join("schema.json"), &files);
 }
