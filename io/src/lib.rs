@@ -1,8 +1,13 @@
-//! Tandem's I/O: where model inputs and outputs meet the outside world
-//! (SocketCAN, SLCAN, CAN over UDP, serial devices, DBC signal mapping,
-//! candump and ASC logs, input extrapolation).
+//! Tandem's I/O: where model inputs and outputs meet the outside world.
 //!
-//! Empty until the CAN and serial issue: offline simulation needs no I/O.
-//! The crate exists now so that the boundary is fixed: `models` never
-//! depends on it, and the real-time runtime talks to it only through
-//! lock-free queues.
+//! - [`frame`]: the CAN frame every part shares.
+//! - [`transport`]: the receiving and sending halves every transport offers.
+//!
+//! `models` never depends on this crate, and the real-time runtime meets it
+//! only through lock-free queues.
+
+pub mod frame;
+pub mod transport;
+
+pub use frame::{CanFrame, CanId, FrameError, FrameKind};
+pub use transport::{BusError, CanReceiver, CanSender, Duplex, Received};
