@@ -1,0 +1,265 @@
+//! can-utils' candump log format, one frame per line:
+//! `(1436509052.249713) vcan0 123#DEADBEEF`. Identifiers of three hex
+//! digits are standard, of eight extended; `123#R` and `123#R4` are remote
+//! frames; `123##1DEADBEEF` is CAN FD, the digit after `##` holding the
+//! flags (1 = bit-rate switch, 2 = error state indicator). A trailing `R`
+//! or `T` gives the direction (received when absent).
+
+use std::io::{self, BufRead, Write};
+
+use super::{write_hex, Direction, LogError, LogRecord, LogWriter};
+use crate::frame::{CanFrame, CanId, FD_MAX_LEN};
+
+/// Reads a candump log file line by line.
+pub struct CandumpReader<R> {
+    input: R,
+    file: String,
+    line: usize,
+    text: String,
+}
+
+impl<R: BufRead> CandumpReader<R> {
+    /// A reader of `input`, named `file` in errors.
+    pub fn new(input: R, file: &str) -> Self {
+        CandumpReader {
+            input,
+            file: file.to_owned(),
+            line: 0,
+            text: String::new(),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for CandumpReader<R> {
+    type Item = Result<LogRecord, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            self.text.clear();
+            self.line += 1;
+            match self.input.read_line(&mut self.text) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
+            }
+            let line = self.text.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            return Some(parse_line(line).map_err(|message| self.error(message)));
+        }
+    }
+}
+
+impl<R> CandumpReader<R> {
+    fn error(&self, message: String) -> LogError {
+        LogError {
+            file: self.file.clone(),
+            line: self.line,
+            message,
+        }
+    }
+}
+
+const EXPECTED: &str = "expected `(seconds) interface id#data`, e.g. `(1.000000) can0 123#DEADBEEF`";
+
+/// Parses one candump log line; the error says what is wrong.
+pub fn parse_line(line: &str) -> Result<LogRecord, String> {
+    let mut fields = line.split_ascii_whitespace();
+    let (Some(time), Some(interface), Some(frame)) = (fields.next(), fields.next(), fields.next()) else {
+        return Err(format!("too few fields; {EXPECTED}"));
+    };
+    let direction = match fields.next() {
+        None | Some("R") => Direction::Rx,
+        Some("T") => Direction::Tx,
+        Some(other) => return Err(format!("unexpected {other:?} after the frame; {EXPECTED}")),
+    };
+    if let Some(extra) = fields.next() {
+        return Err(format!("unexpected {extra:?} at the end; {EXPECTED}"));
+    }
+    let time_ns = parse_time(time).ok_or_else(|| format!("{time:?} is not a time in seconds like (1.000000)"))?;
+    Ok(LogRecord {
+        time_ns,
+        interface: interface.to_owned(),
+        frame: parse_frame(frame)?,
+        direction,
+    })
+}
+
+/// `(seconds.fraction)` as exact nanoseconds.
+fn parse_time(field: &str) -> Option<i64> {
+    let inner = field.strip_prefix('(')?.strip_suffix(')')?;
+    let (whole, fraction) = inner.split_once('.').unwrap_or((inner, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let seconds: i64 = whole.parse().ok()?;
+    let nanos: i64 = if fraction.is_empty() {
+        0
+    } else {
+        fraction.parse::<i64>().ok()? * 10_i64.pow(9 - fraction.len() as u32)
+    };
+    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+fn parse_frame(field: &str) -> Result<CanFrame, String> {
+    let (id_text, rest) = field
+        .split_once('#')
+        .ok_or_else(|| format!("{field:?} has no `#` between identifier and data; {EXPECTED}"))?;
+    let raw = u32::from_str_radix(id_text, 16).map_err(|_| format!("identifier {id_text:?} is not hexadecimal"))?;
+    let id = match id_text.len() {
+        3 => CanId::standard(raw as u16),
+        8 => CanId::extended(raw),
+        n => {
+            return Err(format!(
+                "identifier {id_text:?} has {n} digits; use 3 (standard) or 8 (extended)"
+            ))
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    let mut buf = [0u8; FD_MAX_LEN];
+    if let Some(fd) = rest.strip_prefix('#') {
+        let mut chars = fd.chars();
+        let flags = chars
+            .next()
+            .and_then(|c| c.to_digit(16))
+            .ok_or_else(|| format!("CAN FD frame {field:?} lacks its flags digit after `##`"))?;
+        let len = parse_data(chars.as_str(), &mut buf)?;
+        return CanFrame::fd(id, &buf[..len], flags & 1 != 0, flags & 2 != 0).map_err(|e| e.to_string());
+    }
+    if let Some(remote) = rest.strip_prefix('R') {
+        let len = if remote.is_empty() {
+            0
+        } else {
+            remote
+                .parse()
+                .map_err(|_| format!("remote length {remote:?} is not a number 0 to 8"))?
+        };
+        return CanFrame::remote(id, len).map_err(|e| e.to_string());
+    }
+    // A `_` suffix gives a DLC above 8 for an 8-byte frame; it does not change the data.
+    let data = rest.split_once('_').map_or(rest, |(data, _)| data);
+    let len = parse_data(data, &mut buf)?;
+    CanFrame::data(id, &buf[..len]).map_err(|e| e.to_string())
+}
+
+/// Hex digits in pairs, optionally separated by dots, into `buf`.
+fn parse_data(text: &str, buf: &mut [u8; FD_MAX_LEN]) -> Result<usize, String> {
+    let digits = text.bytes().filter(|&b| b != b'.');
+    let mut len = 0;
+    let mut high = None;
+    for b in digits {
+        let nibble = (b as char)
+            .to_digit(16)
+            .ok_or_else(|| format!("data {text:?} is not hexadecimal"))? as u8;
+        match high.take() {
+            None => high = Some(nibble),
+            Some(h) => {
+                if len == FD_MAX_LEN {
+                    return Err(format!("data {text:?} is longer than 64 bytes"));
+                }
+                buf[len] = h << 4 | nibble;
+                len += 1;
+            }
+        }
+    }
+    if high.is_some() {
+        return Err(format!("data {text:?} has an odd number of hex digits"));
+    }
+    Ok(len)
+}
+
+/// Writes frames in the candump log format.
+pub struct CandumpWriter<W> {
+    out: W,
+}
+
+impl<W: Write> CandumpWriter<W> {
+    /// A writer into `out`.
+    pub fn new(out: W) -> Self {
+        CandumpWriter { out }
+    }
+}
+
+impl<W: Write + Send> LogWriter for CandumpWriter<W> {
+    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
+        let (seconds, nanos) = (r.time_ns.div_euclid(1_000_000_000), r.time_ns.rem_euclid(1_000_000_000));
+        write!(self.out, "({seconds}.{:06}) {} ", nanos / 1000, r.interface)?;
+        let id = r.frame.id();
+        if id.is_extended() {
+            write!(self.out, "{:08X}", id.raw())?;
+        } else {
+            write!(self.out, "{:03X}", id.raw())?;
+        }
+        match r.frame.kind() {
+            crate::FrameKind::Data => write!(self.out, "#")?,
+            crate::FrameKind::Remote if r.frame.is_empty() => write!(self.out, "#R")?,
+            crate::FrameKind::Remote => write!(self.out, "#R{}", r.frame.len())?,
+            crate::FrameKind::Fd { brs, esi } => write!(self.out, "##{:X}", u8::from(brs) | u8::from(esi) << 1)?,
+        }
+        write_hex(&mut self.out, r.frame.payload(), "")?;
+        let direction = match r.direction {
+            Direction::Rx => "R",
+            Direction::Tx => "T",
+        };
+        writeln!(self.out, " {direction}")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip_and_bad_lines_say_why() {
+        let lines = [
+            "(1436509052.249713) vcan0 123#DEADBEEF R",
+            "(0.000001) can1 1ABCDEF0#R4 T",
+            "(5.000000) can0 7FF##3 R",
+            "(2.500000) can0 001#R R",
+        ];
+        for line in lines {
+            let record = parse_line(line).unwrap();
+            let mut out = Vec::new();
+            CandumpWriter::new(&mut out).write(&record).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap().trim_end(), line.trim_end());
+        }
+        let fd = parse_line("(1.5) can0 123##1112233").unwrap();
+        assert_eq!(
+            (fd.time_ns, fd.frame.payload()),
+            (1_500_000_000, &[0x11, 0x22, 0x33][..])
+        );
+        for (bad, says) in [
+            ("(1.0) can0", "too few fields"),
+            ("1.0 can0 123#00", "not a time"),
+            ("(1.0) can0 123#0", "odd number"),
+            ("(1.0) can0 12#00", "use 3 (standard) or 8"),
+            ("(1.0) can0 123#001122334455667788", "valid classic length"),
+            ("(1.0) can0 800#00", "does not fit 11 bits"),
+            ("(1.0) can0 123#GG", "not hexadecimal"),
+        ] {
+            let e = parse_line(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_reader_names_the_line_of_a_malformed_record() {
+        let text = "(1.000000) can0 123#00\n\n(2.000000) can0 123#0\n";
+        let mut reader = CandumpReader::new(text.as_bytes(), "bus.log");
+        assert!(reader.next().unwrap().is_ok());
+        let e = reader.next().unwrap().unwrap_err();
+        assert_eq!((e.line, e.to_string().starts_with("bus.log:3: ")), (3, true));
+    }
+}
