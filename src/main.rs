@@ -2,8 +2,13 @@
 //! the block library, and measure speed.
 
 mod bench;
+mod bus_report;
+mod buses;
 mod check;
+mod ecu;
 mod plot;
+mod record;
+mod replay;
 mod rt_bench;
 mod run;
 mod run_report;
@@ -38,6 +43,14 @@ enum Command {
     /// Run a model in real time: the explicit/implicit tandem on two pinned
     /// cores (or on the virtual clock), from a TOML configuration.
     Run(run::RunArgs),
+    /// Run a controller model (a JSON block diagram) as a virtual ECU that
+    /// speaks CAN: `tandem run` on an ECU's configuration.
+    Ecu(run::RunArgs),
+    /// Record every frame on a bus into a candump (or ASC) log.
+    Record(record::RecordArgs),
+    /// Replay a recorded candump log against a model, in real time or as
+    /// fast as possible.
+    Replay(replay::ReplayArgs),
     /// Measure simulation speed and print figures.
     Bench(bench::BenchArgs),
 }
@@ -51,7 +64,9 @@ fn main() -> ExitCode {
             check::list_blocks();
             Ok(())
         }
-        Command::Run(args) => run::run(&args),
+        Command::Run(args) | Command::Ecu(args) => run::run(&args),
+        Command::Record(args) => record::run(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
     match result {

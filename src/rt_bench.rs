@@ -10,7 +10,9 @@
 //! - `rate`: deadline misses of the EV plant under `correct` at 1 to 50 kHz,
 //!   beside the wake-ups that cyclictest sees late at the same rate.
 
+use std::ops::ControlFlow;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -52,7 +54,13 @@ fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Re
         mut implicit,
         metrics,
         recording,
-    } = assemble(settings, model.as_ref(), Box::new(Profile::new(inputs)), Some(plan))?;
+    } = assemble(
+        settings,
+        model.as_ref(),
+        Box::new(Profile::new(inputs)),
+        Some(plan),
+        None,
+    )?;
     let mut rows = recording.expect("a recording was planned");
     let mut trace = Trace::default();
     let failure = match costs {
@@ -64,13 +72,21 @@ fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Re
             costs,
             &mut |_| {
                 let _ = rows.drain(&mut trace);
+                ControlFlow::Continue(())
             },
         )
         .err(),
         None => {
-            run_realtime(settings, fast, implicit, Duration::from_millis(20), &mut |_| {
-                let _ = rows.drain(&mut trace);
-            })
+            run_realtime(
+                settings,
+                fast,
+                implicit,
+                Arc::default(),
+                Duration::from_millis(20),
+                &mut |_| {
+                    let _ = rows.drain(&mut trace);
+                },
+            )
             .failure
         }
     };
@@ -271,9 +287,16 @@ fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
     let frame = interval_us as f64 * 1e-6;
     let s = TandemSettings::new(frame, loops as f64 * frame);
     let (model, inputs) = ev();
-    let t = assemble(&s, model.as_ref(), Box::new(Profile::new(inputs)), None)?;
+    let t = assemble(&s, model.as_ref(), Box::new(Profile::new(inputs)), None, None)?;
     let metrics = t.metrics;
-    let outcome = run_realtime(&s, t.fast, t.implicit, Duration::from_millis(50), &mut |_| {});
+    let outcome = run_realtime(
+        &s,
+        t.fast,
+        t.implicit,
+        Arc::default(),
+        Duration::from_millis(50),
+        &mut |_| {},
+    );
     if let Some(f) = outcome.failure {
         bail!("the tandem loop stopped: {f}");
     }

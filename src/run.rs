@@ -4,23 +4,34 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
+use crossbeam_channel::Sender;
 use tandem_config::{load_run_config, ModelRef, RunConfig};
+use tandem_io::bus_inputs::{sample_queue, BusInputs, Fault, SampleSender};
+use tandem_io::bus_threads::{spawn_receiver, spawn_transmitter, wall_ns, BusLink, TxEncoder};
+use tandem_io::log::LogRecord;
+use tandem_io::CanSender;
 use tandem_models::{plants, Model};
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
 use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::{signals_by_name, Profile, Signals};
+use tandem_runtime::tandem::control::RunControl;
+use tandem_runtime::tandem::inputs::{signals_by_name, InputSource, Profile, Signals};
 use tandem_runtime::tandem::preflight::preflight;
-use tandem_runtime::tandem::recording::RowReceiver;
+use tandem_runtime::tandem::recording::{row_ring, RowReceiver, RowSender};
 use tandem_runtime::tandem::threads::run_realtime;
 use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
 use tandem_runtime::tandem::Policy;
 
+use crate::bus_report;
+use crate::buses::{compile, open, spawn_log_writer, Bus};
 use crate::run_report::{LiveStats, Summary};
 
 /// Arguments of `tandem run`.
@@ -44,9 +55,13 @@ pub struct RunArgs {
     /// Refuse to start unless every real-time check passes.
     #[arg(long)]
     pub require_rt: bool,
+    /// Log all bus traffic to this file (candump, or ASC for `.asc`),
+    /// instead of the configuration's record.bus_log.
+    #[arg(long)]
+    pub bus_log: Option<PathBuf>,
 }
 
-fn parse_interval(s: &str) -> Result<Duration, String> {
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
     let d: tandem_config::Duration = s.parse()?;
     Ok(Duration::from_secs_f64(d.seconds()))
 }
@@ -193,16 +208,117 @@ fn drain(rows: &mut Option<RowReceiver>, csv: &mut Option<CsvRecorder<BufWriter<
     }
 }
 
-/// `tandem run`.
+/// Where a run's received frames come from.
+pub enum Traffic {
+    /// The buses' transports on the real clock; none on the virtual clock.
+    Live,
+    /// A recorded log, fed at its recorded times.
+    Replay(crate::replay::LogFeed),
+}
+
+/// `tandem run` (and `tandem ecu`).
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let prepared = prepare(&args.config, args.duration)?;
+    session(args, Traffic::Live)
+}
+
+/// A run's I/O: its buses, their queues and threads, its bus log.
+struct Io {
+    buses: Vec<Bus>,
+    fault: Arc<Fault>,
+    queues: Vec<SampleSender>,
+    rows: Option<RowReceiver>,
+    log: Option<(Sender<LogRecord>, JoinHandle<std::io::Result<u64>>)>,
+}
+
+impl Io {
+    fn links(&self) -> Vec<&BusLink> {
+        self.buses.iter().map(|b| &b.link).collect()
+    }
+
+    /// The fault raised by a receive timeout, as an error naming the message.
+    fn fault_message(&self) -> Option<String> {
+        let (bus, message) = self.fault.get()?;
+        let b = &self.buses[bus];
+        let rx = &b.link.map.rx[message];
+        Some(format!(
+            "bus {}: message {} not received for {} s (timeout policy `fault`); check the sender, or use on_timeout = \"hold\" or \"default\"",
+            b.config.name,
+            rx.message.name,
+            rx.timeout.unwrap_or(0.0)
+        ))
+    }
+}
+
+/// Builds the buses and the inputs that read them (over the profile).
+fn io_and_inputs(
+    path: &Path,
+    prepared: &Prepared,
+    virtual_clock: bool,
+) -> anyhow::Result<(Io, Box<dyn InputSource>, Option<RowSender>)> {
+    let settings = &prepared.config.settings;
+    let log = match &prepared.config.bus_log {
+        Some(file) => Some(spawn_log_writer(file, if virtual_clock { 0 } else { wall_ns() })?),
+        None => None,
+    };
+    let buses = compile(
+        path,
+        &prepared.config.buses,
+        prepared.model.as_ref(),
+        settings.frame,
+        log.as_ref().map(|(tx, _)| tx),
+    )?;
+    let profile: Box<dyn InputSource> = Box::new(Profile::new(prepared.inputs.clone()));
+    let fault = Arc::new(Fault::default());
+    if buses.is_empty() {
+        let io = Io {
+            buses,
+            fault,
+            queues: Vec::new(),
+            rows: None,
+            log,
+        };
+        return Ok((io, profile, None));
+    }
+    let layout = prepared.model.layout();
+    let defaults = layout.inputs.iter().map(|v| v.default).collect();
+    let mut inputs = BusInputs::new(profile, defaults, Arc::clone(&fault));
+    let mut queues = Vec::new();
+    for bus in &buses {
+        let (sender, queue) = sample_queue(SAMPLE_QUEUE);
+        inputs.add_bus(&bus.link.map, queue, Arc::clone(&bus.link.metrics));
+        queues.push(sender);
+    }
+    let (outputs, rows) = if buses.iter().any(|b| !b.link.map.tx.is_empty()) {
+        let (tx, rx) = row_ring((0..layout.outputs.len()).collect(), 1, OUTPUT_RING);
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let io = Io {
+        buses,
+        fault,
+        queues,
+        rows,
+        log,
+    };
+    Ok((io, Box::new(inputs), outputs))
+}
+
+/// Samples in flight from one bus's receive thread to the fast thread.
+const SAMPLE_QUEUE: usize = 1 << 14;
+/// Output rows in flight from the fast thread to the transmit thread.
+const OUTPUT_RING: usize = 256;
+
+/// A run of the configuration in `args`, its frames received from `traffic`.
+pub fn session(args: &RunArgs, traffic: Traffic) -> anyhow::Result<()> {
+    let mut prepared = prepare(&args.config, args.duration)?;
+    if let Some(log) = &args.bus_log {
+        prepared.config.bus_log = Some(log.clone());
+    }
     let settings = prepared.config.settings;
     let implicit = settings.policy != Policy::Explicit;
-    let clock = if args.virtual_clock {
-        "virtual clock"
-    } else {
-        "real clock"
-    };
+    let virtual_clock = args.virtual_clock;
+    let clock = if virtual_clock { "virtual clock" } else { "real clock" };
     println!(
         "{}: {} frames of {} s ({} s), policy {}, {} + {}, {clock}",
         prepared.name,
@@ -218,7 +334,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         },
     );
     let mut preflight_report = None;
-    if !args.virtual_clock {
+    if !virtual_clock {
         let report = preflight(&settings, implicit);
         println!("preflight:\n{report}");
         if args.require_rt && !report.hard_real_time() {
@@ -237,57 +353,146 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         Some((plan, csv)) => (Some(plan), Some(csv)),
         None => (None, None),
     };
+    let (mut io, inputs, outputs) = io_and_inputs(&args.config, &prepared, virtual_clock)?;
     let Tandem {
         mut fast,
         mut implicit,
         metrics,
         mut recording,
-    } = assemble(
-        &settings,
-        prepared.model.as_ref(),
-        Box::new(Profile::new(prepared.inputs.clone())),
-        plan,
-    )?;
+    } = assemble(&settings, prepared.model.as_ref(), inputs, plan, outputs)?;
 
     let mut live = LiveStats::new(&metrics);
     let mut written = 0;
     let started = Instant::now();
-    let failure = if args.virtual_clock {
+    let mut stopped_by = None;
+    let frame_ns = nanos(settings.frame);
+    let failure = if virtual_clock {
         let costs = virtual_costs(&prepared.config);
         let every = args
             .stats
             .map(|d| (d.as_secs_f64() / settings.frame).round().max(1.0) as u64);
+        let links: Vec<(BusLink, Option<Box<dyn CanSender>>)> =
+            io.buses.iter().map(|b| (b.link.clone(), None)).collect();
+        let frame = settings.frame;
+        let origin = match &traffic {
+            Traffic::Replay(feed) => feed.start_ns(),
+            Traffic::Live => 0,
+        };
+        // Frame k's outputs go out at the boundary of frame k + 1.
+        let mut encoder = TxEncoder::new(links, frame, Box::new(move |t| origin + nanos(t + frame)));
+        let mut feed = match traffic {
+            Traffic::Replay(feed) => Some(feed),
+            Traffic::Live => None,
+        };
+        if let Some(feed) = feed.as_mut() {
+            feed.until(0.0, &io.buses, &mut io.queues)?;
+        }
+        let mut feed_error = None;
         let result = run_virtual(
             &mut fast,
             implicit.as_mut(),
             settings.frames(),
-            nanos(settings.frame),
+            frame_ns,
             &costs,
             &mut |k| {
+                if let Some(rows) = io.rows.as_mut() {
+                    let _ = rows.drain(&mut encoder);
+                }
+                if let Some(feed) = feed.as_mut() {
+                    if let Err(e) = feed.until((k + 1) as f64 * frame, &io.buses, &mut io.queues) {
+                        feed_error = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                }
                 if k % 1024 == 1023 {
                     drain(&mut recording, &mut csv, &mut written);
                 }
                 if every.is_some_and(|e| (k + 1) % e == 0) {
-                    println!("{}", live.line((k + 1) as f64 * settings.frame));
+                    println!("{}{}", live.line((k + 1) as f64 * frame), bus_report::live(&io.links()));
                 }
+                if let Some(m) = io.fault_message() {
+                    stopped_by = Some(m);
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
             },
         );
+        if let Some(e) = feed_error {
+            return Err(e);
+        }
         result.err()
     } else {
+        let control = Arc::new(RunControl::new());
+        // Below the fast thread, above the implicit one.
+        let io_priority = settings.fast.placement.priority.saturating_sub(1).max(1);
+        let mut threads = Vec::new();
+        let mut senders: Vec<(BusLink, Option<Box<dyn CanSender>>)> = Vec::new();
+        match traffic {
+            Traffic::Live => {
+                for (bus, queue) in io.buses.iter().zip(io.queues.drain(..)) {
+                    let duplex = open(&bus.config)?;
+                    threads.push(spawn_receiver(
+                        bus.link.clone(),
+                        duplex.rx,
+                        queue,
+                        Arc::clone(&control),
+                        io_priority,
+                    )?);
+                    senders.push((bus.link.clone(), Some(duplex.tx)));
+                }
+            }
+            Traffic::Replay(feed) => {
+                let links: Vec<BusLink> = io.buses.iter().map(|b| b.link.clone()).collect();
+                let queues = io.queues.drain(..).collect();
+                threads.push(feed.spawn_player(links, queues, Arc::clone(&control), io_priority)?);
+                senders = io.buses.iter().map(|b| (b.link.clone(), None)).collect();
+            }
+        }
+        if let Some(rows) = io.rows.take() {
+            let encoder = TxEncoder::new(senders, settings.frame, Box::new(|_| wall_ns()));
+            threads.push(spawn_transmitter(
+                encoder,
+                rows,
+                frame_ns,
+                Arc::clone(&control),
+                io_priority,
+            )?);
+        }
+        let mut ecu = match &prepared.config.ecu {
+            Some(ecu) => Some(crate::ecu::spawn(&ecu.config, settings.duration)?),
+            None => None,
+        };
         let poll = args
             .stats
             .unwrap_or(Duration::from_secs(1))
             .min(Duration::from_millis(100));
         let mut last_print = Instant::now();
-        let outcome = run_realtime(&settings, fast, implicit, poll, &mut |finished| {
+        let outcome = run_realtime(&settings, fast, implicit, Arc::clone(&control), poll, &mut |finished| {
             drain(&mut recording, &mut csv, &mut written);
+            if stopped_by.is_none() {
+                if let Some(m) = io.fault_message() {
+                    stopped_by = Some(m);
+                    control.request_stop();
+                }
+            }
             if let Some(interval) = args.stats {
                 if !finished && last_print.elapsed() >= interval {
                     last_print = Instant::now();
-                    println!("{}", live.line(started.elapsed().as_secs_f64()));
+                    println!(
+                        "{}{}",
+                        live.line(started.elapsed().as_secs_f64()),
+                        bus_report::live(&io.links())
+                    );
                 }
             }
         });
+        control.request_stop();
+        for t in threads {
+            let _ = t.join();
+        }
+        if let Some(ecu) = ecu.as_mut() {
+            ecu.finish();
+        }
         let mut notes = Vec::new();
         for (thread, setup) in [
             ("fast", Some(&outcome.fast_setup)),
@@ -317,7 +522,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let summary = Summary {
         name: &prepared.name,
         settings: &settings,
-        virtual_clock: args.virtual_clock,
+        virtual_clock,
         metrics: &metrics,
         wall: started.elapsed(),
         preflight: preflight_report.as_ref(),
@@ -330,12 +535,33 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         failure: failure.as_ref(),
     };
     print!("{}", summary.table());
+    let links = io.links();
+    print!("{}", bus_report::table(&links));
+    let bus_json = bus_report::json(&links);
+    drop(links);
+    // The log writer ends when every sender is gone: the buses' and its own.
+    drop(std::mem::take(&mut io.buses));
+    if let Some((sender, writer)) = io.log.take() {
+        drop(sender);
+        let records = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the bus log writer panicked"))?
+            .context("writing the bus log")?;
+        if let Some(file) = &prepared.config.bus_log {
+            println!("bus log: {records} frames written to {}", file.display());
+        }
+    }
     if let Some(path) = &args.stats_json {
-        std::fs::write(path, serde_json::to_string_pretty(&summary.json())? + "\n")
+        let mut json = summary.json();
+        json["buses"] = bus_json;
+        std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
         println!("statistics written to {}", path.display());
     }
     let _ = implicit;
+    if let Some(m) = stopped_by {
+        bail!("the run stopped: {m}");
+    }
     match failure {
         Some(e) => bail!("the run stopped: {e}"),
         None => Ok(()),

@@ -249,6 +249,7 @@ fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
                 model.as_ref(),
                 Box::new(Profile::new(profile.clone())),
                 Some(plan),
+                None,
             )
             .unwrap();
             let mut rows = t.recording.take().unwrap();
@@ -263,6 +264,7 @@ fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
                     &costs,
                     &mut |_| {
                         rows.drain(&mut sink).unwrap();
+                        std::ops::ControlFlow::Continue(())
                     },
                 );
             });

@@ -79,6 +79,7 @@ fn fast_and_implicit_threads_run_thousands_of_frames_without_allocating() {
             model.as_ref(),
             Box::new(Profile::new(profile.clone())),
             Some(plan),
+            None,
         )
         .unwrap();
         let mut rows = t.recording.unwrap();
@@ -89,6 +90,7 @@ fn fast_and_implicit_threads_run_thousands_of_frames_without_allocating() {
             &settings,
             t.fast,
             t.implicit,
+            Default::default(),
             Duration::from_millis(20),
             &mut |finished| {
                 ARMED.store(!finished, Relaxed);

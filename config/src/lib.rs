@@ -28,13 +28,15 @@
 //! assert_eq!(run.settings.frame, 1e-3);
 //! ```
 
+mod bus;
 mod duration;
 mod run;
 mod simulation;
 
+pub use bus::{BusConfig, Located, ReceiveConfig, TransmitConfig, TransportConfig};
 pub use duration::{Duration, DURATION_PATTERN};
 pub use run::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, InputsConfig, Location, ModelRef, RecordConfig,
+    load_run_config, parse_run_config, run_config_schema, ConfigError, EcuConfig, InputsConfig, Location, ModelRef, RecordConfig,
     RunConfig, VirtualClockConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
 };
 

@@ -18,6 +18,8 @@ use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::bus::{BusConfig, RawBus};
+
 use tandem_runtime::tandem::{
     Extrapolation, FastSettings, ImplicitSolver, ImplicitThreadSettings, Placement, Policy, TandemSettings,
 };
@@ -98,6 +100,21 @@ pub struct RunConfig {
     pub record: Option<RecordConfig>,
     /// The virtual clock's costs and faults.
     pub virtual_clock: VirtualClockConfig,
+    /// The CAN buses (`[[bus]]`).
+    pub buses: Vec<BusConfig>,
+    /// Where all bus traffic is logged (`record.bus_log`): candump, or ASC
+    /// for a `.asc` name.
+    pub bus_log: Option<PathBuf>,
+    /// A virtual ECU started beside the run (`[ecu]`).
+    pub ecu: Option<EcuConfig>,
+}
+
+/// A virtual ECU process started beside a run: `tandem ecu CONFIG` on
+/// another configuration, for the run's duration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EcuConfig {
+    /// The ECU's configuration, resolved against this file's directory.
+    pub config: PathBuf,
 }
 
 /// A line and a column in a file, both from 1; the column counts
@@ -247,6 +264,23 @@ struct RawRunConfig {
     /// deterministic and independent of the machine.
     #[serde(default)]
     virtual_clock: RawVirtualClock,
+    /// CAN buses: each a transport, a DBC, and the signals mapped to the model's inputs and outputs.
+    #[serde(default)]
+    bus: Vec<RawBus>,
+    /// A virtual ECU to start beside this run (`tandem ecu` on its own configuration), for the run's duration.
+    #[serde(default)]
+    #[schemars(with = "RawEcu")]
+    ecu: Option<RawEcu>,
+}
+
+/// A virtual ECU started beside the run.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Ecu")]
+struct RawEcu {
+    /// The ECU's run configuration, relative to this file's directory.
+    #[schemars(with = "String", length(min = 1))]
+    config: Spanned<String>,
 }
 
 /// The fast thread: it steps the model with an explicit method once per frame and publishes the outputs.
@@ -356,6 +390,11 @@ struct RawRecord {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1))]
     decimation: Option<Spanned<i64>>,
+    /// Log every frame of every bus to this file, relative to the current directory: candump's log format, or
+    /// Vector ASC for a name ending in ".asc".
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1))]
+    bus_log: Option<Spanned<String>>,
 }
 
 /// The virtual clock (--virtual-clock): instead of reading the machine's clock, the run charges a fixed compute
@@ -436,9 +475,9 @@ fn extrapolation_schema(_: &mut SchemaGenerator) -> Schema {
 // Validation.
 
 /// The text being read and where it came from, for messages.
-struct Source<'a> {
-    text: &'a str,
-    origin: &'a Path,
+pub(crate) struct Source<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) origin: &'a Path,
 }
 
 /// A value as given in the file with where it is, or a default (no span).
@@ -472,7 +511,7 @@ fn shown(d: &Given<Duration>) -> String {
 
 impl Source<'_> {
     /// An error at byte `span` (none: the start of the file) about `key`.
-    fn error(&self, span: Option<Range<usize>>, key: &str, message: String) -> ConfigError {
+    pub(crate) fn error(&self, span: Option<Range<usize>>, key: &str, message: String) -> ConfigError {
         ConfigError {
             file: self.origin.to_path_buf(),
             location: Some(self.location(span.map_or(0, |s| s.start))),
@@ -482,7 +521,7 @@ impl Source<'_> {
     }
 
     /// Line and column of byte `offset`.
-    fn location(&self, offset: usize) -> Location {
+    pub(crate) fn location(&self, offset: usize) -> Location {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
@@ -551,12 +590,25 @@ impl Source<'_> {
             None => None,
         };
         let virtual_clock = virtual_clock(&raw.virtual_clock);
+        let buses = self.buses(&raw.bus)?;
+        let bus_log = raw
+            .record
+            .as_ref()
+            .and_then(|r| r.bus_log.as_ref())
+            .map(|f| PathBuf::from(f.get_ref()));
+        let dir = self.origin.parent().unwrap_or(Path::new(""));
+        let ecu = raw.ecu.as_ref().map(|e| EcuConfig {
+            config: dir.join(e.config.get_ref()),
+        });
         Ok(RunConfig {
             model,
             settings,
             inputs,
             record,
             virtual_clock,
+            buses,
+            bus_log,
+            ecu,
         })
     }
 
@@ -879,6 +931,9 @@ impl Source<'_> {
 
     fn record(&self, raw: &RawRecord) -> Result<Option<RecordConfig>, ConfigError> {
         let Some(file) = &raw.file else {
+            if raw.bus_log.is_some() && raw.signals.is_none() && raw.decimation.is_none() {
+                return Ok(None);
+            }
             let span = raw
                 .signals
                 .as_ref()

@@ -85,7 +85,7 @@ fn run(model: &dyn Model, settings: &TandemSettings, costs: &VirtualCosts) -> Ru
         signals: vec![0],
         decimation: 1,
     };
-    let mut tandem = assemble(settings, model, Box::new(ramp), Some(plan)).unwrap();
+    let mut tandem = assemble(settings, model, Box::new(ramp), Some(plan), None).unwrap();
     let mut sources = Vec::new();
     let mut failure = None;
     {

@@ -10,7 +10,7 @@ use super::fast::{FastParts, FastSide};
 use super::implicit_side::ImplicitSide;
 use super::inputs::InputSource;
 use super::metrics::Metrics;
-use super::recording::{row_ring, RowReceiver};
+use super::recording::{row_ring, RowReceiver, RowSender};
 use super::settings::{Policy, TandemSettings};
 
 /// Which outputs to record, and how often.
@@ -50,12 +50,14 @@ const FRAME_RING: usize = 1024;
 /// Recorded rows in flight to the draining thread.
 const ROW_RING: usize = 1 << 16;
 
-/// Builds a run of `model` fed by `inputs`.
+/// Builds a run of `model` fed by `inputs`, recording by `record`, and
+/// sending its outputs each frame to `outputs` (the transmitting I/O).
 pub fn assemble(
     settings: &TandemSettings,
     model: &dyn Model,
     inputs: Box<dyn InputSource>,
     record: Option<RecordPlan>,
+    outputs: Option<RowSender>,
 ) -> Result<Tandem, SetupError> {
     let metrics = Arc::new(Metrics::default());
     let layout = model.layout();
@@ -78,6 +80,7 @@ pub fn assemble(
             results: None,
             sender: None,
             recorder,
+            outputs,
             metrics: Arc::clone(&metrics),
         };
         (FastSide::new(settings, parts)?, None)
@@ -91,6 +94,7 @@ pub fn assemble(
             results: Some(reader),
             sender: Some(sender),
             recorder,
+            outputs,
             metrics: Arc::clone(&metrics),
         };
         (FastSide::new(settings, parts)?, Some(implicit))

@@ -22,9 +22,10 @@ pub struct RecordShape {
 }
 
 impl RecordShape {
-    /// Values in one record: time, publication time, inputs, states.
+    /// Values in one record: time, publication time, input sample time,
+    /// inputs, states.
     fn len(self) -> usize {
-        2 + self.inputs + self.states + self.discrete
+        3 + self.inputs + self.states + self.discrete
     }
 }
 
@@ -36,6 +37,9 @@ pub struct FrameRecord {
     pub t: f64,
     /// When it was sent, on the run's clock.
     pub sent_at: Nanos,
+    /// When the inputs were sampled (s): the frame time for profiles, the
+    /// newest receive time for bus inputs. Never decreases.
+    pub u_time: f64,
     /// Inputs held over the frame.
     pub u: Vec<f64>,
     /// Continuous state at `t`.
@@ -50,6 +54,7 @@ impl FrameRecord {
         FrameRecord {
             t: 0.0,
             sent_at: 0,
+            u_time: 0.0,
             u: vec![0.0; shape.inputs],
             x: vec![0.0; shape.states],
             xd: vec![0.0; shape.discrete],
@@ -87,7 +92,7 @@ pub fn frame_ring(shape: RecordShape, capacity: usize) -> (FrameSender, FrameRec
 impl FrameSender {
     /// Sends one record whole, or drops it (and counts) when the ring is
     /// full because the implicit thread has stopped reading.
-    pub fn send(&mut self, t: f64, sent_at: Nanos, u: &[f64], x: &[f64], xd: &[f64]) {
+    pub fn send(&mut self, t: f64, sent_at: Nanos, u_time: f64, u: &[f64], x: &[f64], xd: &[f64]) {
         if self.ring.vacant_len() < self.scratch.len() {
             self.dropped += 1;
             return;
@@ -95,8 +100,9 @@ impl FrameSender {
         let s = &mut self.scratch;
         s[0] = t;
         s[1] = sent_at as f64;
-        let (a, b) = (2 + u.len(), 2 + u.len() + x.len());
-        s[2..a].copy_from_slice(u);
+        s[2] = u_time;
+        let (a, b) = (3 + u.len(), 3 + u.len() + x.len());
+        s[3..a].copy_from_slice(u);
         s[a..b].copy_from_slice(x);
         s[b..].copy_from_slice(xd);
         self.ring.push_slice(s);
@@ -118,8 +124,9 @@ impl FrameReceiver {
         let s = &self.scratch;
         into.t = s[0];
         into.sent_at = s[1] as Nanos;
-        let (a, b) = (2 + into.u.len(), 2 + into.u.len() + into.x.len());
-        into.u.copy_from_slice(&s[2..a]);
+        into.u_time = s[2];
+        let (a, b) = (3 + into.u.len(), 3 + into.u.len() + into.x.len());
+        into.u.copy_from_slice(&s[3..a]);
         into.x.copy_from_slice(&s[a..b]);
         into.xd.copy_from_slice(&s[b..]);
         true

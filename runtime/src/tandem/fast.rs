@@ -116,6 +116,8 @@ pub struct FastSide {
     last_used: u64,
     sender: Option<FrameSender>,
     recorder: Option<RowSender>,
+    outputs: Option<RowSender>,
+    u_time: f64,
     metrics: Arc<Metrics>,
     last_source: Source,
 }
@@ -132,6 +134,8 @@ pub struct FastParts {
     pub sender: Option<FrameSender>,
     /// Recording, if any.
     pub recorder: Option<RowSender>,
+    /// The outputs sent each frame to the transmitting I/O threads, if any.
+    pub outputs: Option<RowSender>,
     /// Where to count.
     pub metrics: Arc<Metrics>,
 }
@@ -145,6 +149,7 @@ impl FastSide {
             results,
             sender,
             recorder,
+            outputs,
             metrics,
         } = parts;
         let rates = crate::rates::tick_rates(model.as_ref(), settings.frame)?;
@@ -186,6 +191,8 @@ impl FastSide {
             last_used: 0,
             sender,
             recorder,
+            outputs,
+            u_time: f64::NEG_INFINITY,
             metrics,
             model,
             last_source: Source::Explicit,
@@ -225,7 +232,7 @@ impl FastSide {
         let deadline = start + self.deadline_ns;
         let woke = clock.now();
         self.metrics.wake_latency.record((woke - start) as f64);
-        self.inputs.read(t, &mut self.u);
+        self.u_time = self.u_time.max(self.inputs.read(t, &mut self.u));
 
         let (mut source, replayed) = match self.policy {
             Policy::Correct => self.correct(k, t),
@@ -242,7 +249,7 @@ impl FastSide {
             .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
         self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
         if let Some(sender) = &mut self.sender {
-            sender.send(t, woke, &self.u, &self.x, &self.xd);
+            sender.send(t, woke, self.u_time, &self.u, &self.x, &self.xd);
         }
         self.rk
             .step(self.model.as_mut(), t, self.frame, &mut self.x, &self.xd, &self.u);
@@ -265,6 +272,9 @@ impl FastSide {
         self.sent.swap(0, 1);
         self.sent[0].copy_from_slice(&self.y);
         self.sent_count = (self.sent_count + 1).min(2);
+        if let Some(o) = &mut self.outputs {
+            o.offer(k, t, &self.sent[0]);
+        }
         if let Some(r) = &mut self.recorder {
             r.offer(k, t, &self.y);
         }

@@ -142,7 +142,7 @@ impl ImplicitSide {
     /// Takes every frame the fast thread has sent.
     fn receive(&mut self) {
         while self.receiver.receive(&mut self.incoming) {
-            self.history.push(self.incoming.t, &self.incoming.u);
+            self.history.push(self.incoming.u_time, &self.incoming.u);
             std::mem::swap(&mut self.newest, &mut self.incoming);
             self.have_frame = true;
         }

@@ -9,8 +9,9 @@ use tandem_models::Layout;
 /// allocate, lock or block.
 pub trait InputSource: Send {
     /// Writes the newest inputs at frame time `t` into `u` (inputs it does
-    /// not drive are left as they are).
-    fn read(&mut self, t: f64, u: &mut [f64]);
+    /// not drive are left as they are) and returns when they were sampled
+    /// (s, at most `t`), from which the implicit thread extrapolates them.
+    fn read(&mut self, t: f64, u: &mut [f64]) -> f64;
 }
 
 /// For each driven input: its index and piecewise-linear breakpoints
@@ -46,10 +47,11 @@ impl Profile {
 }
 
 impl InputSource for Profile {
-    fn read(&mut self, t: f64, u: &mut [f64]) {
+    fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
         for (index, points) in &self.signals {
             u[*index] = profile_value(points, t);
         }
+        t
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod assemble;
 pub mod clock;
+pub mod control;
 pub mod exchange;
 pub mod extrapolate;
 pub mod fast;

@@ -6,7 +6,7 @@
 //! recording) until the run ends.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -17,6 +17,7 @@ use thread_priority::{
 };
 
 use super::clock::{nanos, Clock, MonotonicClock, Nanos};
+use super::control::RunControl;
 use super::fast::{FastSide, FrameError};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 use super::settings::{Placement, TandemSettings};
@@ -125,34 +126,25 @@ pub struct RealtimeOutcome {
 /// State shared by the three threads.
 struct Shared {
     ready: AtomicUsize,
-    origin: AtomicI64,
+    control: Arc<RunControl>,
     done: AtomicBool,
 }
 
-/// Waits (sleeping, not spinning) until the run's origin is set.
-fn wait_for_origin(shared: &Shared) -> Nanos {
-    loop {
-        let origin = shared.origin.load(Ordering::Acquire);
-        if origin != 0 {
-            return origin;
-        }
-        thread::sleep(Duration::from_micros(200));
-    }
-}
-
-/// Runs the tandem on real threads for `settings.frames()` frames. The
-/// calling thread calls `watch(false)` about every `poll` until the end,
-/// then `watch(true)` once after both threads have stopped.
+/// Runs the tandem on real threads for `settings.frames()` frames, or until
+/// `control` asks it to stop. It sets `control`'s origin when the frames
+/// start. The calling thread calls `watch(false)` about every `poll` until
+/// the end, then `watch(true)` once after both threads have stopped.
 pub fn run_realtime(
     settings: &TandemSettings,
     mut fast: FastSide,
     implicit: Option<ImplicitSide>,
+    control: Arc<RunControl>,
     poll: Duration,
     watch: &mut dyn FnMut(bool),
 ) -> RealtimeOutcome {
     let shared = Arc::new(Shared {
         ready: AtomicUsize::new(0),
-        origin: AtomicI64::new(0),
+        control,
         done: AtomicBool::new(false),
     });
     let memory_locked = lock_memory();
@@ -170,13 +162,18 @@ pub fn run_realtime(
             let setup = place_current_thread(fast_placement);
             prefault_stack();
             s.ready.fetch_add(1, Ordering::AcqRel);
-            let mut clock = MonotonicClock::with_origin(wait_for_origin(&s));
             let mut failure = None;
-            for k in 0..frames {
-                clock.sleep_until(k as Nanos * frame);
-                if let Err(e) = fast.frame(k, &mut clock) {
-                    failure = Some(e);
-                    break;
+            if let Some(origin) = s.control.wait_for_origin() {
+                let mut clock = MonotonicClock::with_origin(origin);
+                for k in 0..frames {
+                    if s.control.stop_requested() {
+                        break;
+                    }
+                    clock.sleep_until(k as Nanos * frame);
+                    if let Err(e) = fast.frame(k, &mut clock) {
+                        failure = Some(e);
+                        break;
+                    }
                 }
             }
             s.done.store(true, Ordering::Release);
@@ -195,7 +192,8 @@ pub fn run_realtime(
                 let setup = place_current_thread(implicit_placement);
                 prefault_stack();
                 s.ready.fetch_add(1, Ordering::AcqRel);
-                let mut clock = MonotonicClock::with_origin(wait_for_origin(&s));
+                let origin = s.control.wait_for_origin().unwrap_or_else(MonotonicClock::raw_now);
+                let mut clock = MonotonicClock::with_origin(origin);
                 while !s.done.load(Ordering::Acquire) {
                     let began = clock.now();
                     match side.try_step() {
@@ -223,9 +221,7 @@ pub fn run_realtime(
         thread::sleep(Duration::from_millis(1));
     }
     // Start a little later so that both threads are asleep on the first deadline.
-    shared
-        .origin
-        .store(MonotonicClock::raw_now() + 10_000_000, Ordering::Release);
+    shared.control.set_origin(MonotonicClock::raw_now() + 10_000_000);
     while !shared.done.load(Ordering::Acquire) {
         thread::sleep(poll);
         watch(false);

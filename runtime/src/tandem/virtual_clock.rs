@@ -6,6 +6,7 @@
 use super::clock::{Clock, Nanos};
 use super::fast::{FastSide, FrameError};
 use super::implicit_side::{ImplicitSide, StepOutcome};
+use std::ops::ControlFlow;
 
 /// Compute costs and injected faults, all in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -117,20 +118,23 @@ impl Clock for VirtualClock<'_> {
 
 /// Runs `frames` frames of `fast` (with `implicit` alongside, unless the
 /// policy is `explicit`) in virtual time, calling `between` after each
-/// frame (to drain recordings). Stops at the first frame that fails.
+/// frame (to drain recordings and feed the next frame's inputs); `between`
+/// breaks to stop early. Stops at the first frame that fails.
 pub fn run_virtual(
     fast: &mut FastSide,
     implicit: Option<&mut ImplicitSide>,
     frames: u64,
     frame: Nanos,
     costs: &VirtualCosts,
-    between: &mut dyn FnMut(u64),
+    between: &mut dyn FnMut(u64) -> ControlFlow<()>,
 ) -> Result<(), FrameError> {
     let mut clock = VirtualClock::new(costs, implicit);
     for k in 0..frames {
         clock.sleep_until(k as Nanos * frame);
         fast.frame(k, &mut clock)?;
-        between(k);
+        if between(k).is_break() {
+            break;
+        }
     }
     Ok(())
 }

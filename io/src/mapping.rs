@@ -1,0 +1,184 @@
+//! A bus's signals compiled against its DBC and the model: which received
+//! frames drive which model inputs, and which model outputs are sent in
+//! which frames, every how many frames.
+
+use crate::dbc::{Message, Multiplex};
+use crate::frame::{CanFrame, CLASSIC_MAX_LEN};
+
+/// What a run does when a received message stops arriving.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutPolicy {
+    /// Keep the last received values.
+    Hold,
+    /// Return the message's inputs to the model's default values.
+    Default,
+    /// Stop the run with an error naming the message.
+    Fault,
+}
+
+impl TimeoutPolicy {
+    /// Every policy.
+    pub const ALL: [TimeoutPolicy; 3] = [TimeoutPolicy::Hold, TimeoutPolicy::Default, TimeoutPolicy::Fault];
+
+    /// The name used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeoutPolicy::Hold => "hold",
+            TimeoutPolicy::Default => "default",
+            TimeoutPolicy::Fault => "fault",
+        }
+    }
+}
+
+/// A received message and the model inputs its signals drive.
+#[derive(Clone, Debug)]
+pub struct RxMessage {
+    /// The DBC message.
+    pub message: Message,
+    /// (index in `message.signals`, model input index) pairs.
+    pub inputs: Vec<(usize, usize)>,
+    /// Receive timeout (s), if any.
+    pub timeout: Option<f64>,
+    /// What a timeout does.
+    pub policy: TimeoutPolicy,
+}
+
+/// A sent message and the output slots its signals carry.
+#[derive(Clone, Debug)]
+pub struct TxMessage {
+    /// The DBC message.
+    pub message: Message,
+    /// Sent after every `period`-th frame.
+    pub period: u64,
+    /// (index in `message.signals`, output slot) pairs.
+    pub fields: Vec<(usize, usize)>,
+    /// The multiplexor values to send, one frame each per period (`[None]`
+    /// for a message without multiplexed fields).
+    pub groups: Vec<Option<u64>>,
+}
+
+impl TxMessage {
+    /// The message sending output slots by signal index, every `period`
+    /// frames; a frame per multiplexor value among the fields.
+    pub fn new(message: Message, period: u64, fields: Vec<(usize, usize)>) -> Self {
+        let mut groups: Vec<Option<u64>> = Vec::new();
+        for &(signal, _) in &fields {
+            if let Multiplex::Multiplexed(v) = message.signals[signal].multiplex {
+                if !groups.contains(&Some(v)) {
+                    groups.push(Some(v));
+                }
+            }
+        }
+        if groups.is_empty() {
+            groups.push(None);
+        }
+        TxMessage {
+            message,
+            period: period.max(1),
+            fields,
+            groups,
+        }
+    }
+}
+
+/// A received value: model input `input` took `value` at `time` (s since
+/// the run's start), carried by received message `message` of its bus.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// Index of the message in [`BusMap::rx`].
+    pub message: u32,
+    /// Model input index.
+    pub input: u32,
+    /// Physical value.
+    pub value: f64,
+    /// Receive time (s since the run's start).
+    pub time: f64,
+}
+
+/// What became of a received frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxOutcome {
+    /// Decoded: message index in [`BusMap::rx`].
+    Mapped(usize),
+    /// No mapped message has its identifier: ignored.
+    Unmapped,
+    /// A mapped message with the wrong payload length: counted and ignored.
+    WrongLength,
+}
+
+/// One bus's compiled mapping.
+#[derive(Clone, Debug, Default)]
+pub struct BusMap {
+    /// Received messages.
+    pub rx: Vec<RxMessage>,
+    /// Sent messages.
+    pub tx: Vec<TxMessage>,
+    /// The model output of each output slot.
+    pub tx_outputs: Vec<usize>,
+}
+
+impl BusMap {
+    /// Decodes `frame`, received at `time`, calling `push` with each
+    /// mapped signal's sample.
+    pub fn decode(&self, frame: &CanFrame, time: f64, mut push: impl FnMut(Sample)) -> RxOutcome {
+        let Some(index) = self.rx.iter().position(|m| m.message.id == frame.id()) else {
+            return RxOutcome::Unmapped;
+        };
+        let rx = &self.rx[index];
+        let payload = frame.payload();
+        if frame.is_remote() || payload.len() != rx.message.len {
+            return RxOutcome::WrongLength;
+        }
+        for &(signal, input) in &rx.inputs {
+            let signal = &rx.message.signals[signal];
+            if rx.message.carries(signal, payload) {
+                push(Sample {
+                    message: index as u32,
+                    input: input as u32,
+                    value: signal.decode(payload),
+                    time,
+                });
+            }
+        }
+        RxOutcome::Mapped(index)
+    }
+
+    /// Encodes the messages due after frame `k`, whose output slots hold
+    /// `values`, calling `send` with each frame. Returns how many values
+    /// were clamped to their signal's range.
+    pub fn encode_due(&self, k: u64, values: &[f64], mut send: impl FnMut(&CanFrame)) -> u64 {
+        let mut clamped = 0;
+        for tx in self.tx.iter().filter(|tx| k % tx.period == 0) {
+            let message = &tx.message;
+            for &group in &tx.groups {
+                let mut payload = [0u8; 64];
+                let payload = &mut payload[..message.len];
+                if let Some(value) = group {
+                    if let Some(mux) = message.signals.iter().find(|s| s.multiplex == Multiplex::Multiplexor) {
+                        mux.encode(value as f64 * mux.factor + mux.offset, payload);
+                    }
+                }
+                for &(signal, slot) in &tx.fields {
+                    let signal = &message.signals[signal];
+                    let in_group = match signal.multiplex {
+                        Multiplex::Multiplexed(v) => group == Some(v),
+                        _ => true,
+                    };
+                    if in_group && signal.encode(values[slot], payload) {
+                        clamped += 1;
+                    }
+                }
+                let frame = if message.len > CLASSIC_MAX_LEN {
+                    CanFrame::fd(message.id, payload, true, false)
+                } else {
+                    CanFrame::data(message.id, payload)
+                };
+                // The DBC loader checked the length, so the frame exists.
+                if let Ok(frame) = frame {
+                    send(&frame);
+                }
+            }
+        }
+        clamped
+    }
+}

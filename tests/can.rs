@@ -1,0 +1,395 @@
+//! End-to-end CAN: the plant in a closed loop with a python-can ECU over
+//! CAN over UDP, log replay (deterministic at `--speed max`, on absolute
+//! deadlines at `--speed 1`), and bad bus configuration and logs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tandem_io::dbc::Dbc;
+use tandem_io::CanId;
+
+fn tandem(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("running tandem")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tandem-can-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn dbc_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc")
+}
+
+fn require_python_can() {
+    let ok = Command::new("python3")
+        .args(["-c", "import can, cantools, msgpack"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "python-can missing: run .ci/run (it pip-installs python-can and cantools)"
+    );
+}
+
+/// A plant configuration on UDP `port`, receiving ECU_Command and sending
+/// VCU_Speeds, with `extra` appended.
+fn plant_config(dir: &Path, port: u16, duration: &str, extra: &str) -> PathBuf {
+    let text = format!(
+        r#"model = "ev"
+frame = "1ms"
+duration = "{duration}"
+policy = "correct"
+
+[[bus]]
+transport = "udp"
+port = {port}
+dbc = "{dbc}"
+
+[[bus.receive]]
+message = "ECU_Command"
+timeout = "100ms"
+on_timeout = "default"
+signals = {{ TorqueRequest = "torque_request", BrakePressure = "brake_pressure" }}
+
+[[bus.transmit]]
+message = "VCU_Speeds"
+signals = {{ VehicleSpeed = "vehicle_speed", MotorSpeed = "motor_speed" }}
+{extra}"#,
+        dbc = dbc_path().display()
+    );
+    let path = dir.join("plant.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Vehicle speed and motor torque of the plant under a constant torque
+/// request, offline on the virtual clock: the reference the closed loop
+/// must follow.
+fn offline(dir: &Path, torque: f64, seconds: f64) -> Vec<(f64, f64, f64)> {
+    let config = dir.join("offline.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"ev\"\nduration = \"{seconds}s\"\n[inputs.points]\ntorque_request = [[0, {torque}]]\n\
+             [record]\nfile = \"offline.csv\"\nsignals = [\"vehicle_speed\", \"motor_torque\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = tandem(&["run", config.to_str().unwrap(), "--virtual-clock"], dir);
+    assert!(out.status.success(), "{}", text(&out));
+    let mut reader = csv::Reader::from_path(dir.join("offline.csv")).unwrap();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].parse().unwrap(), r[1].parse().unwrap(), r[2].parse().unwrap())
+        })
+        .collect()
+}
+
+/// Speed and torque of an offline curve at `t`.
+fn at(curve: &[(f64, f64, f64)], t: f64) -> (f64, f64) {
+    curve.iter().rev().find(|p| p.0 <= t).map_or((0.0, 0.0), |p| (p.1, p.2))
+}
+
+#[test]
+fn a_python_can_ecu_drives_the_plant_as_the_model_says() {
+    require_python_can();
+    let dir = scratch("loop");
+    let config = plant_config(
+        &dir,
+        43211,
+        "3s",
+        "[record]\nfile = \"plant.csv\"\nsignals = [\"motor_torque\", \"vehicle_speed\"]\nbus_log = \"plant.log\"\n",
+    );
+    let ecu = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/python_ecu.py"))
+        .args([dbc_path().to_str().unwrap(), "43211", "3.2", "120"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let plant = tandem(&["run", config.to_str().unwrap()], &dir);
+    let ecu = ecu.wait_with_output().unwrap();
+    assert!(plant.status.success(), "{}", text(&plant));
+    assert!(ecu.status.success(), "{}", String::from_utf8_lossy(&ecu.stderr));
+
+    // The plant applied the requested torque (its current loop is fast).
+    let mut csv = csv::Reader::from_path(dir.join("plant.csv")).unwrap();
+    let rows: Vec<(f64, f64, f64)> = csv
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].parse().unwrap(), r[1].parse().unwrap(), r[2].parse().unwrap())
+        })
+        .collect();
+    let (_, torque, plant_speed) = *rows.last().unwrap();
+    let reference = offline(&dir, 120.0, 3.0);
+    let model_torque = at(&reference, 3.0).1;
+    assert!(
+        (torque - model_torque).abs() < 1.0,
+        "motor torque at the end: {torque} N m, offline {model_torque}"
+    );
+
+    // What the ECU decoded follows the offline model within the loop's
+    // start-up delay (the ECU starts sending before or after the plant's
+    // first frame, by less than 0.3 s).
+    let seen: Vec<(f64, f64)> = String::from_utf8_lossy(&ecu.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(t, v)| (t.parse().unwrap(), v.parse().unwrap()))
+        .collect();
+    assert!(seen.len() > 100, "the ECU decoded {} VCU_Speeds frames", seen.len());
+    let last = seen.last().unwrap().1;
+    let (low, high) = (at(&reference, 2.6).0, at(&reference, 3.0).0);
+    assert!(low > 1.0, "the reference accelerates: {low} m/s at 2.6 s");
+    assert!(
+        last >= low * 0.97 && last <= high * 1.03,
+        "ECU saw {last} m/s; the model gives {low}..{high} m/s"
+    );
+    assert!(
+        (plant_speed - last).abs() < 0.2,
+        "plant {plant_speed} m/s, sent {last} m/s"
+    );
+    let log = std::fs::read_to_string(dir.join("plant.log")).unwrap();
+    assert!(
+        log.lines().any(|l| l.contains(" 100#") && l.ends_with(" R")),
+        "ECU_Command frames logged as received"
+    );
+    assert!(
+        log.lines().any(|l| l.contains(" 200#") && l.ends_with(" T")),
+        "VCU_Speeds frames logged as sent"
+    );
+}
+
+/// A candump log of ECU_Command every 10 ms for `seconds`: torque 80 N m,
+/// with one frame of the wrong length at 0.5 s.
+fn command_log(dir: &Path, seconds: f64) -> PathBuf {
+    let dbc = Dbc::load(&dbc_path()).unwrap();
+    let command = dbc.message("ECU_Command").unwrap();
+    assert_eq!(command.id, CanId::standard(0x100).unwrap());
+    let mut payload = [0u8; 8];
+    command.signal("TorqueRequest").unwrap().encode(80.0, &mut payload);
+    let hex: String = payload.iter().map(|b| format!("{b:02X}")).collect();
+    let mut text = String::new();
+    let frames = (seconds / 0.01).round() as usize;
+    for i in 0..=frames {
+        let t = 1_700_000_000.0 + i as f64 * 0.01;
+        text.push_str(&format!("({t:.6}) can0 100#{hex} R\n"));
+        if i == 50 {
+            text.push_str(&format!("({t:.6}) can0 100#0011 R\n"));
+        }
+    }
+    let path = dir.join("commands.log");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn replay_at_max_speed_is_bit_identical_and_drives_the_model() {
+    let dir = scratch("replay");
+    let config = plant_config(
+        &dir,
+        43212,
+        "10s",
+        "[record]\nfile = \"replay.csv\"\nsignals = [\"vehicle_speed\"]\n",
+    );
+    let log = command_log(&dir, 2.0);
+    let mut runs = Vec::new();
+    for i in 0..2 {
+        let out_log = format!("out{i}.log");
+        let out = tandem(
+            &[
+                "replay",
+                log.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--speed",
+                "max",
+                "--out",
+                &out_log,
+            ],
+            &dir,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        let report = text(&out);
+        assert!(
+            report.contains("rx wrong length        1"),
+            "the short frame is counted:\n{report}"
+        );
+        runs.push((
+            std::fs::read(dir.join(&out_log)).unwrap(),
+            std::fs::read(dir.join("replay.csv")).unwrap(),
+        ));
+    }
+    assert!(runs[0] == runs[1], "two replays differ");
+    let log = String::from_utf8(runs[0].0.clone()).unwrap();
+    let sent: Vec<&str> = log.lines().filter(|l| l.contains(" 200#")).collect();
+    assert!(
+        (190..=210).contains(&sent.len()),
+        "{} VCU_Speeds frames in 2 s at 10 ms",
+        sent.len()
+    );
+    assert!(
+        log.lines().filter(|l| l.contains(" 100#")).count() >= 200,
+        "replayed frames are in the new log"
+    );
+    // Torque 80 N m from t = 0 accelerates the car as it does offline.
+    let reference = offline(&dir, 80.0, 2.0);
+    let csv = String::from_utf8(runs[0].1.clone()).unwrap();
+    let last: f64 = csv.lines().last().unwrap().split(',').nth(1).unwrap().parse().unwrap();
+    let expected = at(&reference, 2.0).0;
+    assert!(
+        (last - expected).abs() < 0.02 * expected,
+        "replayed {last} m/s, offline {expected} m/s"
+    );
+}
+
+#[test]
+fn replay_at_speed_one_runs_on_the_recorded_times() {
+    let dir = scratch("replay1");
+    let config = plant_config(&dir, 43213, "10s", "");
+    let log = command_log(&dir, 0.6);
+    let started = std::time::Instant::now();
+    let out = tandem(
+        &[
+            "replay",
+            log.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--speed",
+            "1",
+        ],
+        &dir,
+    );
+    let wall = started.elapsed().as_secs_f64();
+    let report = text(&out);
+    assert!(out.status.success(), "{report}");
+    assert!(wall >= 0.6, "a 0.6 s log took {wall} s at speed 1");
+    assert!(
+        report.contains("replay: the last frame, due at 0.600000 s, was fed"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_malformed_log_line_is_reported_with_its_line_number() {
+    let dir = scratch("badlog");
+    let config = plant_config(&dir, 43214, "1s", "");
+    std::fs::write(
+        dir.join("bad.log"),
+        "(1.000000) can0 100#0011223344556677\n(1.010000) can0 100#00112\n",
+    )
+    .unwrap();
+    let out = tandem(&["replay", "bad.log", "--config", config.to_str().unwrap()], &dir);
+    assert!(!out.status.success());
+    let report = text(&out);
+    assert!(
+        report.contains("bad.log:2: data \"00112\" has an odd number of hex digits"),
+        "{report}"
+    );
+}
+
+/// Runs the plant configuration with `edit` applied to its text, expecting
+/// an error that contains every one of `says`.
+fn bad_config(name: &str, edit: (&str, &str), says: &[&str]) {
+    let dir = scratch(name);
+    let config = plant_config(&dir, 43215, "1s", "");
+    let text_before = std::fs::read_to_string(&config).unwrap();
+    assert!(text_before.contains(edit.0));
+    std::fs::write(&config, text_before.replacen(edit.0, edit.1, 1)).unwrap();
+    let out = tandem(&["run", config.to_str().unwrap(), "--virtual-clock"], &dir);
+    assert!(!out.status.success());
+    let report = text(&out);
+    for s in says {
+        assert!(report.contains(s), "expected {s:?} in:\n{report}");
+    }
+}
+
+#[test]
+fn an_unknown_message_is_named_with_its_line_and_the_dbc_messages() {
+    bad_config(
+        "msg",
+        ("message = \"ECU_Command\"", "message = \"ECU_Cmd\""),
+        &[
+            "plant.toml:12:11: bus[0].receive[0].message",
+            "has no message \"ECU_Cmd\"",
+            "ECU_Command, VCU_Speeds",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_signal_is_named_with_its_line_and_the_message_signals() {
+    bad_config(
+        "sig",
+        ("VehicleSpeed = \"vehicle_speed\"", "Speed = \"vehicle_speed\""),
+        &[
+            "plant.toml:19:13: bus[0].transmit[0].signals.Speed",
+            "VCU_Speeds has no signal \"Speed\"",
+            "VehicleSpeed, MotorSpeed",
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_model_port_is_named_with_its_line_and_the_model_ports() {
+    bad_config(
+        "port",
+        ("\"torque_request\"", "\"torque\""),
+        &[
+            "plant.toml:15:29: bus[0].receive[0].signals.TorqueRequest",
+            "the model has no input \"torque\"",
+            "torque_request, brake_pressure",
+        ],
+    );
+    bad_config(
+        "out",
+        ("\"motor_speed\"", "\"rpm\""),
+        &["the model has no output \"rpm\""],
+    );
+}
+
+#[test]
+fn a_receive_timeout_with_the_fault_policy_stops_the_run() {
+    let dir = scratch("fault");
+    let config = plant_config(&dir, 43216, "2s", "");
+    let text_before = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text_before.replace("on_timeout = \"default\"", "on_timeout = \"fault\""),
+    )
+    .unwrap();
+    let log = command_log(&dir, 0.3);
+    let out = tandem(
+        &[
+            "replay",
+            log.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--duration",
+            "2",
+        ],
+        &dir,
+    );
+    assert!(!out.status.success());
+    let report = text(&out);
+    assert!(
+        report.contains("bus can0: message ECU_Command not received for 0.1 s (timeout policy `fault`)"),
+        "{report}"
+    );
+}
