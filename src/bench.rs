@@ -35,6 +35,9 @@ enum Which {
     Jitter,
     /// Deadline misses of the EV plant under `correct` at 1 to 50 kHz.
     Rate,
+    /// The runtime's share of receive → step → send in the CAN closed
+    /// loop, and the replay speed of a one-hour log.
+    Io,
 }
 
 /// Arguments of `tandem bench`.
@@ -78,6 +81,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Which::Accuracy => crate::rt_bench::accuracy(args.real_clock)?,
         Which::Jitter => crate::rt_bench::jitter(args.loops)?,
         Which::Rate => crate::rt_bench::rate(args.seconds)?,
+        Which::Io => crate::io_bench::run(args.seconds)?,
         Which::All | Which::Blocks | Which::Examples => {}
     }
     Ok(())

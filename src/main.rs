@@ -6,6 +6,7 @@ mod bus_report;
 mod buses;
 mod check;
 mod ecu;
+mod io_bench;
 mod plot;
 mod record;
 mod replay;

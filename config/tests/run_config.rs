@@ -867,7 +867,12 @@ fn schema_cases() -> Vec<(String, String)> {
 fn schema_accepts_the_example_and_rejects_what_the_loader_rejects() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_config_schema");
     std::fs::create_dir_all(&dir).expect("the temporary directory can be created");
-    let mut files = vec![(example(), true)];
+    let examples = config_dir().join("examples");
+    let mut files = vec![
+        (example(), true),
+        (examples.join("ev-can.toml"), true),
+        (examples.join("ecu.toml"), true),
+    ];
     for (name, text) in schema_cases() {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, &text).expect("the temporary file can be written");

@@ -256,14 +256,14 @@ mod tests {
         let (mut tx, mut rx) = frame_ring(shape, 2);
         for k in 0..3 {
             let k = k as f64;
-            tx.send(k, 7, &[k, -k], &[1.0, 2.0, k], &[9.0]);
+            tx.send(k, 7, k - 0.5, &[k, -k], &[1.0, 2.0, k], &[9.0]);
         }
         assert_eq!(tx.dropped(), 1);
         let mut r = FrameRecord::new(shape);
         assert!(rx.receive(&mut r));
         assert_eq!(
-            (r.t, r.sent_at, r.u.as_slice(), r.x.as_slice(), r.xd.as_slice()),
-            (0.0, 7, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
+            (r.t, r.sent_at, r.u_time, r.u.as_slice(), r.x.as_slice(), r.xd.as_slice()),
+            (0.0, 7, -0.5, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
         );
         assert!(rx.receive(&mut r));
         assert_eq!(r.t, 1.0);

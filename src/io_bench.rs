@@ -1,0 +1,95 @@
+//! `tandem bench io`: the runtime's own share of the path "frame received,
+//! model step, frame sent" in the closed loop of `config/examples/ev-can.toml`
+//! (plant and virtual ECU over CAN over UDP), and the replay speed of a
+//! generated one-hour log at `--speed max`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use serde_json::Value;
+use tandem_io::dbc::Dbc;
+
+fn tandem(args: &[&str]) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let out = Command::new(exe).args(args).output()?;
+    if !out.status.success() {
+        bail!("tandem {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+/// Runs both measurements.
+pub fn run(seconds: f64) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("tandem-bench-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    path_share(&dir, seconds)?;
+    replay_speed(&dir)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn path_share(dir: &Path, seconds: f64) -> anyhow::Result<()> {
+    let stats = dir.join("loop.json");
+    let seconds = seconds.max(2.0).to_string();
+    tandem(&[
+        "run",
+        "config/examples/ev-can.toml",
+        "--duration",
+        &seconds,
+        "--stats-json",
+        stats.to_str().unwrap_or_default(),
+    ])
+    .context("the closed loop (run from the repository's root)")?;
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&stats)?)?;
+    let us = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
+    let bus = &json["buses"]["can0"];
+    let compute = &json["histograms"]["fast compute"];
+    let rows = [
+        ("receive (transport → samples queued)", us(&bus["rx path"]["p50_ns"]) / 1e3, us(&bus["rx path"]["p99_ns"]) / 1e3),
+        ("frame (inputs → step → outputs queued)", us(&compute["p50"]), us(&compute["p99"])),
+        ("transmit (boundary → frames handed over)", us(&bus["tx path"]["p50_ns"]) / 1e3, us(&bus["tx path"]["p99_ns"]) / 1e3),
+    ];
+    println!("closed loop (plant + virtual ECU over CAN over UDP, {seconds} s): the runtime's share, µs");
+    println!("  {:<44} {:>8} {:>8}", "", "p50", "p99");
+    for (name, p50, p99) in rows {
+        println!("  {name:<44} {p50:>8.1} {p99:>8.1}");
+    }
+    let (p50, p99): (f64, f64) = rows.iter().fold((0.0, 0.0), |(a, b), r| (a + r.1, b + r.2));
+    println!("  {:<44} {p50:>8.1} {p99:>8.1}   (goal: p99 ≤ 20 µs)", "sum (p99: an upper bound)");
+    Ok(())
+}
+
+fn replay_speed(dir: &Path) -> anyhow::Result<()> {
+    let dbc = Dbc::load(Path::new("config/examples/ev.dbc"))?;
+    let speeds = dbc.message("VCU_Speeds").context("ev.dbc has VCU_Speeds")?;
+    let log = dir.join("hour.log");
+    let mut text = String::with_capacity(360_000 * 48);
+    let mut payload = [0u8; 8];
+    for i in 0..360_000u64 {
+        let t = i as f64 * 0.01;
+        speeds.signal("VehicleSpeed").context("VehicleSpeed")?.encode(10.0 + 5.0 * (t / 60.0).sin(), &mut payload);
+        let hex: String = payload.iter().map(|b| format!("{b:02X}")).collect();
+        text.push_str(&format!("({}.{:06}) can0 200#{hex} R\n", 1_700_000_000 + i / 100, (i % 100) * 10_000));
+    }
+    std::fs::write(&log, text)?;
+    let out = dir.join("hour-replay.log");
+    let started = Instant::now();
+    tandem(&[
+        "replay",
+        log.to_str().unwrap_or_default(),
+        "--config",
+        "config/examples/ecu.toml",
+        "--speed",
+        "max",
+        "--out",
+        out.to_str().unwrap_or_default(),
+    ])?;
+    let wall = started.elapsed().as_secs_f64();
+    println!(
+        "replay of a one-hour log (360 000 frames) against the virtual ECU at --speed max: {wall:.2} s, {:.0}x real time (goal: ≥ 1000x)",
+        3600.0 / wall
+    );
+    Ok(())
+}
