@@ -47,9 +47,21 @@ fn path_share(dir: &Path, seconds: f64) -> anyhow::Result<()> {
     let bus = &json["buses"]["can0"];
     let compute = &json["histograms"]["fast compute"];
     let rows = [
-        ("receive (transport → samples queued)", us(&bus["rx path"]["p50_ns"]) / 1e3, us(&bus["rx path"]["p99_ns"]) / 1e3),
-        ("frame (inputs → step → outputs queued)", us(&compute["p50"]), us(&compute["p99"])),
-        ("transmit (boundary → frames handed over)", us(&bus["tx path"]["p50_ns"]) / 1e3, us(&bus["tx path"]["p99_ns"]) / 1e3),
+        (
+            "receive (transport → samples queued)",
+            us(&bus["rx path"]["p50_ns"]) / 1e3,
+            us(&bus["rx path"]["p99_ns"]) / 1e3,
+        ),
+        (
+            "frame (inputs → step → outputs queued)",
+            us(&compute["p50"]),
+            us(&compute["p99"]),
+        ),
+        (
+            "transmit (boundary → frames handed over)",
+            us(&bus["tx path"]["p50_ns"]) / 1e3,
+            us(&bus["tx path"]["p99_ns"]) / 1e3,
+        ),
     ];
     println!("closed loop (plant + virtual ECU over CAN over UDP, {seconds} s): the runtime's share, µs");
     println!("  {:<44} {:>8} {:>8}", "", "p50", "p99");
@@ -57,7 +69,10 @@ fn path_share(dir: &Path, seconds: f64) -> anyhow::Result<()> {
         println!("  {name:<44} {p50:>8.1} {p99:>8.1}");
     }
     let (p50, p99): (f64, f64) = rows.iter().fold((0.0, 0.0), |(a, b), r| (a + r.1, b + r.2));
-    println!("  {:<44} {p50:>8.1} {p99:>8.1}   (goal: p99 ≤ 20 µs)", "sum (p99: an upper bound)");
+    println!(
+        "  {:<44} {p50:>8.1} {p99:>8.1}   (goal: p99 ≤ 20 µs)",
+        "sum (p99: an upper bound)"
+    );
     Ok(())
 }
 
@@ -69,9 +84,16 @@ fn replay_speed(dir: &Path) -> anyhow::Result<()> {
     let mut payload = [0u8; 8];
     for i in 0..360_000u64 {
         let t = i as f64 * 0.01;
-        speeds.signal("VehicleSpeed").context("VehicleSpeed")?.encode(10.0 + 5.0 * (t / 60.0).sin(), &mut payload);
+        speeds
+            .signal("VehicleSpeed")
+            .context("VehicleSpeed")?
+            .encode(10.0 + 5.0 * (t / 60.0).sin(), &mut payload);
         let hex: String = payload.iter().map(|b| format!("{b:02X}")).collect();
-        text.push_str(&format!("({}.{:06}) can0 200#{hex} R\n", 1_700_000_000 + i / 100, (i % 100) * 10_000));
+        text.push_str(&format!(
+            "({}.{:06}) can0 200#{hex} R\n",
+            1_700_000_000 + i / 100,
+            (i % 100) * 10_000
+        ));
     }
     std::fs::write(&log, text)?;
     let out = dir.join("hour-replay.log");

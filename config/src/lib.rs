@@ -36,8 +36,8 @@ mod simulation;
 pub use bus::{BusConfig, Located, ReceiveConfig, TransmitConfig, TransportConfig};
 pub use duration::{Duration, DURATION_PATTERN};
 pub use run::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, EcuConfig, InputsConfig, Location, ModelRef, RecordConfig,
-    RunConfig, VirtualClockConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
+    load_run_config, parse_run_config, run_config_schema, ConfigError, EcuConfig, InputsConfig, Location, ModelRef,
+    RecordConfig, RunConfig, VirtualClockConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
 };
 
 pub use simulation::{

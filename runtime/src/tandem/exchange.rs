@@ -262,7 +262,14 @@ mod tests {
         let mut r = FrameRecord::new(shape);
         assert!(rx.receive(&mut r));
         assert_eq!(
-            (r.t, r.sent_at, r.u_time, r.u.as_slice(), r.x.as_slice(), r.xd.as_slice()),
+            (
+                r.t,
+                r.sent_at,
+                r.u_time,
+                r.u.as_slice(),
+                r.x.as_slice(),
+                r.xd.as_slice()
+            ),
             (0.0, 7, -0.5, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
         );
         assert!(rx.receive(&mut r));
