@@ -44,7 +44,7 @@ use std::fmt::{self, Write as _};
 use std::io;
 use std::time::Duration;
 
-use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail, SendFail};
+use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail};
 use crate::transport::BusError;
 
 /// A line that breaks the protocol: where and why.
@@ -507,19 +507,7 @@ impl LineSender {
         }
         self.buf.extend_from_slice(line.as_bytes());
         self.buf.push(b'\n');
-        match self.link.write(&self.buf) {
-            Ok(()) => {
-                self.broken_line = None;
-                Ok(())
-            }
-            Err(SendFail::Full { partial }) => {
-                if partial {
-                    self.broken_line = Some(self.link.generation());
-                }
-                Err(BusError::TxQueueFull)
-            }
-            Err(SendFail::Disconnected(why)) => Err(BusError::Disconnected(why)),
-        }
+        self.link.write_line(&self.buf, &mut self.broken_line)
     }
 
     /// The port's state and reconnection count.

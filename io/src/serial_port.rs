@@ -467,6 +467,25 @@ impl Link {
         }
     }
 
+    /// Writes one line with [`Link::write`], keeping `broken_line` (the
+    /// generation of a port left with part of a line on it, which the next
+    /// line must end first) and reporting failures as bus errors.
+    pub(crate) fn write_line(&mut self, bytes: &[u8], broken_line: &mut Option<u64>) -> Result<(), crate::BusError> {
+        match self.write(bytes) {
+            Ok(()) => {
+                *broken_line = None;
+                Ok(())
+            }
+            Err(SendFail::Full { partial }) => {
+                if partial {
+                    *broken_line = Some(self.generation);
+                }
+                Err(crate::BusError::TxQueueFull)
+            }
+            Err(SendFail::Disconnected(why)) => Err(crate::BusError::Disconnected(why)),
+        }
+    }
+
     /// Writes all of `bytes` within the write timeout, never waiting for a
     /// lost port.
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), SendFail> {

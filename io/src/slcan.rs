@@ -22,7 +22,7 @@ pub mod codec;
 use std::time::Duration;
 
 use crate::frame::CanFrame;
-use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail, SendFail};
+use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail};
 use crate::transport::{BusError, CanReceiver, CanSender, Duplex, Received};
 use codec::{Bitrate, Clock, Command, Decoder, Message, MAX_LINE};
 
@@ -232,18 +232,6 @@ impl CanSender for SlcanSender {
         let len = codec::encode_frame(frame, None, rest).len();
         end_broken[0] = b'\r';
         let start = usize::from(self.broken_line != Some(self.link.generation()));
-        match self.link.write(&self.line[start..=len]) {
-            Ok(()) => {
-                self.broken_line = None;
-                Ok(())
-            }
-            Err(SendFail::Full { partial }) => {
-                if partial {
-                    self.broken_line = Some(self.link.generation());
-                }
-                Err(BusError::TxQueueFull)
-            }
-            Err(SendFail::Disconnected(why)) => Err(BusError::Disconnected(why)),
-        }
+        self.link.write_line(&self.line[start..=len], &mut self.broken_line)
     }
 }
