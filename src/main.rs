@@ -1,20 +1,14 @@
 //! The `tandem` command: simulate block diagrams offline, check them, list
-//! the block library, and measure speed.
+//! the block library, run models in real time, record and replay buses.
+//! It parses arguments and prints; the work is done by the libraries.
 
-mod bench;
-mod bus_report;
-mod buses;
 mod check;
 mod ecu;
-mod io_bench;
 mod plot;
 mod record;
 mod replay;
-mod rt_bench;
 mod run;
-mod run_report;
 mod sim;
-mod stiff_bench;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,8 +46,6 @@ enum Command {
     /// Replay a recorded candump log against a model, in real time or as
     /// fast as possible.
     Replay(replay::ReplayArgs),
-    /// Measure simulation speed and print figures.
-    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,7 +60,6 @@ fn main() -> ExitCode {
         Command::Run(args) | Command::Ecu(args) => run::run(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),
-        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

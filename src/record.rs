@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use tandem_io::bus_threads::wall_ns;
+use tandem_config::TransportConfig;
 use tandem_io::log::{Direction, LogRecord};
+use tandem_session::bus::open_transport;
+use tandem_session::log::wall_ns;
 
 /// Arguments of `tandem record`.
 #[derive(Args)]
@@ -28,8 +30,8 @@ pub struct RecordArgs {
     pub name: Option<String>,
 }
 
-/// A bus given on the command line, opened.
-fn open(spec: &str) -> anyhow::Result<(String, tandem_io::Duplex)> {
+/// A bus given on the command line: its name in the log and how to reach it.
+fn transport(spec: &str) -> anyhow::Result<(String, TransportConfig)> {
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let bad = || format!("bus {spec:?}: use udp, udp:GROUP:PORT, socketcan:IFACE or slcan:DEVICE[@BITRATE]");
     Ok(match kind {
@@ -40,21 +42,28 @@ fn open(spec: &str) -> anyhow::Result<(String, tandem_io::Duplex)> {
                 options.group = group.parse().with_context(bad)?;
                 options.port = port.parse().with_context(bad)?;
             }
-            let duplex = tandem_io::udp::open(&options)
-                .with_context(|| format!("cannot join {}:{}", options.group, options.port))?;
-            ("udp0".into(), duplex)
+            let (group, port) = (options.group, options.port);
+            ("udp0".into(), TransportConfig::Udp { group, port })
         }
-        "socketcan" if !rest.is_empty() => (rest.into(), tandem_io::socketcan_bus::open(rest, &Default::default())?),
+        "socketcan" if !rest.is_empty() => (
+            rest.into(),
+            TransportConfig::SocketCan {
+                interface: rest.into(),
+                fd: false,
+            },
+        ),
         "slcan" if !rest.is_empty() => {
             let (device, bitrate) = match rest.split_once('@') {
                 Some((d, b)) => (d, b.parse().with_context(bad)?),
                 None => (rest, 500_000),
             };
-            let options = tandem_io::slcan::SlcanOptions {
-                bitrate,
-                ..Default::default()
-            };
-            ("slcan0".into(), tandem_io::slcan::open(device, &options)?)
+            (
+                "slcan0".into(),
+                TransportConfig::Slcan {
+                    device: device.into(),
+                    bitrate,
+                },
+            )
         }
         _ => bail!(bad()),
     })
@@ -62,7 +71,8 @@ fn open(spec: &str) -> anyhow::Result<(String, tandem_io::Duplex)> {
 
 /// `tandem record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
-    let (default_name, mut duplex) = open(&args.bus)?;
+    let (default_name, transport) = transport(&args.bus)?;
+    let mut duplex = open_transport(&transport).with_context(|| format!("bus {}", args.bus))?;
     let interface = args.name.clone().unwrap_or(default_name);
     let start = wall_ns();
     let mut log =

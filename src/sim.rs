@@ -8,7 +8,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tandem_config::{fixed_step, Overrides};
 use tandem_models::diagram::SimulationDef;
-use tandem_models::{diagram, plants, Model};
+use tandem_models::reference::file_stem;
+use tandem_models::{Model, ModelRef};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
 use tandem_runtime::{ChatterPolicy, EventSettings, Simulation, Solver, Summary};
 
@@ -36,10 +37,13 @@ pub struct SimArgs {
     /// Stop time in seconds (default: the model's, else 10).
     #[arg(long)]
     stop: Option<f64>,
-    /// CSV file for the outputs (default: the model's file name with .csv, in
-    /// the current directory).
+    /// CSV file for the outputs (default: the model's file name with .csv,
+    /// in the results folder).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The folder for the outputs when --out is not given.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
     /// Also draw every output against time into this .svg or .png file.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -113,7 +117,14 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     }
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
-    let out = args.out.clone().unwrap_or_else(|| default_csv(&args.model));
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None => {
+            std::fs::create_dir_all(&args.results)
+                .with_context(|| format!("cannot create the results folder {}", args.results.display()))?;
+            args.results.join(format!("{}.csv", file_stem(&args.model)))
+        }
+    };
     let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
     let mut trace = Trace::default();
     let events = args.events()?;
@@ -158,7 +169,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     };
     println!(
         "{}: {} {steps} of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations, {events}); wrote {}{}",
-        stem(&args.model),
+        file_stem(&args.model),
         summary.steps,
         settings.solver,
         settings.step,
@@ -185,31 +196,10 @@ fn print_bdf_statistics(summary: &Summary) {
 
 /// A model file, or a built-in model by name, with its settings and a
 /// title for plots.
-fn load(path: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
-    if !path.exists() {
-        if let Some(model) = path.to_str().and_then(plants::builtin) {
-            return Ok((model, SimulationDef::default(), stem(path).to_string()));
-        }
-        if path.extension().is_none() {
-            anyhow::bail!(
-                "{}: no such file, and no built-in model of that name; built-in models: {}",
-                path.display(),
-                plants::names().join(", ")
-            );
-        }
-    }
-    let compiled = diagram::load(path)?;
-    let title = compiled.name.clone().unwrap_or_else(|| stem(path).to_string());
-    Ok((Box::new(compiled.model), compiled.simulation, title))
-}
-
-/// A file's name without its extension.
-pub fn stem(path: &Path) -> &str {
-    path.file_stem().and_then(|s| s.to_str()).unwrap_or("model")
-}
-
-fn default_csv(model: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.csv", stem(model)))
+fn load(model: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
+    let reference = ModelRef::parse(&model.to_string_lossy(), Path::new(""));
+    let loaded = reference.load()?;
+    Ok((loaded.model, loaded.simulation, loaded.name))
 }
 
 /// A duration in the unit that reads best.

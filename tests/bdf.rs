@@ -99,7 +99,7 @@ fn built_in_test_problems_run_by_name() {
             "sim", "hires", "--solver", "bdf", "--stop", end, "--step", end, "--rtol", "1e-10", "--atol", "1e-14",
         ],
     );
-    let t = Table::read(&dir.join("hires.csv"));
+    let t = Table::read(&dir.join("results/hires.csv"));
     let last = t.rows.last().unwrap();
     let reference = tandem_models::plants::testset::problem("hires").unwrap().reference;
     for (k, r) in reference.iter().enumerate() {

@@ -92,7 +92,7 @@ fn offline(dir: &Path, torque: f64, seconds: f64) -> Vec<(f64, f64, f64)> {
     .unwrap();
     let out = tandem(&["run", config.to_str().unwrap(), "--virtual-clock"], dir);
     assert!(out.status.success(), "{}", text(&out));
-    let mut reader = csv::Reader::from_path(dir.join("offline.csv")).unwrap();
+    let mut reader = csv::Reader::from_path(dir.join("results/offline.csv")).unwrap();
     reader
         .records()
         .map(|r| {
@@ -129,7 +129,7 @@ fn a_python_can_ecu_drives_the_plant_as_the_model_says() {
     assert!(ecu.status.success(), "{}", String::from_utf8_lossy(&ecu.stderr));
 
     // The plant applied the requested torque (its current loop is fast).
-    let mut csv = csv::Reader::from_path(dir.join("plant.csv")).unwrap();
+    let mut csv = csv::Reader::from_path(dir.join("results/plant.csv")).unwrap();
     let rows: Vec<(f64, f64, f64)> = csv
         .records()
         .map(|r| {
@@ -165,7 +165,7 @@ fn a_python_can_ecu_drives_the_plant_as_the_model_says() {
         (plant_speed - last).abs() < 0.2,
         "plant {plant_speed} m/s, sent {last} m/s"
     );
-    let log = std::fs::read_to_string(dir.join("plant.log")).unwrap();
+    let log = std::fs::read_to_string(dir.join("results/plant.log")).unwrap();
     assert!(
         log.lines().any(|l| l.contains(" 100#") && l.ends_with(" R")),
         "ECU_Command frames logged as received"
@@ -233,7 +233,7 @@ fn replay_at_max_speed_is_bit_identical_and_drives_the_model() {
         );
         runs.push((
             std::fs::read(dir.join(&out_log)).unwrap(),
-            std::fs::read(dir.join("replay.csv")).unwrap(),
+            std::fs::read(dir.join("results/replay.csv")).unwrap(),
         ));
     }
     assert!(runs[0] == runs[1], "two replays differ");

@@ -9,6 +9,7 @@ use tandem_models::diagram;
 use tandem_models::plants::testset;
 use tandem_models::Model;
 use tandem_runtime::record::Recorder;
+use tandem_runtime::tandem::{ImplicitSolver, Policy};
 use tandem_runtime::{
     Bdf, BdfOptions, FixedImplicit, FixedStep, ImplicitMethod, ImplicitSettings, Method, ModelOde, Simulation, Solver,
 };
@@ -206,22 +207,55 @@ fn solving_an_algebraic_loop_does_not_allocate() {
     }
 }
 
-#[test]
-fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
-    use tandem_runtime::tandem::assemble::{assemble, RecordPlan};
-    use tandem_runtime::tandem::inputs::{signals_by_name, Profile};
-    use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
-    use tandem_runtime::tandem::{ImplicitSolver, Policy, TandemSettings};
+/// Arms the thread's counter after the first frame of a session on the
+/// virtual clock, until the frames end; sums the recorded rows.
+struct ArmedAfterFirstFrame(f64);
 
-    let model = tandem_models::plants::builtin("ev").unwrap();
-    let profile = signals_by_name(
-        model.layout(),
-        tandem_models::plants::profile("ev-drive-cycle")
+impl tandem_session::Observer for ArmedAfterFirstFrame {
+    fn record(&mut self, _: f64, y: &[f64]) {
+        self.0 += y.iter().sum::<f64>();
+    }
+    fn tick(&mut self, running: bool) {
+        WATCHED.with(|w| w.set(running));
+    }
+}
+
+#[test]
+fn a_session_on_the_virtual_clock_with_a_replayed_bus_does_not_allocate() {
+    use tandem_runtime::tandem::metrics::FrameSource;
+    use tandem_runtime::tandem::virtual_clock::VirtualCosts;
+    use tandem_session::replay::LogFeed;
+    use tandem_session::{bind, ClockMode, Options, Session};
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("tandem-no-alloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The ECU's torque command every 10 ms for 1.5 s, with a silence from
+    // 0.6 to 0.8 s that trips the receive timeout.
+    let dbc = tandem_io::dbc::Dbc::load(&root.join("config/examples/ev.dbc")).unwrap();
+    let command = dbc.message("ECU_Command").unwrap();
+    let mut log = String::new();
+    for i in (0..150).filter(|i| !(60..80).contains(i)) {
+        let mut payload = vec![0u8; command.len];
+        command
+            .signal("TorqueRequest")
             .unwrap()
-            .iter()
-            .copied(),
-    )
-    .unwrap();
+            .encode(f64::from(i % 50) * 2.0, &mut payload);
+        let hex: String = payload.iter().map(|b| format!("{b:02X}")).collect();
+        log += &format!("({}.{:06}) can0 100#{hex}\n", 1000 + i / 100, (i % 100) * 10_000);
+    }
+    let log_file = dir.join("commands.log");
+    std::fs::write(&log_file, log).unwrap();
+    let text = format!(
+        "model = \"ev\"\nframe = \"1ms\"\nduration = \"1.5s\"\n[inputs]\nprofile = \"ev-drive-cycle\"\n\
+         [record]\nfile = \"no-alloc.csv\"\nsignals = [\"vehicle_speed\", \"dc_voltage\"]\nbus_log = \"no-alloc.log\"\n\
+         [[bus]]\ntransport = \"udp\"\ndbc = \"{}\"\n\
+         [[bus.receive]]\nmessage = \"ECU_Command\"\ntimeout = \"100ms\"\non_timeout = \"default\"\n\
+         signals = {{ TorqueRequest = \"torque_request\" }}\n\
+         [[bus.transmit]]\nmessage = \"VCU_Speeds\"\nsignals = {{ VehicleSpeed = \"vehicle_speed\" }}\n\
+         [[bus.transmit]]\nmessage = \"VCU_Diagnostics\"\nsignals = {{ SlipFront = \"slip_front\", Distance = \"distance\" }}\n",
+        root.join("config/examples/ev.dbc").display()
+    );
     // Delays and overruns drive every path: catch-up, stale results,
     // resyncs, extrapolated outputs.
     let costs = VirtualCosts {
@@ -237,42 +271,36 @@ fn tandem_frames_on_the_virtual_clock_do_not_allocate() {
     };
     for policy in [Policy::Correct, Policy::Select] {
         for solver in [ImplicitSolver::Bdf, ImplicitSolver::Fixed(ImplicitMethod::Bdf2)] {
-            let mut settings = TandemSettings::new(1e-3, 1.5);
-            settings.policy = policy;
-            settings.implicit.solver = solver;
-            let plan = RecordPlan {
-                signals: vec![0, 1],
-                decimation: 1,
+            let config =
+                tandem_config::parse_run_config(&text, &dir.join("run.toml"), tandem_models::plants::PROFILES).unwrap();
+            let mut plan = bind(config).unwrap();
+            plan.settings.policy = policy;
+            plan.settings.implicit.solver = solver;
+            plan.virtual_costs = costs.clone();
+            let options = Options {
+                replay: Some(LogFeed::open(&log_file).unwrap()),
+                ..Options::new(ClockMode::Virtual, &dir)
             };
-            let mut t = assemble(
-                &settings,
-                model.as_ref(),
-                Box::new(Profile::new(profile.clone())),
-                Some(plan),
-                None,
-            )
-            .unwrap();
-            let mut rows = t.recording.take().unwrap();
-            let mut sink = Checksum(0.0);
-            let mut result = Ok(());
-            let n = allocations_in(|| {
-                result = run_virtual(
-                    &mut t.fast,
-                    t.implicit.as_mut(),
-                    settings.frames(),
-                    1_000_000,
-                    &costs,
-                    &mut |_| {
-                        rows.drain(&mut sink).unwrap();
-                        std::ops::ControlFlow::Continue(())
-                    },
-                );
-            });
-            result.unwrap();
-            let m = &t.metrics;
-            assert!(m.from_source(tandem_runtime::tandem::metrics::Source::Extrapolated) == 1);
+            let session = Session::new(plan, options).unwrap();
+            let mut observer = ArmedAfterFirstFrame(0.0);
+            let before = ALLOCATIONS.with(Cell::get);
+            let report = session.run(&mut observer).unwrap();
+            let n = ALLOCATIONS.with(Cell::get) - before;
+            assert!(report.failure.is_none(), "{:?}", report.failure);
+            let m = &report.metrics;
+            assert!(m.from_source(FrameSource::Extrapolated) == 1);
             assert!(m.resyncs.get() == 1 && m.implicit_steps.get() > 1000);
+            let bus = &report.devices[0].metrics;
+            assert_eq!((bus.rx_frames.get(), bus.timeouts.get()), (130, 1));
+            assert!(
+                bus.tx_frames.get() > 200 && bus.log_dropped.get() == 0,
+                "{} frames sent, {} log records dropped",
+                bus.tx_frames.get(),
+                bus.log_dropped.get()
+            );
+            assert!(observer.0.is_finite() && observer.0 != 0.0);
             assert_eq!(n, 0, "{policy} with {solver}: {n} allocations");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }

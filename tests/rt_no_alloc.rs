@@ -1,18 +1,23 @@
 //! The real-time threads must not allocate after start-up: a process-wide
 //! counting allocator is armed from the first poll of the watching thread
-//! (both threads are then past their start-up) to the end of the run, over
-//! thousands of frames of the fast and the implicit thread.
+//! (every thread is then past its start-up) to the end of the frames, over
+//! thousands of frames of a whole session: the fast and the implicit
+//! thread, and a CAN bus's receive thread, its decoding into model inputs
+//! and its transmit path, with a second node on the same in-process bus
+//! playing the ECU.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tandem_models::plants;
-use tandem_runtime::record::Recorder;
-use tandem_runtime::tandem::assemble::{assemble, RecordPlan};
-use tandem_runtime::tandem::inputs::{signals_by_name, Profile};
-use tandem_runtime::tandem::threads::run_realtime;
-use tandem_runtime::tandem::{Placement, Policy, TandemSettings};
+use tandem_config::{parse_run_config, TransportConfig};
+use tandem_io::dbc::Dbc;
+use tandem_io::CanFrame;
+use tandem_models::plants::PROFILES;
+use tandem_session::bus::open_transport;
+use tandem_session::{bind, ClockMode, Observer, Options, Session};
 
 struct Counting;
 
@@ -40,72 +45,115 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Sums what it is given; never allocates.
-struct Checksum(f64);
-impl Recorder for Checksum {
-    fn record(&mut self, t: f64, y: &[f64]) -> std::io::Result<()> {
+/// Arms the counter while the frames run, and sums the recorded rows
+/// (without allocating) so that they are used.
+struct Armed(f64);
+
+impl Observer for Armed {
+    fn record(&mut self, t: f64, y: &[f64]) {
         self.0 += t + y.iter().sum::<f64>();
-        Ok(())
+    }
+    fn tick(&mut self, running: bool) {
+        ARMED.store(running, Relaxed);
     }
 }
 
-#[test]
-fn fast_and_implicit_threads_run_thousands_of_frames_without_allocating() {
-    let model = plants::builtin("ev").unwrap();
-    let profile = signals_by_name(
-        model.layout(),
-        plants::profile("ev-drive-cycle").unwrap().iter().copied(),
+/// The plant of `config/examples/ev-can.toml` on the in-process bus
+/// `channel`, under `policy`, for 3 s.
+fn config(channel: &str, policy: &str) -> String {
+    let dbc = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc");
+    format!(
+        r#"model = "ev"
+frame = "1ms"
+duration = "3s"
+policy = "{policy}"
+[inputs]
+profile = "ev-drive-cycle"
+[record]
+file = "rt-no-alloc.csv"
+[[bus]]
+transport = "virtual"
+channel = "{channel}"
+dbc = "{}"
+[[bus.receive]]
+message = "ECU_Command"
+timeout = "100ms"
+on_timeout = "default"
+signals = {{ TorqueRequest = "torque_request", BrakePressure = "brake_pressure" }}
+[[bus.transmit]]
+message = "VCU_Speeds"
+signals = {{ VehicleSpeed = "vehicle_speed", MotorSpeed = "motor_speed" }}
+[[bus.transmit]]
+message = "VCU_Powertrain"
+signals = {{ MotorTorque = "motor_torque", DcVoltage = "dc_voltage" }}
+"#,
+        dbc.display()
     )
-    .unwrap();
-    for policy in [Policy::Correct, Policy::Select] {
-        let mut settings = TandemSettings::new(1e-3, 3.0);
-        settings.policy = policy;
-        // Unpinned and at normal priority where SCHED_FIFO is refused: the
-        // allocation-free property does not depend on either.
-        settings.fast.placement = Placement {
-            core: None,
-            priority: 80,
-        };
-        settings.implicit.placement = Placement {
-            core: None,
-            priority: 70,
-        };
-        let plan = RecordPlan {
-            signals: (0..model.layout().outputs.len()).collect(),
-            decimation: 1,
-        };
-        let t = assemble(
-            &settings,
-            model.as_ref(),
-            Box::new(Profile::new(profile.clone())),
-            Some(plan),
-            None,
-        )
-        .unwrap();
-        let mut rows = t.recording.unwrap();
-        let metrics = t.metrics;
-        let mut sink = Checksum(0.0);
+}
+
+#[test]
+fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
+    let dbc = Dbc::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc")).unwrap();
+    let command = dbc.message("ECU_Command").unwrap();
+    let mut payload = vec![0u8; command.len];
+    command.signal("TorqueRequest").unwrap().encode(50.0, &mut payload);
+    let frame = CanFrame::data(command.id, &payload).unwrap();
+    for policy in ["correct", "select"] {
+        let channel = format!("rt-no-alloc-{policy}");
+        let text = config(&channel, policy);
+        let config = parse_run_config(&text, Path::new("rt-no-alloc.toml"), PROFILES).unwrap();
+        let mut plan = bind(config).unwrap();
+        // Unpinned where SCHED_FIFO is refused: the property does not
+        // depend on the placement.
+        plan.settings.fast.placement.core = None;
+        plan.settings.implicit.placement.core = None;
+        let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-{}", std::process::id()));
+        let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
+
+        // The ECU: another node on the bus, sending a command every 10 ms
+        // and taking what the plant sends, without allocating.
+        let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let ecu = std::thread::spawn(move || {
+            let mut received = 0u64;
+            while !stopping.load(Relaxed) {
+                let _ = ecu.tx.send(&frame);
+                while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {
+                    received += 1;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            received
+        });
+
         ALLOCATIONS.store(0, Relaxed);
-        let outcome = run_realtime(
-            &settings,
-            t.fast,
-            t.implicit,
-            Default::default(),
-            Duration::from_millis(20),
-            &mut |finished| {
-                ARMED.store(!finished, Relaxed);
-                rows.drain(&mut sink).unwrap();
-            },
-        );
+        let mut observer = Armed(0.0);
+        let report = session.run(&mut observer).unwrap();
         ARMED.store(false, Relaxed);
-        assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
-        assert_eq!(metrics.frames.get(), 3000);
-        assert!(metrics.implicit_steps.get() > 1000, "the implicit thread worked");
-        assert!(sink.0.is_finite() && sink.0 != 0.0);
+        stop.store(true, Relaxed);
+        let received = ecu.join().unwrap();
+        let _ = std::fs::remove_dir_all(&results);
+
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        let m = &report.metrics;
+        assert_eq!(m.frames.get(), 3000);
+        assert!(m.implicit_steps.get() > 1000, "the implicit thread worked");
+        let bus = &report.devices[0].metrics;
+        assert!(
+            bus.rx_frames.get() > 200,
+            "the plant heard the ECU: {}",
+            bus.rx_frames.get()
+        );
+        assert!(
+            bus.tx_frames.get() > 500 && received > 500,
+            "the ECU heard the plant: {received}"
+        );
+        assert!(observer.0.is_finite() && observer.0 != 0.0);
         assert_eq!(
             ALLOCATIONS.load(Relaxed),
             0,
-            "{policy}: allocations on the real-time path"
+            "{policy}: allocations on the real-time and I/O paths"
         );
     }
 }

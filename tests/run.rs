@@ -135,14 +135,14 @@ fn the_example_drives_off_on_the_virtual_clock_and_records_every_tenth_frame() {
     assert!(stdout.contains("\nsummary: 2000 frames in "), "{stdout}");
     assert!(stdout.contains(" s of wall time (virtual clock)\n"), "{stdout}");
     assert!(
-        stdout.contains("recording: ev-run.csv (200 rows, 0 dropped)"),
+        stdout.contains("recording: results/ev-run.csv (200 rows, 0 dropped)"),
         "{stdout}"
     );
     // No preflight on the virtual clock: the machine plays no part.
     assert!(!stdout.contains("preflight"), "{stdout}");
 
     // The recording lands in the current directory, as the config says.
-    let table = common::Table::read(&dir.join("ev-run.csv"));
+    let table = common::Table::read(&dir.join("results/ev-run.csv"));
     assert_eq!(table.header, HEADER);
     // Decimation 10 over frames 0..2000: frames 0, 10, …, 1990.
     assert_eq!(table.rows.len(), 200);
@@ -208,7 +208,7 @@ fn stats_json_holds_the_summary() {
     assert_eq!(int(&s, "/implicit/resyncs"), 0);
     assert_eq!(int(&s, "/implicit/failures"), 0);
     assert_eq!(int(&s, "/dropped_frame_records"), 0);
-    assert_eq!(s["recording"]["file"], "ev-run.csv");
+    assert_eq!(s["recording"]["file"], "results/ev-run.csv");
     assert_eq!((int(&s, "/recording/rows"), int(&s, "/recording/dropped")), (200, 0));
     assert!(s["preflight"].is_null() && s["failure"].is_null(), "{s:#}");
     assert!(float(&s, "/wall_s") > 0.0);
@@ -253,7 +253,7 @@ fn stats_json_holds_the_summary() {
 fn virtual_runs_are_deterministic() {
     let (a, _) = virtual_example("determinism_a", "2");
     let (b, _) = virtual_example("determinism_b", "2");
-    let csv = |dir: &Path| std::fs::read(dir.join("ev-run.csv")).unwrap();
+    let csv = |dir: &Path| std::fs::read(dir.join("results/ev-run.csv")).unwrap();
     assert!(!csv(&a).is_empty());
     assert!(csv(&a) == csv(&b), "the two recordings differ");
     // So are the statistics, wall time aside.
@@ -435,7 +435,7 @@ fn rk4_alone_fails_on_the_stiff_ev_plant_and_keeps_what_it_recorded() {
 
     // The rows recorded before the failure are kept: every 10th frame of
     // those that ran.
-    let table = common::Table::read(&dir.join("ev-run.csv"));
+    let table = common::Table::read(&dir.join("results/ev-run.csv"));
     assert_eq!(table.header, HEADER);
     assert_eq!(table.rows.len() as u64, frames.div_ceil(10));
     assert_eq!(int(&s, "/recording/rows"), frames.div_ceil(10));
@@ -476,7 +476,7 @@ fn an_unknown_key_is_located_and_the_valid_keys_listed() {
         "{stderr}"
     );
     assert!(stderr.contains("`priority`"), "{stderr}");
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -492,7 +492,7 @@ fn an_unknown_implicit_method_is_located_and_the_methods_listed() {
              use one of: bdf, bdf1, bdf2, trapezoidal"
         )
     );
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -514,7 +514,7 @@ fn points_for_an_input_the_model_lacks_name_it_and_list_the_inputs() {
         ),
         "{stderr}"
     );
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -525,13 +525,13 @@ fn recording_an_unknown_output_names_it_and_lists_the_outputs() {
     assert!(stderr.starts_with("error: bad.toml"), "{stderr}");
     assert!(
         stderr.contains(
-            ": record.signals: the model has no output \"motor_torq\"; its outputs: vehicle_speed, motor_speed, \
+            ": record.signals[2]: the model has no output \"motor_torq\"; its outputs: vehicle_speed, motor_speed, \
              wheel_speed_front, wheel_speed_rear, motor_torque, motor_current, battery_current, dc_voltage, soc, \
              slip_front, distance, battery_temperature, motor_temperature\n"
         ),
         "{stderr}"
     );
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -542,7 +542,7 @@ fn a_missing_configuration_file_is_named() {
         stderr.starts_with("error: nosuch.toml: cannot read the run configuration: "),
         "{stderr}"
     );
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -554,12 +554,13 @@ fn an_unknown_model_lists_the_built_in_models() {
     let (_, list) = stderr
         .trim_end()
         .split_once(": model: no built-in model \"nosuch\"; built-in models: ")
+        .and_then(|(a, rest)| Some((a, rest.split_once(" (a JSON block diagram is named by its path")?.0)))
         .unwrap_or_else(|| panic!("{stderr}"));
     let models: Vec<&str> = list.split(", ").collect();
     for name in ["ev", "rober", "vdpol"] {
         assert!(models.contains(&name), "{name} missing: {stderr}");
     }
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 #[test]
@@ -585,7 +586,7 @@ fn a_duration_that_is_not_positive_or_shorter_than_a_frame_is_refused() {
         let stderr = run_refused(&dir, &[config, "--virtual-clock", "--duration", duration]);
         assert_eq!(stderr.trim_end(), message);
     }
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
 }
 
 /// Whether this kernel says it is PREEMPT_RT.
@@ -619,7 +620,7 @@ fn require_rt_refuses_to_start_without_preempt_rt() {
         assert!(stdout.contains(&format!("MISSING {check} ")), "{check}: {stdout}");
     }
     // Refused before the first frame: nothing recorded, no summary.
-    assert!(!dir.join("ev-run.csv").exists());
+    assert!(!dir.join("results/ev-run.csv").exists());
     assert!(!stdout.contains("summary"), "{stdout}");
 }
 
@@ -677,7 +678,7 @@ fn a_short_real_clock_run_reports_its_preflight_and_runs_every_frame() {
     assert_eq!(reported, checks);
     assert!(s["failure"].is_null(), "{s:#}");
     // Every 10th frame is recorded, however late the frames ran.
-    let table = common::Table::read(&dir.join("ev-run.csv"));
+    let table = common::Table::read(&dir.join("results/ev-run.csv"));
     assert_eq!(table.header, HEADER);
     assert_eq!(table.rows.len(), 50);
     assert_eq!(int(&s, "/recording/rows"), 50);

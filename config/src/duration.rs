@@ -39,7 +39,7 @@ const UNIT_LIST: &str = "min, s, ms, us (or \u{b5}s), ns";
 /// assert_eq!("1ms".parse::<Duration>().unwrap().seconds(), 1e-3);
 /// assert_eq!("2min".parse::<Duration>().unwrap().seconds(), 120.0);
 /// let e = "20".parse::<Duration>().unwrap_err();
-/// assert!(e.contains("\"20s\""), "{e}");
+/// assert!(e.to_string().contains("\"20s\""), "{e}");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Duration(f64);
@@ -80,40 +80,80 @@ impl fmt::Display for Duration {
 /// The examples that messages give.
 const EXAMPLES: &str = "e.g. \"1ms\", \"20s\", \"50us\"";
 
+/// A duration that cannot be read (the text as written is quoted).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Nothing was written.
+    #[error("a duration cannot be empty; write a number and a unit, {EXAMPLES}")]
+    Empty,
+    /// A minus sign.
+    #[error("a duration cannot be negative, found \"{0}\"; write e.g. \"0s\" or \"1ms\"")]
+    Negative(String),
+    /// No number first.
+    #[error("\"{0}\" does not start with a number; write a number and a unit, {EXAMPLES}")]
+    NoNumber(String),
+    /// A number without a unit.
+    #[error("\"{text}\" has no unit; write e.g. \"{number}s\" or \"{number}ms\" (units: {UNIT_LIST})")]
+    NoUnit {
+        /// As written.
+        text: String,
+        /// Its number.
+        number: String,
+    },
+    /// A unit that is not one of ns, us, µs, ms, s, min, h.
+    #[error("unknown unit \"{unit}\" in \"{text}\"; use one of: {UNIT_LIST}, e.g. \"{number}s\" or \"{number}ms\"")]
+    UnknownUnit {
+        /// As written.
+        text: String,
+        /// Its number.
+        number: String,
+        /// Its unit.
+        unit: String,
+    },
+    /// The number part is not a number.
+    #[error("\"{number}\" in \"{text}\" is not a number; write e.g. \"1.5ms\"")]
+    NotANumber {
+        /// As written.
+        text: String,
+        /// Its number.
+        number: String,
+    },
+    /// Beyond what a duration can hold.
+    #[error("\"{0}\" is too long to be a duration")]
+    TooLong(String),
+}
+
 impl FromStr for Duration {
-    type Err = String;
+    type Err = DurationError;
 
     /// Parses a number followed by a unit; the message of an error quotes
     /// what was found and gives examples.
-    fn from_str(text: &str) -> Result<Duration, String> {
+    fn from_str(text: &str) -> Result<Duration, DurationError> {
         let s = text.trim_matches(' ');
         if s.is_empty() {
-            return Err(format!(
-                "a duration cannot be empty; write a number and a unit, {EXAMPLES}"
-            ));
+            return Err(DurationError::Empty);
         }
         if s.starts_with('-') {
-            return Err(format!(
-                "a duration cannot be negative, found \"{text}\"; write e.g. \"0s\" or \"1ms\""
-            ));
+            return Err(DurationError::Negative(text.into()));
         }
         let number_end = number_length(s);
         let (number, unit) = s.split_at(number_end);
         let unit = unit.trim_start_matches(' ');
         if number.is_empty() {
-            return Err(format!(
-                "\"{text}\" does not start with a number; write a number and a unit, {EXAMPLES}"
-            ));
+            return Err(DurationError::NoNumber(text.into()));
         }
         if unit.is_empty() {
-            return Err(format!(
-                "\"{text}\" has no unit; write e.g. \"{number}s\" or \"{number}ms\" (units: {UNIT_LIST})"
-            ));
+            return Err(DurationError::NoUnit {
+                text: text.into(),
+                number: number.into(),
+            });
         }
         let Some(&(_, power, factor)) = UNITS.iter().find(|(name, _, _)| *name == unit) else {
-            return Err(format!(
-                "unknown unit \"{unit}\" in \"{text}\"; use one of: {UNIT_LIST}, e.g. \"{number}s\" or \"{number}ms\""
-            ));
+            return Err(DurationError::UnknownUnit {
+                text: text.into(),
+                number: number.into(),
+                unit: unit.into(),
+            });
         };
         // The unit's power of ten joins the number's exponent, for the
         // correctly rounded value: "0.8ms" is 0.8e-3, not 0.8 * 1e-3.
@@ -128,8 +168,11 @@ impl FromStr for Duration {
         let exponent = exponent.clamp(-100_000, 100_000) + i64::from(power);
         let value: f64 = format!("{mantissa}e{exponent}")
             .parse()
-            .map_err(|_| format!("\"{number}\" in \"{text}\" is not a number; write e.g. \"1.5ms\""))?;
-        Duration::from_seconds(value * factor).ok_or_else(|| format!("\"{text}\" is too long to be a duration"))
+            .map_err(|_| DurationError::NotANumber {
+                text: text.into(),
+                number: number.into(),
+            })?;
+        Duration::from_seconds(value * factor).ok_or_else(|| DurationError::TooLong(text.into()))
     }
 }
 
@@ -252,7 +295,7 @@ mod tests {
 
     #[test]
     fn mistakes() {
-        let e = |s: &str| s.parse::<Duration>().unwrap_err();
+        let e = |s: &str| s.parse::<Duration>().unwrap_err().to_string();
         assert!(e("20").contains("has no unit; write e.g. \"20s\""), "{}", e("20"));
         assert!(e("20sec").contains("unknown unit \"sec\" in \"20sec\"; use one of: min, s, ms"));
         assert!(e("ms").contains("does not start with a number"));

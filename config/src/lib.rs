@@ -16,7 +16,8 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use tandem_config::{parse_run_config, ModelRef};
+//! use tandem_config::parse_run_config;
+//! use tandem_models::ModelRef;
 //! let text = "model = \"ev\"\nframe = \"1ms\"\n[implicit]\nmethod = \"bdf7\"\n";
 //! let e = parse_run_config(text, Path::new("ev.toml"), &["ev-drive-cycle"]).unwrap_err();
 //! assert_eq!(
@@ -24,20 +25,30 @@
 //!     "ev.toml:4:10: implicit.method: unknown implicit method \"bdf7\"; use one of: bdf, bdf1, bdf2, trapezoidal"
 //! );
 //! let run = parse_run_config("model = \"ev\"", Path::new("ev.toml"), &[]).unwrap();
-//! assert_eq!(run.model, ModelRef::Builtin("ev".into()));
+//! assert_eq!(run.model.value, ModelRef::Builtin("ev".into()));
 //! assert_eq!(run.settings.frame, 1e-3);
 //! ```
 
 mod bus;
 mod duration;
+mod error;
+mod load;
+mod locate;
+mod raw;
 mod run;
 mod simulation;
+mod text;
+mod validate;
 
-pub use bus::{BusConfig, Located, ReceiveConfig, TransmitConfig, TransportConfig};
-pub use duration::{Duration, DURATION_PATTERN};
+pub use bus::{
+    BusConfig, NamePairs, ReceiveConfig, SerialConfig, Timeout, TimeoutPolicy, TransmitConfig, TransportConfig,
+};
+pub use duration::{Duration, DurationError, DURATION_PATTERN};
+pub use error::{ConfigError, Located, Location};
+pub use load::{load_run_config, parse_run_config};
+pub use raw::run_config_schema;
 pub use run::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, EcuConfig, InputsConfig, Location, ModelRef,
-    RecordConfig, RunConfig, VirtualClockConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
+    EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
 };
 
 pub use simulation::{

@@ -66,9 +66,10 @@ fn positive(value: f64, origin: String, what: &str) -> Result<f64, SettingsError
 /// Merges and validates the settings of a fixed-step run.
 pub fn fixed_step(model: &SimulationDef, cli: &Overrides) -> Result<FixedStep, SettingsError> {
     let (solver, origin) = pick("solver", &cli.solver, &model.solver, DEFAULT_SOLVER.name().to_string());
-    let mut solver = solver
-        .parse::<Solver>()
-        .map_err(|message| SettingsError { origin, message })?;
+    let mut solver = solver.parse::<Solver>().map_err(|e| SettingsError {
+        origin,
+        message: e.to_string(),
+    })?;
     if let Solver::Bdf { rtol, atol } = &mut solver {
         let (value, origin) = pick("rtol", &cli.rtol, &model.rtol, DEFAULT_RTOL);
         *rtol = tolerance(value, origin)?;

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tandem_config::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, ModelRef, RecordConfig, RunConfig,
+    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, RecordConfig, RunConfig,
     DEFAULT_DURATION, DEFAULT_FRAME,
 };
+use tandem_models::ModelRef;
 use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy, TandemSettings};
 use tandem_runtime::{ImplicitMethod, Method};
 
@@ -64,7 +65,7 @@ fn fails(text: &str, line: usize, column: usize, key: &str, fragments: &[&str]) 
 #[test]
 fn the_example_loads_with_the_expected_settings() {
     let run = load_run_config(&example(), &["ev-drive-cycle"]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(run.model, ModelRef::Builtin("ev".into()));
+    assert_eq!(run.model.value, ModelRef::Builtin("ev".into()));
     // The example spells out the defaults of a 1 ms frame, cores included;
     // "0.8ms" is the number 0.8e-3, which 0.8 * 1e-3 need not be.
     let mut expected = TandemSettings::new(1e-3, 20.0);
@@ -74,31 +75,25 @@ fn the_example_loads_with_the_expected_settings() {
     assert_eq!(run.settings.policy, Policy::Correct);
     assert_eq!(run.settings.fast.method, Method::Rk4);
     assert_eq!(run.settings.implicit.solver, ImplicitSolver::Bdf);
-    assert_eq!(run.inputs.profile.as_deref(), Some("ev-drive-cycle"));
+    assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ev-drive-cycle"));
     assert!(run.inputs.points.is_empty());
+    let record = run.record.unwrap();
+    assert_eq!((record.file.to_str(), record.decimation), (Some("ev-run.csv"), 10));
+    let names: Vec<String> = record.signals.unwrap().into_iter().map(|s| s.value).collect();
     assert_eq!(
-        run.record,
-        Some(RecordConfig {
-            file: "ev-run.csv".into(),
-            signals: Some(
-                [
-                    "vehicle_speed",
-                    "motor_speed",
-                    "motor_torque",
-                    "motor_current",
-                    "dc_voltage",
-                    "soc"
-                ]
-                .map(String::from)
-                .to_vec()
-            ),
-            decimation: 10,
-        })
+        names,
+        [
+            "vehicle_speed",
+            "motor_speed",
+            "motor_torque",
+            "motor_current",
+            "dc_voltage",
+            "soc"
+        ]
     );
-    assert_eq!(run.virtual_clock.fast_cost, 20e-6);
-    assert_eq!(run.virtual_clock.implicit_cost, 300e-6);
-    assert_eq!(run.virtual_clock.wake_latency, 0.0);
-    assert!(run.virtual_clock.implicit_delays.is_empty() && run.virtual_clock.fast_overruns.is_empty());
+    let v = &run.virtual_costs;
+    assert_eq!((v.fast_step, v.implicit_step, v.wake_latency), (20_000, 300_000, 0));
+    assert!(v.implicit_delays.is_empty() && v.fast_overruns.is_empty());
 }
 
 #[test]
@@ -111,7 +106,7 @@ fn only_the_model_is_required() {
     assert_eq!(run.settings, expected);
     assert_eq!(run.inputs, Default::default());
     assert_eq!(run.record, None);
-    assert_eq!(run.virtual_clock, Default::default());
+    assert_eq!(run.virtual_costs, Default::default());
 }
 
 #[test]
@@ -159,7 +154,7 @@ delay = "3ms"
 at = "6s"
 extra = "1.5ms"
 "#);
-    assert_eq!(run.model, ModelRef::File(PathBuf::from("plant.json")));
+    assert_eq!(run.model.value, ModelRef::File(PathBuf::from("plant.json")));
     let s = run.settings;
     assert_eq!(
         (s.frame, s.duration, s.policy, s.max_catchup),
@@ -176,9 +171,10 @@ extra = "1.5ms"
     assert_eq!((i.rtol, i.atol, i.max_newton), (1e-4, 1e-5, 7));
     assert!((i.macro_step - 2e-3).abs() < 1e-15 && (i.lead - 3e-3).abs() < 1e-15);
     assert_eq!((i.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
-    assert_eq!(run.inputs.profile.as_deref(), Some("ramp"));
+    assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ramp"));
+    let points: Vec<(String, Vec<(f64, f64)>)> = run.inputs.points.into_iter().map(|(n, p)| (n.value, p)).collect();
     assert_eq!(
-        run.inputs.points,
+        points,
         vec![
             ("brake_pressure".to_string(), vec![(0.5, 2.0)]),
             (
@@ -195,11 +191,14 @@ extra = "1.5ms"
             decimation: 1
         })
     );
-    let v = run.virtual_clock;
-    assert_eq!((v.fast_cost, v.implicit_cost, v.wake_latency), (20e-6, 0.3e-3, 5e-6));
-    // Sorted by time, as the virtual clock wants them.
-    assert_eq!(v.implicit_delays, vec![(5.0, 3e-3), (7.0, 1e-3)]);
-    assert_eq!(v.fast_overruns, vec![(6.0, 1.5e-3)]);
+    let v = run.virtual_costs;
+    assert_eq!((v.fast_step, v.implicit_step, v.wake_latency), (20_000, 300_000, 5_000));
+    // In nanoseconds, sorted by time, as the virtual clock wants them.
+    assert_eq!(
+        v.implicit_delays,
+        vec![(5_000_000_000, 3_000_000), (7_000_000_000, 1_000_000)]
+    );
+    assert_eq!(v.fast_overruns, vec![(6_000_000_000, 1_500_000)]);
 }
 
 #[test]
@@ -209,6 +208,7 @@ fn model_files_are_resolved_against_the_configuration_directory() {
         parse_run_config(&text, Path::new("rigs/bench/run.toml"), &[])
             .unwrap()
             .model
+            .value
     };
     assert_eq!(model("ev"), ModelRef::Builtin("ev".into()));
     assert_eq!(
@@ -221,7 +221,7 @@ fn model_files_are_resolved_against_the_configuration_directory() {
     );
     assert_eq!(model("/srv/m.json"), ModelRef::File("/srv/m.json".into()));
     let run = parse_run_config("model = \"m.json\"", Path::new("run.toml"), &[]).unwrap();
-    assert_eq!(run.model, ModelRef::File("m.json".into()));
+    assert_eq!(run.model.value, ModelRef::File("m.json".into()));
 }
 
 #[test]
@@ -777,7 +777,7 @@ fn schema_json_is_the_generated_schema() {
     assert!(
         committed == generated,
         "config/schema.json is not the schema of the run configuration that the code generates; after changing \
-         config/src/run.rs or config/src/duration.rs, regenerate it with `TANDEM_BLESS=1 cargo test -p tandem-config \
+         config/src/raw.rs or config/src/duration.rs, regenerate it with `TANDEM_BLESS=1 cargo test -p tandem-config \
          --test run_config schema_json` and commit it"
     );
 }

@@ -11,16 +11,27 @@
 //! - [`serial_lines`]: serial sensors and rigs exchanging `name=value` lines.
 //! - [`serial_port`]: the serial port under both, reopened with back-off when it vanishes.
 //!
-//! `models` never depends on this crate, and the real-time runtime meets it
-//! only through lock-free queues.
+//! This crate depends on no other Tandem crate: it knows frames, transports,
+//! signal coding, serial protocols and logs, not models or runs.
+//!
+//! ```
+//! use tandem_io::log::parse_line;
+//! use tandem_io::serial_lines;
+//!
+//! // A frame of a candump log.
+//! let record = parse_line("(1.250000) can0 123#DEADBEEF").unwrap();
+//! assert_eq!((record.time_ns, record.frame.id().raw()), (1_250_000_000, 0x123));
+//! assert_eq!(record.frame.payload(), &[0xDE, 0xAD, 0xBE, 0xEF]);
+//!
+//! // A line of the serial `name=value` protocol.
+//! let line = serial_lines::parse_line("t=0.5 speed=12.5 valve=1").unwrap();
+//! assert_eq!(line.time(), Some(0.5));
+//! assert_eq!(line.fields().collect::<Vec<_>>(), [("speed", 12.5), ("valve", 1.0)]);
+//! ```
 
-pub mod bus_inputs;
-pub mod bus_metrics;
-pub mod bus_threads;
 pub mod dbc;
 pub mod frame;
 pub mod log;
-pub mod mapping;
 pub mod serial_lines;
 pub mod serial_port;
 pub mod slcan;

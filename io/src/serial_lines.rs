@@ -44,7 +44,7 @@ use std::fmt::{self, Write as _};
 use std::io;
 use std::time::Duration;
 
-use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail};
+use crate::serial_port::{self, deadline_after, Backoff, Link, PortConfig, PortStatus, ReadFail, SerialOpenError};
 use crate::transport::BusError;
 
 /// A line that breaks the protocol: where and why.
@@ -356,7 +356,7 @@ impl Default for LineOptions {
 }
 
 /// Opens the serial port at `path` for the line protocol, at `baud`.
-pub fn open_lines(path: &str, baud: u32) -> Result<(LineReceiver, LineSender), OpenError> {
+pub fn open_lines(path: &str, baud: u32) -> Result<(LineReceiver, LineSender), SerialOpenError> {
     open_lines_with(
         path,
         &LineOptions {
@@ -367,9 +367,9 @@ pub fn open_lines(path: &str, baud: u32) -> Result<(LineReceiver, LineSender), O
 }
 
 /// As [`open_lines`], with every option.
-pub fn open_lines_with(path: &str, options: &LineOptions) -> Result<(LineReceiver, LineSender), OpenError> {
+pub fn open_lines_with(path: &str, options: &LineOptions) -> Result<(LineReceiver, LineSender), SerialOpenError> {
     if options.max_line < 2 {
-        return Err(OpenError::Unsupported("max_line must be at least 2 bytes".into()));
+        return Err(SerialOpenError::Unsupported("max_line must be at least 2 bytes".into()));
     }
     let (rx, tx, _) = serial_port::open(PortConfig {
         path: path.to_string(),

@@ -34,7 +34,7 @@ use serialport::{ClearBuffer, SerialPort, TTYPort};
 
 /// A serial transport that could not be opened.
 #[derive(Debug, thiserror::Error)]
-pub enum OpenError {
+pub enum SerialOpenError {
     /// A setting the transport cannot use (what and why).
     #[error("{0}")]
     Unsupported(String),
@@ -114,6 +114,10 @@ pub(crate) struct PortConfig {
     /// How often a vanished port is reopened.
     pub backoff: Backoff,
 }
+
+/// A port that is gone and not reopened yet: its path and why.
+#[derive(Debug)]
+struct Gone(String);
 
 /// The longest the open sequence may take to write.
 const HELLO_TIMEOUT: Duration = Duration::from_millis(200);
@@ -279,8 +283,8 @@ fn write_within(port: &mut TTYPort, bytes: &[u8], timeout: Duration) -> Result<(
 /// Opens the port at `config.path`: the receiving half's link, the sending
 /// half's link and the status. A port that cannot be opened now is an error
 /// (only a port lost later is reopened).
-pub(crate) fn open(config: PortConfig) -> Result<(Link, Link, PortStatus), OpenError> {
-    let port = open_port(&config).map_err(|source| OpenError::Port {
+pub(crate) fn open(config: PortConfig) -> Result<(Link, Link, PortStatus), SerialOpenError> {
+    let port = open_port(&config).map_err(|source| SerialOpenError::Port {
         path: config.path.clone(),
         source,
     })?;
@@ -375,7 +379,7 @@ impl Link {
 
     /// Makes sure this half has the current port, reopening it if due and
     /// sleeping between attempts until `deadline` at the latest.
-    fn ensure_waiting(&mut self, deadline: Instant) -> Result<(), String> {
+    fn ensure_waiting(&mut self, deadline: Instant) -> Result<(), Gone> {
         loop {
             if self.current() {
                 return Ok(());
@@ -391,7 +395,7 @@ impl Link {
                     return Ok(());
                 }
                 if Instant::now() >= deadline {
-                    return Err(shared.disconnected(&state.why));
+                    return Err(Gone(shared.disconnected(&state.why)));
                 }
                 state.next_attempt
             };
@@ -403,14 +407,14 @@ impl Link {
     /// Makes sure this half has the current port without waiting: takes it
     /// up if it was reopened, or (with no receiving half) reopens it if an
     /// attempt is due.
-    fn ensure_now(&mut self) -> Result<(), String> {
+    fn ensure_now(&mut self) -> Result<(), Gone> {
         if self.current() {
             return Ok(());
         }
         self.port = None;
         let shared = self.shared.clone();
         let Some(mut state) = shared.try_lock() else {
-            return Err(shared.disconnected("reopening"));
+            return Err(Gone(shared.disconnected("reopening")));
         };
         if self.adopt(&mut state) {
             return Ok(());
@@ -422,7 +426,7 @@ impl Link {
         {
             return Ok(());
         }
-        Err(shared.disconnected(&state.why))
+        Err(Gone(shared.disconnected(&state.why)))
     }
 
     /// Marks this half's port lost (if no other half did already).
@@ -445,7 +449,8 @@ impl Link {
     /// reported at once.
     pub(crate) fn read(&mut self, buf: &mut [u8], deadline: Instant) -> Result<usize, ReadFail> {
         loop {
-            self.ensure_waiting(deadline).map_err(ReadFail::Disconnected)?;
+            self.ensure_waiting(deadline)
+                .map_err(|Gone(why)| ReadFail::Disconnected(why))?;
             let Some(port) = self.port.as_mut() else {
                 continue;
             };
@@ -489,7 +494,7 @@ impl Link {
     /// Writes all of `bytes` within the write timeout, never waiting for a
     /// lost port.
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), SendFail> {
-        self.ensure_now().map_err(SendFail::Disconnected)?;
+        self.ensure_now().map_err(|Gone(why)| SendFail::Disconnected(why))?;
         let Some(port) = self.port.as_mut() else {
             return Err(SendFail::Disconnected(self.shared.disconnected("not open")));
         };

@@ -22,9 +22,9 @@ pub mod codec;
 use std::time::Duration;
 
 use crate::frame::CanFrame;
-use crate::serial_port::{self, deadline_after, Backoff, Link, OpenError, PortConfig, PortStatus, ReadFail};
+use crate::serial_port::{self, deadline_after, Backoff, Link, PortConfig, PortStatus, ReadFail, SerialOpenError};
 use crate::transport::{BusError, CanReceiver, CanSender, Duplex, Received};
-use codec::{Bitrate, Clock, Command, Decoder, Message, MAX_LINE};
+use codec::{Bitrate, Command, Decoder, Line, TimerClock, MAX_LINE};
 
 /// How to open an SLCAN adapter.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl Default for SlcanOptions {
 }
 
 /// Opens the SLCAN adapter at `path` (e.g. `/dev/ttyACM0`) and its channel.
-pub fn open(path: &str, options: &SlcanOptions) -> Result<Duplex, OpenError> {
+pub fn open(path: &str, options: &SlcanOptions) -> Result<Duplex, SerialOpenError> {
     let (rx, tx) = open_halves(path, options)?;
     Ok(Duplex {
         rx: Box::new(rx),
@@ -69,9 +69,9 @@ pub fn open(path: &str, options: &SlcanOptions) -> Result<Duplex, OpenError> {
 
 /// As [`open`], with the halves' own types (which give the port's
 /// [`PortStatus`]).
-pub fn open_halves(path: &str, options: &SlcanOptions) -> Result<(SlcanReceiver, SlcanSender), OpenError> {
+pub fn open_halves(path: &str, options: &SlcanOptions) -> Result<(SlcanReceiver, SlcanSender), SerialOpenError> {
     let bitrate = Bitrate::from_bps(options.bitrate).ok_or_else(|| {
-        OpenError::Unsupported(format!(
+        SerialOpenError::Unsupported(format!(
             "SLCAN has no bit rate {} bit/s; use {}",
             options.bitrate,
             Bitrate::VALID
@@ -106,7 +106,7 @@ pub fn open_halves(path: &str, options: &SlcanOptions) -> Result<(SlcanReceiver,
             pos: 0,
             len: 0,
             decoder: Decoder::new(),
-            clock: Clock::new(),
+            clock: TimerClock::new(),
             generation: u64::MAX,
             sequence,
             must_succeed,
@@ -127,7 +127,7 @@ pub struct SlcanReceiver {
     pos: usize,
     len: usize,
     decoder: Decoder,
-    clock: Clock,
+    clock: TimerClock,
     /// The port generation the decoder's state belongs to.
     generation: u64,
     /// The open sequence, and which of its answers must not be BELL.
@@ -169,13 +169,13 @@ impl CanReceiver for SlcanReceiver {
                 let byte = self.buf[self.pos];
                 self.pos += 1;
                 match self.decoder.push(byte) {
-                    None | Some(Ok(Message::Other(_))) => {}
-                    Some(Ok(Message::Frame { frame, timestamp_ms })) => {
+                    None | Some(Ok(Line::Other(_))) => {}
+                    Some(Ok(Line::Frame { frame, timestamp_ms })) => {
                         let source_time = timestamp_ms.map(|ms| self.clock.seconds(ms));
                         return Ok(Some(Received { frame, source_time }));
                     }
-                    Some(Ok(Message::Ok)) => self.answers += 1,
-                    Some(Ok(Message::Error)) => {
+                    Some(Ok(Line::Ok)) => self.answers += 1,
+                    Some(Ok(Line::Error)) => {
                         if let Some(e) = self.refused() {
                             return Err(e);
                         }

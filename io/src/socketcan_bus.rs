@@ -75,7 +75,7 @@ impl Default for SocketCanOptions {
 /// Why an interface could not be opened; each message names the interface
 /// and the fix.
 #[derive(Debug, thiserror::Error)]
-pub enum OpenError {
+pub enum SocketCanOpenError {
     /// No network interface has this name.
     #[error(
         "no such interface {0}: for a virtual bus create it with \
@@ -133,31 +133,32 @@ pub enum OpenError {
 /// once and sending reports it until the interface is up again, when the
 /// socket works again. When it is deleted, sending reports it until the
 /// interface is opened again.
-pub fn open(interface: &str, options: &SocketCanOptions) -> Result<Duplex, OpenError> {
+pub fn open(interface: &str, options: &SocketCanOptions) -> Result<Duplex, SocketCanOpenError> {
     let io_err = |what: &'static str| {
-        move |source: io::Error| OpenError::Io {
+        move |source: io::Error| SocketCanOpenError::Io {
             interface: interface.to_string(),
             what,
             source,
         }
     };
-    let addr = CanAddr::from_iface(interface).map_err(|_| OpenError::NoSuchInterface(interface.to_string()))?;
+    let addr =
+        CanAddr::from_iface(interface).map_err(|_| SocketCanOpenError::NoSuchInterface(interface.to_string()))?;
     let sock = CanFdSocket::open_addr(&addr).map_err(|e| match e.raw_os_error() {
-        Some(libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT) => OpenError::NotSupported(interface.to_string()),
-        Some(libc::ENODEV) => OpenError::NotCan(interface.to_string()),
+        Some(libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT) => SocketCanOpenError::NotSupported(interface.to_string()),
+        Some(libc::ENODEV) => SocketCanOpenError::NotCan(interface.to_string()),
         _ => io_err("socket")(e),
     })?;
     if let Some(flags) =
         sysfs(interface, "flags").and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok())
     {
         if flags & libc::IFF_UP as u32 == 0 {
-            return Err(OpenError::Down(interface.to_string()));
+            return Err(SocketCanOpenError::Down(interface.to_string()));
         }
     }
     if options.fd {
         if let Some(mtu) = sysfs(interface, "mtu").and_then(|m| m.parse::<u32>().ok()) {
             if mtu < FD_MTU {
-                return Err(OpenError::NotFd {
+                return Err(SocketCanOpenError::NotFd {
                     interface: interface.to_string(),
                     mtu,
                 });

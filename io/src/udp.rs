@@ -102,7 +102,9 @@ impl CanReceiver for UdpRx {
             if from.port() == self.own_port {
                 continue;
             }
-            return decode(&self.buffer[..len]).map(Some).map_err(BusError::Malformed);
+            return decode(&self.buffer[..len])
+                .map(Some)
+                .map_err(|e| BusError::Malformed(e.to_string()));
         }
     }
 }
@@ -162,6 +164,35 @@ pub fn encode(frame: &CanFrame, timestamp: f64, channel: &str, out: &mut Vec<u8>
     })();
 }
 
+/// A datagram that is not a frame in python-can's format.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DatagramError {
+    /// It ends inside a value.
+    #[error("truncated datagram")]
+    Truncated,
+    /// A value python-can does not send (what the decoder said).
+    #[error("not python-can's MessagePack: {0}")]
+    NotMessagePack(String),
+    /// The datagram is not a map.
+    #[error("not a MessagePack map")]
+    NotAMap,
+    /// A key of the map is not a string.
+    #[error("a map key is not a string")]
+    KeyNotString,
+    /// A known field with a value of the wrong type.
+    #[error("field {0:?} has an unexpected type")]
+    FieldType(String),
+    /// python-can's error frames carry no data frame.
+    #[error("an error frame")]
+    ErrorFrame,
+    /// No identifier.
+    #[error("no arbitration_id")]
+    NoId,
+    /// The fields do not make a valid frame.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+}
+
 /// One MessagePack value of the kinds python-can sends.
 enum Value<'a> {
     Nil,
@@ -172,10 +203,10 @@ enum Value<'a> {
     Bin(&'a [u8]),
 }
 
-fn value<'a>(buf: &mut &'a [u8]) -> Result<Value<'a>, String> {
+fn value<'a>(buf: &mut &'a [u8]) -> Result<Value<'a>, DatagramError> {
     use rmp::decode::*;
-    let bad = |e: &dyn std::fmt::Display| format!("not python-can's MessagePack: {e}");
-    let first = *buf.first().ok_or("truncated datagram")?;
+    let bad = |e: &dyn std::fmt::Display| DatagramError::NotMessagePack(e.to_string());
+    let first = *buf.first().ok_or(DatagramError::Truncated)?;
     Ok(match Marker::from_u8(first) {
         Marker::Null => {
             *buf = &buf[1..];
@@ -192,7 +223,7 @@ fn value<'a>(buf: &mut &'a [u8]) -> Result<Value<'a>, String> {
         Marker::Bin8 | Marker::Bin16 | Marker::Bin32 => {
             let len = read_bin_len(buf).map_err(|e| bad(&e))? as usize;
             if buf.len() < len {
-                return Err("truncated data field".into());
+                return Err(DatagramError::Truncated);
             }
             let (data, rest) = buf.split_at(len);
             *buf = rest;
@@ -203,14 +234,14 @@ fn value<'a>(buf: &mut &'a [u8]) -> Result<Value<'a>, String> {
 }
 
 /// A frame from one datagram; the error says what is wrong with it.
-pub fn decode(mut buf: &[u8]) -> Result<Received, String> {
-    let entries = rmp::decode::read_map_len(&mut buf).map_err(|e| format!("not a MessagePack map: {e}"))?;
+pub fn decode(mut buf: &[u8]) -> Result<Received, DatagramError> {
+    let entries = rmp::decode::read_map_len(&mut buf).map_err(|_| DatagramError::NotAMap)?;
     let (mut id, mut extended, mut remote, mut error, mut fd, mut brs, mut esi) =
         (None, false, false, false, false, false, false);
     let (mut dlc, mut data, mut timestamp) = (None, None, None);
     for _ in 0..entries {
         let Value::Str(key) = value(&mut buf)? else {
-            return Err("a map key is not a string".into());
+            return Err(DatagramError::KeyNotString);
         };
         let v = value(&mut buf)?;
         match (key, v) {
@@ -226,21 +257,20 @@ pub fn decode(mut buf: &[u8]) -> Result<Received, String> {
             ("timestamp", Value::Float(t)) => timestamp = Some(t),
             ("timestamp", Value::Int(t)) => timestamp = Some(t as f64),
             (_, Value::Nil | Value::Str(_)) => {}
-            (key, _) => return Err(format!("field {key:?} has an unexpected type")),
+            (key, _) => return Err(DatagramError::FieldType(key.into())),
         }
     }
     if error {
-        return Err("an error frame".into());
+        return Err(DatagramError::ErrorFrame);
     }
-    let id = id.ok_or("no arbitration_id")?;
+    let id = id.ok_or(DatagramError::NoId)?;
     let id = if extended {
         CanId::extended(id)
     } else {
         u16::try_from(id)
             .map_err(|_| FrameError::IdRange(id, 11))
             .and_then(CanId::standard)
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let data = data.unwrap_or(&[]);
     let frame = if remote {
         CanFrame::remote(id, dlc.unwrap_or(0))
@@ -248,8 +278,7 @@ pub fn decode(mut buf: &[u8]) -> Result<Received, String> {
         CanFrame::fd(id, data, brs, esi)
     } else {
         CanFrame::data(id, data)
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     Ok(Received {
         frame,
         source_time: timestamp,

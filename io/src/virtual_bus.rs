@@ -10,10 +10,13 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use crate::frame::CanFrame;
 use crate::transport::{BusError, CanReceiver, CanSender, Duplex, Received};
 
+/// The nodes of a bus: each node's number and its receive queue.
+type Nodes = Arc<Mutex<Vec<(usize, Sender<Received>)>>>;
+
 /// A virtual bus; [`VirtualBus::node`] attaches a node.
 #[derive(Clone)]
 pub struct VirtualBus {
-    nodes: Arc<Mutex<Vec<(usize, Sender<Received>)>>>,
+    nodes: Nodes,
     origin: Instant,
 }
 

@@ -9,7 +9,7 @@ use serial_support::{point_link, Pty, ScratchDir};
 use tandem_io::serial_lines::{
     format_line, open_lines, open_lines_with, parse_line, LineError, LineOptions, LineProblem, LineReceiver, LineSender,
 };
-use tandem_io::serial_port::{Backoff, OpenError};
+use tandem_io::serial_port::{Backoff, SerialOpenError};
 use tandem_io::BusError;
 
 fn fields(line: &str) -> (Option<f64>, Vec<(String, f64)>) {
@@ -165,7 +165,7 @@ fn the_halves_can_move_to_their_own_threads() {
 #[test]
 fn lines_flow_both_ways_over_a_serial_port() {
     let missing = open_lines("/dev/tandem-no-such-sensor", 9600);
-    assert!(matches!(missing, Err(OpenError::Port { .. })));
+    assert!(matches!(missing, Err(SerialOpenError::Port { .. })));
     let mut device = Pty::new();
     let options = LineOptions {
         max_line: 64,

@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use serial_support::{point_link, require_python_can, Pty, Relay, ScratchDir};
-use tandem_io::serial_port::{Backoff, OpenError};
+use tandem_io::serial_port::{Backoff, SerialOpenError};
 use tandem_io::slcan::{self, SlcanOptions};
 use tandem_io::{BusError, CanFrame, CanId, CanReceiver, CanSender, FrameKind, Received};
 
@@ -358,13 +358,13 @@ fn a_vanished_port_is_reported_and_reopened_by_itself() {
 #[test]
 fn opening_reports_a_missing_port_and_an_unknown_bitrate() {
     let missing = slcan::open("/dev/tandem-no-such-adapter", &options());
-    assert!(matches!(missing, Err(OpenError::Port { .. })));
+    assert!(matches!(missing, Err(SerialOpenError::Port { .. })));
     let pty = Pty::new();
     let odd = SlcanOptions {
         bitrate: 33_333,
         ..options()
     };
-    let Err(OpenError::Unsupported(message)) = slcan::open(&pty.path, &odd) else {
+    let Err(SerialOpenError::Unsupported(message)) = slcan::open(&pty.path, &odd) else {
         panic!("33333 bit/s accepted");
     };
     assert!(message.contains("33333") && message.contains("500000"), "{message}");

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use socketcan::errors::{CAN_ERR_ACK, CAN_ERR_BUSOFF};
 use socketcan::nl::{CanInterface, Mtu};
 use socketcan::{CanErrorFrame, CanSocket, Socket};
-use tandem_io::socketcan_bus::{open, OpenError, SocketCanOptions};
+use tandem_io::socketcan_bus::{open, SocketCanOpenError, SocketCanOptions};
 use tandem_io::{BusError, CanFrame, CanId, Duplex, Received};
 
 const SKIPPED: &str = "skipped: no vcan0 (runs inside the QEMU test host, see tests/qemu)";
@@ -45,7 +45,7 @@ fn vcan(test: &str) -> Option<String> {
     }
     match open("vcan0", &SocketCanOptions::default()) {
         Ok(_) => Some("vcan0".to_string()),
-        Err(OpenError::NoSuchInterface(_) | OpenError::NotSupported(_)) => {
+        Err(SocketCanOpenError::NoSuchInterface(_) | SocketCanOpenError::NotSupported(_)) => {
             note(test, SKIPPED);
             None
         }
@@ -374,7 +374,7 @@ fn interface_states_give_clear_errors() {
         ..SocketCanOptions::default()
     };
     let e = open(name, &fd).err().unwrap();
-    assert!(matches!(e, OpenError::NotFd { mtu: 16, .. }), "{e}");
+    assert!(matches!(e, SocketCanOpenError::NotFd { mtu: 16, .. }), "{e}");
     assert!(e.to_string().contains(&format!("ip link set {name} mtu 72")), "{e}");
 
     let mut bus = open(name, &SocketCanOptions::default()).unwrap();
@@ -382,7 +382,7 @@ fn interface_states_give_clear_errors() {
     bus.tx.send(&frame).unwrap();
     scratch.interface().bring_down().unwrap();
     let e = open(name, &SocketCanOptions::default()).err().unwrap();
-    assert!(matches!(e, OpenError::Down(_)), "{e}");
+    assert!(matches!(e, SocketCanOpenError::Down(_)), "{e}");
     assert!(e.to_string().contains(&format!("ip link set up {name}")), "{e}");
     assert!(matches!(bus.rx.recv(ARRIVAL), Err(BusError::Disconnected(_))));
     assert!(matches!(bus.tx.send(&frame), Err(BusError::Disconnected(m)) if m.contains("down")));
@@ -395,7 +395,7 @@ fn interface_states_give_clear_errors() {
 #[test]
 fn a_missing_interface_names_the_fix() {
     let e = open("tandem-none0", &SocketCanOptions::default()).err().unwrap();
-    assert!(matches!(e, OpenError::NoSuchInterface(_)), "{e}");
+    assert!(matches!(e, SocketCanOpenError::NoSuchInterface(_)), "{e}");
     let message = e.to_string();
     assert!(message.contains("no such interface tandem-none0"), "{message}");
     assert!(
@@ -404,8 +404,8 @@ fn a_missing_interface_names_the_fix() {
     );
     // `lo` is no CAN interface; a kernel without CAN says so first.
     match open("lo", &SocketCanOptions::default()).err().unwrap() {
-        OpenError::NotCan(name) => assert_eq!(name, "lo"),
-        OpenError::NotSupported(name) if !required() => {
+        SocketCanOpenError::NotCan(name) => assert_eq!(name, "lo"),
+        SocketCanOpenError::NotSupported(name) if !required() => {
             note("a_missing_interface_names_the_fix", "this kernel has no CAN sockets");
             assert_eq!(name, "lo");
         }

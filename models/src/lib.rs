@@ -18,8 +18,11 @@
 
 pub mod blocks;
 pub mod diagram;
+mod error_kind;
 pub mod linalg;
 pub mod model;
 pub mod plants;
+pub mod reference;
 
 pub use model::{Layout, Model, NonFinite, SampleTime, StateRef, Variable};
+pub use reference::{LoadError, LoadedModel, ModelRef};

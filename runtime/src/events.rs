@@ -12,6 +12,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::named::UnknownName;
+
 /// What to do when a block keeps switching without time passing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChatterPolicy {
@@ -22,23 +24,29 @@ pub enum ChatterPolicy {
     Disable,
 }
 
-impl FromStr for ChatterPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "stop" => Ok(ChatterPolicy::Stop),
-            "disable" => Ok(ChatterPolicy::Disable),
-            other => Err(format!("unknown chattering policy \"{other}\"; use stop or disable")),
+impl ChatterPolicy {
+    /// Both policies, for listing valid names.
+    pub const ALL: [ChatterPolicy; 2] = [ChatterPolicy::Stop, ChatterPolicy::Disable];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChatterPolicy::Stop => "stop",
+            ChatterPolicy::Disable => "disable",
         }
+    }
+}
+
+impl FromStr for ChatterPolicy {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        crate::named::by_name(&ChatterPolicy::ALL, ChatterPolicy::name, s, "chattering policy")
     }
 }
 
 impl fmt::Display for ChatterPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ChatterPolicy::Stop => "stop",
-            ChatterPolicy::Disable => "disable",
-        })
+        f.write_str(self.name())
     }
 }
 

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use tandem_models::{Model, StateRef};
 
+use crate::named::UnknownName;
+
 /// A Butcher tableau of an explicit method with at most four stages.
 pub struct Tableau {
     /// Nodes c_i (fractions of the step).
@@ -76,8 +78,8 @@ impl fmt::Display for Method {
 }
 
 impl FromStr for Method {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         crate::named::by_name(&Method::ALL, Method::name, s, "solver")
     }
 }
@@ -190,6 +192,10 @@ mod tests {
         for m in Method::ALL {
             assert_eq!(m.name().parse::<Method>().unwrap(), m);
         }
-        assert!("rk45".parse::<Method>().unwrap_err().contains("euler, heun, rk4"));
+        assert!("rk45"
+            .parse::<Method>()
+            .unwrap_err()
+            .to_string()
+            .contains("euler, heun, rk4"));
     }
 }

@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use crate::bdf::jacobian::{Evaluation, Jacobian};
 use crate::bdf::wrms;
+use crate::named::UnknownName;
 use crate::ode::OdeSystem;
 use tandem_models::linalg::Lu;
 
@@ -49,8 +50,8 @@ impl fmt::Display for ImplicitMethod {
 }
 
 impl FromStr for ImplicitMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         crate::named::by_name(&ImplicitMethod::ALL, ImplicitMethod::name, s, "implicit method")
     }
 }
@@ -362,6 +363,7 @@ mod tests {
         assert!("bdf3"
             .parse::<ImplicitMethod>()
             .unwrap_err()
+            .to_string()
             .contains("bdf1, bdf2, trapezoidal"));
     }
 }

@@ -1,15 +1,25 @@
 //! Discrete rates counted in whole steps of a fixed grid, so that sample
 //! hits land exactly whatever the step.
 
-use tandem_models::Model;
-
-use crate::sim::SimError;
+use tandem_models::{Model, SampleTime};
 
 /// A discrete rate in ticks: hits at `offset + k * period`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TickRate {
     period: u64,
     offset: u64,
+}
+
+/// A discrete rate that does not land on the step grid.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("sample time {sample} of {user} is not an integer multiple of the step {step} s")]
+pub struct RateError {
+    /// The rate.
+    pub sample: SampleTime,
+    /// A block that runs at it.
+    pub user: String,
+    /// The step (s).
+    pub step: f64,
 }
 
 /// How many steps make `value` seconds, if it is an integer multiple.
@@ -19,7 +29,7 @@ fn ticks(value: f64, step: f64) -> Option<u64> {
 }
 
 /// Checks that every rate of the model lands on the step grid.
-pub(crate) fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, SimError> {
+pub(crate) fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, RateError> {
     let layout = model.layout();
     layout
         .rates
@@ -28,7 +38,7 @@ pub(crate) fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, 
         .map(
             |(&sample, user)| match (ticks(sample.period, step), ticks(sample.offset, step)) {
                 (Some(period), Some(offset)) if period > 0 => Ok(TickRate { period, offset }),
-                _ => Err(SimError::SampleTime {
+                _ => Err(RateError {
                     sample,
                     user: user.clone(),
                     step,
@@ -41,7 +51,7 @@ pub(crate) fn tick_rates(model: &dyn Model, step: f64) -> Result<Vec<TickRate>, 
 /// Marks in `hits` the rates that hit at step `n`.
 pub(crate) fn set_hits(rates: &[TickRate], n: u64, hits: &mut [bool]) {
     for (hit, r) in hits.iter_mut().zip(rates) {
-        *hit = n >= r.offset && (n - r.offset) % r.period == 0;
+        *hit = n >= r.offset && (n - r.offset).is_multiple_of(r.period);
     }
 }
 

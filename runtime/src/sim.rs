@@ -12,13 +12,14 @@ use std::time::{Duration, Instant};
 use std::fmt;
 use std::str::FromStr;
 
-use tandem_models::{Model, NonFinite, SampleTime, StateRef};
+use tandem_models::{Model, NonFinite, StateRef};
 
 use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 use crate::events::{illinois, ChatterPolicy, ChatterWatch, EventSettings};
 use crate::explicit::{ExplicitRk, Method};
+use crate::named::UnknownName;
 use crate::ode::ModelOde;
-use crate::rates::{set_hits, tick_rates, TickRate};
+use crate::rates::{set_hits, tick_rates, RateError, TickRate};
 use crate::record::Recorder;
 
 /// The integrator of a run.
@@ -57,14 +58,16 @@ impl fmt::Display for Solver {
 }
 
 impl FromStr for Solver {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         if s == "bdf" {
             return Ok(Solver::BDF);
         }
-        s.parse::<Method>()
-            .map(Solver::Explicit)
-            .map_err(|_| format!("unknown solver \"{s}\"; use one of: euler, heun, rk4, bdf"))
+        s.parse::<Method>().map(Solver::Explicit).map_err(|_| UnknownName {
+            what: "solver",
+            found: s.to_string(),
+            valid: vec!["euler", "heun", "rk4", "bdf"],
+        })
     }
 }
 
@@ -84,15 +87,8 @@ pub struct FixedStep {
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
     /// A discrete rate does not land on the step grid.
-    #[error("sample time {sample} of {user} is not an integer multiple of the step {step} s")]
-    SampleTime {
-        /// The rate.
-        sample: SampleTime,
-        /// A block that runs at it.
-        user: String,
-        /// The solver step.
-        step: f64,
-    },
+    #[error(transparent)]
+    SampleTime(#[from] RateError),
     /// A value stopped being finite.
     #[error(transparent)]
     NonFinite(#[from] NonFinite),

@@ -103,7 +103,8 @@ fn stiff_problems_reach_at_least_cvodes_accuracy() {
             report += &format!(
                 "{name:7} rtol {rtol:.0e}: scd {digits:5.2} (want {wanted:5.2}), {stats}, CVODE nst {cvode_steps}\n"
             );
-            if !(digits >= wanted) {
+            // A NaN digit count fails too.
+            if digits.is_nan() || digits < wanted {
                 failures.push(format!("{name} at rtol {rtol}: {digits:.2} digits < {wanted:.2}"));
             }
             // Sane step counts: not more than 20 000 steps per digit asked.

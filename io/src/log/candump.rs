@@ -8,7 +8,7 @@
 use std::io::{self, BufRead, Write};
 
 use super::{write_hex, Direction, LogError, LogRecord, LogWriter};
-use crate::frame::{CanFrame, CanId, FD_MAX_LEN};
+use crate::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
 
 /// Reads a candump log file line by line.
 pub struct CandumpReader<R> {
@@ -30,11 +30,12 @@ impl<R: BufRead> CandumpReader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for CandumpReader<R> {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
+impl<R: BufRead> CandumpReader<R> {
+    /// The next frame, its interface name borrowed from the reader's line
+    /// buffer (no allocation per line once the buffer has grown); `None`
+    /// at the end of the file.
+    pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, LogError>> {
+        let range = loop {
             self.text.clear();
             self.line += 1;
             match self.input.read_line(&mut self.text) {
@@ -43,11 +44,20 @@ impl<R: BufRead> Iterator for CandumpReader<R> {
                 Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
             }
             let line = self.text.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
+            if !line.is_empty() && !line.starts_with('#') {
+                let start = line.as_ptr() as usize - self.text.as_ptr() as usize;
+                break start..start + line.len();
             }
-            return Some(parse_line(line).map_err(|message| self.error(message)));
-        }
+        };
+        Some(parse_entry(&self.text[range]).map_err(|problem| self.error(problem.to_string())))
+    }
+}
+
+impl<R: BufRead> Iterator for CandumpReader<R> {
+    type Item = Result<LogRecord, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_entry().map(|entry| entry.map(Entry::to_record))
     }
 }
 
@@ -61,26 +71,101 @@ impl<R> CandumpReader<R> {
     }
 }
 
-const EXPECTED: &str = "expected `(seconds) interface id#data`, e.g. `(1.000000) can0 123#DEADBEEF`";
+/// What a line of a candump log is expected to look like.
+pub const EXPECTED_LINE: &str = "expected `(seconds) interface id#data`, e.g. `(1.000000) can0 123#DEADBEEF`";
 
-/// Parses one candump log line; the error says what is wrong.
-pub fn parse_line(line: &str) -> Result<LogRecord, String> {
+/// What is wrong with a line of a candump log (the text at fault is quoted).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CandumpLineError {
+    /// Fewer than three fields.
+    #[error("too few fields; {EXPECTED_LINE}")]
+    TooFewFields,
+    /// A fourth field that is not a direction.
+    #[error("unexpected {0:?} after the frame; {EXPECTED_LINE}")]
+    AfterFrame(String),
+    /// More than four fields.
+    #[error("unexpected {0:?} at the end; {EXPECTED_LINE}")]
+    AtEnd(String),
+    /// The time field.
+    #[error("{0:?} is not a time in seconds like (1.000000)")]
+    Time(String),
+    /// The frame field has no `#`.
+    #[error("{0:?} has no `#` between identifier and data; {EXPECTED_LINE}")]
+    NoSeparator(String),
+    /// The identifier is not hexadecimal.
+    #[error("identifier {0:?} is not hexadecimal")]
+    IdNotHex(String),
+    /// The identifier has neither 3 nor 8 digits.
+    #[error("identifier {0:?} has {1} digits; use 3 (standard) or 8 (extended)")]
+    IdDigits(String, usize),
+    /// A CAN FD frame without its flags digit.
+    #[error("CAN FD frame {0:?} lacks its flags digit after `##`")]
+    FdFlags(String),
+    /// The length of a remote frame.
+    #[error("remote length {0:?} is not a number 0 to 8")]
+    RemoteLength(String),
+    /// The data is not hexadecimal.
+    #[error("data {0:?} is not hexadecimal")]
+    DataNotHex(String),
+    /// The data is longer than a CAN FD frame.
+    #[error("data {0:?} is longer than 64 bytes")]
+    DataTooLong(String),
+    /// The data has an odd number of digits.
+    #[error("data {0:?} has an odd number of hex digits")]
+    DataOdd(String),
+    /// The fields do not make a valid frame.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+}
+
+/// A frame of a candump log, its interface name borrowed from the line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry<'a> {
+    /// When, in nanoseconds.
+    pub time_ns: i64,
+    /// The interface (bus) name.
+    pub interface: &'a str,
+    /// The frame.
+    pub frame: CanFrame,
+    /// Received or sent.
+    pub direction: Direction,
+}
+
+impl Entry<'_> {
+    /// The same frame as an owned record.
+    pub fn to_record(self) -> LogRecord {
+        LogRecord {
+            time_ns: self.time_ns,
+            interface: self.interface.to_owned(),
+            frame: self.frame,
+            direction: self.direction,
+        }
+    }
+}
+
+/// Parses one candump log line.
+pub fn parse_line(line: &str) -> Result<LogRecord, CandumpLineError> {
+    parse_entry(line).map(Entry::to_record)
+}
+
+/// Parses one candump log line without allocating.
+pub fn parse_entry(line: &str) -> Result<Entry<'_>, CandumpLineError> {
     let mut fields = line.split_ascii_whitespace();
     let (Some(time), Some(interface), Some(frame)) = (fields.next(), fields.next(), fields.next()) else {
-        return Err(format!("too few fields; {EXPECTED}"));
+        return Err(CandumpLineError::TooFewFields);
     };
     let direction = match fields.next() {
         None | Some("R") => Direction::Rx,
         Some("T") => Direction::Tx,
-        Some(other) => return Err(format!("unexpected {other:?} after the frame; {EXPECTED}")),
+        Some(other) => return Err(CandumpLineError::AfterFrame(other.into())),
     };
     if let Some(extra) = fields.next() {
-        return Err(format!("unexpected {extra:?} at the end; {EXPECTED}"));
+        return Err(CandumpLineError::AtEnd(extra.into()));
     }
-    let time_ns = parse_time(time).ok_or_else(|| format!("{time:?} is not a time in seconds like (1.000000)"))?;
-    Ok(LogRecord {
+    let time_ns = parse_time(time).ok_or_else(|| CandumpLineError::Time(time.into()))?;
+    Ok(Entry {
         time_ns,
-        interface: interface.to_owned(),
+        interface,
         frame: parse_frame(frame)?,
         direction,
     })
@@ -105,30 +190,25 @@ fn parse_time(field: &str) -> Option<i64> {
     seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
 }
 
-fn parse_frame(field: &str) -> Result<CanFrame, String> {
+fn parse_frame(field: &str) -> Result<CanFrame, CandumpLineError> {
     let (id_text, rest) = field
         .split_once('#')
-        .ok_or_else(|| format!("{field:?} has no `#` between identifier and data; {EXPECTED}"))?;
-    let raw = u32::from_str_radix(id_text, 16).map_err(|_| format!("identifier {id_text:?} is not hexadecimal"))?;
+        .ok_or_else(|| CandumpLineError::NoSeparator(field.into()))?;
+    let raw = u32::from_str_radix(id_text, 16).map_err(|_| CandumpLineError::IdNotHex(id_text.into()))?;
     let id = match id_text.len() {
         3 => CanId::standard(raw as u16),
         8 => CanId::extended(raw),
-        n => {
-            return Err(format!(
-                "identifier {id_text:?} has {n} digits; use 3 (standard) or 8 (extended)"
-            ))
-        }
-    }
-    .map_err(|e| e.to_string())?;
+        n => return Err(CandumpLineError::IdDigits(id_text.into(), n)),
+    }?;
     let mut buf = [0u8; FD_MAX_LEN];
     if let Some(fd) = rest.strip_prefix('#') {
         let mut chars = fd.chars();
         let flags = chars
             .next()
             .and_then(|c| c.to_digit(16))
-            .ok_or_else(|| format!("CAN FD frame {field:?} lacks its flags digit after `##`"))?;
+            .ok_or_else(|| CandumpLineError::FdFlags(field.into()))?;
         let len = parse_data(chars.as_str(), &mut buf)?;
-        return CanFrame::fd(id, &buf[..len], flags & 1 != 0, flags & 2 != 0).map_err(|e| e.to_string());
+        return Ok(CanFrame::fd(id, &buf[..len], flags & 1 != 0, flags & 2 != 0)?);
     }
     if let Some(remote) = rest.strip_prefix('R') {
         let len = if remote.is_empty() {
@@ -136,30 +216,30 @@ fn parse_frame(field: &str) -> Result<CanFrame, String> {
         } else {
             remote
                 .parse()
-                .map_err(|_| format!("remote length {remote:?} is not a number 0 to 8"))?
+                .map_err(|_| CandumpLineError::RemoteLength(remote.into()))?
         };
-        return CanFrame::remote(id, len).map_err(|e| e.to_string());
+        return Ok(CanFrame::remote(id, len)?);
     }
     // A `_` suffix gives a DLC above 8 for an 8-byte frame; it does not change the data.
     let data = rest.split_once('_').map_or(rest, |(data, _)| data);
     let len = parse_data(data, &mut buf)?;
-    CanFrame::data(id, &buf[..len]).map_err(|e| e.to_string())
+    Ok(CanFrame::data(id, &buf[..len])?)
 }
 
 /// Hex digits in pairs, optionally separated by dots, into `buf`.
-fn parse_data(text: &str, buf: &mut [u8; FD_MAX_LEN]) -> Result<usize, String> {
+fn parse_data(text: &str, buf: &mut [u8; FD_MAX_LEN]) -> Result<usize, CandumpLineError> {
     let digits = text.bytes().filter(|&b| b != b'.');
     let mut len = 0;
     let mut high = None;
     for b in digits {
         let nibble = (b as char)
             .to_digit(16)
-            .ok_or_else(|| format!("data {text:?} is not hexadecimal"))? as u8;
+            .ok_or_else(|| CandumpLineError::DataNotHex(text.into()))? as u8;
         match high.take() {
             None => high = Some(nibble),
             Some(h) => {
                 if len == FD_MAX_LEN {
-                    return Err(format!("data {text:?} is longer than 64 bytes"));
+                    return Err(CandumpLineError::DataTooLong(text.into()));
                 }
                 buf[len] = h << 4 | nibble;
                 len += 1;
@@ -167,7 +247,7 @@ fn parse_data(text: &str, buf: &mut [u8; FD_MAX_LEN]) -> Result<usize, String> {
         }
     }
     if high.is_some() {
-        return Err(format!("data {text:?} has an odd number of hex digits"));
+        return Err(CandumpLineError::DataOdd(text.into()));
     }
     Ok(len)
 }
@@ -249,7 +329,7 @@ mod tests {
             ("(1.0) can0 800#00", "does not fit 11 bits"),
             ("(1.0) can0 123#GG", "not hexadecimal"),
         ] {
-            let e = parse_line(bad).unwrap_err();
+            let e = parse_line(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
         }
     }

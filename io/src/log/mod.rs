@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 pub use asc::AscWriter;
-pub use candump::{parse_line, CandumpReader, CandumpWriter};
+pub use candump::{parse_entry, parse_line, CandumpLineError, CandumpReader, CandumpWriter, Entry, EXPECTED_LINE};
 
 use crate::frame::CanFrame;
 

@@ -14,7 +14,7 @@
 //! | `biiiL` / `BiiiiiiiiL` + data | CAN FD frame with bit-rate switch      |
 //!
 //! An adapter with timestamps on (`Z1`) appends 4 hex digits to each frame:
-//! its millisecond timer, which wraps at 60000 (see [`Clock`]). CAN FD's
+//! its millisecond timer, which wraps at 60000 (see [`TimerClock`]). CAN FD's
 //! error state indicator has no SLCAN form: it is sent as 0 and read as
 //! unset.
 //!
@@ -166,7 +166,7 @@ fn put_hex(out: &mut [u8], mut value: u32) {
 
 /// One line from an adapter (or a host, when Tandem plays the adapter).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Message {
+pub enum Line {
     /// A frame off the bus, with the adapter's millisecond timer if it
     /// sends one.
     Frame {
@@ -242,9 +242,9 @@ impl std::error::Error for ParseError {}
 const OTHER_LINES: &[u8] = b"SsOLCZzVvNFWMmAPXUQEYy";
 
 /// Parses one line, without its `\r`.
-pub fn parse_line(line: &[u8]) -> Result<Message, ParseError> {
+pub fn parse_line(line: &[u8]) -> Result<Line, ParseError> {
     let Some(&first) = line.first() else {
-        return Ok(Message::Ok);
+        return Ok(Line::Ok);
     };
     let (extended, kind) = match first {
         b't' => (false, Kind::Data),
@@ -255,9 +255,9 @@ pub fn parse_line(line: &[u8]) -> Result<Message, ParseError> {
         b'D' => (true, Kind::Fd(false)),
         b'b' => (false, Kind::Fd(true)),
         b'B' => (true, Kind::Fd(true)),
-        b'\x07' if line.len() == 1 => return Ok(Message::Error),
+        b'\x07' if line.len() == 1 => return Ok(Line::Error),
         _ if OTHER_LINES.contains(&first) && line.iter().all(u8::is_ascii_graphic) => {
-            return Ok(Message::Other(first));
+            return Ok(Line::Other(first));
         }
         _ => return Err(ParseError::new("not an SLCAN line", line)),
     };
@@ -299,7 +299,7 @@ pub fn parse_line(line: &[u8]) -> Result<Message, ParseError> {
         Kind::Fd(brs) => CanFrame::fd(id, &payload[..len], brs, false),
     }
     .map_err(|_| ParseError::new("invalid frame", line))?;
-    Ok(Message::Frame { frame, timestamp_ms })
+    Ok(Line::Frame { frame, timestamp_ms })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -356,7 +356,7 @@ impl Decoder {
     }
 
     /// Takes the next byte; gives a message or an error when it ends a line.
-    pub fn push(&mut self, byte: u8) -> Option<Result<Message, ParseError>> {
+    pub fn push(&mut self, byte: u8) -> Option<Result<Line, ParseError>> {
         match byte {
             b'\r' => {
                 let result = if self.overflow {
@@ -369,7 +369,7 @@ impl Decoder {
             }
             b'\x07' => {
                 let result = if self.len == 0 && !self.overflow {
-                    Ok(Message::Error)
+                    Ok(Line::Error)
                 } else {
                     Err(ParseError::new("garbage before a BELL", &self.buf[..self.len]))
                 };
@@ -397,13 +397,13 @@ impl Decoder {
 /// (Lawicel), or at 65536 once a value of 60000 or more was seen. A gap of
 /// more than one period between two frames cannot be seen.
 #[derive(Clone, Debug, Default)]
-pub struct Clock {
+pub struct TimerClock {
     last: Option<u16>,
     base_ms: u64,
     period_65536: bool,
 }
 
-impl Clock {
+impl TimerClock {
     /// A clock that has seen no timestamp.
     pub fn new() -> Self {
         Self::default()
@@ -443,7 +443,7 @@ mod tests {
         String::from_utf8(encode_frame(frame, ts, &mut buf).to_vec()).unwrap()
     }
 
-    fn parse(line: &str) -> Result<Message, ParseError> {
+    fn parse(line: &str) -> Result<Line, ParseError> {
         parse_line(line.trim_end_matches('\r').as_bytes())
     }
 
@@ -466,7 +466,7 @@ mod tests {
         ];
         for (frame, line) in cases {
             assert_eq!(encode(&frame, None), line);
-            let Ok(Message::Frame {
+            let Ok(Line::Frame {
                 frame: back,
                 timestamp_ms: None,
             }) = parse(line)
@@ -491,7 +491,7 @@ mod tests {
             assert_eq!(line.len(), 1 + 8 + 1 + 2 * len + 4 + 1);
             assert_eq!(
                 parse(&line),
-                Ok(Message::Frame {
+                Ok(Line::Frame {
                     frame,
                     timestamp_ms: Some(59_999)
                 })
@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(line.len(), MAX_LINE);
         assert_eq!(
             parse(&line),
-            Ok(Message::Frame {
+            Ok(Line::Frame {
                 frame,
                 timestamp_ms: Some(0xABCD)
             })
@@ -511,14 +511,14 @@ mod tests {
 
     #[test]
     fn lower_case_hex_and_timestamps_parse() {
-        let Ok(Message::Frame { frame, timestamp_ms }) = parse("t1a22beef1f40") else {
+        let Ok(Line::Frame { frame, timestamp_ms }) = parse("t1a22beef1f40") else {
             panic!()
         };
         assert_eq!(
             (frame.id(), frame.payload(), timestamp_ms),
             (std_id(0x1A2), &[0xBE, 0xEF][..], Some(0x1F40))
         );
-        let Ok(Message::Frame { frame, timestamp_ms }) = parse("r12380010") else {
+        let Ok(Line::Frame { frame, timestamp_ms }) = parse("r12380010") else {
             panic!()
         };
         assert_eq!((frame.is_remote(), frame.len(), timestamp_ms), (true, 8, Some(0x0010)));
@@ -538,11 +538,11 @@ mod tests {
         assert_eq!(Bitrate::from_bps(750_000), Some(Bitrate::K800));
         assert_eq!(Bitrate::from_bps(125_000).map(Bitrate::bps), Some(125_000));
         assert_eq!(Bitrate::from_bps(33_333), None);
-        assert_eq!(parse(""), Ok(Message::Ok));
-        assert_eq!(parse("\x07"), Ok(Message::Error));
-        assert_eq!(parse("z"), Ok(Message::Other(b'z')));
-        assert_eq!(parse("V1013"), Ok(Message::Other(b'V')));
-        assert_eq!(parse("S6"), Ok(Message::Other(b'S')));
+        assert_eq!(parse(""), Ok(Line::Ok));
+        assert_eq!(parse("\x07"), Ok(Line::Error));
+        assert_eq!(parse("z"), Ok(Line::Other(b'z')));
+        assert_eq!(parse("V1013"), Ok(Line::Other(b'V')));
+        assert_eq!(parse("S6"), Ok(Line::Other(b'S')));
     }
 
     #[test]
@@ -578,10 +578,10 @@ mod tests {
         let out: Vec<_> = input.iter().filter_map(|&b| decoder.push(b)).collect();
         assert_eq!(out.len(), 5, "{out:?}");
         assert_eq!(out[0].unwrap_err().problem(), "not an SLCAN line");
-        assert!(matches!(out[1], Ok(Message::Frame { frame, .. }) if frame.id() == std_id(0x123)));
-        assert_eq!(out[2], Ok(Message::Error));
+        assert!(matches!(out[1], Ok(Line::Frame { frame, .. }) if frame.id() == std_id(0x123)));
+        assert_eq!(out[2], Ok(Line::Error));
         assert_eq!(out[3].unwrap_err().problem(), "garbage before a BELL");
-        assert!(matches!(out[4], Ok(Message::Frame { frame, .. }) if frame.payload() == [0xAA]));
+        assert!(matches!(out[4], Ok(Line::Frame { frame, .. }) if frame.payload() == [0xAA]));
 
         let mut long = vec![b't'; 500];
         long.extend_from_slice(b"\rt1230\r");
@@ -593,14 +593,14 @@ mod tests {
 
     #[test]
     fn the_clock_unwraps_the_adapter_timer() {
-        let mut clock = Clock::new();
+        let mut clock = TimerClock::new();
         let seconds: Vec<f64> = [59_990, 59_999, 5, 30_000, 10]
             .iter()
             .map(|&t| clock.seconds(t))
             .collect();
         assert_eq!(seconds, [59.990, 59.999, 60.005, 90.0, 120.010]);
         // A timer seen past 59999 wraps at 65536.
-        let mut clock = Clock::new();
+        let mut clock = TimerClock::new();
         assert_eq!(clock.seconds(65_000), 65.0);
         assert_eq!(clock.seconds(36), 65.572);
         clock.reset();

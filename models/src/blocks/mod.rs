@@ -22,7 +22,7 @@ use std::fmt;
 
 pub use params::Params;
 
-use crate::diagram::ErrorKind;
+use crate::error_kind::ErrorKind;
 use crate::model::{SampleTime, Variable};
 
 /// A block type: its name and how to build a block of it from parameters.

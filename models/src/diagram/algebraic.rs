@@ -5,7 +5,6 @@
 
 use std::ops::Range;
 
-use super::program::Program;
 use crate::linalg::Lu;
 
 /// Newton iterations per evaluation before the loop is reported.
@@ -48,66 +47,59 @@ impl LoopWork {
     }
 }
 
-impl Program {
-    /// Drives the guesses of loop `k` to their sources; on failure leaves
-    /// them NaN (so that the loop's outputs are) and notes it in `work`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn solve_loop(
-        &self,
-        k: usize,
-        work: &mut LoopWork,
-        signals: &mut [f64],
-        distance: &mut [f64],
-        t: f64,
-        x: &mut [f64],
-        xd: &mut [f64],
-        hits: Option<&[bool]>,
-    ) {
-        let plan = &self.loops()[k];
-        if plan.pairs.iter().any(|&(g, _)| !signals[g as usize].is_finite()) {
-            for &(g, _) in &plan.pairs {
-                signals[g as usize] = 0.0;
-            }
-        }
-        let mut worst = f64::NAN;
-        for _ in 0..MAX_ITERATIONS {
-            self.run_entries(plan.entries.clone(), signals, distance, t, x, xd, hits, false);
-            worst = 0.0;
-            for (r, &(g, s)) in work.residual.iter_mut().zip(&plan.pairs) {
-                *r = signals[s as usize] - signals[g as usize];
-                worst = f64::max(worst, r.abs() / (1.0 + signals[s as usize].abs()));
-            }
-            if worst <= TOLERANCE {
-                return;
-            }
-            if !worst.is_finite() {
-                break;
-            }
-            for (j, &(g, _)) in plan.pairs.iter().enumerate() {
-                let z = signals[g as usize];
-                let dz = 1e-7 * (1.0 + z.abs());
-                signals[g as usize] = z + dz;
-                self.run_entries(plan.entries.clone(), signals, distance, t, x, xd, hits, false);
-                for (i, &(gi, si)) in plan.pairs.iter().enumerate() {
-                    let shifted = signals[si as usize] - signals[gi as usize];
-                    work.lu.matrix_mut()[(i, j)] = (shifted - work.residual[i]) / dz;
-                }
-                signals[g as usize] = z;
-            }
-            if !work.lu.factor() {
-                break;
-            }
-            for (s, r) in work.step.iter_mut().zip(&work.residual) {
-                *s = -r;
-            }
-            work.lu.solve(&mut work.step);
-            for (&(g, _), s) in plan.pairs.iter().zip(&work.step) {
-                signals[g as usize] += s;
-            }
-        }
-        work.failed = Some(worst);
+/// Drives the guesses of `plan`'s torn inputs in `signals` to their
+/// sources, calling `evaluate` to run the loop's blocks on `signals`; on
+/// failure leaves the guesses NaN (so that the loop's outputs are) and notes
+/// it in `work`.
+pub(crate) fn solve(
+    plan: &AlgebraicLoop,
+    work: &mut LoopWork,
+    signals: &mut [f64],
+    evaluate: &mut dyn FnMut(&mut [f64]),
+) {
+    if plan.pairs.iter().any(|&(g, _)| !signals[g as usize].is_finite()) {
         for &(g, _) in &plan.pairs {
-            signals[g as usize] = f64::NAN;
+            signals[g as usize] = 0.0;
         }
+    }
+    let mut worst = f64::NAN;
+    for _ in 0..MAX_ITERATIONS {
+        evaluate(signals);
+        worst = 0.0;
+        for (r, &(g, s)) in work.residual.iter_mut().zip(&plan.pairs) {
+            *r = signals[s as usize] - signals[g as usize];
+            worst = f64::max(worst, r.abs() / (1.0 + signals[s as usize].abs()));
+        }
+        if worst <= TOLERANCE {
+            return;
+        }
+        if !worst.is_finite() {
+            break;
+        }
+        for (j, &(g, _)) in plan.pairs.iter().enumerate() {
+            let z = signals[g as usize];
+            let dz = 1e-7 * (1.0 + z.abs());
+            signals[g as usize] = z + dz;
+            evaluate(signals);
+            for (i, &(gi, si)) in plan.pairs.iter().enumerate() {
+                let shifted = signals[si as usize] - signals[gi as usize];
+                work.lu.matrix_mut()[(i, j)] = (shifted - work.residual[i]) / dz;
+            }
+            signals[g as usize] = z;
+        }
+        if !work.lu.factor() {
+            break;
+        }
+        for (s, r) in work.step.iter_mut().zip(&work.residual) {
+            *s = -r;
+        }
+        work.lu.solve(&mut work.step);
+        for (&(g, _), s) in plan.pairs.iter().zip(&work.step) {
+            signals[g as usize] += s;
+        }
+    }
+    work.failed = Some(worst);
+    for &(g, _) in &plan.pairs {
+        signals[g as usize] = f64::NAN;
     }
 }

@@ -10,10 +10,11 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
 use super::algebraic::AlgebraicLoop;
+use super::entry::{Entry, Exec, Resolved};
 use super::error::{DiagramError, ErrorKind};
 use super::flatten::{flatten, FlatBlock, PortRef};
 use super::format::{Diagram, LoopPolicy};
-use super::program::{BlockInfo, Entry, Exec, Program};
+use super::program::{BlockInfo, Program};
 use super::tearing::{tear_and_order, InEdges, LoopPlan};
 use crate::blocks::{Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode};
 use crate::model::{Layout, SampleTime};
@@ -46,16 +47,6 @@ struct Node {
     rate: Rate,
     zero_crossings: usize,
     external: Option<External>,
-}
-
-/// The rate a block ends up running at.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Resolved {
-    Constant,
-    Discrete(SampleTime),
-    /// Fed by several discrete rates: evaluated at every major step.
-    Major,
-    Continuous,
 }
 
 /// Compiles a parsed diagram.
@@ -202,19 +193,30 @@ fn port_help(fb: &FlatBlock, kind: &str, names: &[&str]) -> String {
     }
 }
 
-fn port_index(port: &PortRef, names: &[&str]) -> Result<usize, String> {
+/// Why a link's port reference names no port.
+#[derive(Debug, thiserror::Error)]
+enum NoSuchPort {
+    /// No port named, but the block has several.
+    #[error("the block has {0} ports here; name one with \".<port>\"")]
+    Ambiguous(usize),
+    /// A number beyond the ports.
+    #[error("there is no port {0}")]
+    Number(usize),
+    /// A name the block does not have.
+    #[error("there is no port \"{0}\"")]
+    Name(String),
+}
+
+fn port_index(port: &PortRef, names: &[&str]) -> Result<usize, NoSuchPort> {
     match port {
         PortRef::Only if names.len() == 1 => Ok(0),
-        PortRef::Only => Err(format!(
-            "the block has {} ports here; name one with \".<port>\"",
-            names.len()
-        )),
+        PortRef::Only => Err(NoSuchPort::Ambiguous(names.len())),
         PortRef::Index(i) if *i < names.len() => Ok(*i),
-        PortRef::Index(i) => Err(format!("there is no port {}", i + 1)),
+        PortRef::Index(i) => Err(NoSuchPort::Number(i + 1)),
         PortRef::Name(n) => names
             .iter()
             .position(|p| p == n)
-            .ok_or_else(|| format!("there is no port \"{n}\"")),
+            .ok_or_else(|| NoSuchPort::Name(n.clone())),
     }
 }
 

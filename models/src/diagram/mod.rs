@@ -14,6 +14,7 @@
 
 mod algebraic;
 mod compile;
+mod entry;
 mod error;
 mod flatten;
 pub mod format;
@@ -63,14 +64,14 @@ pub fn compile_str(text: &str) -> Result<Compiled, DiagramError> {
 
 /// A failure to load a model file.
 #[derive(Debug, thiserror::Error)]
-pub enum LoadError {
+pub enum FileError {
     /// The file could not be read.
-    #[error("{path}: cannot read the model: {source}")]
+    #[error("{path}: cannot read the model: {cause}; check the path")]
     Io {
         /// The file.
         path: String,
         /// The cause.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a valid model.
     #[error("{path}{}{error}", if error.position.is_some() { ":" } else { ": " })]
@@ -83,13 +84,13 @@ pub enum LoadError {
 }
 
 /// Reads and compiles a model file.
-pub fn load(path: &Path) -> Result<Compiled, LoadError> {
+pub fn load(path: &Path) -> Result<Compiled, FileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let text = std::fs::read_to_string(path).map_err(|cause| FileError::Io {
         path: shown.clone(),
-        source,
+        cause,
     })?;
-    compile_str(&text).map_err(|error| LoadError::Diagram {
+    compile_str(&text).map_err(|error| FileError::Diagram {
         path: shown,
         error: Box::new(error),
     })

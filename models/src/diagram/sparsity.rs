@@ -6,7 +6,7 @@
 //! (a block's outputs are taken to depend on all its feedthrough inputs and
 //! all its states), which is safe for grouping Jacobian columns.
 
-use super::program::{Entry, Exec};
+use super::entry::{Entry, Exec};
 use crate::blocks::Slot;
 
 /// For each state `j`, the derivatives `ẋ_i` that may depend on `x_j`.

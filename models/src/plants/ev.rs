@@ -910,7 +910,7 @@ mod tests {
                 (-20.0, 150.0),
             ];
             let mut x = ranges.map(|(lo, hi)| self.uniform(lo, hi));
-            if k % 4 == 0 {
+            if k.is_multiple_of(4) {
                 for j in [OMEGA_M, OMEGA_F, OMEGA_R, V] {
                     x[j] = 0.0;
                 }
@@ -965,7 +965,7 @@ mod tests {
                 }
                 last_current = Some(y[Y_BATTERY_CURRENT]);
                 let n = (t / h).round() as usize;
-                if n % 50 == 0 {
+                if n.is_multiple_of(50) {
                     run.trace.push((t, y));
                 }
                 if n == 150_000 {
@@ -1089,7 +1089,7 @@ mod tests {
             &|_, u| u.copy_from_slice(&[request, 0.0, 0.0]),
             |t, x| {
                 let n = (t / h).round() as usize;
-                if n >= 200_000 && n % 50_000 == 0 {
+                if n >= 200_000 && n.is_multiple_of(50_000) {
                     v.push(x[V]);
                 }
             },

@@ -153,10 +153,10 @@ mod tests {
             jac.evaluate(&mut sys, 0.0, &y, &fy, &weights, 1e-3),
             Evaluation::Differences(3)
         );
-        for i in 0..n {
+        for (i, yi) in y.iter().enumerate() {
             for j in 0..n {
                 let exact = match i.abs_diff(j) {
-                    0 => -2.0 + 2.0 * y[i],
+                    0 => -2.0 + 2.0 * yi,
                     1 => 1.0,
                     _ => 0.0,
                 };

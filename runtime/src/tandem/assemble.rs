@@ -10,7 +10,8 @@ use super::fast::{FastParts, FastSide};
 use super::implicit_side::ImplicitSide;
 use super::inputs::InputSource;
 use super::metrics::Metrics;
-use super::recording::{row_ring, RowReceiver, RowSender};
+use super::outputs::OutputSink;
+use super::recording::{row_ring, RowReceiver};
 use super::settings::{Policy, TandemSettings};
 
 /// Which outputs to record, and how often.
@@ -39,7 +40,7 @@ pub struct Tandem {
 pub enum SetupError {
     /// The model's rates are not on the frame grid.
     #[error(transparent)]
-    Rates(#[from] crate::SimError),
+    Rates(#[from] crate::rates::RateError),
     /// The BDF refused its options.
     #[error(transparent)]
     Bdf(#[from] crate::BdfError),
@@ -51,13 +52,13 @@ const FRAME_RING: usize = 1024;
 const ROW_RING: usize = 1 << 16;
 
 /// Builds a run of `model` fed by `inputs`, recording by `record`, and
-/// sending its outputs each frame to `outputs` (the transmitting I/O).
+/// writing its outputs each frame to `outputs` (the transmitting I/O).
 pub fn assemble(
     settings: &TandemSettings,
     model: &dyn Model,
     inputs: Box<dyn InputSource>,
     record: Option<RecordPlan>,
-    outputs: Option<RowSender>,
+    outputs: Option<Box<dyn OutputSink>>,
 ) -> Result<Tandem, SetupError> {
     let metrics = Arc::new(Metrics::default());
     let layout = model.layout();

@@ -21,7 +21,8 @@ use tandem_models::{Model, NonFinite};
 use super::clock::{nanos, Clock, Nanos};
 use super::exchange::{FrameSender, ResultReader};
 use super::inputs::InputSource;
-use super::metrics::{Metrics, Source};
+use super::metrics::{FrameSource, Metrics};
+use super::outputs::OutputSink;
 use super::recording::RowSender;
 use super::settings::{Policy, TandemSettings};
 use crate::explicit::{ExplicitRk, Method};
@@ -29,7 +30,7 @@ use crate::rates::{set_hits, TickRate};
 
 /// Why a frame could not be computed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FrameError {
+pub enum FastError {
     /// The model produced a non-finite output or state.
     #[error(transparent)]
     NonFinite(#[from] NonFinite),
@@ -116,10 +117,10 @@ pub struct FastSide {
     last_used: u64,
     sender: Option<FrameSender>,
     recorder: Option<RowSender>,
-    outputs: Option<RowSender>,
+    outputs: Option<Box<dyn OutputSink>>,
     u_time: f64,
     metrics: Arc<Metrics>,
-    last_source: Source,
+    last_source: FrameSource,
 }
 
 /// The parts a fast side is built from.
@@ -134,15 +135,15 @@ pub struct FastParts {
     pub sender: Option<FrameSender>,
     /// Recording, if any.
     pub recorder: Option<RowSender>,
-    /// The outputs sent each frame to the transmitting I/O threads, if any.
-    pub outputs: Option<RowSender>,
+    /// Where each frame's outputs go (the transmitting I/O), if anywhere.
+    pub outputs: Option<Box<dyn OutputSink>>,
     /// Where to count.
     pub metrics: Arc<Metrics>,
 }
 
 impl FastSide {
     /// Builds the fast side; the model's rates must land on the frame grid.
-    pub fn new(settings: &TandemSettings, parts: FastParts) -> Result<Self, crate::SimError> {
+    pub fn new(settings: &TandemSettings, parts: FastParts) -> Result<Self, crate::rates::RateError> {
         let FastParts {
             mut model,
             inputs,
@@ -195,7 +196,7 @@ impl FastSide {
             u_time: f64::NEG_INFINITY,
             metrics,
             model,
-            last_source: Source::Explicit,
+            last_source: FrameSource::Explicit,
         })
     }
 
@@ -205,7 +206,7 @@ impl FastSide {
     }
 
     /// Where the last frame's state came from.
-    pub fn last_source(&self) -> Source {
+    pub fn last_source(&self) -> FrameSource {
         self.last_source
     }
 
@@ -226,7 +227,7 @@ impl FastSide {
 
     /// Runs frame `k`; the caller has slept until its start. Fails only when
     /// the state stops being finite with no implicit state to restart from.
-    pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), FrameError> {
+    pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), FastError> {
         let t = k as f64 * self.frame;
         let start = k as Nanos * self.frame_ns;
         let deadline = start + self.deadline_ns;
@@ -237,11 +238,11 @@ impl FastSide {
         let (mut source, replayed) = match self.policy {
             Policy::Correct => self.correct(k, t),
             Policy::Select => (self.select(t, woke), 0),
-            Policy::Explicit => (Source::Explicit, 0),
+            Policy::Explicit => (FrameSource::Explicit, 0),
         };
         if !self.x.iter().all(|v| v.is_finite()) {
             self.recover(t)?;
-            source = Source::Implicit;
+            source = FrameSource::Implicit;
         }
         set_hits(&self.rates, k, &mut self.hits);
         self.replay.store(k, &self.u, &self.xd);
@@ -266,14 +267,14 @@ impl FastSide {
         };
         if let Some(cause) = late.filter(|_| self.sent_count > 0) {
             cause.increment();
-            source = Source::Extrapolated;
+            source = FrameSource::Extrapolated;
             self.extrapolate_outputs();
         }
         self.sent.swap(0, 1);
         self.sent[0].copy_from_slice(&self.y);
         self.sent_count = (self.sent_count + 1).min(2);
         if let Some(o) = &mut self.outputs {
-            o.offer(k, t, &self.sent[0]);
+            o.write(k, t, &self.sent[0]);
         }
         if let Some(r) = &mut self.recorder {
             r.offer(k, t, &self.y);
@@ -287,30 +288,30 @@ impl FastSide {
     /// `correct`: restarts from the newest implicit state not used yet, if
     /// it is at most `max_catchup` frames old, and re-integrates to frame
     /// `k`. Returns the source and the frames re-integrated.
-    fn correct(&mut self, k: u64, t: f64) -> (Source, u32) {
+    fn correct(&mut self, k: u64, t: f64) -> (FrameSource, u32) {
         let Some(results) = &mut self.results else {
-            return (Source::Explicit, 0);
+            return (FrameSource::Explicit, 0);
         };
         let r = results.latest();
         if r.seq == self.last_used {
-            return (Source::Explicit, 0);
+            return (FrameSource::Explicit, 0);
         }
         let from = if r.covers(t) {
             k
         } else if r.t1 < t {
             let j = (r.t1 / self.frame + 1e-6).floor() as u64;
             if !r.covers(j as f64 * self.frame) {
-                return (Source::Explicit, 0);
+                return (FrameSource::Explicit, 0);
             }
             j
         } else {
             // Ahead of this frame: it will cover a later one.
-            return (Source::Explicit, 0);
+            return (FrameSource::Explicit, 0);
         };
         self.last_used = r.seq;
         if k - from > self.max_catchup {
             self.metrics.stale_results.increment();
-            return (Source::Explicit, 0);
+            return (FrameSource::Explicit, 0);
         }
         self.own.copy_from_slice(&self.x);
         r.interpolate(from as f64 * self.frame, &mut self.x);
@@ -336,28 +337,28 @@ impl FastSide {
         self.metrics.catchup_frames.record(replayed as f64);
         (
             if replayed == 0 {
-                Source::Implicit
+                FrameSource::Implicit
             } else {
-                Source::CatchUp
+                FrameSource::CatchUp
             },
             replayed,
         )
     }
 
     /// `select`: the implicit state of `t` when it was published by now.
-    fn select(&mut self, t: f64, now: Nanos) -> Source {
+    fn select(&mut self, t: f64, now: Nanos) -> FrameSource {
         let Some(results) = &mut self.results else {
-            return Source::Explicit;
+            return FrameSource::Explicit;
         };
         let r = results.latest();
         if !(r.covers(t) && r.published_at <= now) {
             self.metrics.implicit_late.increment();
-            return Source::Explicit;
+            return FrameSource::Explicit;
         }
         self.own.copy_from_slice(&self.x);
         r.interpolate(t, &mut self.x);
         self.record_correction();
-        Source::Implicit
+        FrameSource::Implicit
     }
 
     /// Counts the size of the change from `own` to `x` in units of the
@@ -382,10 +383,10 @@ impl FastSide {
 
     /// The explicit state stopped being finite: restart from the newest
     /// implicit state, or fail when there is none.
-    fn recover(&mut self, t: f64) -> Result<(), FrameError> {
+    fn recover(&mut self, t: f64) -> Result<(), FastError> {
         let place = || {
             let i = self.x.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            FrameError::Diverged {
+            FastError::Diverged {
                 time: t,
                 state: self.model.layout().states[i].clone(),
                 value: self.x[i],

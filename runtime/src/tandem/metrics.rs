@@ -189,7 +189,7 @@ impl Counter {
 
 /// Where a frame's state came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub enum FrameSource {
     /// The fast thread's own explicit step.
     Explicit,
     /// The implicit state of this very frame.
@@ -200,22 +200,22 @@ pub enum Source {
     Extrapolated,
 }
 
-impl Source {
+impl FrameSource {
     /// Every source, in report order.
-    pub const ALL: [Source; 4] = [
-        Source::Explicit,
-        Source::Implicit,
-        Source::CatchUp,
-        Source::Extrapolated,
+    pub const ALL: [FrameSource; 4] = [
+        FrameSource::Explicit,
+        FrameSource::Implicit,
+        FrameSource::CatchUp,
+        FrameSource::Extrapolated,
     ];
 
     /// Its name in reports.
     pub fn name(self) -> &'static str {
         match self {
-            Source::Explicit => "explicit",
-            Source::Implicit => "implicit",
-            Source::CatchUp => "catch-up",
-            Source::Extrapolated => "extrapolated",
+            FrameSource::Explicit => "explicit",
+            FrameSource::Implicit => "implicit",
+            FrameSource::CatchUp => "catch-up",
+            FrameSource::Extrapolated => "extrapolated",
         }
     }
 }
@@ -225,7 +225,7 @@ impl Source {
 pub struct Metrics {
     /// Frames run.
     pub frames: Counter,
-    /// Frames by the source of their state, in [`Source::ALL`] order.
+    /// Frames by the source of their state, in [`FrameSource::ALL`] order.
     pub sources: [Counter; 4],
     /// Frames whose outputs were extrapolated because the fast thread woke
     /// after the output deadline.
@@ -308,12 +308,12 @@ impl Metrics {
     }
 
     /// Counts a frame whose state came from `source`.
-    pub fn count_source(&self, source: Source) {
+    pub fn count_source(&self, source: FrameSource) {
         self.sources[source as usize].increment();
     }
 
     /// Frames that came from `source`.
-    pub fn from_source(&self, source: Source) -> u64 {
+    pub fn from_source(&self, source: FrameSource) -> u64 {
         self.sources[source as usize].get()
     }
 }

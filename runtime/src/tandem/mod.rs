@@ -19,6 +19,7 @@ pub mod fast;
 pub mod implicit_side;
 pub mod inputs;
 pub mod metrics;
+pub mod outputs;
 pub mod preflight;
 pub mod recording;
 pub mod settings;

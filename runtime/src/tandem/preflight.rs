@@ -83,7 +83,7 @@ pub fn preflight(settings: &TandemSettings, implicit: bool) -> Preflight {
         .unwrap_or_default();
     let fifo = match probe.fifo {
         Some(Ok(p)) => check("SCHED_FIFO", Status::Ok, format!("priority {p} granted")),
-        Some(Err(e)) => check("SCHED_FIFO", Status::Missing, e),
+        Some(Err(e)) => check("SCHED_FIFO", Status::Missing, e.to_string()),
         None => check("SCHED_FIFO", Status::Missing, "not requested"),
     };
     let mut cores: Vec<usize> = fast.core.into_iter().collect();
@@ -118,7 +118,7 @@ pub fn preflight(settings: &TandemSettings, implicit: bool) -> Preflight {
     };
     let mlock = match lock_memory() {
         Ok(()) => check("mlockall", Status::Ok, "current and future memory locked"),
-        Err(e) => check("mlockall", Status::Missing, e),
+        Err(e) => check("mlockall", Status::Missing, e.to_string()),
     };
     Preflight {
         checks: vec![

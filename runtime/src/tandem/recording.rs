@@ -8,6 +8,7 @@ use std::io;
 use ringbuf::traits::{Consumer, Observer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 
+use super::outputs::OutputSink;
 use crate::record::Recorder;
 
 /// The fast thread's end.
@@ -48,7 +49,7 @@ pub fn row_ring(signals: Vec<usize>, decimation: u64, capacity: usize) -> (RowSe
 impl RowSender {
     /// Records frame `k` (time `t`, outputs `y`) if it is due.
     pub fn offer(&mut self, k: u64, t: f64, y: &[f64]) {
-        if k % self.decimation != 0 {
+        if !k.is_multiple_of(self.decimation) {
             return;
         }
         if self.ring.vacant_len() < self.row.len() {
@@ -65,6 +66,12 @@ impl RowSender {
     /// Rows dropped because the ring was full.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+}
+
+impl OutputSink for RowSender {
+    fn write(&mut self, k: u64, t: f64, y: &[f64]) {
+        self.offer(k, t, y);
     }
 }
 

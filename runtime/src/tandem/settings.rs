@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::explicit::Method;
 use crate::implicit::ImplicitMethod;
-use crate::named::by_name;
+use crate::named::{by_name, UnknownName};
 
 /// How the fast thread combines its explicit result with the implicit one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +36,8 @@ impl Policy {
 }
 
 impl FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         by_name(&Policy::ALL, Policy::name, s, "policy")
     }
 }
@@ -83,8 +83,8 @@ impl Extrapolation {
 }
 
 impl FromStr for Extrapolation {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         by_name(&Extrapolation::ALL, Extrapolation::name, s, "extrapolation")
     }
 }
@@ -104,17 +104,18 @@ impl ImplicitSolver {
 }
 
 impl FromStr for ImplicitSolver {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         if s == "bdf" {
             return Ok(ImplicitSolver::Bdf);
         }
-        s.parse::<ImplicitMethod>().map(ImplicitSolver::Fixed).map_err(|_| {
-            format!(
-                "unknown implicit method \"{s}\"; use one of: {}",
-                Self::NAMES.join(", ")
-            )
-        })
+        s.parse::<ImplicitMethod>()
+            .map(ImplicitSolver::Fixed)
+            .map_err(|_| UnknownName {
+                what: "implicit method",
+                found: s.to_string(),
+                valid: Self::NAMES.to_vec(),
+            })
     }
 }
 

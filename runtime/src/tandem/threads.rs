@@ -18,17 +18,57 @@ use thread_priority::{
 
 use super::clock::{nanos, Clock, MonotonicClock, Nanos};
 use super::control::RunControl;
-use super::fast::{FastSide, FrameError};
+use super::fast::{FastError, FastSide};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 use super::settings::{Placement, TandemSettings};
+
+/// A real-time setting the system refused; the run goes on without it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// The thread could not be pinned.
+    #[error("could not pin to core {core} (does it exist? see `nproc`)")]
+    Pin {
+        /// The core asked for.
+        core: usize,
+    },
+    /// SCHED_FIFO was refused.
+    #[error("SCHED_FIFO {priority} refused ({reason}): run as root or grant CAP_SYS_NICE / an rtprio limit")]
+    Fifo {
+        /// The priority asked for.
+        priority: u8,
+        /// What the system said.
+        reason: String,
+    },
+    /// Memory could not be locked.
+    #[error("mlockall refused ({reason}): run as root or raise `ulimit -l`")]
+    LockMemory {
+        /// What the system said.
+        reason: String,
+    },
+    /// Deep idle states could not be held off.
+    #[error("/dev/cpu_dma_latency: {reason} (run as root to keep the CPUs out of deep idle states)")]
+    LowLatency {
+        /// What the system said.
+        reason: String,
+    },
+}
 
 /// What a thread obtained of what it asked for.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadSetup {
     /// Pinned to its core (or why not; `None` when no core was asked).
-    pub pinned: Option<Result<usize, String>>,
+    pub pinned: Option<Result<usize, Refused>>,
     /// Running under SCHED_FIFO at its priority (or why not).
-    pub fifo: Option<Result<u8, String>>,
+    pub fifo: Option<Result<u8, Refused>>,
+}
+
+impl ThreadSetup {
+    /// What was refused.
+    pub fn refusals(&self) -> impl Iterator<Item = &Refused> {
+        let pinned = self.pinned.as_ref().and_then(|r| r.as_ref().err());
+        let fifo = self.fifo.as_ref().and_then(|r| r.as_ref().err());
+        pinned.into_iter().chain(fifo)
+    }
 }
 
 /// Pins the calling thread and raises it to SCHED_FIFO as `placement` says.
@@ -37,14 +77,18 @@ pub fn place_current_thread(placement: Placement) -> ThreadSetup {
         if core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
             Ok(core)
         } else {
-            Err(format!("could not pin to core {core} (does it exist? see `nproc`)"))
+            Err(Refused::Pin { core })
         }
     });
+    let refused = |reason: String| Refused::Fifo {
+        priority: placement.priority,
+        reason,
+    };
     let fifo = placement
         .priority
         .try_into()
         .map(ThreadPriority::Crossplatform)
-        .map_err(|e| format!("{e:?}"));
+        .map_err(|e| refused(format!("{e:?}")));
     let fifo = fifo.and_then(|priority| {
         set_thread_priority_and_policy(
             thread_native_id(),
@@ -52,12 +96,7 @@ pub fn place_current_thread(placement: Placement) -> ThreadSetup {
             ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
         )
         .map(|()| placement.priority)
-        .map_err(|e| {
-            format!(
-                "SCHED_FIFO {} refused ({e:?}): run as root or grant CAP_SYS_NICE / an rtprio limit",
-                placement.priority
-            )
-        })
+        .map_err(|e| refused(format!("{e:?}")))
     });
     ThreadSetup {
         pinned,
@@ -78,10 +117,10 @@ fn prefault_stack() {
 
 /// Locks current and future memory so that the real-time threads never
 /// take a page fault (`mlockall`); returns why not when refused.
-pub fn lock_memory() -> Result<(), String> {
+pub fn lock_memory() -> Result<(), Refused> {
     use nix::sys::mman::{mlockall, MlockAllFlags};
     mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE)
-        .map_err(|e| format!("mlockall refused ({e}): run as root or raise `ulimit -l`"))
+        .map_err(|e| Refused::LockMemory { reason: e.to_string() })
 }
 
 /// Keeps the CPUs out of deep idle states while it lives, as cyclictest
@@ -93,14 +132,14 @@ pub struct LowLatency {
 
 impl LowLatency {
     /// Requests 0 µs wake-up latency for as long as the value lives.
-    pub fn request() -> Result<Self, String> {
+    pub fn request() -> Result<Self, Refused> {
         use std::io::Write;
+        let refused = |e: std::io::Error| Refused::LowLatency { reason: e.to_string() };
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/cpu_dma_latency")
-            .map_err(|e| format!("/dev/cpu_dma_latency: {e} (run as root to keep the CPUs out of deep idle states)"))?;
-        file.write_all(&0i32.to_ne_bytes())
-            .map_err(|e| format!("/dev/cpu_dma_latency: {e}"))?;
+            .map_err(refused)?;
+        file.write_all(&0i32.to_ne_bytes()).map_err(refused)?;
         Ok(LowLatency { _request: file })
     }
 }
@@ -112,15 +151,15 @@ pub struct RealtimeOutcome {
     /// The implicit side, when there was one.
     pub implicit: Option<ImplicitSide>,
     /// The first failure, if the run stopped early.
-    pub failure: Option<FrameError>,
+    pub failure: Option<FastError>,
     /// What the fast thread obtained.
     pub fast_setup: ThreadSetup,
     /// What the implicit thread obtained.
     pub implicit_setup: Option<ThreadSetup>,
     /// Whether memory was locked (or why not).
-    pub memory_locked: Result<(), String>,
+    pub memory_locked: Result<(), Refused>,
     /// Whether deep idle states were held off (or why not).
-    pub low_latency: Result<(), String>,
+    pub low_latency: Result<(), Refused>,
 }
 
 /// State shared by the three threads.

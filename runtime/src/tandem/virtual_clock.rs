@@ -4,7 +4,7 @@
 //! the same frames, bit for bit.
 
 use super::clock::{Clock, Nanos};
-use super::fast::{FastSide, FrameError};
+use super::fast::{FastError, FastSide};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 use std::ops::ControlFlow;
 
@@ -127,7 +127,7 @@ pub fn run_virtual(
     frame: Nanos,
     costs: &VirtualCosts,
     between: &mut dyn FnMut(u64) -> ControlFlow<()>,
-) -> Result<(), FrameError> {
+) -> Result<(), FastError> {
     let mut clock = VirtualClock::new(costs, implicit);
     for k in 0..frames {
         clock.sleep_until(k as Nanos * frame);

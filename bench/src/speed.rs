@@ -1,91 +1,28 @@
-//! `tandem bench`: speed figures, printed (never asserted).
+//! Speed figures of the models and the simulation driver:
 //!
 //! - `blocks`: block evaluations per second on a generated diagram of about
 //!   10 000 blocks (one evaluation = one block's outputs in one pass);
-//! - `examples`: major steps per second on the three shipped examples;
-//! - `stiff` (not part of `all`): the BDF against CVODE, see [`crate::stiff_bench`];
-//! - `accuracy`, `jitter`, `rate` (not part of `all`): the real-time
-//!   tandem, see [`crate::rt_bench`].
+//! - `examples`: major steps per second on the three shipped examples.
 
 use std::time::{Duration, Instant};
 
-use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use tandem_models::{diagram, Model, StateRef};
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{FixedStep, Simulation};
 
-/// Which figures to measure.
-#[derive(Clone, Copy, ValueEnum)]
-enum Which {
-    /// Both.
-    All,
-    /// Block evaluations per second on a generated 10 000-block diagram.
-    Blocks,
-    /// Steps per second on the shipped examples.
-    Examples,
-    /// Tandem's BDF against SUNDIALS CVODE on stiff test problems (builds
-    /// a C harness; installs libsundials-dev when missing).
-    Stiff,
-    /// The EV plant at a 1 ms frame under explicit, correct and select,
-    /// against the BDF at rtol 1e-10 (virtual clock unless --real-clock).
-    Accuracy,
-    /// Wake-up latency of cyclictest and Tandem's loop at 1 and 10 kHz
-    /// (installs rt-tests when missing).
-    Jitter,
-    /// Deadline misses of the EV plant under `correct` at 1 to 50 kHz.
-    Rate,
-    /// The runtime's share of receive → step → send in the CAN closed
-    /// loop, and the replay speed of a one-hour log.
-    Io,
-}
-
-/// Arguments of `tandem bench`.
-#[derive(Args)]
-pub struct BenchArgs {
-    /// What to measure.
-    #[arg(value_enum, default_value = "all")]
-    which: Which,
-    /// Seconds to spend on each measurement.
-    #[arg(long, default_value_t = 2.0)]
-    seconds: f64,
-    /// Runs per case of `stiff` (the median wall time is shown).
-    #[arg(long, default_value_t = 21)]
-    repeats: usize,
-    /// `accuracy`: run on the real clock instead of the virtual one.
-    #[arg(long)]
-    real_clock: bool,
-    /// `jitter`: wake-ups per measurement.
-    #[arg(long, default_value_t = 20_000)]
-    loops: u64,
-}
-
 /// The shipped examples, built into the binary.
 pub const EXAMPLES: [(&str, &str); 3] = [
-    ("abs_slip", include_str!("../models/examples/abs_slip.json")),
-    ("bouncing_ball", include_str!("../models/examples/bouncing_ball.json")),
-    ("cruise_control", include_str!("../models/examples/cruise_control.json")),
+    ("abs_slip", include_str!("../../models/examples/abs_slip.json")),
+    (
+        "bouncing_ball",
+        include_str!("../../models/examples/bouncing_ball.json"),
+    ),
+    (
+        "cruise_control",
+        include_str!("../../models/examples/cruise_control.json"),
+    ),
 ];
-
-/// Runs the benchmarks.
-pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    let budget = Duration::from_secs_f64(args.seconds);
-    if matches!(args.which, Which::All | Which::Blocks) {
-        blocks(budget)?;
-    }
-    if matches!(args.which, Which::All | Which::Examples) {
-        examples(budget)?;
-    }
-    match args.which {
-        Which::Stiff => crate::stiff_bench::run(args.repeats)?,
-        Which::Accuracy => crate::rt_bench::accuracy(args.real_clock)?,
-        Which::Jitter => crate::rt_bench::jitter(args.loops)?,
-        Which::Rate => crate::rt_bench::rate(args.seconds)?,
-        Which::Io => crate::io_bench::run(args.seconds)?,
-        Which::All | Which::Blocks | Which::Examples => {}
-    }
-    Ok(())
-}
 
 /// A diagram of `chains` chains, each an integrator followed by `length`
 /// alternating Gain and Sum blocks whose end drives the integrator.
@@ -126,7 +63,8 @@ fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) {
     (calls, start.elapsed())
 }
 
-fn blocks(budget: Duration) -> anyhow::Result<()> {
+/// Block evaluations and RK4 steps per second on the generated diagram.
+pub fn blocks(budget: Duration) -> anyhow::Result<()> {
     let compile_start = Instant::now();
     let mut compiled = diagram::compile_str(&generated_model(100, 99).to_string())?;
     let compile_time = compile_start.elapsed();
@@ -187,7 +125,8 @@ fn steps_per_second(model: &mut dyn Model, settings: FixedStep, budget: Duration
     Ok(steps as f64 / time.as_secs_f64())
 }
 
-fn examples(budget: Duration) -> anyhow::Result<()> {
+/// Steps per second on the shipped examples.
+pub fn examples(budget: Duration) -> anyhow::Result<()> {
     println!("examples (rk4, their own step):");
     for (name, text) in EXAMPLES {
         let mut compiled = diagram::compile_str(text)?;

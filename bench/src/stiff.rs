@@ -1,9 +1,9 @@
-//! `tandem bench stiff`: Tandem's BDF against SUNDIALS CVODE in the same
+//! `tandem-bench stiff`: Tandem's BDF against SUNDIALS CVODE in the same
 //! run, on ROBER, HIRES, OREGO and VDPOL at rtol 1e-4, 1e-6 and 1e-8.
 //!
 //! CVODE runs in a small C harness (`bench/cvode/harness.c`, built by
-//! `bench/cvode/build.sh`, which installs Debian's libsundials-dev when it
-//! is missing) with the same setup: BDF, dense LU, one call to the end
+//! `bench/cvode/build.sh`; `bench/install-tools.sh` installs libsundials-dev)
+//! with the same setup: BDF, dense LU, one call to the end
 //! time, the analytic Jacobian for ROBER only, atol = 1e-4 rtol for ROBER
 //! and HIRES and atol = rtol otherwise.
 
@@ -128,7 +128,7 @@ fn tandem(problem: &TestProblem, rtol: f64, atol: f64, repeats: usize) -> anyhow
 
 /// Builds the CVODE harness (installing libsundials-dev when missing).
 fn build_harness() -> anyhow::Result<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let script = root.join("bench/cvode/build.sh");
     let out = root.join("target/cvode_harness");
     let status = Command::new("sh")
@@ -139,7 +139,7 @@ fn build_harness() -> anyhow::Result<PathBuf> {
         .with_context(|| format!("cannot run {}", script.display()))?;
     if !status.success() {
         bail!(
-            "{} failed (it needs a C compiler and Debian's libsundials-dev)",
+            "{} failed (it needs a C compiler and libsundials-dev: run bench/install-tools.sh)",
             script.display()
         );
     }

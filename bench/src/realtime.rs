@@ -10,21 +10,18 @@
 //! - `rate`: deadline misses of the EV plant under `correct` at 1 to 50 kHz,
 //!   beside the wake-ups that cyclictest sees late at the same rate.
 
-use std::ops::ControlFlow;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 use tandem_models::{plants, Model};
 use tandem_runtime::record::Trace;
-use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
-use tandem_runtime::tandem::clock::nanos;
-use tandem_runtime::tandem::inputs::{signals_by_name, Profile, Signals};
-use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
-use tandem_runtime::tandem::threads::run_realtime;
-use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
+use tandem_runtime::tandem::inputs::{signals_by_name, Signals};
+use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
+use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Policy, TandemSettings};
+use tandem_session::bind::BoundRecording;
+use tandem_session::{ClockMode, Observer, Options, Plan, Session};
 
 /// The EV plant and its drive cycle as input indices.
 fn ev() -> (Box<dyn Model>, Signals) {
@@ -38,63 +35,45 @@ fn ev() -> (Box<dyn Model>, Signals) {
 /// the failure that stopped it, if any.
 struct Outcome {
     trace: Trace,
-    tandem_metrics: std::sync::Arc<Metrics>,
+    tandem_metrics: Arc<Metrics>,
     failure: Option<String>,
 }
 
-/// Runs the EV plant under `settings`, recording every output every frame.
+/// Keeps every recorded row in memory.
+struct Keep(Trace);
+
+impl Observer for Keep {
+    fn record(&mut self, t: f64, y: &[f64]) {
+        self.0.time.push(t);
+        self.0.rows.push(y.to_vec());
+    }
+}
+
+/// Runs the EV plant under `settings` (on the virtual clock with `costs`,
+/// else on the real one), recording every output every frame in memory.
 fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Result<Outcome> {
     let (model, inputs) = ev();
-    let plan = RecordPlan {
-        signals: (0..model.layout().outputs.len()).collect(),
+    let outputs = model.layout().outputs.len();
+    let mut plan = Plan::new(model, "ev", *settings, inputs);
+    plan.record = Some(BoundRecording {
+        file: None,
+        signals: (0..outputs).collect(),
         decimation: 1,
-    };
-    let Tandem {
-        mut fast,
-        mut implicit,
-        metrics,
-        recording,
-    } = assemble(
-        settings,
-        model.as_ref(),
-        Box::new(Profile::new(inputs)),
-        Some(plan),
-        None,
-    )?;
-    let mut rows = recording.expect("a recording was planned");
-    let mut trace = Trace::default();
-    let failure = match costs {
-        Some(costs) => run_virtual(
-            &mut fast,
-            implicit.as_mut(),
-            settings.frames(),
-            nanos(settings.frame),
-            costs,
-            &mut |_| {
-                let _ = rows.drain(&mut trace);
-                ControlFlow::Continue(())
-            },
-        )
-        .err(),
-        None => {
-            run_realtime(
-                settings,
-                fast,
-                implicit,
-                Arc::default(),
-                Duration::from_millis(20),
-                &mut |_| {
-                    let _ = rows.drain(&mut trace);
-                },
-            )
-            .failure
+    });
+    let clock = match costs {
+        Some(costs) => {
+            plan.virtual_costs = costs.clone();
+            ClockMode::Virtual
         }
+        None => ClockMode::Real,
     };
-    rows.drain(&mut trace)?;
+    let session = Session::new(plan, Options::new(clock, std::env::temp_dir()))?;
+    let mut keep = Keep(Trace::default());
+    let report = session.run(&mut keep)?;
     Ok(Outcome {
-        trace,
-        tandem_metrics: metrics,
-        failure: failure.map(|e| e.to_string()),
+        trace: keep.0,
+        tandem_metrics: report.metrics,
+        failure: report.failure,
     })
 }
 
@@ -111,7 +90,7 @@ fn relative_error(run: &Trace, reference: &Trace, i: usize) -> f64 {
     worst / peak.max(f64::MIN_POSITIVE)
 }
 
-/// `tandem bench accuracy`.
+/// `tandem-bench accuracy`.
 pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
     let base = TandemSettings::new(1e-3, 20.0);
     let costs = VirtualCosts {
@@ -164,7 +143,7 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
     }
     for (policy, run) in &runs {
         let m = &run.tandem_metrics;
-        let sources: Vec<String> = Source::ALL
+        let sources: Vec<String> = FrameSource::ALL
             .iter()
             .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
             .collect();
@@ -231,21 +210,12 @@ impl Latencies {
     }
 }
 
-/// Installs rt-tests from Debian when cyclictest is missing.
+/// Checks that cyclictest is installed.
 fn ensure_cyclictest() -> anyhow::Result<()> {
     if Command::new("cyclictest").arg("--help").output().is_ok() {
         return Ok(());
     }
-    println!("installing rt-tests (cyclictest) from Debian...");
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg("sudo=; [ \"$(id -u)\" = 0 ] || sudo=sudo; $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq rt-tests")
-        .status()
-        .context("running apt-get")?;
-    if !status.success() {
-        bail!("could not install rt-tests; install cyclictest by hand");
-    }
-    Ok(())
+    bail!("cyclictest is not installed: run bench/install-tools.sh (Debian's rt-tests)")
 }
 
 /// Runs cyclictest on core 1 at SCHED_FIFO 80, `loops` wake-ups every
@@ -287,23 +257,18 @@ fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
     let frame = interval_us as f64 * 1e-6;
     let s = TandemSettings::new(frame, loops as f64 * frame);
     let (model, inputs) = ev();
-    let t = assemble(&s, model.as_ref(), Box::new(Profile::new(inputs)), None, None)?;
-    let metrics = t.metrics;
-    let outcome = run_realtime(
-        &s,
-        t.fast,
-        t.implicit,
-        Arc::default(),
-        Duration::from_millis(50),
-        &mut |_| {},
-    );
-    if let Some(f) = outcome.failure {
+    let session = Session::new(
+        Plan::new(model, "ev", s, inputs),
+        Options::new(ClockMode::Real, std::env::temp_dir()),
+    )?;
+    let report = session.run(&mut ())?;
+    if let Some(f) = report.failure {
         bail!("the tandem loop stopped: {f}");
     }
-    Ok(Latencies::from_snapshot(&metrics.wake_latency.snapshot()))
+    Ok(Latencies::from_snapshot(&report.metrics.wake_latency.snapshot()))
 }
 
-/// `tandem bench jitter`.
+/// `tandem-bench jitter`.
 pub fn jitter(loops: u64) -> anyhow::Result<()> {
     ensure_cyclictest()?;
     println!(
@@ -340,7 +305,7 @@ pub fn jitter(loops: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `tandem bench rate`.
+/// `tandem-bench rate`.
 pub fn rate(seconds: f64) -> anyhow::Result<()> {
     ensure_cyclictest()?;
     println!("rate: ev plant under correct (rk4 + bdf), {seconds} s per rate; late = woke after the output deadline (0.8 frame)");
@@ -373,8 +338,8 @@ pub fn rate(seconds: f64) -> anyhow::Result<()> {
             m.missed(),
             m.missed() as f64 / m.frames.get().max(1) as f64,
             c.at_least(deadline_us),
-            m.from_source(Source::Explicit),
-            m.from_source(Source::CatchUp),
+            m.from_source(FrameSource::Explicit),
+            m.from_source(FrameSource::CatchUp),
             m.stale_results.get(),
             m.resyncs.get(),
             m.implicit_compute.snapshot().percentile(0.99) / 1e3,

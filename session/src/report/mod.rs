@@ -1,108 +1,78 @@
-//! What `tandem run` prints: a line of live statistics per interval, and a
-//! summary table (and JSON) at the end.
+//! What a run reports: a line of live statistics per interval
+//! ([`live::LiveStats`]), and at the end a summary table and JSON
+//! ([`Report`]) with every device's counters.
+
+pub mod devices;
+pub mod live;
+pub mod units;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_runtime::tandem::fast::FrameError;
-use tandem_runtime::tandem::metrics::{Metrics, Snapshot, Source};
+use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
 use tandem_runtime::tandem::preflight::{Preflight, Status};
 use tandem_runtime::tandem::TandemSettings;
 
-/// A duration in nanoseconds, in the unit that reads best.
-fn ns(v: f64) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else if v < 1e3 {
-        format!("{v:.0} ns")
-    } else if v < 1e6 {
-        format!("{:.0} µs", v / 1e3)
-    } else {
-        format!("{:.2} ms", v / 1e6)
-    }
+use crate::device::DeviceKind;
+use devices::DeviceView;
+use units::ns;
+
+/// The recording of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingReport {
+    /// The CSV file, if the rows went to one.
+    pub file: Option<PathBuf>,
+    /// Rows written.
+    pub rows: usize,
+    /// Rows dropped because the writer fell behind.
+    pub dropped: u64,
 }
 
-/// Live statistics: each line covers the interval since the previous one.
-pub struct LiveStats<'m> {
-    metrics: &'m Metrics,
-    wake: Snapshot,
-    compute: Snapshot,
-    sources: [u64; 4],
-    missed: u64,
-    newton: Snapshot,
-    resyncs: u64,
+/// A replayed log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayReport {
+    /// Its length (s).
+    pub duration: f64,
+    /// Records skipped because no bus has their interface.
+    pub unrouted: u64,
+    /// In real time: how late (µs) its last record was fed.
+    pub last_late_us: Option<f64>,
 }
 
-impl<'m> LiveStats<'m> {
-    /// Starts counting intervals now.
-    pub fn new(metrics: &'m Metrics) -> Self {
-        LiveStats {
-            metrics,
-            wake: metrics.wake_latency.snapshot(),
-            compute: metrics.compute.snapshot(),
-            sources: Source::ALL.map(|s| metrics.from_source(s)),
-            missed: metrics.missed(),
-            newton: metrics.newton.snapshot(),
-            resyncs: metrics.resyncs.get(),
-        }
-    }
-
-    /// The line for the interval ending at `t` (s).
-    pub fn line(&mut self, t: f64) -> String {
-        let m = self.metrics;
-        let (wake, compute, newton) = (m.wake_latency.snapshot(), m.compute.snapshot(), m.newton.snapshot());
-        let (dw, dc, dn) = (
-            wake.since(&self.wake),
-            compute.since(&self.compute),
-            newton.since(&self.newton),
-        );
-        let sources = Source::ALL.map(|s| m.from_source(s));
-        let mut by_source = String::new();
-        for (i, s) in Source::ALL.iter().enumerate() {
-            let _ = write!(by_source, " {} {}", s.name(), sources[i] - self.sources[i]);
-        }
-        let missed = m.missed() - self.missed;
-        let resyncs = m.resyncs.get();
-        let line = format!(
-            "t {t:7.2} s | {} frames | wake p50 {} p99 {} max {} | compute p50 {} p99 {} |{by_source} | missed {missed} | newton {:.2}/step, resyncs {}",
-            dw.count,
-            ns(dw.percentile(0.5)),
-            ns(dw.percentile(0.99)),
-            ns(dw.max),
-            ns(dc.percentile(0.5)),
-            ns(dc.percentile(0.99)),
-            dn.mean(),
-            resyncs - self.resyncs,
-        );
-        (self.wake, self.compute, self.newton, self.sources, self.missed) =
-            (wake, compute, newton, sources, m.missed());
-        self.resyncs = resyncs;
-        line
-    }
-}
-
-/// Everything the end-of-run summary reports.
-pub struct Summary<'a> {
+/// Everything a finished run reports.
+pub struct Report {
     /// Model name.
-    pub name: &'a str,
+    pub name: String,
     /// The run's settings.
-    pub settings: &'a TandemSettings,
+    pub settings: TandemSettings,
     /// Whether time was virtual.
     pub virtual_clock: bool,
     /// The metrics.
-    pub metrics: &'a Metrics,
+    pub metrics: Arc<Metrics>,
     /// Wall-clock time of the run.
     pub wall: Duration,
     /// The preflight, for real-clock runs.
-    pub preflight: Option<&'a Preflight>,
-    /// The recording file, rows written, rows dropped.
-    pub recording: Option<(&'a Path, usize, u64)>,
+    pub preflight: Option<Preflight>,
+    /// The recording, if any.
+    pub recording: Option<RecordingReport>,
     /// Frame records the implicit thread never read.
     pub dropped_records: u64,
-    /// Why the run stopped early, if it did.
-    pub failure: Option<&'a FrameError>,
+    /// Output rows the transmitting side never took.
+    pub dropped_outputs: u64,
+    /// What the real-time threads could not obtain (pinning, SCHED_FIFO).
+    pub warnings: Vec<String>,
+    /// The devices and their counters.
+    pub devices: Vec<DeviceView>,
+    /// The bus log and the records it holds, if any.
+    pub bus_log: Option<(PathBuf, u64)>,
+    /// The replayed log, if any.
+    pub replay: Option<ReplayReport>,
+    /// Why the run stopped early, if it did: the fast side failed, or a
+    /// device raised a fault.
+    pub failure: Option<String>,
 }
 
 /// The histograms of the summary: name, snapshot, and whether it holds
@@ -121,10 +91,10 @@ fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 7] {
 
 const PERCENTILES: [(&str, f64); 4] = [("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)];
 
-impl Summary<'_> {
+impl Report {
     /// The summary as a table.
     pub fn table(&self) -> String {
-        let m = self.metrics;
+        let m = &*self.metrics;
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -153,7 +123,7 @@ impl Summary<'_> {
             }
             let _ = writeln!(out, " {:>10}", fmt(s.mean()));
         }
-        let by_source: Vec<String> = Source::ALL
+        let by_source: Vec<String> = FrameSource::ALL
             .iter()
             .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
             .collect();
@@ -177,10 +147,11 @@ impl Summary<'_> {
             m.implicit_failures.get(),
             self.dropped_records
         );
-        if let Some((file, rows, dropped)) = self.recording {
-            let _ = writeln!(out, "  recording: {} ({rows} rows, {dropped} dropped)", file.display());
+        if let Some(r) = &self.recording {
+            let file = r.file.as_ref().map_or("in memory".into(), |f| f.display().to_string());
+            let _ = writeln!(out, "  recording: {file} ({} rows, {} dropped)", r.rows, r.dropped);
         }
-        if let Some(p) = self.preflight {
+        if let Some(p) = &self.preflight {
             let missing: Vec<&str> = p.missing().map(|c| c.name).collect();
             let _ = writeln!(
                 out,
@@ -192,15 +163,35 @@ impl Summary<'_> {
                 }
             );
         }
-        if let Some(f) = self.failure {
+        if let Some(f) = &self.failure {
             let _ = writeln!(out, "  stopped early: {f}");
+        }
+        out.push_str(&devices::table(&self.devices));
+        if let Some(r) = &self.replay {
+            if let Some(late) = r.last_late_us {
+                let _ = writeln!(
+                    out,
+                    "replay: the last frame, due at {:.6} s, was fed {late:.1} µs late",
+                    r.duration
+                );
+            }
+            if r.unrouted > 0 {
+                let _ = writeln!(
+                    out,
+                    "replay: {} log records skipped: their interface is none of the buses'",
+                    r.unrouted
+                );
+            }
+        }
+        if let Some((file, records)) = &self.bus_log {
+            let _ = writeln!(out, "bus log: {records} frames written to {}", file.display());
         }
         out
     }
 
     /// The summary as JSON.
     pub fn json(&self) -> Value {
-        let m = self.metrics;
+        let m = &*self.metrics;
         let mut hist = serde_json::Map::new();
         for (name, s, is_ns) in histograms(m) {
             let scale = if is_ns { 1e-3 } else { 1.0 };
@@ -213,7 +204,7 @@ impl Summary<'_> {
             h.insert("mean".into(), finite(s.mean() * scale));
             hist.insert(name.into(), Value::Object(h));
         }
-        let sources: serde_json::Map<String, Value> = Source::ALL
+        let sources: serde_json::Map<String, Value> = FrameSource::ALL
             .iter()
             .map(|&s| (s.name().to_string(), json!(m.from_source(s))))
             .collect();
@@ -244,14 +235,21 @@ impl Summary<'_> {
             },
             "dropped_frame_records": self.dropped_records,
             "histograms": hist,
-            "recording": self.recording.map(|(f, rows, dropped)| json!({"file": f, "rows": rows, "dropped": dropped})),
-            "preflight": self.preflight.map(|p| p.checks.iter().map(|c| json!({
+            "recording": self.recording.as_ref().map(|r| json!({"file": r.file, "rows": r.rows, "dropped": r.dropped})),
+            "preflight": self.preflight.as_ref().map(|p| p.checks.iter().map(|c| json!({
                 "check": c.name,
                 "status": match c.status { Status::Ok => "ok", Status::Missing => "missing", Status::Unknown => "unknown" },
                 "detail": c.detail,
             })).collect::<Vec<_>>()),
-            "failure": self.failure.map(|f| f.to_string()),
+            "failure": self.failure,
+            "buses": devices::json(&self.devices_of(DeviceKind::Bus)),
+            "serial": devices::json(&self.devices_of(DeviceKind::Serial)),
         })
+    }
+
+    /// The devices of one kind.
+    fn devices_of(&self, kind: DeviceKind) -> Vec<DeviceView> {
+        self.devices.iter().filter(|d| d.kind == kind).cloned().collect()
     }
 }
 

@@ -1,10 +1,11 @@
-//! What each bus counts: frames, faults by kind, and the time the runtime
-//! spends on the receive and transmit paths. Every counter has one writer.
+//! What each I/O device counts: frames (a serial device's lines), faults by
+//! kind, and the time the runtime spends on the receive and transmit paths.
+//! Every counter has one writer.
 
 use tandem_runtime::tandem::metrics::{Counter, Histogram, Scale};
 
-/// One bus's counters and histograms.
-pub struct BusMetrics {
+/// One device's counters and histograms.
+pub struct DeviceMetrics {
     /// Frames received and decoded (receive thread).
     pub rx_frames: Counter,
     /// Frames with an identifier no received message has (receive thread).
@@ -43,10 +44,10 @@ pub struct BusMetrics {
     pub tx_path: Histogram,
 }
 
-impl Default for BusMetrics {
+impl Default for DeviceMetrics {
     fn default() -> Self {
         let tenth = Scale::Linear { width: 100.0 };
-        BusMetrics {
+        DeviceMetrics {
             rx_frames: Counter::default(),
             rx_unmapped: Counter::default(),
             rx_wrong_length: Counter::default(),

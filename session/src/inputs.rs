@@ -1,5 +1,5 @@
 //! The fast thread's side of the receive path: samples queued by each
-//! bus's receive thread become model inputs at the start of a frame, and
+//! device's receive thread become model inputs at the start of a frame, and
 //! each received message's timeout policy is applied there.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
+use tandem_config::{Timeout, TimeoutPolicy};
 use tandem_runtime::tandem::inputs::InputSource;
 
-use crate::bus_metrics::BusMetrics;
-use crate::mapping::{BusMap, Sample, TimeoutPolicy};
+use crate::mapping::Sample;
+use crate::metrics::DeviceMetrics;
 
-/// The receive thread's end of a bus's sample queue.
+/// The receiving thread's end of a device's sample queue.
 pub struct SampleSender {
     ring: HeapProd<Sample>,
 }
@@ -24,20 +25,25 @@ impl SampleSender {
     }
 }
 
-/// A sample queue of `capacity` samples.
-pub fn sample_queue(capacity: usize) -> (SampleSender, HeapCons<Sample>) {
-    let (ring, cons) = HeapRb::new(capacity).split();
-    (SampleSender { ring }, cons)
+/// The fast thread's end of a device's sample queue.
+pub struct SampleReceiver {
+    ring: HeapCons<Sample>,
 }
 
-/// A receive-timeout fault: which bus and message, shared with the
-/// thread that stops the run. 0 is none; otherwise `bus << 32 | message`
+/// A sample queue of `capacity` samples.
+pub fn sample_queue(capacity: usize) -> (SampleSender, SampleReceiver) {
+    let (ring, cons) = HeapRb::new(capacity).split();
+    (SampleSender { ring }, SampleReceiver { ring: cons })
+}
+
+/// A receive-timeout fault: which device and message, shared with the
+/// thread that stops the run. 0 is none; otherwise `device << 32 | message`
 /// plus one.
 #[derive(Default)]
 pub struct Fault(AtomicU64);
 
 impl Fault {
-    /// The first fault raised: (bus, message), if any.
+    /// The first fault raised: (device, message), if any.
     pub fn get(&self) -> Option<(usize, usize)> {
         match self.0.load(Ordering::Acquire) {
             0 => None,
@@ -45,31 +51,44 @@ impl Fault {
         }
     }
 
-    fn raise(&self, bus: usize, message: usize) {
-        let v = ((bus as u64) << 32 | message as u64) + 1;
+    fn raise(&self, device: usize, message: usize) {
+        let v = ((device as u64) << 32 | message as u64) + 1;
         let _ = self.0.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire);
     }
+}
+
+/// What the fast thread reads of one device: its sample queue, for each
+/// of its messages the timeout and the inputs it drives, and its counters.
+pub struct ReadHalf {
+    /// Samples from the device's receive thread.
+    pub queue: SampleReceiver,
+    /// Per message (indexed as [`Sample::message`]): its timeout, and the
+    /// model inputs it drives.
+    pub messages: Vec<(Option<Timeout>, Vec<usize>)>,
+    /// Where timeouts are counted.
+    pub metrics: Arc<DeviceMetrics>,
 }
 
 struct MessageState {
     last: f64,
     timed_out: bool,
-    timeout: Option<f64>,
-    policy: TimeoutPolicy,
+    timeout: Option<Timeout>,
     inputs: Vec<usize>,
 }
 
-struct BusRx {
-    queue: HeapCons<Sample>,
+struct DeviceRx {
+    /// The device's index in the session (for faults).
+    device: usize,
+    queue: SampleReceiver,
     messages: Vec<MessageState>,
-    metrics: Arc<BusMetrics>,
+    metrics: Arc<DeviceMetrics>,
 }
 
-/// Model inputs driven by received signals, over a base source (the
-/// profile) for the inputs no bus drives.
-pub struct BusInputs {
+/// Model inputs driven by received samples, over a base source (the
+/// profile) for the inputs no device drives.
+pub struct DeviceInputs {
     base: Box<dyn InputSource>,
-    buses: Vec<BusRx>,
+    devices: Vec<DeviceRx>,
     latest: Vec<f64>,
     defaults: Vec<f64>,
     driven: Vec<usize>,
@@ -80,13 +99,13 @@ pub struct BusInputs {
 /// Tolerance on times (s).
 const EPS: f64 = 1e-9;
 
-impl BusInputs {
+impl DeviceInputs {
     /// Inputs over `base`, whose model inputs have `defaults`; a
     /// receive-timeout fault is raised in `fault`.
     pub fn new(base: Box<dyn InputSource>, defaults: Vec<f64>, fault: Arc<Fault>) -> Self {
-        BusInputs {
+        DeviceInputs {
             base,
-            buses: Vec::new(),
+            devices: Vec::new(),
             latest: defaults.clone(),
             defaults,
             driven: Vec::new(),
@@ -95,20 +114,18 @@ impl BusInputs {
         }
     }
 
-    /// Adds a bus: its mapping, the consuming end of its sample queue and
-    /// its metrics.
-    pub fn add_bus(&mut self, map: &BusMap, queue: HeapCons<Sample>, metrics: Arc<BusMetrics>) {
-        let messages = map
-            .rx
-            .iter()
-            .map(|m| MessageState {
+    /// Adds the read half of device number `device`.
+    pub fn add(&mut self, device: usize, half: ReadHalf) {
+        let messages: Vec<MessageState> = half
+            .messages
+            .into_iter()
+            .map(|(timeout, inputs)| MessageState {
                 last: 0.0,
                 timed_out: false,
-                timeout: m.timeout,
-                policy: m.policy,
-                inputs: m.inputs.iter().map(|&(_, input)| input).collect(),
+                timeout,
+                inputs,
             })
-            .collect::<Vec<_>>();
+            .collect();
         for m in &messages {
             for &i in &m.inputs {
                 if !self.driven.contains(&i) {
@@ -116,33 +133,34 @@ impl BusInputs {
                 }
             }
         }
-        self.buses.push(BusRx {
-            queue,
+        self.devices.push(DeviceRx {
+            device,
+            queue: half.queue,
             messages,
-            metrics,
+            metrics: half.metrics,
         });
     }
 }
 
-impl InputSource for BusInputs {
+impl InputSource for DeviceInputs {
     fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
         let base_time = self.base.read(t, u);
-        for (b, bus) in self.buses.iter_mut().enumerate() {
-            while let Some(s) = bus.queue.try_pop() {
+        for device in &mut self.devices {
+            while let Some(s) = device.queue.ring.try_pop() {
                 self.latest[s.input as usize] = s.value;
-                let m = &mut bus.messages[s.message as usize];
+                let m = &mut device.messages[s.message as usize];
                 m.last = m.last.max(s.time);
                 m.timed_out = false;
                 self.newest = self.newest.max(s.time);
             }
-            for (i, m) in bus.messages.iter_mut().enumerate() {
+            for (i, m) in device.messages.iter_mut().enumerate() {
                 let Some(timeout) = m.timeout else { continue };
-                if m.timed_out || t - m.last <= timeout + EPS {
+                if m.timed_out || t - m.last <= timeout.after + EPS {
                     continue;
                 }
                 m.timed_out = true;
-                bus.metrics.timeouts.increment();
-                match m.policy {
+                device.metrics.timeouts.increment();
+                match timeout.policy {
                     TimeoutPolicy::Hold => {}
                     TimeoutPolicy::Default => {
                         for &input in &m.inputs {
@@ -150,7 +168,7 @@ impl InputSource for BusInputs {
                         }
                         self.newest = self.newest.max(t);
                     }
-                    TimeoutPolicy::Fault => self.fault.raise(b, i),
+                    TimeoutPolicy::Fault => self.fault.raise(device.device, i),
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! `tandem bench io`: the runtime's own share of the path "frame received,
+//! `tandem-bench io`: the runtime's own share of the path "frame received,
 //! model step, frame sent" in the closed loop of `config/examples/ev-can.toml`
 //! (plant and virtual ECU over CAN over UDP), and the replay speed of a
 //! generated one-hour log at `--speed max`.
@@ -11,9 +11,13 @@ use anyhow::{bail, Context};
 use serde_json::Value;
 use tandem_io::dbc::Dbc;
 
+/// Runs the `tandem` command built beside this benchmark.
 fn tandem(args: &[&str]) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
-    let out = Command::new(exe).args(args).output()?;
+    let exe = std::env::current_exe()?.with_file_name("tandem");
+    let out = Command::new(&exe)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {} (build it first: cargo build --release)", exe.display()))?;
     if !out.status.success() {
         bail!("tandem {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
     }

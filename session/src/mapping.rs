@@ -2,33 +2,9 @@
 //! frames drive which model inputs, and which model outputs are sent in
 //! which frames, every how many frames.
 
-use crate::dbc::{Message, Multiplex};
-use crate::frame::{CanFrame, CLASSIC_MAX_LEN};
-
-/// What a run does when a received message stops arriving.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeoutPolicy {
-    /// Keep the last received values.
-    Hold,
-    /// Return the message's inputs to the model's default values.
-    Default,
-    /// Stop the run with an error naming the message.
-    Fault,
-}
-
-impl TimeoutPolicy {
-    /// Every policy.
-    pub const ALL: [TimeoutPolicy; 3] = [TimeoutPolicy::Hold, TimeoutPolicy::Default, TimeoutPolicy::Fault];
-
-    /// The name used in configuration files.
-    pub fn name(self) -> &'static str {
-        match self {
-            TimeoutPolicy::Hold => "hold",
-            TimeoutPolicy::Default => "default",
-            TimeoutPolicy::Fault => "fault",
-        }
-    }
-}
+use tandem_config::Timeout;
+use tandem_io::dbc::{Message, Multiplex};
+use tandem_io::frame::{CanFrame, CLASSIC_MAX_LEN};
 
 /// A received message and the model inputs its signals drive.
 #[derive(Clone, Debug)]
@@ -37,10 +13,8 @@ pub struct RxMessage {
     pub message: Message,
     /// (index in `message.signals`, model input index) pairs.
     pub inputs: Vec<(usize, usize)>,
-    /// Receive timeout (s), if any.
-    pub timeout: Option<f64>,
-    /// What a timeout does.
-    pub policy: TimeoutPolicy,
+    /// Receive timeout and its policy, if any.
+    pub timeout: Option<Timeout>,
 }
 
 /// A sent message and the output slots its signals carry.
@@ -85,7 +59,7 @@ impl TxMessage {
 /// the run's start), carried by received message `message` of its bus.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
-    /// Index of the message in [`BusMap::rx`].
+    /// Index of the message in [`BusMap::rx`] (for a serial device, 0).
     pub message: u32,
     /// Model input index.
     pub input: u32,
@@ -148,7 +122,7 @@ impl BusMap {
     /// were clamped to their signal's range.
     pub fn encode_due(&self, k: u64, values: &[f64], mut send: impl FnMut(&CanFrame)) -> u64 {
         let mut clamped = 0;
-        for tx in self.tx.iter().filter(|tx| k % tx.period == 0) {
+        for tx in self.tx.iter().filter(|tx| k.is_multiple_of(tx.period)) {
             let message = &tx.message;
             for &group in &tx.groups {
                 let mut payload = [0u8; 64];

@@ -1,0 +1,91 @@
+//! `tandem-bench`: Tandem's speed, accuracy and timing figures, printed
+//! beside their goals (never asserted; the tests assert behaviour).
+//!
+//! ```text
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io]
+//! ```
+//!
+//! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
+//! that `bench/install-tools.sh` installs; the benchmarks install nothing.
+
+mod io;
+mod realtime;
+mod speed;
+mod stiff;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+/// Which figures to measure.
+#[derive(Clone, Copy, ValueEnum)]
+enum Which {
+    /// Blocks and examples.
+    All,
+    /// Block evaluations per second on a generated 10 000-block diagram.
+    Blocks,
+    /// Steps per second on the shipped examples.
+    Examples,
+    /// Tandem's BDF against SUNDIALS CVODE on stiff test problems (builds
+    /// a C harness; needs libsundials-dev).
+    Stiff,
+    /// The EV plant at a 1 ms frame under explicit, correct and select,
+    /// against the BDF at rtol 1e-10 (virtual clock unless --real-clock).
+    Accuracy,
+    /// Wake-up latency of cyclictest and Tandem's loop at 1 and 10 kHz.
+    Jitter,
+    /// Deadline misses of the EV plant under `correct` at 1 to 50 kHz.
+    Rate,
+    /// The runtime's share of receive → step → send in the CAN closed
+    /// loop, and the replay speed of a one-hour log.
+    Io,
+}
+
+/// Tandem's benchmarks.
+#[derive(Parser)]
+#[command(version, about)]
+struct Args {
+    /// What to measure.
+    #[arg(value_enum, default_value = "all")]
+    which: Which,
+    /// Seconds to spend on each measurement.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Runs per case of `stiff` (the median wall time is shown).
+    #[arg(long, default_value_t = 21)]
+    repeats: usize,
+    /// `accuracy`: run on the real clock instead of the virtual one.
+    #[arg(long)]
+    real_clock: bool,
+    /// `jitter`: wake-ups per measurement.
+    #[arg(long, default_value_t = 20_000)]
+    loops: u64,
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let budget = Duration::from_secs_f64(args.seconds);
+    match args.which {
+        Which::All => {
+            speed::blocks(budget)?;
+            speed::examples(budget)
+        }
+        Which::Blocks => speed::blocks(budget),
+        Which::Examples => speed::examples(budget),
+        Which::Stiff => stiff::run(args.repeats),
+        Which::Accuracy => realtime::accuracy(args.real_clock),
+        Which::Jitter => realtime::jitter(args.loops),
+        Which::Rate => realtime::rate(args.seconds),
+        Which::Io => io::run(args.seconds),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The run configuration file as written: serde structures that mirror
+//! the TOML (each value kept with its span, for line and column in errors)
+//! and give its JSON Schema. Their doc comments are the schema's
+//! descriptions. Validation turns them into the types of [`crate::run`].
+
+use std::collections::BTreeMap;
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
+use toml::Spanned;
+
+use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy};
+use tandem_runtime::Method;
+
+use crate::duration::Duration;
+
+/// The JSON Schema (Draft 2020-12) of run configuration files, pretty
+/// printed: `config/schema.json`, for editors and checks.
+pub fn run_config_schema() -> String {
+    let generator = SchemaSettings::draft2020_12()
+        .with_transform(RecursiveTransform(tidy_schema))
+        .into_generator();
+    let schema = generator.into_root_schema_for::<RawRunConfig>();
+    let mut json = serde_json::to_string_pretty(&schema).expect("a schema is JSON");
+    json.push('\n');
+    json
+}
+
+/// Drops the `"default": null` of optional keys (TOML has no null; the
+/// descriptions give the defaults) and joins the lines of descriptions,
+/// which are wrapped doc comments, keeping paragraph breaks.
+fn tidy_schema(schema: &mut Schema) {
+    if schema.get("default").is_some_and(serde_json::Value::is_null) {
+        schema.remove("default");
+    }
+    if let Some(serde_json::Value::String(text)) = schema.get_mut("description") {
+        *text = text
+            .split("\n\n")
+            .map(|paragraph| paragraph.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+    }
+}
+
+/// The configuration of a real-time tandem run (`tandem run CONFIG.toml`). Every key but `model` is optional.
+/// Durations are strings with a unit: "20s", "1ms", "50us" (or "50µs"), "100ns", "2min".
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "TandemRunConfig", title = "Tandem run configuration")]
+pub(crate) struct RawRunConfig {
+    /// The model to run: a built-in model name such as "ev", or the path to a JSON block diagram (a value that ends
+    /// in ".json" or contains "/"), relative to this file's directory.
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) model: Spanned<String>,
+    /// The frame period: the fast thread steps the model and publishes its outputs once per frame. Default "1ms".
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) frame: Option<Spanned<Duration>>,
+    /// How long the run lasts; at least one frame. Default "10s".
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) duration: Option<Spanned<Duration>>,
+    /// How the fast thread combines its explicit result with the implicit thread's: "correct" restarts the explicit
+    /// integrator from the newest implicit state and re-integrates to now; "select" uses the implicit state of the
+    /// frame when it is ready by the output deadline, else the explicit one; "explicit" runs no implicit thread (the
+    /// baseline). Default "correct".
+    #[serde(default)]
+    #[schemars(schema_with = "policy_schema")]
+    pub(crate) policy: Option<Spanned<String>>,
+    /// With the "correct" policy, the most frames re-integrated per correction (0 to 1000). Default 4.
+    #[serde(default)]
+    #[schemars(with = "u32", range(max = 1000))]
+    pub(crate) max_catchup: Option<Spanned<i64>>,
+    /// How long after the start of a frame its outputs are due; more than 0 and at most one frame. Default 0.8 of
+    /// the frame.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) output_deadline: Option<Spanned<Duration>>,
+    /// The fast thread: explicit integrator, one step per frame.
+    #[serde(default)]
+    pub(crate) fast: RawFast,
+    /// The implicit thread: a stiff integrator running behind (or ahead of) the fast thread.
+    #[serde(default)]
+    pub(crate) implicit: RawImplicit,
+    /// The model's inputs over the run.
+    #[serde(default)]
+    pub(crate) inputs: RawInputs,
+    /// Recording outputs to a CSV file. Nothing is recorded without this table.
+    #[serde(default)]
+    #[schemars(with = "RawRecord")]
+    pub(crate) record: Option<RawRecord>,
+    /// Only with --virtual-clock: the compute time charged per step and faults to inject, so that a run is
+    /// deterministic and independent of the machine.
+    #[serde(default)]
+    pub(crate) virtual_clock: RawVirtualClock,
+    /// CAN buses: each a transport, a DBC, and the signals mapped to the model's inputs and outputs.
+    #[serde(default)]
+    pub(crate) bus: Vec<RawBus>,
+    /// Serial devices that exchange `name=value` lines (sensors, rigs, emulators): each a port and the fields
+    /// mapped to the model's inputs and outputs.
+    #[serde(default)]
+    pub(crate) serial: Vec<RawSerial>,
+    /// A virtual ECU to start beside this run (`tandem ecu` on its own configuration), for the run's duration.
+    #[serde(default)]
+    #[schemars(with = "RawEcu")]
+    pub(crate) ecu: Option<RawEcu>,
+}
+
+/// A virtual ECU started beside the run.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Ecu")]
+pub(crate) struct RawEcu {
+    /// The ECU's run configuration, relative to this file's directory.
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) config: Spanned<String>,
+}
+
+/// The fast thread: it steps the model with an explicit method once per frame and publishes the outputs.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "FastThread")]
+pub(crate) struct RawFast {
+    /// The CPU core to pin the thread to, from 0. Omit it to leave the thread unpinned.
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) core: Option<Spanned<i64>>,
+    /// The SCHED_FIFO priority, 1 to 99; above implicit.priority. Default 80.
+    #[serde(default)]
+    #[schemars(with = "u8", range(min = 1, max = 99))]
+    pub(crate) priority: Option<Spanned<i64>>,
+    /// The explicit method: "euler", "heun" or "rk4" (classic fourth-order Runge-Kutta). Default "rk4".
+    #[serde(default)]
+    #[schemars(schema_with = "method_schema")]
+    pub(crate) method: Option<Spanned<String>>,
+}
+
+/// The implicit thread: it integrates the model with a stiff method and publishes a state every macro step.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "ImplicitThread")]
+pub(crate) struct RawImplicit {
+    /// The CPU core to pin the thread to, from 0. Omit it to leave the thread unpinned.
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) core: Option<Spanned<i64>>,
+    /// The SCHED_FIFO priority, 1 to 99; below fast.priority, so that the fast thread always preempts this one.
+    /// Default 70.
+    #[serde(default)]
+    #[schemars(with = "u8", range(min = 1, max = 99))]
+    pub(crate) priority: Option<Spanned<i64>>,
+    /// The integrator: "bdf" (variable order and step, landing on every frame time), or one fixed step per macro
+    /// step of "bdf1" (backward Euler), "bdf2" or "trapezoidal". Default "bdf".
+    #[serde(default)]
+    #[schemars(schema_with = "implicit_method_schema")]
+    pub(crate) method: Option<Spanned<String>>,
+    /// Relative tolerance of the BDF's error control and of Newton's convergence test, between 0 and 1. Default
+    /// 1e-6.
+    #[serde(default)]
+    #[schemars(with = "f64", extend("exclusiveMinimum" = 0, "exclusiveMaximum" = 1))]
+    pub(crate) rtol: Option<Spanned<f64>>,
+    /// Absolute tolerance, above 0. Default 1e-8.
+    #[serde(default)]
+    #[schemars(with = "f64", extend("exclusiveMinimum" = 0))]
+    pub(crate) atol: Option<Spanned<f64>>,
+    /// The most Newton iterations per step of a fixed-step method (1 to 1000). Default 4.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 1000))]
+    pub(crate) newton_iterations: Option<Spanned<i64>>,
+    /// Time between two published implicit results: a whole number of frames. Default one frame.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) macro_step: Option<Spanned<Duration>>,
+    /// How far ahead of the fast thread's newest frame the implicit thread may integrate, on extrapolated inputs: a
+    /// whole number of frames, at least macro_step. Default macro_step.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) lead: Option<Spanned<Duration>>,
+    /// How inputs past the newest sample are predicted: "hold" (the last sample), "linear" (a line through the last
+    /// two) or "quadratic" (a parabola through the last three). Default "linear".
+    #[serde(default)]
+    #[schemars(schema_with = "extrapolation_schema")]
+    pub(crate) extrapolation: Option<Spanned<String>>,
+    /// When the implicit state is this far behind the fast thread's newest frame, the implicit thread restarts from
+    /// the fast thread's state. Default 20 frames.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) max_lag: Option<Spanned<Duration>>,
+}
+
+/// The model's inputs: a built-in profile, and breakpoints that override it input by input. Inputs given by
+/// neither keep their default values.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Inputs")]
+pub(crate) struct RawInputs {
+    /// A built-in input profile, such as "ev-drive-cycle" for the "ev" model.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) profile: Option<Spanned<String>>,
+    /// Piecewise-linear inputs: for each input name, breakpoints [time in seconds, value] in time order (a time
+    /// may repeat, for a step). Before the first breakpoint the input holds the first value, after the last the
+    /// last value. They override the profile for those inputs.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Vec<(f64, f64)>>")]
+    pub(crate) points: BTreeMap<String, Spanned<Vec<Spanned<Vec<f64>>>>>,
+}
+
+/// Recording outputs to a CSV file, a row per recorded frame.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Record")]
+pub(crate) struct RawRecord {
+    /// The CSV file to write, relative to the current directory.
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) file: Option<Spanned<String>>,
+    /// The outputs to record, by name. Default: all of them.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>", length(min = 1))]
+    pub(crate) signals: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Record every n-th frame (1 records them all). Default 1.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1))]
+    pub(crate) decimation: Option<Spanned<i64>>,
+    /// Log every frame of every bus to this file, relative to the current directory: candump's log format, or
+    /// Vector ASC for a name ending in ".asc".
+    #[serde(default)]
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) bus_log: Option<Spanned<String>>,
+}
+
+/// The virtual clock (--virtual-clock): instead of reading the machine's clock, the run charges a fixed compute
+/// time per step, so that deadline misses and corrections are deterministic. Every cost defaults to "0s".
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "VirtualClock")]
+pub(crate) struct RawVirtualClock {
+    /// The compute time charged per explicit step of the fast thread.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) fast_cost: Option<Spanned<Duration>>,
+    /// The compute time charged per step of the implicit thread.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) implicit_cost: Option<Spanned<Duration>>,
+    /// The time between a thread's wake-up time and when it runs.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) wake_latency: Option<Spanned<Duration>>,
+    /// Injected implicit-thread delays, as [[virtual_clock.implicit_delays]] tables.
+    #[serde(default)]
+    pub(crate) implicit_delays: Vec<RawDelay>,
+    /// Injected frame overruns of the fast thread, as [[virtual_clock.fast_overruns]] tables.
+    #[serde(default)]
+    pub(crate) fast_overruns: Vec<RawOverrun>,
+}
+
+/// An injected delay: the implicit step that starts at or after `at` takes `delay` longer.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "ImplicitDelay")]
+pub(crate) struct RawDelay {
+    /// Run time from which the next implicit step is delayed.
+    #[schemars(with = "Duration")]
+    pub(crate) at: Spanned<Duration>,
+    /// How much longer that step takes.
+    #[schemars(with = "Duration")]
+    pub(crate) delay: Spanned<Duration>,
+}
+
+/// An injected overrun: the frame that starts at or after `at` takes `extra` longer.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "FastOverrun")]
+pub(crate) struct RawOverrun {
+    /// Run time from which the next frame overruns.
+    #[schemars(with = "Duration")]
+    pub(crate) at: Spanned<Duration>,
+    /// How much longer that frame takes.
+    #[schemars(with = "Duration")]
+    pub(crate) extra: Spanned<Duration>,
+}
+
+/// A string that is one of `names`.
+fn names_schema<'a>(names: impl IntoIterator<Item = &'a str>) -> Schema {
+    let names: Vec<&str> = names.into_iter().collect();
+    json_schema!({ "type": "string", "enum": names })
+}
+
+fn policy_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(Policy::ALL.map(Policy::name))
+}
+
+fn method_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(Method::ALL.map(Method::name))
+}
+
+fn implicit_method_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(ImplicitSolver::NAMES)
+}
+
+fn extrapolation_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(Extrapolation::ALL.map(Extrapolation::name))
+}
+
+/// A CAN bus: its transport, its DBC, and how its signals map to the model's inputs and outputs.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Bus")]
+pub(crate) struct RawBus {
+    /// The bus's name in logs and reports. Default "can0".
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) name: Option<Spanned<String>>,
+    /// How the bus is reached: "udp" (CAN over UDP multicast, python-can's udp_multicast), "socketcan" (a Linux
+    /// CAN interface), "slcan" (a serial SLCAN adapter) or "virtual" (a bus inside this process, shared by the runs
+    /// that name the same channel).
+    #[schemars(with = "String", extend("enum" = ["udp", "socketcan", "slcan", "virtual"]))]
+    pub(crate) transport: Spanned<String>,
+    /// udp: the multicast group. Default "239.74.163.2" (python-can's).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) group: Option<Spanned<String>>,
+    /// udp: the port. Default 43113 (python-can's).
+    #[serde(default)]
+    #[schemars(with = "u16")]
+    pub(crate) port: Option<Spanned<i64>>,
+    /// virtual: the channel; runs in one process that name the same channel share the bus. Default the bus's name.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) channel: Option<Spanned<String>>,
+    /// socketcan: the interface, e.g. "can0" or "vcan0".
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) interface: Option<Spanned<String>>,
+    /// socketcan: open the interface for CAN FD. Default false.
+    #[serde(default)]
+    pub(crate) fd: Option<bool>,
+    /// slcan: the serial device, e.g. "/dev/ttyACM0".
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) device: Option<Spanned<String>>,
+    /// slcan: the CAN bit rate in bit/s, one of 10000, 20000, 50000, 100000, 125000, 250000, 500000, 800000,
+    /// 1000000. Default 500000.
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) bitrate: Option<Spanned<i64>>,
+    /// The DBC file describing the messages, relative to this file's directory.
+    #[schemars(with = "String")]
+    pub(crate) dbc: Spanned<String>,
+    /// Messages received: their signals drive model inputs.
+    #[serde(default)]
+    pub(crate) receive: Vec<RawReceive>,
+    /// Messages sent: their signals carry model outputs.
+    #[serde(default)]
+    pub(crate) transmit: Vec<RawTransmit>,
+}
+
+/// A received message.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Receive")]
+pub(crate) struct RawReceive {
+    /// The message's name in the DBC.
+    #[schemars(with = "String")]
+    pub(crate) message: Spanned<String>,
+    /// DBC signal name = model input name.
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) signals: Spanned<BTreeMap<Spanned<String>, Spanned<String>>>,
+    /// With no frame of this message for this long, `on_timeout` applies. Default: no timeout.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) timeout: Option<Spanned<Duration>>,
+    /// On a timeout: "hold" the last values, return the inputs to the model's "default" values, or "fault": stop
+    /// the run. Default "hold".
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["hold", "default", "fault"]))]
+    pub(crate) on_timeout: Option<Spanned<String>>,
+}
+
+/// A sent message.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Transmit")]
+pub(crate) struct RawTransmit {
+    /// The message's name in the DBC.
+    #[schemars(with = "String")]
+    pub(crate) message: Spanned<String>,
+    /// DBC signal name = model output name.
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) signals: Spanned<BTreeMap<Spanned<String>, Spanned<String>>>,
+    /// Its period, a whole number of frames. Default: the DBC's GenMsgCycleTime.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) cycle: Option<Spanned<Duration>>,
+}
+
+/// A serial device speaking the `name=value` line protocol (documented in io/src/serial_lines.rs): each received
+/// line's fields drive model inputs; every `cycle` a line of model outputs is sent.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Serial")]
+pub(crate) struct RawSerial {
+    /// The device's name in logs and reports. Default "serial0", "serial1", ... in order.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) name: Option<Spanned<String>>,
+    /// The serial device, e.g. "/dev/ttyUSB0".
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) device: Spanned<String>,
+    /// The baud rate. Default 115200.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1))]
+    pub(crate) baud: Option<Spanned<i64>>,
+    /// Received fields: field name in the device's lines = model input name.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) receive: Option<Spanned<BTreeMap<Spanned<String>, Spanned<String>>>>,
+    /// With no line carrying a received field for this long, `on_timeout` applies. Default: no timeout.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) timeout: Option<Spanned<Duration>>,
+    /// On a timeout: "hold" the last values, return the inputs to the model's "default" values, or "fault": stop
+    /// the run. Default "hold".
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["hold", "default", "fault"]))]
+    pub(crate) on_timeout: Option<Spanned<String>>,
+    /// Sent fields: field name in the lines Tandem sends = model output name.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) transmit: Option<Spanned<BTreeMap<Spanned<String>, Spanned<String>>>>,
+    /// How often a line of the sent fields goes out: a whole number of frames. Default every frame.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) cycle: Option<Spanned<Duration>>,
+}

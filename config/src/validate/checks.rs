@@ -1,0 +1,135 @@
+//! The checks every table shares: values with their place or a default,
+//! names, positive durations, whole numbers of frames, integer ranges, cores.
+
+use std::ops::Range;
+
+use toml::Spanned;
+
+use crate::duration::Duration;
+use crate::error::ConfigError;
+use crate::text::ConfigText;
+
+/// A value as given in the file with where it is, or a default (no span).
+pub(super) struct Given<T> {
+    pub(super) value: T,
+    pub(super) span: Option<Range<usize>>,
+}
+
+/// The value of `field` with its span, or `default`.
+pub(super) fn given<T: Clone>(field: &Option<Spanned<T>>, default: T) -> Given<T> {
+    match field {
+        Some(s) => Given {
+            value: s.get_ref().clone(),
+            span: Some(s.span()),
+        },
+        None => Given {
+            value: default,
+            span: None,
+        },
+    }
+}
+
+/// How a duration is shown in messages: as written when it was.
+pub(super) fn shown(d: &Given<Duration>) -> String {
+    if d.span.is_some() {
+        format!("\"{}\"", d.value)
+    } else {
+        format!("{} (the default)", d.value)
+    }
+}
+
+impl ConfigText<'_> {
+    /// A name parsed with its `FromStr`, whose message lists the valid ones.
+    pub(super) fn named<T: std::str::FromStr<Err: std::fmt::Display>>(
+        &self,
+        field: &Option<Spanned<String>>,
+        key: &str,
+        default: T,
+    ) -> Result<T, ConfigError> {
+        match field {
+            Some(s) => s
+                .get_ref()
+                .parse()
+                .map_err(|m: T::Err| self.error(Some(s.span()), key, m.to_string())),
+            None => Ok(default),
+        }
+    }
+
+    /// A duration more than zero.
+    pub(super) fn positive(&self, d: &Given<Duration>, key: &str, example: &str) -> Result<f64, ConfigError> {
+        if d.value.seconds() > 0.0 {
+            Ok(d.value.seconds())
+        } else {
+            Err(self.error(
+                d.span.clone(),
+                key,
+                format!("must be longer than 0, found {}; write e.g. \"{example}\"", shown(d)),
+            ))
+        }
+    }
+
+    /// An integer in `min..=max`; `fix` ends the message.
+    pub(super) fn integer(&self, v: &Given<i64>, key: &str, min: i64, max: i64, fix: &str) -> Result<i64, ConfigError> {
+        if (min..=max).contains(&v.value) {
+            Ok(v.value)
+        } else {
+            Err(self.error(
+                v.span.clone(),
+                key,
+                format!("must be {min} to {max}, found {}; {fix}", v.value),
+            ))
+        }
+    }
+
+    /// A whole number of frames, at least one.
+    pub(super) fn frames(&self, d: &Given<Duration>, key: &str, frame: f64) -> Result<f64, ConfigError> {
+        let s = d.value.seconds();
+        let n = (s / frame).round();
+        if n >= 1.0 && (s - n * frame).abs() <= 1e-9 * s {
+            return Ok(n * frame);
+        }
+        let below = (s / frame).floor().max(1.0);
+        let frame_shown = Duration::from_seconds(frame).unwrap_or_default();
+        let multiple = |k: f64| Duration::from_seconds(k * frame).unwrap_or_default();
+        Err(self.error(
+            d.span.clone(),
+            key,
+            format!(
+                "must be a whole number of frames (the frame is {frame_shown}), found {}; write e.g. \"{}\" \
+                 or \"{}\"",
+                shown(d),
+                multiple(below),
+                multiple(below + 1.0),
+            ),
+        ))
+    }
+
+    /// Refuses `name` (at `span`, the table `at`) when one of `taken` has it
+    /// already: two `what` cannot share a name.
+    pub(super) fn unique_name<'n>(
+        &self,
+        mut taken: impl Iterator<Item = &'n str>,
+        name: &str,
+        span: Range<usize>,
+        at: &str,
+        what: &str,
+    ) -> Result<(), ConfigError> {
+        if taken.any(|t| t == name) {
+            return Err(self.error(
+                Some(span),
+                &format!("{at}.name"),
+                format!("two {what} are named \"{name}\"; give each its own name"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A core number, or `None` when not given (unpinned).
+    pub(super) fn core(&self, field: &Option<Spanned<i64>>, key: &str) -> Result<Option<usize>, ConfigError> {
+        if field.is_none() {
+            return Ok(None);
+        }
+        let n = self.integer(&given(field, 0), key, 0, 4095, "omit it to leave the thread unpinned")?;
+        Ok(Some(n as usize))
+    }
+}

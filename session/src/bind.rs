@@ -1,0 +1,355 @@
+//! The binding step: a validated configuration meets its model and its DBC
+//! files. Every name the file gives (the model, inputs, outputs, messages,
+//! signals, serial fields) is checked here, in one place, and a name that
+//! does not exist is reported at its line and column with the valid ones.
+//! The result, a [`Plan`], holds everything a [`crate::Session`] needs, as
+//! indices.
+
+use std::path::PathBuf;
+
+use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig};
+use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
+use tandem_models::{plants, LoadError, Model, Variable};
+use tandem_runtime::tandem::inputs::Signals;
+use tandem_runtime::tandem::virtual_clock::VirtualCosts;
+use tandem_runtime::tandem::TandemSettings;
+
+use crate::mapping::{BusMap, RxMessage, TxMessage};
+use crate::serial::SerialMap;
+
+/// A configuration that does not fit its model or its DBC files.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// A name, a file or a value, at its place in the configuration.
+    #[error(transparent)]
+    Config(Box<ConfigError>),
+    /// The model cannot be loaded.
+    #[error("{place}")]
+    Model {
+        /// The `model =` line, with the error as its message.
+        place: Box<ConfigError>,
+        /// Why.
+        error: Box<LoadError>,
+    },
+    /// A DBC file cannot be loaded.
+    #[error("{error}\n  (the DBC of {place})")]
+    Dbc {
+        /// The `dbc =` line.
+        place: Box<ConfigError>,
+        /// Why.
+        error: Box<DbcError>,
+    },
+}
+
+impl From<ConfigError> for BindError {
+    fn from(e: ConfigError) -> Self {
+        BindError::Config(Box::new(e))
+    }
+}
+
+/// Which outputs are recorded, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundRecording {
+    /// The CSV file (relative paths are in the run's results folder); with
+    /// none, the rows go to the session's observer only.
+    pub file: Option<PathBuf>,
+    /// Output indices, in column order.
+    pub signals: Vec<usize>,
+    /// Every how many frames.
+    pub decimation: u64,
+}
+
+/// A bus bound to the model.
+pub struct BoundBus {
+    /// Its name in logs and reports.
+    pub name: String,
+    /// How it is reached.
+    pub transport: TransportConfig,
+    /// Its signals as model inputs and outputs.
+    pub map: BusMap,
+}
+
+/// A serial device bound to the model.
+pub struct BoundSerial {
+    /// Its name in reports.
+    pub name: String,
+    /// The serial port.
+    pub device: String,
+    /// Baud rate.
+    pub baud: u32,
+    /// Its fields as model inputs and outputs.
+    pub map: SerialMap,
+}
+
+/// A configuration bound to its model: everything a session needs.
+pub struct Plan {
+    /// Frame, policy and threads.
+    pub settings: TandemSettings,
+    /// The virtual clock's costs and injected faults.
+    pub virtual_costs: VirtualCosts,
+    /// The bus log, if any (relative paths are in the results folder).
+    pub bus_log: Option<PathBuf>,
+    /// The model.
+    pub model: Box<dyn Model>,
+    /// Its name, for reports.
+    pub name: String,
+    /// The inputs' breakpoints by input index (profile, then points).
+    pub inputs: Signals,
+    /// What is recorded, if anything.
+    pub record: Option<BoundRecording>,
+    /// The buses.
+    pub buses: Vec<BoundBus>,
+    /// The serial devices.
+    pub serial: Vec<BoundSerial>,
+}
+
+impl Plan {
+    /// A plan that runs `model` (called `name`) with `settings`, its inputs
+    /// driven by `inputs`, nothing recorded and no device.
+    pub fn new(model: Box<dyn Model>, name: &str, settings: TandemSettings, inputs: Signals) -> Plan {
+        Plan {
+            settings,
+            virtual_costs: VirtualCosts::default(),
+            bus_log: None,
+            model,
+            name: name.to_string(),
+            inputs,
+            record: None,
+            buses: Vec::new(),
+            serial: Vec::new(),
+        }
+    }
+}
+
+/// `a, b, c`, or `none`.
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The index of the port `name` among `ports` (the model's inputs or
+/// outputs, `kind` saying which), or an error at its place.
+fn port(config: &RunConfig, kind: &str, ports: &[Variable], name: &Located<String>) -> Result<usize, ConfigError> {
+    ports.iter().position(|v| v.name == name.value).ok_or_else(|| {
+        config.error_at(
+            name,
+            format!(
+                "the model has no {kind} \"{}\"; its {kind}s: {}",
+                name.value,
+                list(ports.iter().map(|v| v.name.as_str()))
+            ),
+        )
+    })
+}
+
+/// Binds `config` to its model and DBC files.
+pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
+    let loaded = config.model.value.load().map_err(|error| BindError::Model {
+        place: Box::new(config.error_at(&config.model, error.to_string())),
+        error: Box::new(error),
+    })?;
+    let model = loaded.model;
+    let layout = model.layout();
+    let inputs = input_signals(&config, layout.inputs.as_slice())?;
+    let record = match &config.record {
+        None => None,
+        Some(r) => Some(BoundRecording {
+            file: Some(r.file.clone()),
+            signals: match &r.signals {
+                None => (0..layout.outputs.len()).collect(),
+                Some(names) => names
+                    .iter()
+                    .map(|name| port(&config, "output", &layout.outputs, name))
+                    .collect::<Result<_, _>>()?,
+            },
+            decimation: u64::from(r.decimation),
+        }),
+    };
+    let frame = config.settings.frame;
+    let buses = config
+        .buses
+        .iter()
+        .map(|bus| {
+            Ok(BoundBus {
+                name: bus.name.clone(),
+                transport: bus.transport.clone(),
+                map: bus_map(&config, bus, model.as_ref(), frame)?,
+            })
+        })
+        .collect::<Result<_, BindError>>()?;
+    let serial = config
+        .serial
+        .iter()
+        .map(|device| serial_map(&config, device, model.as_ref()))
+        .collect::<Result<_, ConfigError>>()?;
+    Ok(Plan {
+        settings: config.settings,
+        virtual_costs: config.virtual_costs,
+        bus_log: config.bus_log,
+        name: loaded.name,
+        model,
+        inputs,
+        record,
+        buses,
+        serial,
+    })
+}
+
+/// The profile's signals overridden by the configuration's points, as
+/// input indices.
+fn input_signals(config: &RunConfig, inputs: &[Variable]) -> Result<Signals, ConfigError> {
+    let mut signals: Signals = Vec::new();
+    if let Some(name) = &config.inputs.profile {
+        for (input, points) in plants::profile(&name.value).unwrap_or_default() {
+            let i = inputs.iter().position(|v| v.name == *input).ok_or_else(|| {
+                config.error_at(
+                    name,
+                    format!(
+                        "profile {} drives input \"{input}\", which the model does not have; its inputs: {}",
+                        name.value,
+                        list(inputs.iter().map(|v| v.name.as_str()))
+                    ),
+                )
+            })?;
+            signals.push((i, points.to_vec()));
+        }
+    }
+    for (name, points) in &config.inputs.points {
+        let i = port(config, "input", inputs, name)?;
+        signals.retain(|(j, _)| *j != i);
+        signals.push((i, points.clone()));
+    }
+    Ok(signals)
+}
+
+/// Compiles `bus` against its DBC and `model`, for frames of `frame` s.
+fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -> Result<BusMap, BindError> {
+    let dbc = Dbc::load(&bus.dbc.value).map_err(|error| BindError::Dbc {
+        place: Box::new(config.error_at(&bus.dbc, "fix the DBC or point to another".into())),
+        error: Box::new(error),
+    })?;
+    let layout = model.layout();
+    let message = |name: &Located<String>| -> Result<Message, ConfigError> {
+        dbc.message(&name.value).cloned().ok_or_else(|| {
+            config.error_at(
+                name,
+                format!(
+                    "{} has no message \"{}\"; its messages: {}",
+                    bus.dbc.value.display(),
+                    name.value,
+                    list(dbc.messages().iter().map(|m| m.name.as_str()))
+                ),
+            )
+        })
+    };
+    let signal = |m: &Message, name: &Located<String>| -> Result<usize, ConfigError> {
+        m.signals.iter().position(|s| s.name == name.value).ok_or_else(|| {
+            config.error_at(
+                name,
+                format!(
+                    "message {} has no signal \"{}\"; its signals: {}",
+                    m.name,
+                    name.value,
+                    list(m.signals.iter().map(|s| s.name.as_str()))
+                ),
+            )
+        })
+    };
+    let mut map = BusMap::default();
+    for rx in &bus.receive {
+        let m = message(&rx.message)?;
+        let inputs = rx
+            .signals
+            .iter()
+            .map(|(s, input)| Ok((signal(&m, s)?, port(config, "input", &layout.inputs, input)?)))
+            .collect::<Result<_, ConfigError>>()?;
+        map.rx.push(RxMessage {
+            message: m,
+            inputs,
+            timeout: rx.timeout,
+        });
+    }
+    for tx in &bus.transmit {
+        let m = message(&tx.message)?;
+        let mut fields = Vec::with_capacity(tx.signals.len());
+        for (s, output) in &tx.signals {
+            let index = signal(&m, s)?;
+            if m.signals[index].multiplex == Multiplex::Multiplexor {
+                return Err(config
+                    .error_at(
+                        s,
+                        format!(
+                            "{} is the multiplexor of {}; Tandem sets it from the multiplexed signals mapped, so map \
+                             those instead",
+                            s.value, m.name
+                        ),
+                    )
+                    .into());
+            }
+            fields.push((index, port(config, "output", &layout.outputs, output)?));
+        }
+        let (cycle, place) = match (&tx.cycle, m.cycle_time) {
+            (Some(c), _) => (c.value, c.clone().map(|_| ())),
+            (None, Some(d)) => (d.as_secs_f64(), tx.message.clone().map(|_| ())),
+            (None, None) => {
+                return Err(config
+                    .error_at(
+                        &tx.message,
+                        format!(
+                            "message {} has no GenMsgCycleTime in the DBC; give its period, e.g. cycle = \"10ms\"",
+                            m.name
+                        ),
+                    )
+                    .into())
+            }
+        };
+        let frames = cycle / frame;
+        if frames < 1.0 - 1e-9 || (frames - frames.round()).abs() > 1e-6 {
+            return Err(config
+                .error_at(
+                    &place,
+                    format!(
+                        "message {}: its period {cycle} s is not a whole number of frames of {frame} s; give a cycle \
+                         that is",
+                        m.name
+                    ),
+                )
+                .into());
+        }
+        map.tx.push(TxMessage::new(m, frames.round() as u64, fields));
+    }
+    Ok(map)
+}
+
+/// Binds a serial device's fields to `model`'s ports.
+fn serial_map(config: &RunConfig, device: &SerialConfig, model: &dyn Model) -> Result<BoundSerial, ConfigError> {
+    let layout = model.layout();
+    let receive = device
+        .receive
+        .iter()
+        .map(|(field, input)| Ok((field.clone(), port(config, "input", &layout.inputs, input)?)))
+        .collect::<Result<_, ConfigError>>()?;
+    let mut transmit = Vec::with_capacity(device.transmit.len());
+    for (field, output) in &device.transmit {
+        let mut line = String::new();
+        if let Err(e) = tandem_io::serial_lines::format_line(&mut line, None, [(field.as_str(), 0.0)]) {
+            return Err(config.error_at(output, format!("{e}; rename the field")));
+        }
+        transmit.push((field.clone(), port(config, "output", &layout.outputs, output)?));
+    }
+    Ok(BoundSerial {
+        name: device.name.clone(),
+        device: device.device.clone(),
+        baud: device.baud,
+        map: SerialMap {
+            receive,
+            timeout: device.timeout,
+            transmit,
+            period: (device.cycle / config.settings.frame).round().max(1.0) as u64,
+        },
+    })
+}

@@ -1,0 +1,335 @@
+//! A CAN bus as a device of a run: its transport, its receive thread (one
+//! per bus, blocked in its transport) and its writer, which encodes the
+//! messages due after each frame and hands them to the transport without
+//! blocking. The receive thread meets the fast thread only through a
+//! lock-free sample queue; every fault is counted.
+//!
+//! The same decoding runs inline on the virtual clock and in replays
+//! ([`BusFeed`]), and the same encoding everywhere ([`BusWriter`]), so
+//! replays are deterministic.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+use tandem_config::TransportConfig;
+use tandem_io::log::Direction;
+use tandem_io::virtual_bus::VirtualBus;
+use tandem_io::{BusError, CanFrame, CanReceiver, CanSender, Duplex};
+use tandem_runtime::tandem::clock::MonotonicClock;
+use tandem_runtime::tandem::control::RunControl;
+
+use crate::device::{Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoThread, LogClock, Setup, Traffic};
+use crate::inputs::{sample_queue, ReadHalf, SampleSender};
+use crate::log::{wall_ns, LogProducer, LoggedFrame};
+use crate::mapping::{BusMap, RxOutcome};
+use crate::metrics::DeviceMetrics;
+
+/// How long a receive thread waits in its transport before checking
+/// whether the run has stopped.
+const RX_POLL: Duration = Duration::from_millis(20);
+/// Samples in flight from one bus's receive side to the fast thread.
+const SAMPLE_QUEUE: usize = 1 << 14;
+/// Frames a virtual bus holds for each node.
+const VIRTUAL_QUEUE: usize = 1 << 12;
+
+/// The in-process virtual buses, by channel; runs of one process that
+/// name the same channel share it.
+fn virtual_bus(channel: &str) -> VirtualBus {
+    static CHANNELS: OnceLock<Mutex<HashMap<String, VirtualBus>>> = OnceLock::new();
+    let mut channels = CHANNELS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    channels.entry(channel.to_string()).or_default().clone()
+}
+
+/// A transport that could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The UDP multicast group could not be joined.
+    #[error("cannot join UDP multicast group {group}:{port}: {cause}")]
+    Udp {
+        /// The group.
+        group: std::net::Ipv4Addr,
+        /// The port.
+        port: u16,
+        /// What the system said.
+        cause: std::io::Error,
+    },
+    /// The SocketCAN interface could not be opened.
+    #[error(transparent)]
+    SocketCan(#[from] tandem_io::socketcan_bus::SocketCanOpenError),
+    /// The SLCAN adapter's serial port could not be opened.
+    #[error(transparent)]
+    Serial(#[from] tandem_io::serial_port::SerialOpenError),
+}
+
+/// Opens a bus's transport.
+pub fn open_transport(transport: &TransportConfig) -> Result<Duplex, TransportError> {
+    match transport {
+        TransportConfig::Udp { group, port } => tandem_io::udp::open(&tandem_io::udp::UdpOptions {
+            group: *group,
+            port: *port,
+            ttl: 1,
+        })
+        .map_err(|cause| TransportError::Udp {
+            group: *group,
+            port: *port,
+            cause,
+        }),
+        TransportConfig::SocketCan { interface, fd } => tandem_io::socketcan_bus::open(
+            interface,
+            &tandem_io::socketcan_bus::SocketCanOptions {
+                fd: *fd,
+                ..Default::default()
+            },
+        )
+        .map_err(TransportError::from),
+        TransportConfig::Slcan { device, bitrate } => tandem_io::slcan::open(
+            device,
+            &tandem_io::slcan::SlcanOptions {
+                bitrate: *bitrate,
+                ..Default::default()
+            },
+        )
+        .map_err(TransportError::from),
+        TransportConfig::Virtual { channel } => Ok(virtual_bus(channel).node(VIRTUAL_QUEUE)),
+    }
+}
+
+/// A bus's receive side: decodes received frames into samples for the
+/// fast thread, counts what became of them and logs them. Used by its
+/// receive thread, and inline by replays and the virtual clock.
+pub struct BusFeed {
+    bus: u16,
+    map: Arc<BusMap>,
+    metrics: Arc<DeviceMetrics>,
+    samples: SampleSender,
+    log: Option<LogProducer>,
+}
+
+impl BusFeed {
+    /// Decodes `frame`, received at run time `time` (s), into samples and
+    /// logs it at `log_ns`.
+    pub fn receive(&mut self, frame: &CanFrame, time: f64, log_ns: i64) {
+        let m = &self.metrics;
+        let samples = &mut self.samples;
+        match self.map.decode(frame, time, |s| {
+            if !samples.push(s) {
+                m.rx_dropped.increment();
+            }
+        }) {
+            RxOutcome::Mapped(_) => m.rx_frames.increment(),
+            RxOutcome::Unmapped => m.rx_unmapped.increment(),
+            RxOutcome::WrongLength => m.rx_wrong_length.increment(),
+        }
+        if let Some(log) = &mut self.log {
+            let record = LoggedFrame {
+                time_ns: log_ns,
+                bus: self.bus,
+                frame: *frame,
+                direction: Direction::Rx,
+            };
+            log.log(record, &m.log_dropped);
+        }
+    }
+
+    /// Counts a receive error by kind.
+    fn count_error(&self, e: &BusError) {
+        let m = &self.metrics;
+        match e {
+            BusError::BusOff => m.bus_off.increment(),
+            BusError::Bus(_) => m.bus_errors.increment(),
+            BusError::Malformed(_) => m.rx_malformed.increment(),
+            BusError::Disconnected(_) => m.disconnects.increment(),
+            BusError::TxQueueFull | BusError::Io(_) => m.rx_errors.increment(),
+        }
+    }
+}
+
+/// A bus's transmitting side: encodes the messages due after a frame from
+/// its outputs, hands each to the transport without blocking (none: the
+/// log only), counts and logs it.
+pub struct BusWriter {
+    bus: u16,
+    map: Arc<BusMap>,
+    metrics: Arc<DeviceMetrics>,
+    sender: Option<Box<dyn CanSender>>,
+    log: Option<(LogProducer, LogClock)>,
+}
+
+impl DeviceWriter for BusWriter {
+    fn next_due(&self, k: u64) -> u64 {
+        self.map
+            .tx
+            .iter()
+            .map(|tx| k.div_ceil(tx.period) * tx.period)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    fn write(&mut self, k: u64, y: &[f64]) {
+        let log_ns = match self.log.as_ref().map(|(_, clock)| *clock) {
+            Some(LogClock::Virtual { origin_ns, frame_ns }) => origin_ns + (k as i64 + 1) * frame_ns,
+            Some(LogClock::Wall) => wall_ns(),
+            None => 0,
+        };
+        let (m, sender, log, bus) = (&self.metrics, &mut self.sender, &mut self.log, self.bus);
+        let clamped = self.map.encode_due(k, y, |frame| {
+            let sent = match sender {
+                Some(s) => s.send(frame),
+                None => Ok(()),
+            };
+            match sent {
+                Ok(()) => {
+                    m.tx_frames.increment();
+                    if let Some((log, _)) = log {
+                        let record = LoggedFrame {
+                            time_ns: log_ns,
+                            bus,
+                            frame: *frame,
+                            direction: Direction::Tx,
+                        };
+                        log.log(record, &m.log_dropped);
+                    }
+                }
+                Err(BusError::TxQueueFull) => m.tx_queue_full.increment(),
+                Err(_) => m.tx_errors.increment(),
+            }
+        });
+        m.tx_clamped.add(clamped);
+    }
+}
+
+/// A CAN bus of a run.
+pub struct BusDevice {
+    name: String,
+    bus: u16,
+    transport: TransportConfig,
+    map: Arc<BusMap>,
+    metrics: Arc<DeviceMetrics>,
+    receiver: Option<Box<dyn CanReceiver>>,
+    feed: Option<BusFeed>,
+    thread: IoThread,
+}
+
+impl BusDevice {
+    /// Bus number `bus` of the run (its index in the bus log), reached by
+    /// `transport`, carrying `map`.
+    pub fn new(name: &str, bus: u16, transport: TransportConfig, map: BusMap) -> Self {
+        BusDevice {
+            name: name.to_string(),
+            bus,
+            transport,
+            map: Arc::new(map),
+            metrics: Arc::default(),
+            receiver: None,
+            feed: None,
+            thread: IoThread::default(),
+        }
+    }
+
+    /// The receive side, for a replay or the virtual clock to feed (after
+    /// [`Device::configure`]; none once taken or when the device is live).
+    pub fn take_feed(&mut self) -> Option<BusFeed> {
+        self.feed.take()
+    }
+}
+
+impl Device for BusDevice {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Bus
+    }
+
+    fn metrics(&self) -> &Arc<DeviceMetrics> {
+        &self.metrics
+    }
+
+    fn configure(&mut self, setup: Setup) -> Result<Halves, DeviceError> {
+        let (rx_log, tx_log) = match setup.log {
+            Some(l) => (Some(l.rx), Some((l.tx, l.clock))),
+            None => (None, None),
+        };
+        let sender = if setup.traffic == Traffic::Live {
+            let duplex = open_transport(&self.transport).map_err(|e| DeviceError {
+                device: format!("bus {}", self.name),
+                message: e.to_string(),
+            })?;
+            self.receiver = Some(duplex.rx);
+            Some(duplex.tx)
+        } else {
+            None
+        };
+        let (samples, queue) = sample_queue(SAMPLE_QUEUE);
+        self.feed = Some(BusFeed {
+            bus: self.bus,
+            map: Arc::clone(&self.map),
+            metrics: Arc::clone(&self.metrics),
+            samples,
+            log: rx_log,
+        });
+        let read = (!self.map.rx.is_empty()).then(|| ReadHalf {
+            queue,
+            messages: self
+                .map
+                .rx
+                .iter()
+                .map(|m| (m.timeout, m.inputs.iter().map(|&(_, input)| input).collect()))
+                .collect(),
+            metrics: Arc::clone(&self.metrics),
+        });
+        let write = (!self.map.tx.is_empty()).then(|| {
+            Box::new(BusWriter {
+                bus: self.bus,
+                map: Arc::clone(&self.map),
+                metrics: Arc::clone(&self.metrics),
+                sender,
+                log: tx_log,
+            }) as Box<dyn DeviceWriter>
+        });
+        Ok(Halves { read, write })
+    }
+
+    fn activate(&mut self, control: &Arc<RunControl>, priority: u8) -> Result<(), DeviceError> {
+        let (Some(mut rx), Some(mut feed)) = (self.receiver.take(), self.feed.take()) else {
+            return Ok(());
+        };
+        let name = format!("tandem-rx-{}", self.name);
+        self.thread.start(
+            name,
+            &format!("bus {}", self.name),
+            control,
+            priority,
+            move |origin, run| {
+                while !run.stop_requested() {
+                    match rx.recv(RX_POLL) {
+                        Ok(Some(received)) => {
+                            let got = MonotonicClock::raw_now();
+                            feed.receive(&received.frame, (got - origin) as f64 * 1e-9, wall_ns());
+                            feed.metrics.rx_path.record((MonotonicClock::raw_now() - got) as f64);
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            feed.count_error(&e);
+                            if matches!(e, BusError::Disconnected(_) | BusError::Io(_)) {
+                                // The transport backs off itself; do not spin on a dead device.
+                                thread::sleep(RX_POLL);
+                            }
+                        }
+                    }
+                }
+            },
+        )
+    }
+
+    fn deactivate(&mut self) {
+        self.thread.stop();
+        self.receiver = None;
+    }
+}

@@ -1,0 +1,179 @@
+//! The bus log: every frame of every bus, written to a candump (or Vector
+//! ASC) file by a normal thread. Each thread that logs (a receive thread,
+//! the transmitting side, a replay) has its own lock-free ring to the
+//! writer, so logging never allocates, locks or blocks a real-time or I/O
+//! thread; a full ring drops the record and counts it. On the virtual
+//! clock nothing is real-time, so a full ring waits for the writer
+//! instead: no record is ever dropped there.
+
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
+use tandem_io::log::{Direction, LogRecord};
+use tandem_io::CanFrame;
+use tandem_runtime::tandem::metrics::Counter;
+
+/// Nanoseconds since the Unix epoch, for log records of real buses.
+pub fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// One frame on its way to the log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoggedFrame {
+    /// When (ns: since the Unix epoch on real buses, on the log's own
+    /// origin on the virtual clock).
+    pub time_ns: i64,
+    /// The bus, as its index in the log's names.
+    pub bus: u16,
+    /// The frame.
+    pub frame: CanFrame,
+    /// Received or sent.
+    pub direction: Direction,
+}
+
+/// Records in flight from one thread to the writer.
+const RING: usize = 1 << 14;
+/// The writer keeps records this much younger than the newest it has
+/// seen, so that records of several threads reach the file in time order.
+const HOLD_NS: i64 = 50_000_000;
+
+/// A logging thread's end: one per thread.
+pub struct LogProducer {
+    ring: HeapProd<LoggedFrame>,
+    wait_when_full: bool,
+    writer_alive: Arc<AtomicBool>,
+}
+
+impl LogProducer {
+    /// Logs `record`; when the ring is full, counts it in `dropped` (or,
+    /// on the virtual clock, waits for the writer while it lives).
+    pub fn log(&mut self, record: LoggedFrame, dropped: &Counter) {
+        let mut record = record;
+        loop {
+            match self.ring.try_push(record) {
+                Ok(()) => return,
+                Err(back) if self.wait_when_full && self.writer_alive.load(Ordering::Acquire) => {
+                    record = back;
+                    thread::sleep(Duration::from_micros(200));
+                }
+                Err(_) => {
+                    dropped.increment();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Where the producers' rings are gathered before the writer starts.
+pub struct LogHub {
+    consumers: Vec<HeapCons<LoggedFrame>>,
+    wait_when_full: bool,
+    writer_alive: Arc<AtomicBool>,
+}
+
+impl LogHub {
+    /// A hub whose producers wait for the writer when their ring is full
+    /// (`wait_when_full`: the virtual clock) or drop and count (real time).
+    pub fn new(wait_when_full: bool) -> Self {
+        LogHub {
+            consumers: Vec::new(),
+            wait_when_full,
+            writer_alive: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
+    /// A producer for one more logging thread.
+    pub fn producer(&mut self) -> LogProducer {
+        let (ring, consumer) = HeapRb::new(RING).split();
+        self.consumers.push(consumer);
+        LogProducer {
+            ring,
+            wait_when_full: self.wait_when_full,
+            writer_alive: Arc::clone(&self.writer_alive),
+        }
+    }
+
+    /// Creates `path` (candump, or ASC for `.asc`; `start_ns` is its time
+    /// origin) and starts the writer; `names` are the buses' names by index.
+    pub fn spawn(self, path: &Path, start_ns: i64, names: Vec<String>) -> io::Result<BusLogWriter> {
+        let mut file = tandem_io::log::create(path, start_ns)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let LogHub {
+            mut consumers,
+            writer_alive,
+            ..
+        } = self;
+        let alive = Arc::clone(&writer_alive);
+        let handle = thread::Builder::new().name("tandem-log".into()).spawn(move || {
+            let mut pending: Vec<LoggedFrame> = Vec::new();
+            let mut written = 0u64;
+            let mut last_flush = Instant::now();
+            let result = (|| -> io::Result<()> {
+                loop {
+                    let finishing = stopping.load(Ordering::Acquire);
+                    let before = pending.len();
+                    for c in &mut consumers {
+                        pending.extend(c.pop_iter());
+                    }
+                    pending.sort_by_key(|r| r.time_ns);
+                    let newest = pending.last().map_or(i64::MIN, |r| r.time_ns);
+                    let due = if finishing {
+                        pending.len()
+                    } else {
+                        pending.partition_point(|r| r.time_ns <= newest.saturating_sub(HOLD_NS))
+                    };
+                    for r in pending.drain(..due) {
+                        file.write(&LogRecord {
+                            time_ns: r.time_ns,
+                            interface: names.get(r.bus as usize).cloned().unwrap_or_default(),
+                            frame: r.frame,
+                            direction: r.direction,
+                        })?;
+                        written += 1;
+                    }
+                    if finishing {
+                        return file.finish();
+                    }
+                    // Flush when idle, so that a killed run keeps its log.
+                    if last_flush.elapsed() >= Duration::from_millis(100) {
+                        file.flush()?;
+                        last_flush = Instant::now();
+                    }
+                    let busy = pending.len() > before;
+                    thread::sleep(Duration::from_millis(if busy { 1 } else { 10 }));
+                }
+            })();
+            alive.store(false, Ordering::Release);
+            result.map(|()| written)
+        })?;
+        Ok(BusLogWriter { handle, stop })
+    }
+}
+
+/// The running log writer.
+pub struct BusLogWriter {
+    handle: JoinHandle<io::Result<u64>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl BusLogWriter {
+    /// Writes what is left once every producer has stopped, closes the
+    /// file and returns how many records it holds.
+    pub fn finish(self) -> io::Result<u64> {
+        self.stop.store(true, Ordering::Release);
+        self.handle
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the bus log writer panicked")))
+    }
+}

@@ -1,0 +1,188 @@
+//! A recorded candump log fed to a run through the same receive path as
+//! live frames: inline before each frame on the virtual clock (as fast as
+//! possible, bit-identical from run to run), or by a player thread at the
+//! recorded times on absolute deadlines.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+
+use tandem_io::log::{CandumpReader, LogError};
+use tandem_io::CanFrame;
+use tandem_runtime::tandem::clock::{Clock, MonotonicClock};
+use tandem_runtime::tandem::control::RunControl;
+
+use crate::bus::BusFeed;
+use crate::device::prioritize;
+
+/// A log that cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The file cannot be opened.
+    #[error("cannot open the log {file}: {cause}")]
+    Open {
+        /// The file.
+        file: String,
+        /// What the system said.
+        cause: std::io::Error,
+    },
+    /// A line is not a frame.
+    #[error(transparent)]
+    Line(#[from] LogError),
+    /// The log holds no frame.
+    #[error("{0}: the log has no frames")]
+    Empty(String),
+}
+
+/// Opens the log at `path`.
+fn open_file(path: &Path) -> Result<File, ReplayError> {
+    File::open(path).map_err(|cause| ReplayError::Open {
+        file: path.display().to_string(),
+        cause,
+    })
+}
+
+/// The next record of the log, routed to a bus.
+#[derive(Clone, Copy, Debug)]
+struct Next {
+    time_ns: i64,
+    /// Index of the bus in the run, or none when no bus has its interface.
+    bus: Option<usize>,
+    frame: CanFrame,
+}
+
+/// A recorded log being fed to a run, record by record.
+pub struct LogFeed {
+    reader: CandumpReader<BufReader<File>>,
+    buses: Vec<String>,
+    next: Option<Next>,
+    start_ns: i64,
+    /// The log's duration (s): its last record's time from its first.
+    duration: f64,
+    /// Records whose interface no bus has (with more than one bus).
+    unrouted: u64,
+}
+
+impl LogFeed {
+    /// Opens `path` and scans it once for its duration and its first
+    /// malformed line.
+    pub fn open(path: &Path) -> Result<Self, ReplayError> {
+        let name = path.display().to_string();
+        let mut scan = CandumpReader::new(BufReader::new(open_file(path)?), &name);
+        let mut first = None;
+        let mut last = 0;
+        while let Some(entry) = scan.next_entry() {
+            let entry = entry?;
+            first.get_or_insert(entry.time_ns);
+            last = entry.time_ns;
+        }
+        let Some(start_ns) = first else {
+            return Err(ReplayError::Empty(name));
+        };
+        Ok(LogFeed {
+            reader: CandumpReader::new(BufReader::new(open_file(path)?), &name),
+            buses: Vec::new(),
+            next: None,
+            start_ns,
+            duration: (last - start_ns) as f64 * 1e-9,
+            unrouted: 0,
+        })
+    }
+
+    /// Routes the records to buses named `buses` (a record goes to the bus
+    /// of its interface's name, or to the only bus) and reads the first.
+    pub fn route(&mut self, buses: Vec<String>) -> Result<(), LogError> {
+        self.buses = buses;
+        self.advance()
+    }
+
+    /// Reads the next record into `self.next`.
+    fn advance(&mut self) -> Result<(), LogError> {
+        self.next = match self.reader.next_entry().transpose()? {
+            None => None,
+            Some(entry) => {
+                let bus = self
+                    .buses
+                    .iter()
+                    .position(|b| b == entry.interface)
+                    .or((self.buses.len() == 1).then_some(0));
+                Some(Next {
+                    time_ns: entry.time_ns,
+                    bus,
+                    frame: entry.frame,
+                })
+            }
+        };
+        Ok(())
+    }
+
+    /// The time of the log's first record (ns), the run's time 0.
+    pub fn start_ns(&self) -> i64 {
+        self.start_ns
+    }
+
+    /// The log's duration (s).
+    pub fn duration(&self) -> f64 {
+        self.duration
+    }
+
+    /// Records skipped because no bus has their interface.
+    pub fn unrouted(&self) -> u64 {
+        self.unrouted
+    }
+
+    /// Hands `next` to its bus's feed at run time `time`.
+    fn deliver(&mut self, next: Next, time: f64, feeds: &mut [Option<BusFeed>]) {
+        match next.bus.and_then(|b| feeds.get_mut(b)).and_then(Option::as_mut) {
+            Some(feed) => feed.receive(&next.frame, time, next.time_ns),
+            None => self.unrouted += 1,
+        }
+    }
+
+    /// Feeds every record up to run time `t` (s) to its bus.
+    pub fn until(&mut self, t: f64, feeds: &mut [Option<BusFeed>]) -> Result<(), LogError> {
+        while let Some(next) = self.next {
+            let time = (next.time_ns - self.start_ns) as f64 * 1e-9;
+            if time > t + 1e-12 {
+                break;
+            }
+            self.deliver(next, time, feeds);
+            self.advance()?;
+        }
+        Ok(())
+    }
+
+    /// Starts a thread that hands each record to its bus at its recorded
+    /// time after the run's origin (absolute deadlines: no drift). It
+    /// returns the feed, with how late (µs) the last record was fed, or
+    /// the first malformed line.
+    pub fn spawn_player(
+        mut self,
+        mut feeds: Vec<Option<BusFeed>>,
+        control: Arc<RunControl>,
+        priority: u8,
+    ) -> std::io::Result<JoinHandle<Result<(LogFeed, f64), LogError>>> {
+        thread::Builder::new().name("tandem-replay".into()).spawn(move || {
+            prioritize(priority);
+            let Some(origin) = control.wait_for_origin() else {
+                return Ok((self, 0.0));
+            };
+            let mut clock = MonotonicClock::with_origin(origin);
+            let mut late_ns = 0;
+            while let Some(next) = self.next {
+                if control.stop_requested() {
+                    break;
+                }
+                let due = next.time_ns - self.start_ns;
+                clock.sleep_until(due);
+                let now = clock.now();
+                late_ns = now - due;
+                self.deliver(next, now as f64 * 1e-9, &mut feeds);
+                self.advance()?;
+            }
+            Ok((self, late_ns as f64 / 1e3))
+        })
+    }
+}

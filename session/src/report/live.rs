@@ -1,0 +1,73 @@
+//! A line of live statistics per interval: frames, wake-up latency,
+//! compute time, sources, misses, Newton iterations and each device's
+//! counts.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
+
+use super::devices::{self, DeviceView};
+use super::units::ns;
+
+/// Live statistics: each line covers the interval since the previous one.
+pub struct LiveStats {
+    metrics: Arc<Metrics>,
+    devices: Vec<DeviceView>,
+    wake: Snapshot,
+    compute: Snapshot,
+    sources: [u64; 4],
+    missed: u64,
+    newton: Snapshot,
+    resyncs: u64,
+}
+
+impl LiveStats {
+    /// Starts counting intervals now, of `metrics` and `devices`.
+    pub fn new(metrics: Arc<Metrics>, devices: Vec<DeviceView>) -> Self {
+        LiveStats {
+            devices,
+            wake: metrics.wake_latency.snapshot(),
+            compute: metrics.compute.snapshot(),
+            sources: FrameSource::ALL.map(|s| metrics.from_source(s)),
+            missed: metrics.missed(),
+            newton: metrics.newton.snapshot(),
+            resyncs: metrics.resyncs.get(),
+            metrics,
+        }
+    }
+
+    /// The line for the interval ending at `t` (s).
+    pub fn line(&mut self, t: f64) -> String {
+        let m = &*self.metrics;
+        let (wake, compute, newton) = (m.wake_latency.snapshot(), m.compute.snapshot(), m.newton.snapshot());
+        let (dw, dc, dn) = (
+            wake.since(&self.wake),
+            compute.since(&self.compute),
+            newton.since(&self.newton),
+        );
+        let sources = FrameSource::ALL.map(|s| m.from_source(s));
+        let mut by_source = String::new();
+        for (i, s) in FrameSource::ALL.iter().enumerate() {
+            let _ = write!(by_source, " {} {}", s.name(), sources[i] - self.sources[i]);
+        }
+        let missed = m.missed() - self.missed;
+        let resyncs = m.resyncs.get();
+        let mut line = format!(
+            "t {t:7.2} s | {} frames | wake p50 {} p99 {} max {} | compute p50 {} p99 {} |{by_source} | missed {missed} | newton {:.2}/step, resyncs {}",
+            dw.count,
+            ns(dw.percentile(0.5)),
+            ns(dw.percentile(0.99)),
+            ns(dw.max),
+            ns(dc.percentile(0.5)),
+            ns(dc.percentile(0.99)),
+            dn.mean(),
+            resyncs - self.resyncs,
+        );
+        (self.wake, self.compute, self.newton, self.sources, self.missed) =
+            (wake, compute, newton, sources, m.missed());
+        self.resyncs = resyncs;
+        line.push_str(&devices::live(&self.devices));
+        line
+    }
+}

@@ -1,0 +1,783 @@
+//! A run of a bound configuration: the tandem's two sides, the devices
+//! with their lifecycle, the recording and the bus log, on the real or the
+//! virtual clock, watched by an observer, ending in a [`Report`].
+//!
+//! [`Session::new`] does everything that may fail or allocate (preflight,
+//! files, transports, the tandem's parts); [`Session::run`] starts the
+//! threads, watches them from the calling (normal) thread, stops every
+//! thread it started, and reports. A run that stops early (a diverged
+//! explicit method, a receive-timeout fault) still reports.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tandem_models::Layout;
+use tandem_runtime::record::{CsvRecorder, Recorder};
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError};
+use tandem_runtime::tandem::clock::nanos;
+use tandem_runtime::tandem::control::RunControl;
+use tandem_runtime::tandem::fast::FastSide;
+use tandem_runtime::tandem::implicit_side::ImplicitSide;
+use tandem_runtime::tandem::inputs::{InputSource, Profile, Signals};
+use tandem_runtime::tandem::metrics::{Counter, Metrics};
+use tandem_runtime::tandem::outputs::OutputSink;
+use tandem_runtime::tandem::preflight::{preflight, Preflight};
+use tandem_runtime::tandem::recording::RowReceiver;
+use tandem_runtime::tandem::threads::run_realtime;
+use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
+use tandem_runtime::tandem::{Policy, TandemSettings};
+
+use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
+use crate::bus::{BusDevice, BusFeed};
+use crate::device::{Device, DeviceError, Halves, LogClock, LogSetup, Setup, Traffic};
+use crate::inputs::{DeviceInputs, Fault};
+use crate::log::{wall_ns, BusLogWriter, LogHub};
+use crate::replay::{LogFeed, ReplayError};
+use crate::report::devices::DeviceView;
+use crate::report::live::LiveStats;
+use crate::report::{RecordingReport, ReplayReport, Report};
+use crate::serial::SerialDevice;
+use crate::transmit::{output_queue, Transmitter};
+
+/// Which clock a session runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockMode {
+    /// Real threads on the monotonic clock.
+    Real,
+    /// Both sides interleaved on the calling thread in virtual time, with
+    /// the configuration's costs and injected faults: deterministic.
+    Virtual,
+}
+
+/// How a session runs, beyond its configuration.
+pub struct Options {
+    /// The clock.
+    pub clock: ClockMode,
+    /// Refuse to start unless every real-time check passes.
+    pub require_rt: bool,
+    /// Where relative output files (the recording, the bus log) go; created
+    /// when something is written there.
+    pub results: PathBuf,
+    /// The bus log, instead of the configuration's `record.bus_log`.
+    pub bus_log: Option<PathBuf>,
+    /// A recorded log whose frames are fed to the buses instead of their
+    /// transports.
+    pub replay: Option<LogFeed>,
+    /// How often the observer sees live statistics (run time).
+    pub live_interval: Option<Duration>,
+}
+
+impl Options {
+    /// A run on `clock` writing into `results`, with nothing else asked.
+    pub fn new(clock: ClockMode, results: impl Into<PathBuf>) -> Self {
+        Options {
+            clock,
+            require_rt: false,
+            results: results.into(),
+            bus_log: None,
+            replay: None,
+            live_interval: None,
+        }
+    }
+}
+
+/// Watches a running session from the calling thread (a normal thread:
+/// nothing here delays the real-time threads).
+pub trait Observer {
+    /// Every `live_interval` of run time: `stats` covers the interval that
+    /// ends at run time `t` (s).
+    fn live(&mut self, t: f64, stats: &mut LiveStats) {
+        let _ = (t, stats);
+    }
+
+    /// Each recorded row, in order, as it is drained: the frame's time and
+    /// the recorded outputs.
+    fn record(&mut self, t: f64, y: &[f64]) {
+        let _ = (t, y);
+    }
+
+    /// While the frames run, at each poll of the watching thread (on the
+    /// virtual clock, after each frame) with `running`; once more with
+    /// `running` false when the real-time work has stopped, before the
+    /// session closes its devices and files.
+    fn tick(&mut self, running: bool) {
+        let _ = running;
+    }
+}
+
+/// An observer that watches nothing.
+impl Observer for () {}
+
+/// A session that cannot be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// `require_rt` was asked and a real-time check failed.
+    #[error("--require-rt: missing {missing}; fix them or run without --require-rt (soft real time)")]
+    NotRealTime {
+        /// The checks that failed.
+        missing: String,
+        /// The whole preflight.
+        preflight: Box<Preflight>,
+    },
+    /// A device could not be configured or activated.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The tandem cannot run this model with these settings.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// An output file cannot be created or written.
+    #[error("{what} {}: {cause}", path.display())]
+    File {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        cause: io::Error,
+    },
+    /// The replayed log cannot be read.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// A thread could not be started.
+    #[error("cannot start the {what} thread: {cause}")]
+    Thread {
+        /// Which thread.
+        what: &'static str,
+        /// What the system said.
+        cause: io::Error,
+    },
+}
+
+/// A recording's CSV file, and where it is.
+type CsvFile = (CsvRecorder<BufWriter<File>>, PathBuf);
+
+/// The recording: the fast thread's rows, drained to the observer and
+/// into a CSV file.
+struct Recording {
+    rows: RowReceiver,
+    csv: Option<CsvFile>,
+    written: usize,
+    error: Option<io::Error>,
+}
+
+/// Recorded rows as they reach the observer (and the CSV file).
+struct Rows<'a> {
+    csv: Option<&'a mut CsvRecorder<BufWriter<File>>>,
+    observer: &'a mut dyn Observer,
+}
+
+impl Recorder for Rows<'_> {
+    fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
+        self.observer.record(t, y);
+        match self.csv.as_mut() {
+            Some(csv) => csv.record(t, y),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Recording {
+    /// Hands what the ring holds to `observer` and writes it to the CSV
+    /// file; the first write error is kept and reported at the end (the
+    /// rest of the run goes on, the observer still sees every row).
+    fn drain(&mut self, observer: &mut dyn Observer) {
+        let csv = match (&mut self.csv, &self.error) {
+            (Some((csv, _)), None) => Some(csv),
+            _ => None,
+        };
+        let mut rows = Rows { csv, observer };
+        match self.rows.drain(&mut rows) {
+            Ok(n) => self.written += n,
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// How the frames ended: the fast side after its last frame (if its
+/// thread returned it), why the run stopped early (if it did), and what the
+/// real-time threads could not obtain.
+struct Ended {
+    fast: Option<FastSide>,
+    failure: Option<String>,
+    warnings: Vec<String>,
+}
+
+/// What describes a receive-timeout fault: per device, per message, its
+/// name and timeout.
+type FaultNames = Vec<(String, Vec<(String, f64)>)>;
+
+/// A run, built and ready to start.
+pub struct Session {
+    parts: Parts,
+    fast: FastSide,
+    implicit: Option<ImplicitSide>,
+}
+
+/// Everything of a session but the tandem's two sides, which its threads
+/// take while they run.
+struct Parts {
+    name: String,
+    settings: TandemSettings,
+    costs: VirtualCosts,
+    options: Options,
+    preflight: Option<Preflight>,
+    metrics: Arc<Metrics>,
+    recording: Option<Recording>,
+    devices: Vec<Box<dyn Device>>,
+    feeds: Vec<Option<BusFeed>>,
+    replay: Option<LogFeed>,
+    transmitter: Option<Transmitter>,
+    log: Option<(BusLogWriter, PathBuf)>,
+    fault: Arc<Fault>,
+    fault_names: FaultNames,
+    dropped_outputs: Arc<Counter>,
+    /// In a real-time replay, how late (µs) the last record was fed.
+    replay_late_us: Option<f64>,
+}
+
+/// `path` in `results` unless it is absolute.
+fn in_results(results: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        results.join(path)
+    }
+}
+
+/// Creates `file` (and its folder) with `create`; `what` names it in the
+/// error.
+fn create_output<T>(
+    file: &Path,
+    what: &'static str,
+    create: impl FnOnce(&Path) -> io::Result<T>,
+) -> Result<T, SessionError> {
+    let error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |cause| SessionError::File { what, path, cause }
+    };
+    if let Some(dir) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(error(dir))?;
+    }
+    create(file).map_err(error(file))
+}
+
+/// The preflight of a real-clock run; refused when `require_rt` is asked
+/// and a check fails.
+fn check_preflight(settings: &TandemSettings, options: &Options) -> Result<Option<Preflight>, SessionError> {
+    if options.clock == ClockMode::Virtual {
+        return Ok(None);
+    }
+    let report = preflight(settings, settings.policy != Policy::Explicit);
+    if options.require_rt && !report.hard_real_time() {
+        let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
+        return Err(SessionError::NotRealTime {
+            missing: missing.join(", "),
+            preflight: Box::new(report),
+        });
+    }
+    Ok(Some(report))
+}
+
+/// The devices of a run, configured.
+struct Configured {
+    devices: Vec<Box<dyn Device>>,
+    halves: Vec<Halves>,
+    /// Each bus's receive side, when replaying.
+    feeds: Vec<Option<BusFeed>>,
+    fault_names: FaultNames,
+}
+
+/// Builds and configures the buses and serial devices; each bus logs to
+/// `hub` when there is one, stamping sent frames by `log_clock`.
+fn configure_devices(
+    buses: Vec<BoundBus>,
+    serial: Vec<BoundSerial>,
+    traffic: Traffic,
+    frame: f64,
+    mut hub: Option<&mut LogHub>,
+    log_clock: LogClock,
+) -> Result<Configured, SessionError> {
+    let mut c = Configured {
+        devices: Vec::new(),
+        halves: Vec::new(),
+        feeds: Vec::new(),
+        fault_names: Vec::new(),
+    };
+    for (i, bus) in buses.into_iter().enumerate() {
+        let log = hub.as_mut().map(|hub| LogSetup {
+            rx: hub.producer(),
+            tx: hub.producer(),
+            clock: log_clock,
+        });
+        let messages = bus
+            .map
+            .rx
+            .iter()
+            .map(|m| (m.message.name.clone(), m.timeout.map_or(0.0, |t| t.after)))
+            .collect();
+        c.fault_names.push((format!("bus {}", bus.name), messages));
+        let mut device = BusDevice::new(&bus.name, i as u16, bus.transport, bus.map);
+        c.halves.push(device.configure(Setup { traffic, frame, log })?);
+        if traffic == Traffic::Replay {
+            c.feeds.push(device.take_feed());
+        }
+        c.devices.push(Box::new(device));
+    }
+    for device in serial {
+        let timeout = device.map.timeout.map_or(0.0, |t| t.after);
+        c.fault_names
+            .push((format!("serial {}", device.name), vec![("no line".into(), timeout)]));
+        let mut device = SerialDevice::new(&device.name, &device.device, device.baud, device.map);
+        c.halves.push(device.configure(Setup {
+            traffic,
+            frame,
+            log: None,
+        })?);
+        c.devices.push(Box::new(device));
+    }
+    Ok(c)
+}
+
+/// What the fast thread reads and writes: the profile overridden by the
+/// devices' read halves, and, when a device writes, the queue to their
+/// writers with the transmitter that serves them.
+type FastIo = (Box<dyn InputSource>, Option<Box<dyn OutputSink>>, Option<Transmitter>);
+
+/// Wires the devices' halves to the fast thread.
+fn wire(
+    halves: Vec<Halves>,
+    devices: &[Box<dyn Device>],
+    profile: Signals,
+    layout: &Layout,
+    fault: &Arc<Fault>,
+    dropped_outputs: &Arc<Counter>,
+) -> FastIo {
+    // Inputs no device drives follow the profile.
+    let mut inputs = DeviceInputs::new(
+        Box::new(Profile::new(profile)),
+        layout.inputs.iter().map(|v| v.default).collect(),
+        Arc::clone(fault),
+    );
+    let mut writers = Vec::new();
+    for (i, Halves { read, write }) in halves.into_iter().enumerate() {
+        if let Some(read) = read {
+            inputs.add(i, read);
+        }
+        if let Some(write) = write {
+            writers.push((write, Arc::clone(devices[i].metrics())));
+        }
+    }
+    if writers.is_empty() {
+        return (Box::new(inputs), None, None);
+    }
+    let (queue, transmitter) = output_queue(layout.outputs.len(), writers, Arc::clone(dropped_outputs));
+    (Box::new(inputs), Some(Box::new(queue)), Some(transmitter))
+}
+
+/// The CSV file of a recording, if it has one, created with its header.
+fn recording_file(
+    record: &BoundRecording,
+    results: &Path,
+    layout: &Layout,
+) -> Result<Option<CsvFile>, SessionError> {
+    let Some(file) = &record.file else {
+        return Ok(None);
+    };
+    let file = in_results(results, file);
+    let header: Vec<String> = record.signals.iter().map(|&i| layout.outputs[i].name.clone()).collect();
+    let csv = create_output(&file, "cannot create the recording", |f| {
+        CsvRecorder::create(f, &header)
+    })?;
+    Ok(Some((csv, file)))
+}
+
+impl Session {
+    /// Builds the run of `plan`: the preflight (real clock), the output
+    /// files, the devices (configured: transports opened unless replaying
+    /// or on the virtual clock) and both sides of the tandem.
+    pub fn new(plan: Plan, mut options: Options) -> Result<Session, SessionError> {
+        let Plan {
+            settings,
+            virtual_costs,
+            bus_log,
+            model,
+            name,
+            inputs,
+            record,
+            buses,
+            serial,
+        } = plan;
+        let preflight = check_preflight(&settings, &options)?;
+        let virtual_clock = options.clock == ClockMode::Virtual;
+        let mut replay = options.replay.take();
+        if let Some(feed) = replay.as_mut() {
+            feed.route(buses.iter().map(|b| b.name.clone()).collect())
+                .map_err(ReplayError::from)?;
+        }
+        let traffic = match (&replay, options.clock) {
+            (Some(_), _) => Traffic::Replay,
+            (None, ClockMode::Real) => Traffic::Live,
+            (None, ClockMode::Virtual) => Traffic::Offline,
+        };
+
+        // The bus log: a producer per logging thread of every bus.
+        let log_file = options
+            .bus_log
+            .clone()
+            .or(bus_log)
+            .filter(|_| !buses.is_empty())
+            .map(|f| in_results(&options.results, &f));
+        let mut hub = log_file.as_ref().map(|_| LogHub::new(virtual_clock));
+        let log_clock = if virtual_clock {
+            LogClock::Virtual {
+                origin_ns: replay.as_ref().map_or(0, LogFeed::start_ns),
+                frame_ns: nanos(settings.frame),
+            }
+        } else {
+            LogClock::Wall
+        };
+        let configured = configure_devices(buses, serial, traffic, settings.frame, hub.as_mut(), log_clock)?;
+        let Configured {
+            devices,
+            halves,
+            feeds,
+            fault_names,
+        } = configured;
+
+        let layout = model.layout();
+        let fault = Arc::new(Fault::default());
+        let dropped_outputs = Arc::new(Counter::default());
+        let (inputs, outputs, transmitter) = wire(halves, &devices, inputs, layout, &fault, &dropped_outputs);
+        let csv = match &record {
+            Some(r) => recording_file(r, &options.results, layout)?,
+            None => None,
+        };
+        let record_plan = record.map(|r| RecordPlan {
+            signals: r.signals,
+            decimation: r.decimation,
+        });
+        let tandem = assemble(&settings, model.as_ref(), inputs, record_plan, outputs)?;
+        let recording = tandem.recording.map(|rows| Recording {
+            rows,
+            csv,
+            written: 0,
+            error: None,
+        });
+        let log = match (hub, log_file) {
+            (Some(hub), Some(file)) => {
+                let names = devices.iter().map(|d| d.name().to_string()).collect();
+                let start = if virtual_clock { 0 } else { wall_ns() };
+                let writer = create_output(&file, "cannot create the bus log", |f| hub.spawn(f, start, names))?;
+                Some((writer, file))
+            }
+            _ => None,
+        };
+        let parts = Parts {
+            name,
+            settings,
+            costs: virtual_costs,
+            options,
+            preflight,
+            metrics: tandem.metrics,
+            recording,
+            devices,
+            feeds,
+            replay,
+            transmitter,
+            log,
+            fault,
+            fault_names,
+            dropped_outputs,
+            replay_late_us: None,
+        };
+        Ok(Session {
+            parts,
+            fast: tandem.fast,
+            implicit: tandem.implicit,
+        })
+    }
+
+    /// The run's name (its model's).
+    pub fn name(&self) -> &str {
+        &self.parts.name
+    }
+
+    /// The run's settings.
+    pub fn settings(&self) -> &TandemSettings {
+        &self.parts.settings
+    }
+
+    /// The preflight, on the real clock.
+    pub fn preflight(&self) -> Option<&Preflight> {
+        self.parts.preflight.as_ref()
+    }
+
+    /// Runs to the end of the duration (or until a failure, a fault or a
+    /// stop request), showing `observer` live statistics, and reports.
+    pub fn run(self, observer: &mut dyn Observer) -> Result<Report, SessionError> {
+        let Session {
+            mut parts,
+            mut fast,
+            mut implicit,
+        } = self;
+        let started = Instant::now();
+        let mut live = LiveStats::new(Arc::clone(&parts.metrics), parts.device_views());
+        let ended = match parts.options.clock {
+            ClockMode::Virtual => {
+                let failure = parts.run_virtual(&mut fast, implicit.as_mut(), observer, &mut live)?;
+                Ended {
+                    fast: Some(fast),
+                    failure,
+                    warnings: Vec::new(),
+                }
+            }
+            ClockMode::Real => parts.run_real(fast, implicit, observer, &mut live)?,
+        };
+        observer.tick(false);
+        parts.finish(ended, started.elapsed(), observer)
+    }
+}
+
+impl Parts {
+    /// The devices as the reports see them.
+    fn device_views(&self) -> Vec<DeviceView> {
+        self.devices
+            .iter()
+            .map(|d| DeviceView {
+                name: d.name().to_string(),
+                kind: d.kind(),
+                metrics: Arc::clone(d.metrics()),
+            })
+            .collect()
+    }
+
+    /// The receive-timeout fault raised, as a message naming the device,
+    /// the message and the fix.
+    fn fault_message(&self) -> Option<String> {
+        let (device, message) = self.fault.get()?;
+        let (device_name, messages) = &self.fault_names[device];
+        let (message_name, timeout) = &messages[message];
+        Some(format!(
+            "{device_name}: message {message_name} not received for {timeout} s (timeout policy `fault`); check the \
+             sender, or use on_timeout = \"hold\" or \"default\""
+        ))
+    }
+
+    /// Stops the devices, closes the files and reports; `fast` is the fast
+    /// side after its last frame. A file that could not be written is a
+    /// failure of the run, in the report with everything else.
+    fn finish(mut self, ended: Ended, wall: Duration, observer: &mut dyn Observer) -> Result<Report, SessionError> {
+        let Ended {
+            fast,
+            failure,
+            warnings,
+        } = ended;
+        let fast = fast.as_ref();
+        for device in &mut self.devices {
+            device.deactivate();
+        }
+        let mut failures: Vec<String> = self.fault_message().into_iter().chain(failure).collect();
+        if let Some(r) = self.recording.as_mut() {
+            r.drain(observer);
+            if let Some((csv, _)) = r.csv.as_mut().filter(|_| r.error.is_none()) {
+                if let Err(e) = csv.finish() {
+                    r.error = Some(e);
+                }
+            }
+            if let (Some(e), Some((_, file))) = (&r.error, &r.csv) {
+                failures.push(format!(
+                    "writing the recording {}: {e} (the rows before it are in the file)",
+                    file.display()
+                ));
+            }
+        }
+        let bus_log = match self.log.take() {
+            Some((writer, file)) => match writer.finish() {
+                Ok(records) => Some((file, records)),
+                Err(e) => {
+                    failures.push(format!(
+                        "writing the bus log {}: {e} (the frames before it are in the file)",
+                        file.display()
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+        Ok(Report {
+            name: self.name.clone(),
+            settings: self.settings,
+            virtual_clock: self.options.clock == ClockMode::Virtual,
+            wall,
+            preflight: self.preflight.take(),
+            recording: self.recording.as_ref().map(|r| RecordingReport {
+                file: r.csv.as_ref().map(|(_, file)| file.clone()),
+                rows: r.written,
+                dropped: fast.and_then(FastSide::recorder).map_or(0, |s| s.dropped()),
+            }),
+            dropped_records: fast.map_or(0, FastSide::dropped_records),
+            dropped_outputs: self.dropped_outputs.get(),
+            devices: self.device_views(),
+            bus_log,
+            replay: self.replay.as_ref().map(|feed| ReplayReport {
+                duration: feed.duration(),
+                unrouted: feed.unrouted(),
+                last_late_us: self.replay_late_us,
+            }),
+            failure: (!failures.is_empty()).then(|| failures.join("; ")),
+            warnings,
+            metrics: Arc::clone(&self.metrics),
+        })
+    }
+
+    /// The run on the virtual clock, on this thread; returns why it stopped
+    /// early, if it did.
+    fn run_virtual(
+        &mut self,
+        fast: &mut FastSide,
+        implicit: Option<&mut ImplicitSide>,
+        observer: &mut dyn Observer,
+        live: &mut LiveStats,
+    ) -> Result<Option<String>, SessionError> {
+        let frame = self.settings.frame;
+        let every = self
+            .options
+            .live_interval
+            .map(|d| (d.as_secs_f64() / frame).round().max(1.0) as u64);
+        if let Some(feed) = self.replay.as_mut() {
+            feed.until(0.0, &mut self.feeds).map_err(ReplayError::from)?;
+        }
+        let mut replay_error = None;
+        let costs = &self.costs;
+        let (replay, feeds, transmitter, recording, fault) = (
+            &mut self.replay,
+            &mut self.feeds,
+            &mut self.transmitter,
+            &mut self.recording,
+            &self.fault,
+        );
+        let result = run_virtual(fast, implicit, self.settings.frames(), nanos(frame), costs, &mut |k| {
+            if let Some(t) = transmitter.as_mut() {
+                t.pump();
+            }
+            if let Some(feed) = replay.as_mut() {
+                if let Err(e) = feed.until((k + 1) as f64 * frame, feeds) {
+                    replay_error = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+            if k % 1024 == 1023 {
+                if let Some(r) = recording.as_mut() {
+                    r.drain(observer);
+                }
+            }
+            observer.tick(true);
+            if every.is_some_and(|e| (k + 1) % e == 0) {
+                observer.live((k + 1) as f64 * frame, live);
+            }
+            if fault.get().is_some() {
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(e) = replay_error {
+            return Err(ReplayError::from(e).into());
+        }
+        Ok(result.err().map(|e| e.to_string()))
+    }
+
+    /// The run on real threads.
+    fn run_real(
+        &mut self,
+        fast: FastSide,
+        implicit: Option<ImplicitSide>,
+        observer: &mut dyn Observer,
+        live: &mut LiveStats,
+    ) -> Result<Ended, SessionError> {
+        let control = Arc::new(RunControl::new());
+        // Below the fast thread, above the implicit one.
+        let io_priority = self.settings.fast.placement.priority.saturating_sub(1).max(1);
+        for device in &mut self.devices {
+            device.activate(&control, io_priority)?;
+        }
+        let player = match self.replay.take() {
+            Some(feed) => Some(
+                feed.spawn_player(std::mem::take(&mut self.feeds), Arc::clone(&control), io_priority)
+                    .map_err(|cause| SessionError::Thread { what: "replay", cause })?,
+            ),
+            None => None,
+        };
+        let transmit: Option<JoinHandle<()>> = match self.transmitter.take() {
+            Some(t) => Some(
+                t.spawn(nanos(self.settings.frame), Arc::clone(&control), io_priority)
+                    .map_err(|cause| SessionError::Thread {
+                        what: "transmit",
+                        cause,
+                    })?,
+            ),
+            None => None,
+        };
+        let interval = self.options.live_interval;
+        let poll = interval
+            .unwrap_or(Duration::from_secs(1))
+            .min(Duration::from_millis(100));
+        let started = Instant::now();
+        let mut last_print = Instant::now();
+        let (recording, fault) = (&mut self.recording, &self.fault);
+        let outcome = run_realtime(
+            &self.settings,
+            fast,
+            implicit,
+            Arc::clone(&control),
+            poll,
+            &mut |finished| {
+                observer.tick(!finished);
+                if let Some(r) = recording.as_mut() {
+                    r.drain(observer);
+                }
+                if fault.get().is_some() {
+                    control.request_stop();
+                }
+                if let Some(interval) = interval {
+                    if !finished && last_print.elapsed() >= interval {
+                        last_print = Instant::now();
+                        observer.live(started.elapsed().as_secs_f64(), live);
+                    }
+                }
+            },
+        );
+        control.request_stop();
+        if let Some(t) = transmit {
+            let _ = t.join();
+        }
+        if let Some(player) = player {
+            match player.join() {
+                Ok(Ok((feed, late))) => {
+                    self.replay = Some(feed);
+                    self.replay_late_us = Some(late);
+                }
+                Ok(Err(e)) => return Err(ReplayError::from(e).into()),
+                Err(_) => {}
+            }
+        }
+        let mut warnings = Vec::new();
+        for (thread, setup) in [
+            ("fast", Some(&outcome.fast_setup)),
+            ("implicit", outcome.implicit_setup.as_ref()),
+        ] {
+            for refused in setup.into_iter().flat_map(|s| s.refusals()) {
+                warnings.push(format!("{thread} thread: {refused}"));
+            }
+        }
+        Ok(Ended {
+            fast: Some(outcome.fast),
+            failure: outcome.failure.map(|e| e.to_string()),
+            warnings,
+        })
+    }
+}
