@@ -2,9 +2,8 @@
 //! loop (a strongly connected component of the direct-feedthrough graph) is
 //! torn at some input ports until what is left of it is acyclic. At run time
 //! a torn input reads a guess instead of its source, and Newton's method
-//! drives `source - guess` to zero (the CBD paper's "convert the loop to
-//! equations and solve"). The blocks of a loop are ordered contiguously so
-//! that the iteration re-evaluates exactly them.
+//! drives `source - guess` to zero. The blocks of a loop are ordered
+//! contiguously so that the iteration re-evaluates exactly them.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};

@@ -12,7 +12,7 @@
 //! 5. one explicit step to `t_{k+1}`;
 //! 6. when the frame ends after its output deadline (it woke late or
 //!    computed too long), the outputs sent are extrapolated from the two
-//!    previous frames' (claim 7), and the frame counts as a miss.
+//!    previous frames', and the frame counts as a miss.
 
 use std::sync::Arc;
 

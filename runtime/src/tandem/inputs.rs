@@ -1,6 +1,6 @@
-//! Where the fast thread reads its inputs each frame. This source
-//! is a profile of breakpoints; CAN and serial sources implement the same
-//! trait.
+//! Where the fast thread reads its inputs each frame: a profile of
+//! breakpoints here; the session's devices (CAN, serial) implement the
+//! same trait over it.
 
 use tandem_models::plants::profile_value;
 use tandem_models::Layout;

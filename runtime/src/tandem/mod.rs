@@ -1,4 +1,4 @@
-//! The real-time tandem (the patent in `seeds/004`): a fast thread steps an
+//! The real-time tandem: a fast thread steps an
 //! explicit integrator every frame on absolute deadlines while an implicit
 //! thread integrates the same model with the BDF alongside it; results and
 //! frames cross between them without locks, and a policy decides which

@@ -12,10 +12,10 @@ use crate::named::{by_name, UnknownName};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
     /// Restart the explicit integrator from the newest implicit state of a
-    /// past frame and re-integrate to now (patent claims 1 and 2).
+    /// past frame and re-integrate to now.
     Correct,
     /// Use the implicit state of this frame when it is ready by the output
-    /// deadline, else the explicit one (claim 3).
+    /// deadline, else the explicit one.
     Select,
     /// No implicit thread: the baseline.
     Explicit,
