@@ -22,6 +22,7 @@ mod named;
 pub mod ode;
 pub mod rates;
 pub mod record;
+pub mod rosenbrock;
 pub mod sim;
 pub mod tandem;
 
@@ -31,4 +32,5 @@ pub use explicit::{ExplicitRk, Method};
 pub use implicit::{FixedImplicit, ImplicitMethod, ImplicitSettings, ImplicitStats, NewtonReport};
 pub use named::UnknownName;
 pub use ode::{ModelOde, OdeSystem};
+pub use rosenbrock::{factor_iteration_matrix, TimeDerivative, WMethod, WStepper};
 pub use sim::{FixedStep, SimError, Simulation, Solver, Summary};
