@@ -42,6 +42,8 @@ use nalgebra::DMatrix;
 use tandem_models::linalg::Lu;
 use tandem_models::{Model, StateRef};
 
+use crate::named::UnknownName;
+
 /// Stages of the longest method here.
 pub const MAX_STAGES: usize = 4;
 
@@ -285,8 +287,8 @@ impl fmt::Display for WMethod {
 }
 
 impl FromStr for WMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         crate::named::by_name(&WMethod::ALL, WMethod::name, s, "rosenbrock method")
     }
 }
@@ -978,7 +980,7 @@ mod tests {
             assert_eq!(m.name().parse::<WMethod>().unwrap(), m);
             assert_eq!(m.to_string(), m.name());
         }
-        let err = "ros3p".parse::<WMethod>().unwrap_err();
+        let err = "ros3p".parse::<WMethod>().unwrap_err().to_string();
         assert!(err.contains("rosenbrock-euler, ros2, ros34pw2"), "{err}");
     }
 }
