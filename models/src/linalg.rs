@@ -5,6 +5,7 @@
 use nalgebra::{DMatrix, DVectorViewMut};
 
 /// LU factors with partial (row) pivoting of an `n × n` matrix.
+#[derive(Clone, Debug)]
 pub struct Lu {
     /// `L` (unit diagonal, below) and `U` (on and above the diagonal).
     factors: DMatrix<f64>,
@@ -65,6 +66,11 @@ impl Lu {
             }
         }
         true
+    }
+
+    /// The size `n` of the matrix.
+    pub fn size(&self) -> usize {
+        self.swaps.len()
     }
 
     /// Overwrites `b` with the solution `x` of `A x = b`.

@@ -36,15 +36,19 @@ pub struct Variable {
     pub unit: Option<String>,
     /// Value used when nothing drives an input (0 for outputs).
     pub default: f64,
+    /// The physical range `(min, max)` of an output, when the model states
+    /// one: a real-time run never sends or records a value outside it.
+    pub range: Option<(f64, f64)>,
 }
 
 impl Variable {
-    /// A variable with no unit and a zero default.
+    /// A variable with no unit, a zero default and no range.
     pub fn new(name: impl Into<String>) -> Self {
         Variable {
             name: name.into(),
             unit: None,
             default: 0.0,
+            range: None,
         }
     }
 }

@@ -68,12 +68,25 @@ fn inport(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         name,
         unit: (!unit.is_empty()).then(|| unit.to_string()),
         default,
+        range: None,
     });
     Ok(Box::new(Nothing))
 }
 
 fn output(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let unit = b.params.string_or("unit", "")?;
+    let (min, max) = (b.params.number_opt("min")?, b.params.number_opt("max")?);
+    let range = match (min, max) {
+        (None, None) => None,
+        (min, max) => {
+            let (min, max) = (min.unwrap_or(f64::NEG_INFINITY), max.unwrap_or(f64::INFINITY));
+            if min > max {
+                return Err(BlockError::new(format!("\"min\" ({min}) is above \"max\" ({max})"))
+                    .help("give the output's physical range with min <= max"));
+            }
+            Some((min, max))
+        }
+    };
     b.inputs(1);
     b.width(0)?;
     b.outputs(&[]);
@@ -81,6 +94,7 @@ fn output(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         name: b.path.clone(),
         unit: (!unit.is_empty()).then(|| unit.to_string()),
         default: 0.0,
+        range,
     });
     Ok(Box::new(Nothing))
 }

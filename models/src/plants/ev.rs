@@ -411,6 +411,36 @@ impl EvParams {
         350.0 + 38.0 * soc + 12.0 * (10.0 * soc).tanh()
     }
 
+    /// The physical range of each output, in output order: the motor's
+    /// torque and q current within its current limit (`±1.5 p ψ I_max`,
+    /// `±I_max`), the DC link between 0 and 1.25 times the full pack's
+    /// open-circuit voltage, the state of charge within 0–100 %; envelopes
+    /// no drive of this car reaches for the rest (speeds within ±80 m/s,
+    /// wheel speeds within 1.5 times that, battery current within ±1000 A,
+    /// slip within ±100, distance within −1 km and 10 000 km, temperatures
+    /// within −40 and 250 °C).
+    pub fn output_ranges(&self) -> [(f64, f64); 13] {
+        let speed = 80.0;
+        let wheel = 1.5 * speed / self.wheel_radius;
+        let motor_rpm = speed / self.wheel_radius * self.gear_ratio * 60.0 / std::f64::consts::TAU;
+        let torque = self.torque_constant() * self.current_limit;
+        let mut r = [(0.0, 0.0); 13];
+        r[Y_VEHICLE_SPEED] = (-speed, speed);
+        r[Y_MOTOR_SPEED] = (-motor_rpm, motor_rpm);
+        r[Y_WHEEL_SPEED_FRONT] = (-wheel, wheel);
+        r[Y_WHEEL_SPEED_REAR] = (-wheel, wheel);
+        r[Y_MOTOR_TORQUE] = (-torque, torque);
+        r[Y_MOTOR_CURRENT] = (-self.current_limit, self.current_limit);
+        r[Y_BATTERY_CURRENT] = (-1000.0, 1000.0);
+        r[Y_DC_VOLTAGE] = (0.0, 1.25 * self.open_circuit_voltage(1.0));
+        r[Y_SOC] = (0.0, 100.0);
+        r[Y_SLIP_FRONT] = (-100.0, 100.0);
+        r[Y_DISTANCE] = (-1e3, 1e7);
+        r[Y_BATTERY_TEMPERATURE] = (-40.0, 250.0);
+        r[Y_MOTOR_TEMPERATURE] = (-40.0, 250.0);
+        r
+    }
+
     /// Torque constant `1.5 p ψ`, N m/A.
     pub fn torque_constant(&self) -> f64 {
         1.5 * self.pole_pairs * self.flux_linkage
@@ -662,14 +692,21 @@ impl EvPlant {
     /// The plant with the parameters `params`.
     pub fn with_params(params: EvParams) -> Self {
         let variable = |&(name, unit): &(&str, &str)| Variable {
-            name: name.to_string(),
             unit: Some(unit.to_string()),
-            default: 0.0,
+            ..Variable::new(name)
         };
+        let ranges = params.output_ranges();
         let layout = Layout {
             states: STATE_NAMES.iter().map(|s| s.to_string()).collect(),
             inputs: INPUTS.iter().map(variable).collect(),
-            outputs: OUTPUTS.iter().map(variable).collect(),
+            outputs: OUTPUTS
+                .iter()
+                .zip(ranges)
+                .map(|(output, range)| Variable {
+                    range: Some(range),
+                    ..variable(output)
+                })
+                .collect(),
             ..Layout::default()
         };
         EvPlant { params, layout }
