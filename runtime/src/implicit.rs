@@ -11,7 +11,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::bdf::jacobian::{Evaluation, Jacobian};
+use crate::bdf::jacobian::{Evaluation, Increments, Jacobian};
 use crate::bdf::wrms;
 use crate::named::UnknownName;
 use crate::ode::OdeSystem;
@@ -68,6 +68,8 @@ pub struct ImplicitSettings {
     pub rtol: f64,
     /// See `rtol`.
     pub atol: f64,
+    /// The increments of difference Jacobians.
+    pub increments: Increments,
 }
 
 impl Default for ImplicitSettings {
@@ -77,6 +79,7 @@ impl Default for ImplicitSettings {
             max_iterations: 4,
             rtol: 1e-6,
             atol: 1e-8,
+            increments: Increments::Cvode,
         }
     }
 }
@@ -250,7 +253,11 @@ impl FixedImplicit {
         for (w, y) in self.weights.iter_mut().zip(y) {
             *w = 1.0 / (self.settings.rtol * y.abs() + self.settings.atol);
         }
-        if let Evaluation::Differences(n) = self.jacobian.evaluate(system, t, y, &self.f, &self.weights, h) {
+        let increments = self.settings.increments;
+        if let Evaluation::Differences(n) = self
+            .jacobian
+            .evaluate(system, t, y, &self.f, &self.weights, h, increments)
+        {
             self.stats.rhs_evals += u64::from(n);
         }
         self.stats.jacobian_evals += 1;

@@ -20,6 +20,20 @@ pub struct Jacobian {
     increment: Vec<f64>,
 }
 
+/// How far a state is perturbed for a difference Jacobian.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Increments {
+    /// CVODE's: `max(√u |y_j|, m / w_j)`, `m = 1000 |h| u n ‖f‖`, `w` the
+    /// error weights. Counts compare with CVODE's one to one; but a state
+    /// at 0 whose weight is `1/atol` gets an increment too small to change
+    /// `f` in floating point (its column comes out 0) when `f` is small.
+    #[default]
+    Cvode,
+    /// `√u max(|y_j|, 1)`: registers for every state of ordinary units
+    /// (amperes, volts, radians per second), whatever the tolerances.
+    Unit,
+}
+
 /// What one evaluation of the Jacobian cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Evaluation {
@@ -49,10 +63,9 @@ impl Jacobian {
         self.groups.len()
     }
 
-    /// Evaluates `∂f/∂y` at `(t, y)`, where `fy = f(t, y)` is known. The
-    /// increments follow CVODE's dense difference quotient: `σ_j =
-    /// max(√u |y_j|, m / w_j)` with `m = 1000 |h| u n ‖fy‖`, `w` the error
-    /// weights and `u` the unit roundoff.
+    /// Evaluates `∂f/∂y` at `(t, y)`, where `fy = f(t, y)` is known, with
+    /// `increments` (CVODE's use the error `weights` and the step `h`).
+    #[allow(clippy::too_many_arguments)]
     pub fn evaluate(
         &mut self,
         system: &mut dyn OdeSystem,
@@ -61,24 +74,46 @@ impl Jacobian {
         fy: &[f64],
         weights: &[f64],
         h: f64,
+        increments: Increments,
     ) -> Evaluation {
-        if system.jacobian(t, y, self.matrix.as_mut_slice()) {
-            return Evaluation::Analytic;
+        let sqrt_roundoff = f64::EPSILON.sqrt();
+        if increments == Increments::Unit {
+            return self.evaluate_with(system, t, y, fy, |_, yj| sqrt_roundoff * yj.abs().max(1.0));
         }
         let n = y.len();
         let roundoff = f64::EPSILON;
-        let sqrt_roundoff = roundoff.sqrt();
         let f_norm = crate::bdf::wrms(fy, weights);
         let min_increment = if f_norm != 0.0 {
             1000.0 * h.abs() * roundoff * n as f64 * f_norm
         } else {
             1.0
         };
+        self.evaluate_with(system, t, y, fy, |j, yj| {
+            (sqrt_roundoff * yj.abs()).max(min_increment / weights[j])
+        })
+    }
+
+    /// Evaluates `∂f/∂y` at `(t, y)`, where `fy = f(t, y)` is known,
+    /// perturbing state `j` by `increment(j, y_j)` where differences are
+    /// needed. CVODE's increments ([`Jacobian::evaluate`]) shrink to nothing
+    /// for a state at 0 whose scale is its absolute tolerance; an increment
+    /// of `√u max(|y_j|, 1)` registers for states of ordinary units.
+    pub fn evaluate_with(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        y: &[f64],
+        fy: &[f64],
+        increment: impl Fn(usize, f64) -> f64,
+    ) -> Evaluation {
+        if system.jacobian(t, y, self.matrix.as_mut_slice()) {
+            return Evaluation::Analytic;
+        }
         self.matrix.fill(0.0);
         for group in &self.groups {
             self.y.copy_from_slice(y);
             for &j in group {
-                let inc = (sqrt_roundoff * y[j].abs()).max(min_increment / weights[j]);
+                let inc = increment(j, y[j]);
                 self.y[j] = y[j] + inc;
                 self.increment[j] = inc;
             }
@@ -150,7 +185,7 @@ mod tests {
         sys.rhs(0.0, &y, &mut fy);
         let weights = vec![1e6; n];
         assert_eq!(
-            jac.evaluate(&mut sys, 0.0, &y, &fy, &weights, 1e-3),
+            jac.evaluate(&mut sys, 0.0, &y, &fy, &weights, 1e-3, Increments::Cvode),
             Evaluation::Differences(3)
         );
         for (i, yi) in y.iter().enumerate() {

@@ -128,9 +128,15 @@ impl Bdf {
             self.stats.jacobian_evals += 1;
             self.nstlj = self.nst;
             self.jcur = true;
-            let evaluation = self
-                .jacobian
-                .evaluate(system, self.tn, &self.y, &self.ftemp, &self.ewt, self.h);
+            let evaluation = self.jacobian.evaluate(
+                system,
+                self.tn,
+                &self.y,
+                &self.ftemp,
+                &self.ewt,
+                self.h,
+                self.options.increments,
+            );
             if let Evaluation::Differences(n) = evaluation {
                 self.stats.rhs_evals_jacobian += u64::from(n);
             }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::jacobian::Increments;
 use super::MAX_ORDER;
 
 /// Absolute tolerance: one for all states, or one per state.
@@ -26,6 +27,8 @@ pub struct BdfOptions {
     pub h_max: f64,
     /// Smallest step (0: none).
     pub h_min: f64,
+    /// The increments of difference Jacobians.
+    pub increments: Increments,
 }
 
 impl Default for BdfOptions {
@@ -36,6 +39,7 @@ impl Default for BdfOptions {
             max_order: MAX_ORDER,
             h_max: f64::INFINITY,
             h_min: 0.0,
+            increments: Increments::Cvode,
         }
     }
 }
@@ -115,6 +119,16 @@ pub enum BdfError {
         h: f64,
         /// Failures in a row.
         failures: u32,
+    },
+    /// Too many steps without reaching the target time.
+    #[error("BDF: {steps} steps from t = {t} s without reaching t = {target} s; the solution changes too fast there (or the state is not one the model can step from)")]
+    TooMuchWork {
+        /// Where the steps started.
+        t: f64,
+        /// The time they had to reach.
+        target: f64,
+        /// Steps taken.
+        steps: u32,
     },
     /// Settings that cannot work.
     #[error("BDF settings: {0}")]
