@@ -2,13 +2,16 @@
 //! which frame used which source, and the state that resulted.
 
 use tandem_models::{Layout, Model, StateRef, Variable};
-use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem};
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem, Wiring};
 use tandem_runtime::tandem::clock::{Clock, Nanos};
 use tandem_runtime::tandem::inputs::Profile;
 use tandem_runtime::tandem::metrics::FrameSource::{self, CatchUp, Explicit, Extrapolated, Implicit};
 use tandem_runtime::tandem::virtual_clock::{VirtualClock, VirtualCosts};
-use tandem_runtime::tandem::{ImplicitSolver, Policy, TandemSettings};
-use tandem_runtime::{record::Trace, ImplicitMethod, Method};
+use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
+use tandem_runtime::{record::Trace, Method};
+
+mod support;
+use support::{costs, FRAME, MS};
 
 /// `x' = a (u - x)`, output `x`.
 struct Lag {
@@ -48,28 +51,9 @@ impl Model for Lag {
     }
 }
 
-const FRAME: f64 = 1e-3;
-const MS: Nanos = 1_000_000;
-
-/// 1 ms frames, backward Euler on the implicit side (tight Newton), the
-/// input a ramp `u = t`.
+/// 1 ms frames of RK4, backward Euler on the implicit side (tight Newton).
 fn settings(policy: Policy, frames: u64) -> TandemSettings {
-    let mut s = TandemSettings::new(FRAME, frames as f64 * FRAME);
-    s.policy = policy;
-    s.fast.method = Method::Rk4;
-    s.implicit.solver = ImplicitSolver::Fixed(ImplicitMethod::Bdf1);
-    s.implicit.rtol = 1e-12;
-    s.implicit.atol = 1e-14;
-    s.implicit.max_newton = 8;
-    s
-}
-
-fn costs() -> VirtualCosts {
-    VirtualCosts {
-        fast_step: 10_000,
-        implicit_step: 300_000,
-        ..VirtualCosts::default()
-    }
+    support::settings(policy, FastMethod::Explicit(Method::Rk4), frames)
 }
 
 struct Run {
@@ -85,7 +69,11 @@ fn run(model: &dyn Model, settings: &TandemSettings, costs: &VirtualCosts) -> Ru
         signals: vec![0],
         decimation: 1,
     };
-    let mut tandem = assemble(settings, model, Box::new(ramp), Some(plan), None).unwrap();
+    let wiring = Wiring {
+        record: Some(plan),
+        ..Wiring::inputs(model, Box::new(ramp))
+    };
+    let mut tandem = assemble(settings, model, wiring).unwrap();
     let mut sources = Vec::new();
     let mut failure = None;
     {
@@ -215,13 +203,30 @@ fn a_frame_late_at_its_output_deadline_sends_extrapolated_outputs() {
     let model = Lag::new(50.0);
     let mut costs = costs();
     costs.fast_overruns = vec![(10 * MS, 900_000)]; // frame 10 ends at 10.91 ms > 10.8 ms
+                                                    // Its implicit result is late too: the step 9 → 10 ms takes 2 ms.
+    costs.implicit_delays = vec![(9 * MS, 2 * MS)];
     let r = run(&model, &settings(Policy::Select, 14), &costs);
     assert_eq!(r.sources[10], Extrapolated);
     assert_eq!(r.outputs[10], 2.0 * r.outputs[9] - r.outputs[8]);
     assert_eq!(r.tandem.metrics.missed_overrun.get(), 1);
     assert_eq!(r.tandem.metrics.missed(), 1);
     // The state computed late still carries on.
-    assert_eq!(&r.sources[11..], [Implicit; 3]);
+    assert_eq!(&r.sources[12..], [Implicit; 2]);
+}
+
+#[test]
+fn a_late_frame_whose_implicit_result_was_on_time_sends_it() {
+    let model = Lag::new(50.0);
+    let on_time = run(&model, &settings(Policy::Select, 14), &costs());
+    let mut costs = costs();
+    costs.fast_overruns = vec![(10 * MS, 900_000)]; // frame 10 ends at 10.91 ms > 10.8 ms
+    let r = run(&model, &settings(Policy::Select, 14), &costs);
+    // A miss, but the frame's own implicit state (published at 9.3 ms)
+    // stands: only the fast side was late.
+    assert_eq!(r.tandem.metrics.missed_overrun.get(), 1);
+    assert_eq!(r.sources[10], Implicit);
+    assert_eq!(r.outputs[10].to_bits(), on_time.outputs[10].to_bits());
+    assert_ne!(r.outputs[10], 2.0 * r.outputs[9] - r.outputs[8]);
 }
 
 #[test]

@@ -7,12 +7,14 @@ use tandem_models::Model;
 
 use super::exchange::{frame_ring, result_exchange, RecordShape};
 use super::fast::{FastParts, FastSide};
-use super::implicit_side::ImplicitSide;
+use super::implicit_side::{ImplicitParts, ImplicitSide};
 use super::inputs::InputSource;
+use super::matrix::{matrix_exchange, MatrixError, MatrixPublisher};
 use super::metrics::Metrics;
 use super::outputs::OutputSink;
 use super::recording::{row_ring, RowReceiver};
-use super::settings::{Policy, TandemSettings};
+use super::settings::{Extrapolation, FastMethod, ImplicitWork, TandemSettings};
+use super::stepper::FastStepper;
 
 /// Which outputs to record, and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +46,9 @@ pub enum SetupError {
     /// The BDF refused its options.
     #[error(transparent)]
     Bdf(#[from] crate::BdfError),
+    /// The fast side's iteration matrix cannot be made at the initial state.
+    #[error(transparent)]
+    Matrix(#[from] MatrixError),
 }
 
 /// Frame records in flight from the fast to the implicit thread.
@@ -51,15 +56,61 @@ const FRAME_RING: usize = 1024;
 /// Recorded rows in flight to the draining thread.
 const ROW_RING: usize = 1 << 16;
 
-/// Builds a run of `model` fed by `inputs`, recording by `record`, and
-/// writing its outputs each frame to `outputs` (the transmitting I/O).
-pub fn assemble(
-    settings: &TandemSettings,
-    model: &dyn Model,
-    inputs: Box<dyn InputSource>,
-    record: Option<RecordPlan>,
-    outputs: Option<Box<dyn OutputSink>>,
-) -> Result<Tandem, SetupError> {
+/// Where a run's frames meet the rest of the world.
+pub struct Wiring {
+    /// Where the fast thread reads its inputs.
+    pub inputs: Box<dyn InputSource>,
+    /// How the implicit thread predicts each input beyond its newest
+    /// sample, one per model input.
+    pub extrapolation: Vec<Extrapolation>,
+    /// What to record, if anything.
+    pub record: Option<RecordPlan>,
+    /// Where each frame's outputs go (the transmitting I/O), if anywhere.
+    pub outputs: Option<Box<dyn OutputSink>>,
+}
+
+impl Wiring {
+    /// Inputs from `inputs`, each extrapolated linearly; nothing recorded
+    /// or sent.
+    pub fn inputs(model: &dyn Model, inputs: Box<dyn InputSource>) -> Self {
+        Wiring {
+            inputs,
+            extrapolation: vec![Extrapolation::Linear; model.layout().inputs.len()],
+            record: None,
+            outputs: None,
+        }
+    }
+}
+
+/// The fast side's integrator and, for a linearly implicit method, the
+/// publisher of its iteration matrices with a first matrix (at the
+/// initial state) already published.
+fn stepper(settings: &TandemSettings, model: &dyn Model) -> Result<(FastStepper, Option<MatrixPublisher>), SetupError> {
+    let n = model.layout().states.len();
+    match settings.fast.method {
+        FastMethod::Explicit(m) => Ok((FastStepper::explicit(m, n), None)),
+        FastMethod::LinearlyImplicit(m) => {
+            let (mut publisher, reader) = matrix_exchange(model, m, settings.frame);
+            let mut first = model.fork();
+            let layout = first.layout().clone();
+            let (mut x, mut xd) = (vec![0.0; n], vec![0.0; layout.discrete]);
+            first.initial_state(&mut x, &mut xd);
+            let u: Vec<f64> = layout.inputs.iter().map(|v| v.default).collect();
+            publisher.prepare(first.as_mut(), 0, 0.0, &x, &xd, &u)?;
+            publisher.publish();
+            Ok((FastStepper::linearly_implicit(m, n, reader), Some(publisher)))
+        }
+    }
+}
+
+/// Builds a run of `model` with `settings`, its frames wired by `wiring`.
+pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) -> Result<Tandem, SetupError> {
+    let Wiring {
+        inputs,
+        extrapolation,
+        record,
+        outputs,
+    } = wiring;
     let metrics = Arc::new(Metrics::default());
     let layout = model.layout();
     let shape = RecordShape {
@@ -74,34 +125,43 @@ pub fn assemble(
         }
         None => (None, None),
     };
-    let (fast, implicit) = if settings.policy == Policy::Explicit {
-        let parts = FastParts {
-            model: model.fork(),
-            inputs,
-            results: None,
-            sender: None,
-            recorder,
-            outputs,
-            metrics: Arc::clone(&metrics),
-        };
-        (FastSide::new(settings, parts)?, None)
-    } else {
+    let (stepper, matrices) = stepper(settings, model)?;
+    let work = settings.implicit_work(shape.states);
+    let integrates = matches!(work, ImplicitWork::Integrates(_));
+    let matrices = matrices.filter(|_| settings.fast.refreshes_matrices(shape.states));
+    let (implicit, sender, results) = if work != ImplicitWork::Nothing {
         let (sender, receiver) = frame_ring(shape, FRAME_RING);
-        let (publisher, reader) = result_exchange(shape.states);
-        let implicit = ImplicitSide::new(settings, model.fork(), receiver, publisher, Arc::clone(&metrics))?;
-        let parts = FastParts {
+        let (publisher, reader) = match integrates {
+            true => {
+                let (p, r) = result_exchange(shape.states);
+                (Some(p), Some(r))
+            }
+            false => (None, None),
+        };
+        let parts = ImplicitParts {
             model: model.fork(),
-            inputs,
-            results: Some(reader),
-            sender: Some(sender),
-            recorder,
-            outputs,
+            receiver,
+            publisher,
+            matrices,
+            extrapolation,
             metrics: Arc::clone(&metrics),
         };
-        (FastSide::new(settings, parts)?, Some(implicit))
+        (Some(ImplicitSide::new(settings, parts)?), Some(sender), reader)
+    } else {
+        (None, None, None)
+    };
+    let parts = FastParts {
+        model: model.fork(),
+        stepper,
+        inputs,
+        results,
+        sender,
+        recorder,
+        outputs,
+        metrics: Arc::clone(&metrics),
     };
     Ok(Tandem {
-        fast,
+        fast: FastSide::new(settings, parts)?,
         implicit,
         metrics,
         recording,

@@ -1,13 +1,16 @@
 //! The implicit thread's view of the inputs: a history of timestamped
 //! samples, held between samples (as the fast thread holds them over a
-//! frame) and predicted beyond the newest one by a polynomial through the
-//! last one, two or three samples.
+//! frame) and predicted beyond the newest one, each input by its own order:
+//! a polynomial through its last one, two or three samples (hold suits
+//! inputs that change in steps, such as CAN signals; linear or quadratic,
+//! smooth profiles).
 
 use super::settings::Extrapolation;
 
 /// A fixed-capacity history of input samples.
 pub struct InputHistory {
-    order: Extrapolation,
+    /// Each input's order.
+    orders: Vec<Extrapolation>,
     width: usize,
     times: Vec<f64>,
     values: Vec<f64>,
@@ -20,11 +23,13 @@ pub struct InputHistory {
 const EPS: f64 = 1e-9;
 
 impl InputHistory {
-    /// Room for `capacity` samples of `width` inputs, predicted with `order`.
-    pub fn new(width: usize, capacity: usize, order: Extrapolation) -> Self {
+    /// Room for `capacity` samples of inputs each predicted with its order
+    /// in `orders`.
+    pub fn new(capacity: usize, orders: Vec<Extrapolation>) -> Self {
         let capacity = capacity.max(3);
+        let width = orders.len();
         InputHistory {
-            order,
+            orders,
             width,
             times: vec![f64::NEG_INFINITY; capacity],
             values: vec![0.0; capacity * width],
@@ -79,21 +84,22 @@ impl InputHistory {
         false
     }
 
-    /// Lagrange polynomial through the newest samples, evaluated at `t`.
+    /// Each input's Lagrange polynomial through its newest samples (as
+    /// many as its order asks for), evaluated at `t`.
     fn extrapolate(&self, t: f64, out: &mut [f64]) {
-        let points = self.order.points().min(self.len);
-        out.fill(0.0);
-        for i in 0..points {
-            let si = self.slot(i);
-            let mut weight = 1.0;
-            for j in 0..points {
-                if j != i {
-                    let tj = self.times[self.slot(j)];
-                    weight *= (t - tj) / (self.times[si] - tj);
+        for (input, (o, order)) in out.iter_mut().zip(&self.orders).enumerate() {
+            let points = order.points().min(self.len);
+            *o = 0.0;
+            for i in 0..points {
+                let si = self.slot(i);
+                let mut weight = 1.0;
+                for j in 0..points {
+                    if j != i {
+                        let tj = self.times[self.slot(j)];
+                        weight *= (t - tj) / (self.times[si] - tj);
+                    }
                 }
-            }
-            for (o, v) in out.iter_mut().zip(&self.values[si * self.width..(si + 1) * self.width]) {
-                *o += weight * v;
+                *o += weight * self.values[si * self.width + input];
             }
         }
     }
@@ -104,7 +110,7 @@ mod tests {
     use super::*;
 
     fn history(order: Extrapolation, samples: &[(f64, f64)]) -> InputHistory {
-        let mut h = InputHistory::new(1, 4, order);
+        let mut h = InputHistory::new(4, vec![order]);
         for &(t, u) in samples {
             h.push(t, &[u]);
         }

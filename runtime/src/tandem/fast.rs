@@ -3,16 +3,22 @@
 //! the virtual clock; it allocates nothing after [`FastSide::new`].
 //!
 //! A frame `k` at time `t_k`:
-//! 1. read the inputs `u_k`;
-//! 2. combine: `correct` restarts from the newest implicit state of a past
+//! 1. send what the previous frame's outputs made due (the boundary);
+//! 2. read the inputs `u_k`;
+//! 3. combine: `correct` restarts from the newest implicit state of a past
 //!    frame and re-integrates to `t_k` with the recorded inputs; `select`
 //!    takes the implicit state of `t_k` when it is ready;
-//! 3. outputs `y_k` from the state at `t_k`, discrete update;
-//! 4. send `(t_k, u_k, x_k)` to the implicit thread;
-//! 5. one explicit step to `t_{k+1}`;
-//! 6. when the frame ends after its output deadline (it woke late or
-//!    computed too long), the outputs sent are extrapolated from the two
-//!    previous frames', and the frame counts as a miss.
+//! 4. guard: an unusable state (not finite, or far from the implicit
+//!    prediction) takes the best substitute ([`super::guard`]);
+//! 5. outputs `y_k` from the state at `t_k`, discrete update;
+//! 6. send `(t_k, u_k, x_k)` to the implicit thread;
+//! 7. one step to `t_{k+1}`: explicit, or linearly implicit with the
+//!    newest iteration matrix;
+//! 8. when the frame ends after its output deadline (it woke late or
+//!    computed too long), it counts as a miss; unless its state is the
+//!    implicit result of its own time (which was on time), the outputs sent
+//!    are extrapolated from the two previous frames'. The outputs are kept
+//!    finite and within their ranges.
 
 use std::sync::Arc;
 
@@ -20,12 +26,13 @@ use tandem_models::{Model, NonFinite};
 
 use super::clock::{nanos, Clock, Nanos};
 use super::exchange::{FrameSender, ResultReader};
+use super::guard::{OutputGuard, StateGuard, Substitute};
 use super::inputs::InputSource;
 use super::metrics::{FrameSource, Metrics};
 use super::outputs::OutputSink;
 use super::recording::RowSender;
-use super::settings::{Policy, TandemSettings};
-use crate::explicit::{ExplicitRk, Method};
+use super::settings::{FastMethod, Policy, TandemSettings};
+use super::stepper::FastStepper;
 use crate::rates::{set_hits, TickRate};
 
 /// Why a frame could not be computed.
@@ -36,7 +43,7 @@ pub enum FastError {
     NonFinite(#[from] NonFinite),
     /// The explicit integrator diverged with no implicit state to restart
     /// from (under `explicit`, or before the first implicit result).
-    #[error("the explicit method diverged at t = {time} s: state \"{state}\" is {value}; the model is too stiff for {method} at a {frame} s frame: use policy \"correct\" or \"select\" (the implicit thread keeps it stable), or a shorter frame")]
+    #[error("the explicit method diverged at t = {time} s: state \"{state}\" is {value}; the model is too stiff for {method} at a {frame} s frame: use policy \"correct\" or \"select\" (the implicit thread keeps it stable), a linearly implicit fast.method (ros2, ros34pw2), or a shorter frame")]
     Diverged {
         /// Frame time.
         time: f64,
@@ -88,8 +95,8 @@ impl Replay {
 /// The fast side of a tandem run.
 pub struct FastSide {
     model: Box<dyn Model>,
-    rk: ExplicitRk,
-    method: Method,
+    stepper: FastStepper,
+    method: FastMethod,
     inputs: Box<dyn InputSource>,
     policy: Policy,
     frame: f64,
@@ -98,6 +105,10 @@ pub struct FastSide {
     max_catchup: u64,
     rtol: f64,
     atol: f64,
+    /// How old an implicit result may be to predict a frame's state (s).
+    horizon: f64,
+    guard: StateGuard,
+    outputs_guard: OutputGuard,
     rates: Vec<TickRate>,
     hits: Vec<bool>,
     x: Vec<f64>,
@@ -127,6 +138,8 @@ pub struct FastSide {
 pub struct FastParts {
     /// The model instance of this thread.
     pub model: Box<dyn Model>,
+    /// Its integrator (a linearly implicit one with its matrices).
+    pub stepper: FastStepper,
     /// Its inputs.
     pub inputs: Box<dyn InputSource>,
     /// Implicit results (absent under `explicit`).
@@ -146,6 +159,7 @@ impl FastSide {
     pub fn new(settings: &TandemSettings, parts: FastParts) -> Result<Self, crate::rates::RateError> {
         let FastParts {
             mut model,
+            stepper,
             inputs,
             results,
             sender,
@@ -166,7 +180,7 @@ impl FastSide {
         model.initial_state(&mut x, &mut xd);
         let u = layout.inputs.iter().map(|v| v.default).collect();
         Ok(FastSide {
-            rk: ExplicitRk::new(settings.fast.method, n),
+            stepper,
             method: settings.fast.method,
             inputs,
             policy: settings.policy,
@@ -176,6 +190,13 @@ impl FastSide {
             max_catchup: settings.max_catchup as u64,
             rtol: settings.implicit.rtol,
             atol: settings.implicit.atol,
+            horizon: settings.implicit.max_lag,
+            guard: StateGuard::new(
+                &x,
+                settings.implicit.atol,
+                matches!(settings.fast.method, FastMethod::Explicit(_)),
+            ),
+            outputs_guard: OutputGuard::new(&layout.outputs),
             hits: vec![false; rates.len()],
             rates,
             x,
@@ -233,6 +254,10 @@ impl FastSide {
         let deadline = start + self.deadline_ns;
         let woke = clock.now();
         self.metrics.wake_latency.record((woke - start) as f64);
+        if let Some(o) = &mut self.outputs {
+            o.boundary(k);
+        }
+        let computing = clock.now();
         self.u_time = self.u_time.max(self.inputs.read(t, &mut self.u));
 
         let (mut source, replayed) = match self.policy {
@@ -240,24 +265,28 @@ impl FastSide {
             Policy::Select => (self.select(t, woke), 0),
             Policy::Explicit => (FrameSource::Explicit, 0),
         };
-        if !self.x.iter().all(|v| v.is_finite()) {
-            self.recover(t)?;
-            source = FrameSource::Implicit;
-        }
+        self.guard_state(t, &mut source)?;
         set_hits(&self.rates, k, &mut self.hits);
         self.replay.store(k, &self.u, &self.xd);
-        self.model
-            .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
+        // A non-finite output is the output guard's to replace; the state
+        // is finite here.
+        let _ = self
+            .model
+            .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y);
         self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
         if let Some(sender) = &mut self.sender {
             sender.send(t, woke, self.u_time, &self.u, &self.x, &self.xd);
         }
-        self.rk
+        let matrix = self
+            .stepper
             .step(self.model.as_mut(), t, self.frame, &mut self.x, &self.xd, &self.u);
+        if let Some(taken_at) = matrix {
+            self.metrics.matrix_age.record(k.saturating_sub(taken_at) as f64);
+        }
         clock.computed(replayed + 1);
 
         let done = clock.now();
-        self.metrics.compute.record((done - woke) as f64);
+        self.metrics.compute.record((done - computing) as f64);
         let late = if woke > deadline {
             Some(&self.metrics.missed_woke_late)
         } else if done > deadline {
@@ -267,9 +296,14 @@ impl FastSide {
         };
         if let Some(cause) = late.filter(|_| self.sent_count > 0) {
             cause.increment();
-            source = FrameSource::Extrapolated;
-            self.extrapolate_outputs();
+            // Both late: no implicit result of this frame's time came in
+            // time to stand for the fast one.
+            if source != FrameSource::Implicit {
+                source = FrameSource::Extrapolated;
+                self.extrapolate_outputs();
+            }
         }
+        self.outputs_guard.check(&mut self.y, &self.metrics);
         self.sent.swap(0, 1);
         self.sent[0].copy_from_slice(&self.y);
         self.sent_count = (self.sent_count + 1).min(2);
@@ -283,6 +317,39 @@ impl FastSide {
         self.metrics.count_source(source);
         self.metrics.frames.increment();
         Ok(())
+    }
+
+    /// Replaces an unusable state by the best substitute (see
+    /// [`super::guard`]); fails when the state is not finite and nothing
+    /// can replace it (no implicit prediction, and no good state or too
+    /// many extrapolated in a row).
+    fn guard_state(&mut self, t: f64, source: &mut FrameSource) -> Result<(), FastError> {
+        let bad = self.x.iter().position(|v| !v.is_finite()).map(|i| (i, self.x[i]));
+        let result = self.results.as_mut().map(|r| r.latest());
+        let substitute = self.guard.check(t, &mut self.x, result, self.horizon, &self.metrics);
+        if substitute == Some(Substitute::Implicit) {
+            *source = FrameSource::Implicit;
+        }
+        // Not finite, and nothing could replace it.
+        let stays = self.x.iter().any(|v| !v.is_finite());
+        match bad.filter(|_| stays) {
+            Some((i, value)) => Err(FastError::Diverged {
+                time: t,
+                state: self.model.layout().states[i].clone(),
+                value,
+                method: self.method.name(),
+                frame: self.frame,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// At the boundary after the last frame (`frames`, the number of frames
+    /// run): sends what the last frame made due.
+    pub fn close(&mut self, frames: u64) {
+        if let Some(o) = &mut self.outputs {
+            o.boundary(frames);
+        }
     }
 
     /// `correct`: restarts from the newest implicit state not used yet, if
@@ -327,7 +394,7 @@ impl FastSide {
                 .model
                 .major_outputs(tj, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y);
             self.model.update(tj, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            self.rk
+            self.stepper
                 .step(self.model.as_mut(), tj, self.frame, &mut self.x, &self.xd, &self.u);
         }
         std::mem::swap(&mut self.u, &mut self.scratch_u);
@@ -362,9 +429,8 @@ impl FastSide {
     }
 
     /// Counts the size of the change from `own` to `x` in units of the
-    /// implicit tolerances (weighted RMS, at most `f64::MAX`); a non-finite
-    /// explicit state that the correction replaced counts as a recovery
-    /// instead.
+    /// implicit tolerances (weighted RMS); a non-finite explicit state that
+    /// the correction replaced is not a size and is not counted.
     fn record_correction(&self) {
         let sum: f64 = self
             .x
@@ -372,38 +438,10 @@ impl FastSide {
             .zip(&self.own)
             .map(|(a, b)| ((a - b) / (self.atol + self.rtol * a.abs())).powi(2))
             .sum();
-        if self.own.iter().all(|v| v.is_finite()) {
-            self.metrics
-                .correction
-                .record((sum / self.x.len().max(1) as f64).sqrt().min(f64::MAX));
-        } else {
-            self.metrics.nonfinite_recoveries.increment();
+        let size = (sum / self.x.len().max(1) as f64).sqrt();
+        if size.is_finite() {
+            self.metrics.correction.record(size);
         }
-    }
-
-    /// The explicit state stopped being finite: restart from the newest
-    /// implicit state, or fail when there is none.
-    fn recover(&mut self, t: f64) -> Result<(), FastError> {
-        let place = || {
-            let i = self.x.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            FastError::Diverged {
-                time: t,
-                state: self.model.layout().states[i].clone(),
-                value: self.x[i],
-                method: self.method.name(),
-                frame: self.frame,
-            }
-        };
-        let Some(results) = &mut self.results else {
-            return Err(place());
-        };
-        let r = results.latest();
-        if r.seq == 0 {
-            return Err(place());
-        }
-        r.interpolate(t.clamp(r.t0, r.t1), &mut self.x);
-        self.metrics.nonfinite_recoveries.increment();
-        Ok(())
     }
 
     /// Outputs from the two previous frames' by linear extrapolation (or

@@ -237,12 +237,30 @@ pub struct Metrics {
     pub implicit_late: Counter,
     /// `correct`: results too old to catch up from (beyond `max_catchup`).
     pub stale_results: Counter,
-    /// Frames whose explicit state was not finite and was replaced by the
-    /// implicit state (by the policy, or as a recovery).
-    pub nonfinite_recoveries: Counter,
+    /// Frames whose state was unusable because a value was not finite.
+    pub unusable_nonfinite: Counter,
+    /// Frames whose state was unusable because it lay too far from the
+    /// implicit prediction.
+    pub unusable_out_of_bound: Counter,
+    /// Unusable states replaced by the implicit prediction.
+    pub substituted_implicit: Counter,
+    /// Unusable states replaced by the last good state, extrapolated.
+    pub substituted_extrapolated: Counter,
+    /// Output values that were not finite (the value sent last was sent
+    /// again).
+    pub outputs_nonfinite: Counter,
+    /// Output values outside their stated range (clamped to it).
+    pub outputs_clamped: Counter,
+    /// A linearly implicit fast method: frames since the state its
+    /// iteration matrix was taken at.
+    pub matrix_age: Histogram,
+    /// Iteration matrices prepared and published by the implicit thread.
+    pub matrix_updates: Counter,
     /// Wake-up latency (ns past the frame's start).
     pub wake_latency: Histogram,
-    /// Fast thread's computation per frame (ns).
+    /// Fast thread's computation per frame (ns): from reading the inputs to
+    /// the step taken (the sends at the frame's start are the devices' to
+    /// measure).
     pub compute: Histogram,
     /// Size of each correction: weighted RMS of the state change in units
     /// of the implicit tolerances.
@@ -263,7 +281,8 @@ pub struct Metrics {
     /// frames behind the fast thread's newest frame, before any resync;
     /// ahead counts as 0).
     pub implicit_lag: Histogram,
-    /// Newton iterations per implicit step.
+    /// Newton iterations per implicit step (a macro step: every BDF step
+    /// to the next result).
     pub newton: Histogram,
     /// Implicit thread's computation per step (ns).
     pub implicit_compute: Histogram,
@@ -279,7 +298,14 @@ impl Default for Metrics {
             missed_overrun: Counter::default(),
             implicit_late: Counter::default(),
             stale_results: Counter::default(),
-            nonfinite_recoveries: Counter::default(),
+            unusable_nonfinite: Counter::default(),
+            unusable_out_of_bound: Counter::default(),
+            substituted_implicit: Counter::default(),
+            substituted_extrapolated: Counter::default(),
+            outputs_nonfinite: Counter::default(),
+            outputs_clamped: Counter::default(),
+            matrix_age: Histogram::new(Scale::Counts, 10_000),
+            matrix_updates: Counter::default(),
             wake_latency: Histogram::new(micro, 50_000),
             compute: Histogram::new(micro, 50_000),
             correction: Histogram::new(
@@ -302,6 +328,11 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Frames whose state was unusable, whatever the cause.
+    pub fn unusable(&self) -> u64 {
+        self.unusable_nonfinite.get() + self.unusable_out_of_bound.get()
+    }
+
     /// Frames whose outputs were extrapolated.
     pub fn missed(&self) -> u64 {
         self.missed_woke_late.get() + self.missed_overrun.get()

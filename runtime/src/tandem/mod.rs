@@ -16,16 +16,20 @@ pub mod control;
 pub mod exchange;
 pub mod extrapolate;
 pub mod fast;
+pub mod guard;
 pub mod implicit_side;
 pub mod inputs;
+pub mod matrix;
 pub mod metrics;
 pub mod outputs;
 pub mod preflight;
 pub mod recording;
 pub mod settings;
+pub mod stepper;
 pub mod threads;
 pub mod virtual_clock;
 
 pub use settings::{
-    Extrapolation, FastSettings, ImplicitSolver, ImplicitThreadSettings, Placement, Policy, TandemSettings,
+    Extrapolation, FastMethod, FastSettings, ImplicitSolver, ImplicitThreadSettings, ImplicitWork, Placement, Policy,
+    TandemSettings,
 };

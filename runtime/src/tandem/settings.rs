@@ -7,6 +7,7 @@ use std::str::FromStr;
 use crate::explicit::Method;
 use crate::implicit::ImplicitMethod;
 use crate::named::{by_name, UnknownName};
+use crate::rosenbrock::WMethod;
 
 /// How the fast thread combines its explicit result with the implicit one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +129,51 @@ impl fmt::Display for ImplicitSolver {
     }
 }
 
+/// The fast thread's integrator: one fixed step per frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastMethod {
+    /// An explicit Runge–Kutta method: stable only below the model's
+    /// fastest time constants.
+    Explicit(Method),
+    /// A linearly implicit (Rosenbrock-W) method, with the iteration matrix
+    /// prepared by the implicit thread: stable on stiff modes, at a fixed
+    /// cost (no Newton iteration).
+    LinearlyImplicit(WMethod),
+}
+
+impl FastMethod {
+    /// All methods, for listing valid names.
+    pub const ALL: [FastMethod; 6] = [
+        FastMethod::Explicit(Method::Euler),
+        FastMethod::Explicit(Method::Heun),
+        FastMethod::Explicit(Method::Rk4),
+        FastMethod::LinearlyImplicit(WMethod::RosenbrockEuler),
+        FastMethod::LinearlyImplicit(WMethod::Ros2),
+        FastMethod::LinearlyImplicit(WMethod::Ros34pw2),
+    ];
+
+    /// The name used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FastMethod::Explicit(m) => m.name(),
+            FastMethod::LinearlyImplicit(m) => m.name(),
+        }
+    }
+}
+
+impl FromStr for FastMethod {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        by_name(&FastMethod::ALL, FastMethod::name, s, "fast method")
+    }
+}
+
+impl fmt::Display for FastMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where a thread runs and at which SCHED_FIFO priority.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
@@ -137,13 +183,26 @@ pub struct Placement {
     pub priority: u8,
 }
 
-/// The fast (explicit) thread.
+/// The fast thread.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FastSettings {
     /// Core and priority.
     pub placement: Placement,
-    /// The explicit method, one step per frame.
-    pub method: Method,
+    /// The method, one step per frame.
+    pub method: FastMethod,
+    /// A linearly implicit method's iteration matrix is prepared again at
+    /// the newest frame's state every this many frames; 0 keeps the matrix
+    /// of the initial state for the whole run.
+    pub matrix_interval: u32,
+}
+
+impl FastSettings {
+    /// Whether its iteration matrices are made again during a run of a
+    /// model with `states` continuous states (a model without any needs
+    /// none, and interval 0 keeps the first).
+    pub fn refreshes_matrices(&self, states: usize) -> bool {
+        matches!(self.method, FastMethod::LinearlyImplicit(_)) && self.matrix_interval > 0 && states > 0
+    }
 }
 
 /// The implicit thread.
@@ -164,8 +223,6 @@ pub struct ImplicitThreadSettings {
     /// How far ahead of the fast thread's newest frame the implicit thread
     /// may integrate, using extrapolated inputs; at least one macro step.
     pub lead: f64,
-    /// How inputs beyond the last sample are predicted.
-    pub extrapolation: Extrapolation,
     /// When its state is this far behind the fast thread's newest frame, the
     /// implicit thread restarts from the fast thread's state.
     pub max_lag: f64,
@@ -191,9 +248,11 @@ pub struct TandemSettings {
 }
 
 impl TandemSettings {
-    /// Defaults for a frame of `frame` seconds: RK4 on core 1 at priority 80,
+    /// Defaults for a frame of `frame` seconds: ROS34PW2 (its iteration
+    /// matrix made every millisecond, at least every frame) on core 1 at
+    /// priority 80,
     /// the BDF on core 0 at priority 70 (rtol 1e-6), one-frame macro step and
-    /// lead, linear extrapolation, `correct` with 4 frames of catch-up,
+    /// lead, `correct` with 4 frames of catch-up,
     /// outputs due 0.8 of a frame after its start, a lag of 20 frames.
     pub fn new(frame: f64, duration: f64) -> Self {
         TandemSettings {
@@ -207,7 +266,8 @@ impl TandemSettings {
                     core: Some(1),
                     priority: 80,
                 },
-                method: Method::Rk4,
+                method: FastMethod::LinearlyImplicit(WMethod::Ros34pw2),
+                matrix_interval: ((1e-3 / frame).round() as u32).max(1),
             },
             implicit: ImplicitThreadSettings {
                 placement: Placement {
@@ -220,7 +280,6 @@ impl TandemSettings {
                 max_newton: 4,
                 macro_step: frame,
                 lead: frame,
-                extrapolation: Extrapolation::Linear,
                 max_lag: 20.0 * frame,
             },
         }
@@ -229,5 +288,38 @@ impl TandemSettings {
     /// Frames in the run.
     pub fn frames(&self) -> u64 {
         (self.duration / self.frame).round() as u64
+    }
+
+    /// What the implicit thread does for a model with `states` continuous
+    /// states.
+    pub fn implicit_work(&self, states: usize) -> ImplicitWork {
+        match self.policy {
+            Policy::Correct | Policy::Select => ImplicitWork::Integrates(self.implicit.solver),
+            Policy::Explicit if self.fast.refreshes_matrices(states) => ImplicitWork::Matrices,
+            Policy::Explicit => ImplicitWork::Nothing,
+        }
+    }
+}
+
+/// What the implicit thread does in a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ImplicitWork {
+    /// There is none: an explicit fast method (or a matrix kept for the
+    /// whole run) with policy `explicit`.
+    Nothing,
+    /// It only prepares the fast side's iteration matrices.
+    Matrices,
+    /// It integrates with this solver (and prepares the fast side's
+    /// matrices, if it has any).
+    Integrates(ImplicitSolver),
+}
+
+impl fmt::Display for ImplicitWork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImplicitWork::Nothing => f.write_str("no implicit thread"),
+            ImplicitWork::Matrices => f.write_str("matrices only"),
+            ImplicitWork::Integrates(solver) => solver.fmt(f),
+        }
     }
 }

@@ -71,6 +71,26 @@ impl ThreadSetup {
     }
 }
 
+/// Lets the calling thread run on every core it may use but `core` (the
+/// fast thread's), so that it never takes time from the fast thread; false
+/// where the system refuses, or `core` is the only one it may use.
+pub fn keep_off_core(core: usize) -> bool {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    use nix::unistd::Pid;
+    let this = Pid::from_raw(0);
+    let Ok(mut cores) = sched_getaffinity(this) else {
+        return false;
+    };
+    let allowed = |cores: &CpuSet, c: usize| cores.is_set(c).unwrap_or(false);
+    if !allowed(&cores, core) {
+        return true;
+    }
+    if !(0..CpuSet::count()).any(|c| c != core && allowed(&cores, c)) {
+        return false;
+    }
+    cores.unset(core).is_ok() && sched_setaffinity(this, &cores).is_ok()
+}
+
 /// Pins the calling thread and raises it to SCHED_FIFO as `placement` says.
 pub fn place_current_thread(placement: Placement) -> ThreadSetup {
     let pinned = placement.core.map(|core| {
@@ -144,12 +164,20 @@ impl LowLatency {
     }
 }
 
+/// How long the threads have to return once the run is over (the last
+/// frame's deadline passed, or a stop was asked); a thread that takes
+/// longer is reported and left behind.
+pub const STOP_GRACE: Duration = Duration::from_secs(1);
+
 /// How a real-time run ended.
 pub struct RealtimeOutcome {
-    /// The fast side after its last frame.
-    pub fast: FastSide,
-    /// The implicit side, when there was one.
+    /// The fast side after its last frame (none when its thread did not
+    /// return in time).
+    pub fast: Option<FastSide>,
+    /// The implicit side, when there was one and its thread returned.
     pub implicit: Option<ImplicitSide>,
+    /// The threads that did not return within [`STOP_GRACE`] of the end.
+    pub stuck: Vec<&'static str>,
     /// The first failure, if the run stopped early.
     pub failure: Option<FastError>,
     /// What the fast thread obtained.
@@ -160,6 +188,20 @@ pub struct RealtimeOutcome {
     pub memory_locked: Result<(), Refused>,
     /// Whether deep idle states were held off (or why not).
     pub low_latency: Result<(), Refused>,
+}
+
+/// The result of `handle`'s thread if it returns within `grace`; else the
+/// thread is left running (detached) and `None` is returned. A thread that
+/// panicked gives `None` as well.
+fn join_within<T>(handle: thread::JoinHandle<T>, grace: Duration) -> Option<T> {
+    let give_up = std::time::Instant::now() + grace;
+    while !handle.is_finished() {
+        if std::time::Instant::now() >= give_up {
+            return None;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    handle.join().ok()
 }
 
 /// State shared by the three threads.
@@ -204,15 +246,18 @@ pub fn run_realtime(
             let mut failure = None;
             if let Some(origin) = s.control.wait_for_origin() {
                 let mut clock = MonotonicClock::with_origin(origin);
-                for k in 0..frames {
-                    if s.control.stop_requested() {
-                        break;
-                    }
-                    clock.sleep_until(k as Nanos * frame);
-                    if let Err(e) = fast.frame(k, &mut clock) {
+                let mut run = 0;
+                while run < frames && !s.control.stop_requested() {
+                    clock.sleep_until(run as Nanos * frame);
+                    if let Err(e) = fast.frame(run, &mut clock) {
                         failure = Some(e);
                         break;
                     }
+                    run += 1;
+                }
+                if run == frames {
+                    clock.sleep_until(frames as Nanos * frame);
+                    fast.close(frames);
                 }
             }
             s.done.store(true, Ordering::Release);
@@ -260,16 +305,41 @@ pub fn run_realtime(
         thread::sleep(Duration::from_millis(1));
     }
     // Start a little later so that both threads are asleep on the first deadline.
-    shared.control.set_origin(MonotonicClock::raw_now() + 10_000_000);
+    let origin = MonotonicClock::raw_now() + 10_000_000;
+    shared.control.set_origin(origin);
+    let last_deadline = origin + frames as Nanos * frame;
+    let mut over = None;
     while !shared.done.load(Ordering::Acquire) {
         thread::sleep(poll);
         watch(false);
+        // Past the last frame (or asked to stop), the fast thread has the
+        // grace period to return.
+        let now = MonotonicClock::raw_now();
+        if shared.control.stop_requested() || now > last_deadline {
+            let since = *over.get_or_insert(now);
+            if now - since > STOP_GRACE.as_nanos() as Nanos {
+                break;
+            }
+        }
     }
-    let (fast, failure, fast_setup) = fast_thread.join().expect("the fast thread panicked");
-    let (implicit, implicit_setup) = match implicit_thread {
-        Some(handle) => {
-            let (side, setup) = handle.join().expect("the implicit thread panicked");
-            (Some(side), Some(setup))
+    // The fast thread has returned (or overstayed); the implicit thread
+    // stops at its next look at the flag.
+    shared.done.store(true, Ordering::Release);
+    shared.control.request_stop();
+    let mut stuck = Vec::new();
+    let fast_result = join_within(fast_thread, STOP_GRACE);
+    let (fast, failure, fast_setup) = match fast_result {
+        Some((fast, failure, setup)) => (Some(fast), failure, setup),
+        None => {
+            stuck.push("fast");
+            (None, None, ThreadSetup::default())
+        }
+    };
+    let (implicit, implicit_setup) = match implicit_thread.map(|h| join_within(h, STOP_GRACE)) {
+        Some(Some((side, setup))) => (Some(side), Some(setup)),
+        Some(None) => {
+            stuck.push("implicit");
+            (None, None)
         }
         None => (None, None),
     };
@@ -277,6 +347,7 @@ pub fn run_realtime(
     RealtimeOutcome {
         fast,
         implicit,
+        stuck,
         failure,
         fast_setup,
         implicit_setup,

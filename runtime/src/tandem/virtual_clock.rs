@@ -133,8 +133,10 @@ pub fn run_virtual(
         clock.sleep_until(k as Nanos * frame);
         fast.frame(k, &mut clock)?;
         if between(k).is_break() {
-            break;
+            return Ok(());
         }
     }
+    clock.sleep_until(frames as Nanos * frame);
+    fast.close(frames);
     Ok(())
 }

@@ -1,0 +1,359 @@
+//! What keeps every frame physical, whatever the policy and however late
+//! the implicit side is:
+//!
+//! - [`StateGuard`]: a frame's state is unusable when a value is not finite,
+//!   or (after an explicit method's step, which is unstable on modes faster
+//!   than the frame; a linearly implicit step is not) when it lies further
+//!   from the implicit side's prediction than the
+//!   largest magnitude that state has had so far (a step of an explicit
+//!   method that is unstable at the frame grows by orders of magnitude; a
+//!   sound step moves a fraction of that). Inside an implicit result the
+//!   prediction is its polynomial; beyond it, a state may be near its newest
+//!   value held (a fast mode that settles) or near the line along its newest
+//!   derivative (a slow one): only a state far from both is unusable. An
+//!   unusable state takes the best substitute there is: the implicit
+//!   prediction (the polynomial, or the newest state held), else the last
+//!   good state extrapolated from the two before it for a few frames, else
+//!   the newest implicit state however old.
+//! - [`OutputGuard`]: an output that is not finite repeats the value sent
+//!   last; an output outside its model-stated range is clamped to it. So
+//!   nothing non-finite or out of range is ever recorded or sent.
+//!
+//! Every substitution and clamp is counted by cause. Nothing here allocates
+//! after construction.
+
+use tandem_models::Variable;
+
+use super::exchange::ImplicitResult;
+use super::metrics::Metrics;
+
+/// Frames in a row whose unusable state may be replaced by the last good
+/// state extrapolated, when there is no recent implicit prediction.
+pub const MAX_EXTRAPOLATED_STATES: u32 = 3;
+
+/// How far from the implicit prediction a state may be, as a multiple of
+/// the largest magnitude that state has had (in good frames and implicit
+/// results).
+pub const PREDICTION_BOUND: f64 = 1.0;
+
+/// Why a frame's state was replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unusable {
+    /// A value was NaN or infinite.
+    NonFinite,
+    /// A value lay beyond [`PREDICTION_BOUND`] of the implicit prediction.
+    OutOfBound,
+}
+
+/// What replaced an unusable state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Substitute {
+    /// The implicit side's prediction for the frame's time.
+    Implicit,
+    /// The last good state, extrapolated.
+    Extrapolated,
+}
+
+/// Checks each frame's state and replaces an unusable one.
+pub struct StateGuard {
+    /// Per state, the largest magnitude so far in good frames and implicit
+    /// results, with the absolute tolerance as a floor.
+    scale: Vec<f64>,
+    /// The prediction for this frame (beyond a result: its newest state).
+    prediction: Vec<f64>,
+    /// Beyond a result: its newest state moved along its derivative.
+    along: Vec<f64>,
+    /// Whether `along` holds a second prediction.
+    two: bool,
+    /// The last two good states and their times, newest first.
+    good: [Vec<f64>; 2],
+    good_times: [f64; 2],
+    goods: u8,
+    /// Frames in a row whose state was extrapolated.
+    extrapolated: u32,
+    /// Whether states far from the prediction are unusable.
+    bounded: bool,
+}
+
+impl StateGuard {
+    /// A guard for states starting at `x0`; `atol` floors each state's
+    /// scale. With `bounded`, a state far from the implicit prediction is
+    /// unusable (else only one that is not finite).
+    pub fn new(x0: &[f64], atol: f64, bounded: bool) -> Self {
+        StateGuard {
+            scale: x0.iter().map(|v| v.abs().max(atol)).collect(),
+            prediction: vec![0.0; x0.len()],
+            along: vec![0.0; x0.len()],
+            two: false,
+            good: [x0.to_vec(), x0.to_vec()],
+            good_times: [0.0, 0.0],
+            goods: 0,
+            extrapolated: 0,
+            bounded,
+        }
+    }
+
+    /// Writes the implicit prediction for time `t` from `result` into the
+    /// guard's buffer; `false` when there is no result yet.
+    fn predict(&mut self, result: &ImplicitResult, t: f64) -> bool {
+        if result.seq == 0 {
+            return false;
+        }
+        self.two = false;
+        if result.covers(t) {
+            result.interpolate(t, &mut self.prediction);
+        } else if t > result.t1 {
+            self.prediction.copy_from_slice(&result.x1);
+            let dt = t - result.t1;
+            for (a, (x1, f1)) in self.along.iter_mut().zip(result.x1.iter().zip(&result.f1)) {
+                *a = x1 + f1 * dt;
+            }
+            self.two = true;
+        } else {
+            result.interpolate(result.t0, &mut self.prediction);
+        }
+        for (s, (p, x1)) in self.scale.iter_mut().zip(self.prediction.iter().zip(&result.x1)) {
+            *s = s.max(p.abs()).max(x1.abs());
+        }
+        true
+    }
+
+    /// Whether `x` lies beyond the bound of every prediction.
+    fn far(&self, x: &[f64]) -> bool {
+        let beyond = |p: &[f64]| {
+            x.iter()
+                .zip(p)
+                .zip(&self.scale)
+                .any(|((v, p), s)| (v - p).abs() > PREDICTION_BOUND * s)
+        };
+        beyond(&self.prediction) && (!self.two || beyond(&self.along))
+    }
+
+    /// Checks the state `x` of time `t`, with the newest implicit `result`
+    /// (if any): a prediction from a result at most `horizon` seconds old
+    /// bounds the state and replaces an unusable one; beyond that, the last
+    /// good state extrapolated does, for [`MAX_EXTRAPOLATED_STATES`] frames
+    /// in a row, then the newest implicit state however old. Counts the
+    /// cause and the substitute in `metrics`. Returns what replaced it, or
+    /// `None` when it was good or nothing could (then `x` is left as it
+    /// was).
+    pub fn check(
+        &mut self,
+        t: f64,
+        x: &mut [f64],
+        result: Option<&ImplicitResult>,
+        horizon: f64,
+        metrics: &Metrics,
+    ) -> Option<Substitute> {
+        let predicted = result.is_some_and(|r| self.predict(r, t));
+        let recent = predicted && result.is_some_and(|r| t - r.t1 <= horizon);
+        let verdict = if x.iter().any(|v| !v.is_finite()) {
+            Some(Unusable::NonFinite)
+        } else if recent && self.bounded && self.far(x) {
+            Some(Unusable::OutOfBound)
+        } else {
+            None
+        };
+        let Some(cause) = verdict else {
+            self.keep(t, x);
+            self.extrapolated = 0;
+            return None;
+        };
+        let extrapolate = !recent && self.goods > 0 && self.extrapolated < MAX_EXTRAPOLATED_STATES;
+        let substitute = if extrapolate {
+            self.extrapolate(t, x);
+            self.extrapolated += 1;
+            Substitute::Extrapolated
+        } else if predicted {
+            x.copy_from_slice(&self.prediction);
+            self.extrapolated = 0;
+            Substitute::Implicit
+        } else {
+            return None;
+        };
+        match cause {
+            Unusable::NonFinite => metrics.unusable_nonfinite.increment(),
+            Unusable::OutOfBound => metrics.unusable_out_of_bound.increment(),
+        }
+        match substitute {
+            Substitute::Implicit => metrics.substituted_implicit.increment(),
+            Substitute::Extrapolated => metrics.substituted_extrapolated.increment(),
+        }
+        Some(substitute)
+    }
+
+    /// Keeps `x` at `t` as the newest good state.
+    fn keep(&mut self, t: f64, x: &[f64]) {
+        for (s, v) in self.scale.iter_mut().zip(x) {
+            *s = s.max(v.abs());
+        }
+        self.good.swap(0, 1);
+        self.good[0].copy_from_slice(x);
+        self.good_times = [t, self.good_times[0]];
+        self.goods = (self.goods + 1).min(2);
+    }
+
+    /// The last good state extrapolated linearly to `t` from the two
+    /// before it (held when there was one).
+    fn extrapolate(&self, t: f64, x: &mut [f64]) {
+        let [last, before] = &self.good;
+        let span = self.good_times[0] - self.good_times[1];
+        if self.goods < 2 || span <= 0.0 {
+            x.copy_from_slice(last);
+            return;
+        }
+        let s = (t - self.good_times[0]) / span;
+        for ((x, a), b) in x.iter_mut().zip(last).zip(before) {
+            *x = a + s * (a - b);
+        }
+    }
+}
+
+/// Keeps each frame's outputs finite and within their stated ranges.
+pub struct OutputGuard {
+    ranges: Vec<(f64, f64)>,
+    /// The outputs sent last.
+    last: Vec<f64>,
+}
+
+impl OutputGuard {
+    /// A guard for `outputs` (their ranges, where stated).
+    pub fn new(outputs: &[Variable]) -> Self {
+        OutputGuard {
+            ranges: outputs
+                .iter()
+                .map(|v| v.range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY)))
+                .collect(),
+            last: vec![0.0; outputs.len()],
+        }
+    }
+
+    /// Makes `y` safe to send: a non-finite value repeats the one sent last,
+    /// a value out of range is clamped to it; each counted in `metrics`.
+    /// Remembers `y` as sent.
+    pub fn check(&mut self, y: &mut [f64], metrics: &Metrics) {
+        for ((v, &(min, max)), last) in y.iter_mut().zip(&self.ranges).zip(&mut self.last) {
+            if !v.is_finite() {
+                metrics.outputs_nonfinite.increment();
+                *v = *last;
+            } else if *v < min || *v > max {
+                metrics.outputs_clamped.increment();
+                *v = v.clamp(min, max);
+            }
+            *last = *v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(t0: f64, t1: f64, x0: f64, x1: f64) -> ImplicitResult {
+        let mut r = ImplicitResult::new(1);
+        r.seq = 1;
+        (r.t0, r.t1) = (t0, t1);
+        (r.x0[0], r.x1[0]) = (x0, x1);
+        (r.f0[0], r.f1[0]) = ((x1 - x0) / (t1 - t0), (x1 - x0) / (t1 - t0));
+        r
+    }
+
+    #[test]
+    fn a_state_far_from_the_prediction_takes_the_prediction() {
+        let metrics = Metrics::default();
+        let mut guard = StateGuard::new(&[10.0], 1e-8, true);
+        let r = result(0.0, 1.0, 10.0, 12.0);
+        // Within the scale (12) of the prediction (11 at 0.5): kept, and
+        // the scale grows to 20.
+        let mut x = [20.0];
+        assert_eq!(guard.check(0.5, &mut x, Some(&r), 1.0, &metrics), None);
+        assert_eq!(x, [20.0]);
+        // Beyond it: the prediction, by interpolation inside the result.
+        let mut x = [31.5];
+        assert_eq!(
+            guard.check(0.5, &mut x, Some(&r), 1.0, &metrics),
+            Some(Substitute::Implicit)
+        );
+        assert!((x[0] - 11.0).abs() < 1e-12, "{x:?}");
+        // Past the result, a state near the line along the newest
+        // derivative (12 + 2 · 9.5 = 31) is kept though far from the newest
+        // state held (12).
+        let mut x = [34.0];
+        assert_eq!(guard.check(10.5, &mut x, Some(&r), 10.0, &metrics), None);
+        // Far from both: the newest state, held.
+        let mut x = [-60.0];
+        assert_eq!(
+            guard.check(10.5, &mut x, Some(&r), 10.0, &metrics),
+            Some(Substitute::Implicit)
+        );
+        assert_eq!(x, [12.0]);
+        let mut x = [f64::NAN];
+        assert_eq!(
+            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            Some(Substitute::Implicit)
+        );
+        assert_eq!(x, [12.0]);
+        assert_eq!(metrics.unusable_out_of_bound.get(), 2);
+        assert_eq!(metrics.unusable_nonfinite.get(), 1);
+        assert_eq!(metrics.substituted_implicit.get(), 3);
+    }
+
+    #[test]
+    fn without_a_prediction_the_last_good_states_are_extrapolated() {
+        let metrics = Metrics::default();
+        let mut guard = StateGuard::new(&[0.0], 1e-8, true);
+        let mut x = [f64::INFINITY];
+        assert_eq!(guard.check(0.0, &mut x, None, 1.0, &metrics), None, "nothing good yet");
+        for (t, v) in [(1.0, 2.0), (2.0, 3.0)] {
+            let mut x = [v];
+            assert_eq!(guard.check(t, &mut x, None, 1.0, &metrics), None);
+        }
+        let mut x = [f64::NAN];
+        assert_eq!(
+            guard.check(3.0, &mut x, None, 1.0, &metrics),
+            Some(Substitute::Extrapolated)
+        );
+        assert_eq!(x, [4.0]);
+        // A result older than the horizon predicts nothing.
+        let old = result(0.0, 1.0, 0.0, 1.0);
+        let mut x = [f64::NAN];
+        assert_eq!(
+            guard.check(3.0, &mut x, Some(&old), 1.0, &metrics),
+            Some(Substitute::Extrapolated)
+        );
+        assert_eq!(metrics.substituted_extrapolated.get(), 2);
+    }
+
+    #[test]
+    fn after_a_linearly_implicit_step_only_non_finite_states_are_unusable() {
+        let metrics = Metrics::default();
+        let mut guard = StateGuard::new(&[0.0], 1e-8, false);
+        let r = result(0.0, 1.0, 0.0, 0.0);
+        let mut x = [40.0];
+        assert_eq!(
+            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            None,
+            "a brake ramp starting"
+        );
+        let mut x = [f64::NAN];
+        assert_eq!(
+            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            Some(Substitute::Implicit)
+        );
+    }
+
+    #[test]
+    fn outputs_are_held_when_not_finite_and_clamped_to_their_range() {
+        let metrics = Metrics::default();
+        let mut torque = Variable::new("torque");
+        torque.range = Some((-252.0, 252.0));
+        let mut guard = OutputGuard::new(&[torque, Variable::new("free")]);
+        let mut y = [100.0, 1e300];
+        guard.check(&mut y, &metrics);
+        assert_eq!(y, [100.0, 1e300]);
+        let mut y = [8166.0, f64::NAN];
+        guard.check(&mut y, &metrics);
+        assert_eq!(y, [252.0, 1e300]);
+        assert_eq!((metrics.outputs_clamped.get(), metrics.outputs_nonfinite.get()), (1, 1));
+    }
+}

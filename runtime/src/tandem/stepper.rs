@@ -1,0 +1,58 @@
+//! The fast thread's integrator: one fixed step per frame, explicit
+//! (Runge–Kutta) or linearly implicit (Rosenbrock-W with the newest
+//! iteration matrix the implicit thread published). Either costs a fixed
+//! number of evaluations of `f`; neither allocates.
+
+use tandem_models::Model;
+
+use super::matrix::MatrixReader;
+use crate::explicit::{ExplicitRk, Method};
+use crate::rosenbrock::{WMethod, WStepper};
+
+/// The fast thread's integrator.
+pub enum FastStepper {
+    /// An explicit Runge–Kutta method.
+    Explicit(ExplicitRk),
+    /// A Rosenbrock-W method and the matrices it steps with.
+    LinearlyImplicit {
+        /// The method's stages.
+        stepper: WStepper,
+        /// The newest published iteration matrix.
+        matrices: MatrixReader,
+    },
+}
+
+impl FastStepper {
+    /// An explicit `method` for `n` states.
+    pub fn explicit(method: Method, n: usize) -> Self {
+        FastStepper::Explicit(ExplicitRk::new(method, n))
+    }
+
+    /// A linearly implicit `method` for `n` states, stepping with the
+    /// newest of `matrices` (whose first must be published before the
+    /// first step).
+    pub fn linearly_implicit(method: WMethod, n: usize, matrices: MatrixReader) -> Self {
+        FastStepper::LinearlyImplicit {
+            stepper: WStepper::new(method, n),
+            matrices,
+        }
+    }
+
+    /// Advances `x` from `t` by `h` with `xd` and `u` held; returns the
+    /// frame whose state the iteration matrix was taken at (none for an
+    /// explicit method).
+    #[allow(clippy::too_many_arguments)]
+    pub fn step(&mut self, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64]) -> Option<u64> {
+        match self {
+            FastStepper::Explicit(rk) => {
+                rk.step(model, t, h, x, xd, u);
+                None
+            }
+            FastStepper::LinearlyImplicit { stepper, matrices } => {
+                let m = matrices.latest();
+                stepper.step(model, t, h, x, xd, u, &m.factors);
+                Some(m.frame)
+            }
+        }
+    }
+}
