@@ -10,6 +10,8 @@
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+use tandem_runtime::tandem::Extrapolation;
+
 use crate::error::Located;
 
 /// What a run does when a received message (or a serial device) stops
@@ -88,6 +90,8 @@ pub struct ReceiveConfig {
     pub message: Located<String>,
     /// Receive timeout and its policy, if any.
     pub timeout: Option<Timeout>,
+    /// How the implicit thread predicts the inputs it drives.
+    pub extrapolation: Extrapolation,
     /// (DBC signal, model input) pairs.
     pub signals: NamePairs,
 }
@@ -131,6 +135,8 @@ pub struct SerialConfig {
     pub receive: Vec<(String, Located<String>)>,
     /// Receive timeout and its policy, if any.
     pub timeout: Option<Timeout>,
+    /// How the implicit thread predicts the received inputs.
+    pub extrapolation: Extrapolation,
     /// (line field, model output) pairs.
     pub transmit: Vec<(String, Located<String>)>,
     /// A line of the sent fields every this many seconds (a whole number

@@ -11,8 +11,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use toml::Spanned;
 
-use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy};
-use tandem_runtime::Method;
+use tandem_runtime::tandem::{Extrapolation, FastMethod, ImplicitSolver, Policy};
 
 use crate::duration::Duration;
 
@@ -131,10 +130,19 @@ pub(crate) struct RawFast {
     #[serde(default)]
     #[schemars(with = "u8", range(min = 1, max = 99))]
     pub(crate) priority: Option<Spanned<i64>>,
-    /// The explicit method: "euler", "heun" or "rk4" (classic fourth-order Runge-Kutta). Default "rk4".
+    /// The method, one step per frame: explicit "euler", "heun" or "rk4" (classic fourth-order Runge-Kutta), stable
+    /// only on modes slower than the frame; or linearly implicit (Rosenbrock-W) "rosenbrock-euler", "ros2" or
+    /// "ros34pw2", stable on stiff modes at a fixed cost, with the iteration matrix prepared by the implicit thread.
+    /// Default "ros34pw2".
     #[serde(default)]
     #[schemars(schema_with = "method_schema")]
     pub(crate) method: Option<Spanned<String>>,
+    /// A linearly implicit method's iteration matrix is prepared again at the newest frame's state this often: a
+    /// whole number of frames; "0s" keeps the matrix of the initial state for the whole run (then, under policy
+    /// "explicit", there is no implicit thread at all). Default "1ms" (at least one frame).
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) matrix_interval: Option<Spanned<Duration>>,
 }
 
 /// The implicit thread: it integrates the model with a stiff method and publishes a state every macro step.
@@ -178,11 +186,6 @@ pub(crate) struct RawImplicit {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) lead: Option<Spanned<Duration>>,
-    /// How inputs past the newest sample are predicted: "hold" (the last sample), "linear" (a line through the last
-    /// two) or "quadratic" (a parabola through the last three). Default "linear".
-    #[serde(default)]
-    #[schemars(schema_with = "extrapolation_schema")]
-    pub(crate) extrapolation: Option<Spanned<String>>,
     /// When the implicit state is this far behind the fast thread's newest frame, the implicit thread restarts from
     /// the fast thread's state. Default 20 frames.
     #[serde(default)]
@@ -200,6 +203,13 @@ pub(crate) struct RawInputs {
     #[serde(default)]
     #[schemars(with = "String")]
     pub(crate) profile: Option<Spanned<String>>,
+    /// How the implicit thread predicts these inputs (the profile's and the points') past the newest frame: "hold"
+    /// (the last value), "linear" (a line through the last two) or "quadratic" (a parabola through the last three).
+    /// Inputs driven by a bus or a serial device follow their own table's `extrapolation`. Default "linear" (smooth
+    /// profiles).
+    #[serde(default)]
+    #[schemars(schema_with = "extrapolation_schema")]
+    pub(crate) extrapolation: Option<Spanned<String>>,
     /// Piecewise-linear inputs: for each input name, breakpoints [time in seconds, value] in time order (a time
     /// may repeat, for a step). Before the first breakpoint the input holds the first value, after the last the
     /// last value. They override the profile for those inputs.
@@ -295,7 +305,7 @@ fn policy_schema(_: &mut SchemaGenerator) -> Schema {
 }
 
 fn method_schema(_: &mut SchemaGenerator) -> Schema {
-    names_schema(Method::ALL.map(Method::name))
+    names_schema(FastMethod::ALL.map(FastMethod::name))
 }
 
 fn implicit_method_schema(_: &mut SchemaGenerator) -> Schema {
@@ -379,6 +389,12 @@ pub(crate) struct RawReceive {
     #[serde(default)]
     #[schemars(with = "String", extend("enum" = ["hold", "default", "fault"]))]
     pub(crate) on_timeout: Option<Spanned<String>>,
+    /// How the implicit thread predicts the inputs this message drives past their newest sample: "hold", "linear"
+    /// or "quadratic". Default "hold": CAN signals change in steps, and a line through two samples of a step
+    /// overshoots.
+    #[serde(default)]
+    #[schemars(schema_with = "extrapolation_schema")]
+    pub(crate) extrapolation: Option<Spanned<String>>,
 }
 
 /// A sent message.
@@ -436,4 +452,9 @@ pub(crate) struct RawSerial {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) cycle: Option<Spanned<Duration>>,
+    /// How the implicit thread predicts the received inputs past their newest sample: "hold", "linear" or
+    /// "quadratic". Default "hold".
+    #[serde(default)]
+    #[schemars(schema_with = "extrapolation_schema")]
+    pub(crate) extrapolation: Option<Spanned<String>>,
 }

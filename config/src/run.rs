@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use tandem_models::ModelRef;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
-use tandem_runtime::tandem::TandemSettings;
+use tandem_runtime::tandem::{Extrapolation, TandemSettings};
 
 use crate::bus::{BusConfig, SerialConfig};
 use crate::error::{ConfigError, Located};
@@ -23,13 +23,25 @@ pub const DEFAULT_DURATION: f64 = DEFAULT_STOP;
 pub const MAX_COUNT: i64 = 1000;
 
 /// The inputs of the model over the run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InputsConfig {
     /// A built-in input profile, one of the names the loader was given.
     pub profile: Option<Located<String>>,
+    /// How the implicit thread predicts these inputs past the newest frame.
+    pub extrapolation: Extrapolation,
     /// Per-input piecewise-linear breakpoints, overriding the profile for
     /// those inputs; sorted by input name.
     pub points: Vec<InputPoints>,
+}
+
+impl Default for InputsConfig {
+    fn default() -> Self {
+        InputsConfig {
+            profile: None,
+            extrapolation: Extrapolation::Linear,
+            points: Vec::new(),
+        }
+    }
 }
 
 /// An input's piecewise-linear breakpoints `(time s, value)`, in time

@@ -12,8 +12,8 @@ use tandem_config::{
     DEFAULT_DURATION, DEFAULT_FRAME,
 };
 use tandem_models::ModelRef;
-use tandem_runtime::tandem::{Extrapolation, ImplicitSolver, Policy, TandemSettings};
-use tandem_runtime::{ImplicitMethod, Method};
+use tandem_runtime::tandem::{Extrapolation, FastMethod, ImplicitSolver, Policy, TandemSettings};
+use tandem_runtime::{ImplicitMethod, Method, WMethod};
 
 #[path = "../../tests/support/schema_check.rs"]
 mod schema_check;
@@ -66,14 +66,20 @@ fn fails(text: &str, line: usize, column: usize, key: &str, fragments: &[&str]) 
 fn the_example_loads_with_the_expected_settings() {
     let run = load_run_config(&example(), &["ev-drive-cycle"]).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(run.model.value, ModelRef::Builtin("ev".into()));
-    // The example spells out the defaults of a 1 ms frame, cores included;
-    // "0.8ms" is the number 0.8e-3, which 0.8 * 1e-3 need not be.
+    // The example spells out the defaults of a 1 ms frame, cores included,
+    // but the implicit tolerances; "0.8ms" is the number 0.8e-3, which
+    // 0.8 * 1e-3 need not be.
     let mut expected = TandemSettings::new(1e-3, 20.0);
     expected.output_deadline = 0.8e-3;
+    (expected.implicit.rtol, expected.implicit.atol) = (1e-4, 1e-4);
     assert_eq!(run.settings, expected);
     assert_eq!(run.settings.frames(), 20_000);
     assert_eq!(run.settings.policy, Policy::Correct);
-    assert_eq!(run.settings.fast.method, Method::Rk4);
+    assert_eq!(
+        run.settings.fast.method,
+        FastMethod::LinearlyImplicit(WMethod::Ros34pw2)
+    );
+    assert_eq!(run.settings.fast.matrix_interval, 1);
     assert_eq!(run.settings.implicit.solver, ImplicitSolver::Bdf);
     assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ev-drive-cycle"));
     assert!(run.inputs.points.is_empty());
@@ -130,10 +136,10 @@ atol = 1e-5
 newton_iterations = 7
 macro_step = "2ms"
 lead = "3ms"
-extrapolation = "quadratic"
 max_lag = "1s"
 [inputs]
 profile = "ramp"
+extrapolation = "quadratic"
 [inputs.points]
 torque_request = [[0, 0], [1, 100], [1, 50.5]]
 brake_pressure = [[0.5, 2]]
@@ -163,14 +169,14 @@ extra = "1.5ms"
     assert_eq!(s.output_deadline, 0.5e-3);
     assert_eq!(
         (s.fast.placement.core, s.fast.placement.priority, s.fast.method),
-        (Some(3), 90, Method::Heun)
+        (Some(3), 90, FastMethod::Explicit(Method::Heun))
     );
     let i = s.implicit;
     assert_eq!((i.placement.core, i.placement.priority), (None, 89));
     assert_eq!(i.solver, ImplicitSolver::Fixed(ImplicitMethod::Trapezoidal));
     assert_eq!((i.rtol, i.atol, i.max_newton), (1e-4, 1e-5, 7));
     assert!((i.macro_step - 2e-3).abs() < 1e-15 && (i.lead - 3e-3).abs() < 1e-15);
-    assert_eq!((i.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
+    assert_eq!((run.inputs.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
     assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ramp"));
     let points: Vec<(String, Vec<(f64, f64)>)> = run.inputs.points.into_iter().map(|(n, p)| (n.value, p)).collect();
     assert_eq!(
@@ -344,10 +350,10 @@ fn unknown_method() {
 #[test]
 fn unknown_extrapolation() {
     fails(
-        "model = \"ev\"\n[implicit]\nextrapolation = \"cubic\"\n",
+        "model = \"ev\"\n[inputs]\nextrapolation = \"cubic\"\n",
         3,
         17,
-        "implicit.extrapolation",
+        "inputs.extrapolation",
         &["unknown extrapolation \"cubic\"; use one of: hold, linear, quadratic"],
     );
 }
@@ -799,7 +805,7 @@ fn schema_lists_the_runtime_names() {
     );
     assert_eq!(
         names(&schema["$defs"]["FastThread"]["properties"]["method"]),
-        Method::ALL.map(|m| m.name().to_string())
+        FastMethod::ALL.map(|m| m.name().to_string())
     );
     assert_eq!(
         names(&schema["$defs"]["ImplicitThread"]["properties"]["method"]),

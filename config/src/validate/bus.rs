@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
+use tandem_runtime::tandem::Extrapolation;
 use toml::Spanned;
 
 use super::checks::given;
@@ -166,6 +167,7 @@ impl ConfigText<'_> {
         Ok(ReceiveConfig {
             message: self.located(&raw.message, format!("{at}.message")),
             timeout: self.timeout(&raw.timeout, &raw.on_timeout, at)?,
+            extrapolation: self.named(&raw.extrapolation, &format!("{at}.extrapolation"), Extrapolation::Hold)?,
             signals: self.pairs(&raw.signals, at, "input")?,
         })
     }
@@ -271,6 +273,11 @@ impl ConfigText<'_> {
                 baud: baud.value as u32,
                 receive,
                 timeout: self.timeout(&device.timeout, &device.on_timeout, &at)?,
+                extrapolation: self.named(
+                    &device.extrapolation,
+                    &format!("{at}.extrapolation"),
+                    Extrapolation::Hold,
+                )?,
                 transmit,
                 cycle,
             });

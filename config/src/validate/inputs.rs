@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
+use tandem_runtime::tandem::Extrapolation;
 use toml::Spanned;
 
 use super::checks::given;
@@ -88,7 +89,12 @@ impl ConfigText<'_> {
             };
             points.push((located, breakpoints));
         }
-        Ok(InputsConfig { profile, points })
+        let extrapolation = self.named(&raw.extrapolation, "inputs.extrapolation", Extrapolation::Linear)?;
+        Ok(InputsConfig {
+            profile,
+            extrapolation,
+            points,
+        })
     }
 
     /// The recording.

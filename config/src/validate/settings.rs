@@ -69,6 +69,26 @@ impl ConfigText<'_> {
                 priority: fast_priority.value as u8,
             },
             method: self.named(&fast.method, "fast.method", s.fast.method)?,
+            matrix_interval: match &fast.matrix_interval {
+                // The default: a millisecond's worth of frames.
+                None => s.fast.matrix_interval,
+                Some(_) => {
+                    let interval = given(&fast.matrix_interval, Duration::default());
+                    let seconds = match interval.value.seconds() {
+                        0.0 => 0.0,
+                        _ => self.frames(&interval, "fast.matrix_interval", frame_s)?,
+                    };
+                    let frames = (seconds / frame_s).round();
+                    if frames > f64::from(MAX_COUNT as u32) {
+                        return Err(self.error(
+                            interval.span.clone(),
+                            "fast.matrix_interval",
+                            format!("must be at most {MAX_COUNT} frames, found {frames}; write e.g. \"10ms\""),
+                        ));
+                    }
+                    frames as u32
+                }
+            },
         };
 
         let imp = &raw.implicit;
@@ -163,7 +183,6 @@ impl ConfigText<'_> {
             max_newton: newton.value as u32,
             macro_step: macro_step_s,
             lead: lead_s,
-            extrapolation: self.named(&imp.extrapolation, "implicit.extrapolation", s.implicit.extrapolation)?,
             max_lag: max_lag_s,
         };
         Ok(s)
