@@ -77,18 +77,15 @@ impl Observer for PrintLive {
 /// Prints the session's first line and, on the real clock, its preflight.
 fn announce(session: &Session, clock: ClockMode) {
     let s = session.settings();
-    let implicit = match s.policy {
-        tandem_runtime::tandem::Policy::Explicit => "no implicit thread".to_string(),
-        _ => s.implicit.solver.to_string(),
-    };
     println!(
-        "{}: {} frames of {} s ({} s), policy {}, {} + {implicit}, {}",
+        "{}: {} frames of {} s ({} s), policy {}, {} + {}, {}",
         session.name(),
         s.frames(),
         s.frame,
         s.duration,
         s.policy,
         s.fast.method,
+        session.implicit_work(),
         match clock {
             ClockMode::Real => "real clock",
             ClockMode::Virtual => "virtual clock",

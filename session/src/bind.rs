@@ -12,7 +12,7 @@ use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_models::{plants, LoadError, Model, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
-use tandem_runtime::tandem::TandemSettings;
+use tandem_runtime::tandem::{Extrapolation, TandemSettings};
 
 use crate::mapping::{BusMap, RxMessage, TxMessage};
 use crate::serial::SerialMap;
@@ -95,6 +95,10 @@ pub struct Plan {
     pub name: String,
     /// The inputs' breakpoints by input index (profile, then points).
     pub inputs: Signals,
+    /// How the implicit thread predicts each input past its newest sample:
+    /// the `[inputs]` table's order, or the bus message's or serial
+    /// device's that drives it.
+    pub extrapolation: Vec<Extrapolation>,
     /// What is recorded, if anything.
     pub record: Option<BoundRecording>,
     /// The buses.
@@ -108,6 +112,7 @@ impl Plan {
     /// driven by `inputs`, nothing recorded and no device.
     pub fn new(model: Box<dyn Model>, name: &str, settings: TandemSettings, inputs: Signals) -> Plan {
         Plan {
+            extrapolation: vec![Extrapolation::Linear; model.layout().inputs.len()],
             settings,
             virtual_costs: VirtualCosts::default(),
             bus_log: None,
@@ -170,7 +175,7 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         }),
     };
     let frame = config.settings.frame;
-    let buses = config
+    let buses: Vec<BoundBus> = config
         .buses
         .iter()
         .map(|bus| {
@@ -181,12 +186,26 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
             })
         })
         .collect::<Result<_, BindError>>()?;
-    let serial = config
+    let serial: Vec<BoundSerial> = config
         .serial
         .iter()
         .map(|device| serial_map(&config, device, model.as_ref()))
         .collect::<Result<_, ConfigError>>()?;
+    let mut extrapolation = vec![config.inputs.extrapolation; layout.inputs.len()];
+    for (bus, bound) in config.buses.iter().zip(&buses) {
+        for (rx, message) in bus.receive.iter().zip(&bound.map.rx) {
+            for &(_, input) in &message.inputs {
+                extrapolation[input] = rx.extrapolation;
+            }
+        }
+    }
+    for (device, bound) in config.serial.iter().zip(&serial) {
+        for &(_, input) in &bound.map.receive {
+            extrapolation[input] = device.extrapolation;
+        }
+    }
     Ok(Plan {
+        extrapolation,
         settings: config.settings,
         virtual_costs: config.virtual_costs,
         bus_log: config.bus_log,

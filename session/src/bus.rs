@@ -20,7 +20,9 @@ use tandem_io::{BusError, CanFrame, CanReceiver, CanSender, Duplex};
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 
-use crate::device::{Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoThread, LogClock, Setup, Traffic};
+use crate::device::{
+    Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, LogClock, Setup, Traffic,
+};
 use crate::inputs::{sample_queue, ReadHalf, SampleSender};
 use crate::log::{wall_ns, LogProducer, LoggedFrame};
 use crate::mapping::{BusMap, RxOutcome};
@@ -149,15 +151,40 @@ impl BusFeed {
     }
 }
 
-/// A bus's transmitting side: encodes the messages due after a frame from
-/// its outputs, hands each to the transport without blocking (none: the
-/// log only), counts and logs it.
+/// A bus's transmitting side, on the fast thread: after each frame it
+/// encodes the messages due from the frame's outputs into frames kept
+/// ready; at the next frame boundary (the start of the next frame) it hands
+/// them to the transport without blocking (none: the log only), counts and
+/// logs them. Nothing is allocated: the frames' room is reserved for the
+/// most any frame makes due.
 pub struct BusWriter {
     bus: u16,
     map: Arc<BusMap>,
     metrics: Arc<DeviceMetrics>,
     sender: Option<Box<dyn CanSender>>,
     log: Option<(LogProducer, LogClock)>,
+    ready: Vec<CanFrame>,
+}
+
+impl BusWriter {
+    /// The writer of bus number `bus`, carrying `map`.
+    fn new(
+        bus: u16,
+        map: Arc<BusMap>,
+        metrics: Arc<DeviceMetrics>,
+        sender: Option<Box<dyn CanSender>>,
+        log: Option<(LogProducer, LogClock)>,
+    ) -> Self {
+        let most = map.tx.iter().map(|tx| tx.groups.len()).sum();
+        BusWriter {
+            bus,
+            map,
+            metrics,
+            sender,
+            log,
+            ready: Vec::with_capacity(most),
+        }
+    }
 }
 
 impl DeviceWriter for BusWriter {
@@ -170,25 +197,52 @@ impl DeviceWriter for BusWriter {
             .unwrap_or(u64::MAX)
     }
 
+    fn on_fast_thread(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, k: u64, y: &[f64]) {
+        let ready = &mut self.ready;
+        let clamped = self.map.encode_due(k, y, |frame| {
+            // The room was reserved for every frame a frame can make due.
+            if ready.len() < ready.capacity() {
+                ready.push(*frame);
+            }
+        });
+        self.metrics.tx_clamped.add(clamped);
+    }
+
+    fn boundary(&mut self, k: u64) {
+        if self.ready.is_empty() {
+            return;
+        }
+        let started = MonotonicClock::raw_now();
         let log_ns = match self.log.as_ref().map(|(_, clock)| *clock) {
-            Some(LogClock::Virtual { origin_ns, frame_ns }) => origin_ns + (k as i64 + 1) * frame_ns,
+            Some(LogClock::Virtual { origin_ns, frame_ns }) => origin_ns + k as i64 * frame_ns,
             Some(LogClock::Wall) => wall_ns(),
             None => 0,
         };
-        let (m, sender, log, bus) = (&self.metrics, &mut self.sender, &mut self.log, self.bus);
-        let clamped = self.map.encode_due(k, y, |frame| {
-            let sent = match sender {
-                Some(s) => s.send(frame),
+        let m = &self.metrics;
+        let mut sending = 0;
+        for frame in &self.ready {
+            let sent = match &mut self.sender {
+                Some(s) => {
+                    let before = MonotonicClock::raw_now();
+                    let sent = s.send(frame);
+                    let took = MonotonicClock::raw_now() - before;
+                    m.tx_send.record(took as f64);
+                    sending += took;
+                    sent
+                }
                 None => Ok(()),
             };
             match sent {
                 Ok(()) => {
                     m.tx_frames.increment();
-                    if let Some((log, _)) = log {
+                    if let Some((log, _)) = &mut self.log {
                         let record = LoggedFrame {
                             time_ns: log_ns,
-                            bus,
+                            bus: self.bus,
                             frame: *frame,
                             direction: Direction::Tx,
                         };
@@ -198,8 +252,9 @@ impl DeviceWriter for BusWriter {
                 Err(BusError::TxQueueFull) => m.tx_queue_full.increment(),
                 Err(_) => m.tx_errors.increment(),
             }
-        });
-        m.tx_clamped.add(clamped);
+        }
+        self.ready.clear();
+        m.tx_path.record((MonotonicClock::raw_now() - started - sending) as f64);
     }
 }
 
@@ -285,28 +340,25 @@ impl Device for BusDevice {
             metrics: Arc::clone(&self.metrics),
         });
         let write = (!self.map.tx.is_empty()).then(|| {
-            Box::new(BusWriter {
-                bus: self.bus,
-                map: Arc::clone(&self.map),
-                metrics: Arc::clone(&self.metrics),
+            let writer = BusWriter::new(
+                self.bus,
+                Arc::clone(&self.map),
+                Arc::clone(&self.metrics),
                 sender,
-                log: tx_log,
-            }) as Box<dyn DeviceWriter>
+                tx_log,
+            );
+            Box::new(writer) as Box<dyn DeviceWriter>
         });
         Ok(Halves { read, write })
     }
 
-    fn activate(&mut self, control: &Arc<RunControl>, priority: u8) -> Result<(), DeviceError> {
+    fn activate(&mut self, control: &Arc<RunControl>, io: IoPlacement) -> Result<(), DeviceError> {
         let (Some(mut rx), Some(mut feed)) = (self.receiver.take(), self.feed.take()) else {
             return Ok(());
         };
         let name = format!("tandem-rx-{}", self.name);
-        self.thread.start(
-            name,
-            &format!("bus {}", self.name),
-            control,
-            priority,
-            move |origin, run| {
+        self.thread
+            .start(name, &format!("bus {}", self.name), control, io, move |origin, run| {
                 while !run.stop_requested() {
                     match rx.recv(RX_POLL) {
                         Ok(Some(received)) => {
@@ -324,8 +376,7 @@ impl Device for BusDevice {
                         }
                     }
                 }
-            },
-        )
+            })
     }
 
     fn deactivate(&mut self) {

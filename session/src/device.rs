@@ -16,7 +16,7 @@ use std::thread::{self, JoinHandle};
 use tandem_runtime::tandem::clock::Nanos;
 use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::settings::Placement;
-use tandem_runtime::tandem::threads::place_current_thread;
+use tandem_runtime::tandem::threads::{keep_off_core, place_current_thread};
 
 use crate::inputs::ReadHalf;
 use crate::log::LogProducer;
@@ -71,12 +71,26 @@ pub struct LogSetup {
 }
 
 /// Writes a frame's outputs to a device: encodes and sends what is due.
-/// Runs on the transmitting thread; must not allocate after start-up.
+/// Must not allocate after start-up. A writer that never blocks runs on the
+/// fast thread itself ([`DeviceWriter::on_fast_thread`]): it encodes after
+/// each frame and sends at the next frame boundary, with no thread wake-up
+/// in between. Any other runs on the transmit thread, which wakes at the
+/// boundary.
 pub trait DeviceWriter: Send {
     /// The first frame at or after `k` after which something is due.
     fn next_due(&self, k: u64) -> u64;
-    /// Sends what is due after frame `k`, whose outputs are `y`.
+    /// Whether the writer never blocks and may run on the fast thread.
+    fn on_fast_thread(&self) -> bool {
+        false
+    }
+    /// Frame `k`'s outputs are `y`: encodes what is due after it (and, on
+    /// the transmit thread, sends it).
     fn write(&mut self, k: u64, y: &[f64]);
+    /// Frame `k` starts: a writer on the fast thread sends what frame
+    /// `k - 1` made due.
+    fn boundary(&mut self, k: u64) {
+        let _ = k;
+    }
 }
 
 /// A device's real-time halves.
@@ -118,18 +132,34 @@ pub trait Device: Send {
     /// Opens the transport as `setup` says and hands over the real-time
     /// halves. Called once, before any thread starts.
     fn configure(&mut self, setup: Setup) -> Result<Halves, DeviceError>;
-    /// Starts the device's threads at SCHED_FIFO `priority` (best effort);
-    /// they stamp data on the run's clock once `control` has an origin and
-    /// end when it asks them to stop.
-    fn activate(&mut self, control: &Arc<RunControl>, priority: u8) -> Result<(), DeviceError>;
+    /// Starts the device's threads placed as `io` says (best effort); they
+    /// stamp data on the run's clock once `control` has an origin and end
+    /// when it asks them to stop.
+    fn activate(&mut self, control: &Arc<RunControl>, io: IoPlacement) -> Result<(), DeviceError>;
     /// Stops and joins the device's threads and closes its transport.
     fn deactivate(&mut self);
 }
 
-/// Gives the calling I/O thread SCHED_FIFO `priority` where the system
-/// allows it (best effort: without it, the thread runs as a normal one).
-pub fn prioritize(priority: u8) {
-    let _ = place_current_thread(Placement { core: None, priority });
+/// Where a run's I/O threads run: at SCHED_FIFO `priority` (below the fast
+/// thread, above the implicit one), on any core but the fast thread's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoPlacement {
+    /// SCHED_FIFO priority.
+    pub priority: u8,
+    /// The fast thread's core, if it is pinned.
+    pub fast_core: Option<usize>,
+}
+
+/// Places the calling I/O thread as `io` says where the system allows it
+/// (best effort: without it, the thread runs as a normal one, anywhere).
+pub fn prioritize(io: IoPlacement) {
+    if let Some(core) = io.fast_core {
+        keep_off_core(core);
+    }
+    let _ = place_current_thread(Placement {
+        core: None,
+        priority: io.priority,
+    });
 }
 
 /// A device's I/O thread: started when the device is activated, stopped
@@ -141,7 +171,7 @@ pub struct IoThread {
 }
 
 impl IoThread {
-    /// Starts `work` on a thread called `name` at SCHED_FIFO `priority`,
+    /// Starts `work` on a thread called `name` placed as `io` says,
     /// once the run has its origin (the monotonic time of frame 0, given to
     /// `work` with the run's control); `work` returns when a stop is asked.
     /// `device` names the device in the error.
@@ -150,14 +180,14 @@ impl IoThread {
         name: String,
         device: &str,
         control: &Arc<RunControl>,
-        priority: u8,
+        io: IoPlacement,
         work: impl FnOnce(Nanos, &RunControl) + Send + 'static,
     ) -> Result<(), DeviceError> {
         let run = Arc::clone(control);
         let handle = thread::Builder::new()
             .name(name)
             .spawn(move || {
-                prioritize(priority);
+                prioritize(io);
                 if let Some(origin) = run.wait_for_origin() {
                     work(origin, &run);
                 }

@@ -39,9 +39,14 @@ pub struct DeviceMetrics {
     /// Receive path, ns: the transport returned a frame → its samples are
     /// queued for the fast thread.
     pub rx_path: Histogram,
-    /// Transmit path, ns: the frame boundary → the last due frame handed to
-    /// the transport (includes the transmit thread's wake-up latency).
+    /// Transmit path, ns: the runtime's share of handing a frame's due
+    /// frames to the transport (on the fast thread, its boundary call at
+    /// the start of the frame, the send calls excluded; on the transmit
+    /// thread, from the boundary, its wake-up included).
     pub tx_path: Histogram,
+    /// Each send call into the transport, ns (the kernel's share: a UDP
+    /// multicast send delivers to the local receivers inside the call).
+    pub tx_send: Histogram,
 }
 
 impl Default for DeviceMetrics {
@@ -65,6 +70,7 @@ impl Default for DeviceMetrics {
             log_dropped: Counter::default(),
             rx_path: Histogram::new(tenth, 20_000),
             tx_path: Histogram::new(tenth, 20_000),
+            tx_send: Histogram::new(tenth, 20_000),
         }
     }
 }

@@ -15,7 +15,7 @@ use tandem_runtime::tandem::clock::{Clock, MonotonicClock};
 use tandem_runtime::tandem::control::RunControl;
 
 use crate::bus::BusFeed;
-use crate::device::prioritize;
+use crate::device::{prioritize, IoPlacement};
 
 /// A log that cannot be replayed.
 #[derive(Debug, thiserror::Error)]
@@ -162,10 +162,10 @@ impl LogFeed {
         mut self,
         mut feeds: Vec<Option<BusFeed>>,
         control: Arc<RunControl>,
-        priority: u8,
+        io: IoPlacement,
     ) -> std::io::Result<JoinHandle<Result<(LogFeed, f64), LogError>>> {
         thread::Builder::new().name("tandem-replay".into()).spawn(move || {
-            prioritize(priority);
+            prioritize(io);
             let Some(origin) = control.wait_for_origin() else {
                 return Ok((self, 0.0));
             };

@@ -14,7 +14,7 @@ use tandem_io::BusError;
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 
-use crate::device::{Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoThread, Setup, Traffic};
+use crate::device::{Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, Setup, Traffic};
 use crate::inputs::{sample_queue, ReadHalf, SampleSender};
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
@@ -186,7 +186,7 @@ impl Device for SerialDevice {
         Ok(Halves { read, write })
     }
 
-    fn activate(&mut self, control: &Arc<RunControl>, priority: u8) -> Result<(), DeviceError> {
+    fn activate(&mut self, control: &Arc<RunControl>, io: IoPlacement) -> Result<(), DeviceError> {
         let (Some(mut rx), Some(mut samples)) = (self.receiver.take(), self.samples.take()) else {
             return Ok(());
         };
@@ -196,7 +196,7 @@ impl Device for SerialDevice {
             name,
             &format!("serial {}", self.name),
             control,
-            priority,
+            io,
             move |origin, run| {
                 while !run.stop_requested() {
                     match rx.recv(RX_POLL) {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use tandem_models::Layout;
 use tandem_runtime::record::{CsvRecorder, Recorder};
-use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError};
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError, Wiring};
 use tandem_runtime::tandem::clock::nanos;
 use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::fast::FastSide;
@@ -28,13 +28,13 @@ use tandem_runtime::tandem::metrics::{Counter, Metrics};
 use tandem_runtime::tandem::outputs::OutputSink;
 use tandem_runtime::tandem::preflight::{preflight, Preflight};
 use tandem_runtime::tandem::recording::RowReceiver;
-use tandem_runtime::tandem::threads::run_realtime;
+use tandem_runtime::tandem::threads::{run_realtime, STOP_GRACE};
 use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
-use tandem_runtime::tandem::{Policy, TandemSettings};
+use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 
 use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
 use crate::bus::{BusDevice, BusFeed};
-use crate::device::{Device, DeviceError, Halves, LogClock, LogSetup, Setup, Traffic};
+use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
 use crate::inputs::{DeviceInputs, Fault};
 use crate::log::{wall_ns, BusLogWriter, LogHub};
 use crate::replay::{LogFeed, ReplayError};
@@ -42,7 +42,7 @@ use crate::report::devices::DeviceView;
 use crate::report::live::LiveStats;
 use crate::report::{RecordingReport, ReplayReport, Report};
 use crate::serial::SerialDevice;
-use crate::transmit::{output_queue, Transmitter};
+use crate::transmit::{transmit_paths, Transmitter};
 
 /// Which clock a session runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +223,7 @@ pub struct Session {
 struct Parts {
     name: String,
     settings: TandemSettings,
+    implicit_work: ImplicitWork,
     costs: VirtualCosts,
     options: Options,
     preflight: Option<Preflight>,
@@ -268,11 +269,15 @@ fn create_output<T>(
 
 /// The preflight of a real-clock run; refused when `require_rt` is asked
 /// and a check fails.
-fn check_preflight(settings: &TandemSettings, options: &Options) -> Result<Option<Preflight>, SessionError> {
+fn check_preflight(
+    settings: &TandemSettings,
+    work: ImplicitWork,
+    options: &Options,
+) -> Result<Option<Preflight>, SessionError> {
     if options.clock == ClockMode::Virtual {
         return Ok(None);
     }
-    let report = preflight(settings, settings.policy != Policy::Explicit);
+    let report = preflight(settings, work != ImplicitWork::Nothing);
     if options.require_rt && !report.hard_real_time() {
         let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
         return Err(SessionError::NotRealTime {
@@ -372,19 +377,13 @@ fn wire(
             writers.push((write, Arc::clone(devices[i].metrics())));
         }
     }
-    if writers.is_empty() {
-        return (Box::new(inputs), None, None);
-    }
-    let (queue, transmitter) = output_queue(layout.outputs.len(), writers, Arc::clone(dropped_outputs));
-    (Box::new(inputs), Some(Box::new(queue)), Some(transmitter))
+    let (outputs, transmitter) = transmit_paths(layout.outputs.len(), writers, Arc::clone(dropped_outputs));
+    let outputs = outputs.map(|o| Box::new(o) as Box<dyn OutputSink>);
+    (Box::new(inputs), outputs, transmitter)
 }
 
 /// The CSV file of a recording, if it has one, created with its header.
-fn recording_file(
-    record: &BoundRecording,
-    results: &Path,
-    layout: &Layout,
-) -> Result<Option<CsvFile>, SessionError> {
+fn recording_file(record: &BoundRecording, results: &Path, layout: &Layout) -> Result<Option<CsvFile>, SessionError> {
     let Some(file) = &record.file else {
         return Ok(None);
     };
@@ -408,11 +407,13 @@ impl Session {
             model,
             name,
             inputs,
+            extrapolation,
             record,
             buses,
             serial,
         } = plan;
-        let preflight = check_preflight(&settings, &options)?;
+        let implicit_work = settings.implicit_work(model.layout().states.len());
+        let preflight = check_preflight(&settings, implicit_work, &options)?;
         let virtual_clock = options.clock == ClockMode::Virtual;
         let mut replay = options.replay.take();
         if let Some(feed) = replay.as_mut() {
@@ -461,7 +462,13 @@ impl Session {
             signals: r.signals,
             decimation: r.decimation,
         });
-        let tandem = assemble(&settings, model.as_ref(), inputs, record_plan, outputs)?;
+        let wiring = Wiring {
+            inputs,
+            extrapolation,
+            record: record_plan,
+            outputs,
+        };
+        let tandem = assemble(&settings, model.as_ref(), wiring)?;
         let recording = tandem.recording.map(|rows| Recording {
             rows,
             csv,
@@ -480,6 +487,7 @@ impl Session {
         let parts = Parts {
             name,
             settings,
+            implicit_work,
             costs: virtual_costs,
             options,
             preflight,
@@ -510,6 +518,11 @@ impl Session {
     /// The run's settings.
     pub fn settings(&self) -> &TandemSettings {
         &self.parts.settings
+    }
+
+    /// What its implicit thread does.
+    pub fn implicit_work(&self) -> ImplicitWork {
+        self.parts.implicit_work
     }
 
     /// The preflight, on the real clock.
@@ -612,6 +625,7 @@ impl Parts {
         Ok(Report {
             name: self.name.clone(),
             settings: self.settings,
+            implicit_work: self.implicit_work,
             virtual_clock: self.options.clock == ClockMode::Virtual,
             wall,
             preflight: self.preflight.take(),
@@ -700,21 +714,24 @@ impl Parts {
         live: &mut LiveStats,
     ) -> Result<Ended, SessionError> {
         let control = Arc::new(RunControl::new());
-        // Below the fast thread, above the implicit one.
-        let io_priority = self.settings.fast.placement.priority.saturating_sub(1).max(1);
+        // Below the fast thread, above the implicit one, off the fast core.
+        let io = IoPlacement {
+            priority: self.settings.fast.placement.priority.saturating_sub(1).max(1),
+            fast_core: self.settings.fast.placement.core,
+        };
         for device in &mut self.devices {
-            device.activate(&control, io_priority)?;
+            device.activate(&control, io)?;
         }
         let player = match self.replay.take() {
             Some(feed) => Some(
-                feed.spawn_player(std::mem::take(&mut self.feeds), Arc::clone(&control), io_priority)
+                feed.spawn_player(std::mem::take(&mut self.feeds), Arc::clone(&control), io)
                     .map_err(|cause| SessionError::Thread { what: "replay", cause })?,
             ),
             None => None,
         };
         let transmit: Option<JoinHandle<()>> = match self.transmitter.take() {
             Some(t) => Some(
-                t.spawn(nanos(self.settings.frame), Arc::clone(&control), io_priority)
+                t.spawn(nanos(self.settings.frame), Arc::clone(&control), io)
                     .map_err(|cause| SessionError::Thread {
                         what: "transmit",
                         cause,
@@ -766,6 +783,16 @@ impl Parts {
             }
         }
         let mut warnings = Vec::new();
+        let mut failure = outcome.failure.map(|e| e.to_string());
+        if !outcome.stuck.is_empty() {
+            let stuck = format!(
+                "the {} thread(s) did not stop within {} s of the end; the run ended without them (what they \
+                 recorded before is kept)",
+                outcome.stuck.join(" and "),
+                STOP_GRACE.as_secs_f64()
+            );
+            failure = Some(failure.map_or(stuck.clone(), |f| format!("{f}; {stuck}")));
+        }
         for (thread, setup) in [
             ("fast", Some(&outcome.fast_setup)),
             ("implicit", outcome.implicit_setup.as_ref()),
@@ -775,8 +802,8 @@ impl Parts {
             }
         }
         Ok(Ended {
-            fast: Some(outcome.fast),
-            failure: outcome.failure.map(|e| e.to_string()),
+            fast: outcome.fast,
+            failure,
             warnings,
         })
     }

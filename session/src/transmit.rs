@@ -1,8 +1,11 @@
-//! The transmit path: the fast thread queues each frame's outputs (a
-//! lock-free ring), and a transmitter hands the rows to the devices'
-//! writers, which send what is due. On the real clock the transmitter has
-//! a thread of its own that wakes at the frame boundaries after frames with
-//! something due; on the virtual clock it runs inline after every frame.
+//! The transmit path. Writers that never block (CAN buses) run on the fast
+//! thread itself ([`FastOutputs`]): each frame's outputs are encoded when
+//! the frame ends and sent when the next one starts, with no thread
+//! wake-up in between. For the others (serial devices, whose writes may
+//! wait) the fast thread queues each frame's outputs in a lock-free ring,
+//! and a transmitter hands the rows to them: on the real clock from a
+//! thread of its own that wakes at the frame boundaries after frames with
+//! something due, on the virtual clock inline after every frame.
 
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -14,8 +17,8 @@ use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::metrics::Counter;
 use tandem_runtime::tandem::outputs::OutputSink;
 
-use crate::device::prioritize;
 use crate::device::DeviceWriter;
+use crate::device::{prioritize, IoPlacement};
 use crate::metrics::DeviceMetrics;
 
 /// Output rows in flight from the fast thread to the transmitter.
@@ -48,10 +51,60 @@ pub struct Transmitter {
     last: Option<u64>,
 }
 
+/// The fast thread's outputs: the writers that run on it, and the queue to
+/// the transmitter for the others.
+pub struct FastOutputs {
+    writers: Vec<Box<dyn DeviceWriter>>,
+    queue: Option<OutputQueue>,
+}
+
+impl OutputSink for FastOutputs {
+    fn boundary(&mut self, k: u64) {
+        for w in &mut self.writers {
+            w.boundary(k);
+        }
+    }
+
+    fn write(&mut self, k: u64, t: f64, y: &[f64]) {
+        for w in &mut self.writers {
+            w.write(k, y);
+        }
+        if let Some(queue) = &mut self.queue {
+            queue.write(k, t, y);
+        }
+    }
+}
+
+/// The transmit paths of `writers` (each with its device's counters) for
+/// rows of `outputs` values: those that may run on the fast thread go into
+/// the fast thread's outputs, the others behind a queue to a transmitter
+/// (rows lost to a full queue are counted in `dropped`).
+pub fn transmit_paths(
+    outputs: usize,
+    writers: Vec<(Box<dyn DeviceWriter>, Arc<DeviceMetrics>)>,
+    dropped: Arc<Counter>,
+) -> (Option<FastOutputs>, Option<Transmitter>) {
+    if writers.is_empty() {
+        return (None, None);
+    }
+    let (fast, threaded): (Vec<_>, Vec<_>) = writers.into_iter().partition(|(w, _)| w.on_fast_thread());
+    let (queue, transmitter) = if threaded.is_empty() {
+        (None, None)
+    } else {
+        let (q, t) = output_queue(outputs, threaded, dropped);
+        (Some(q), Some(t))
+    };
+    let fast = FastOutputs {
+        writers: fast.into_iter().map(|(w, _)| w).collect(),
+        queue,
+    };
+    (Some(fast), transmitter)
+}
+
 /// A queue of rows of `outputs` values from the fast thread to a
 /// transmitter serving `writers` (each with its device's counters); rows
 /// lost to a full queue are counted in `dropped`.
-pub fn output_queue(
+fn output_queue(
     outputs: usize,
     writers: Vec<(Box<dyn DeviceWriter>, Arc<DeviceMetrics>)>,
     dropped: Arc<Counter>,
@@ -98,13 +151,18 @@ impl Transmitter {
         self.last
     }
 
-    /// Starts the transmit thread, at SCHED_FIFO `priority`: after each
+    /// Starts the transmit thread, placed as `io` says: after each
     /// frame with something due, it wakes at the next frame boundary, takes
     /// the frame's outputs and sends what is due. Ends when the run is
     /// asked to stop.
-    pub fn spawn(mut self, frame_ns: Nanos, control: Arc<RunControl>, priority: u8) -> std::io::Result<JoinHandle<()>> {
+    pub fn spawn(
+        mut self,
+        frame_ns: Nanos,
+        control: Arc<RunControl>,
+        io: IoPlacement,
+    ) -> std::io::Result<JoinHandle<()>> {
         thread::Builder::new().name("tandem-tx".into()).spawn(move || {
-            prioritize(priority);
+            prioritize(io);
             let Some(origin) = control.wait_for_origin() else {
                 return;
             };

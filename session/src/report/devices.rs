@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tandem_runtime::tandem::metrics::Histogram;
 
+use super::units::ns;
 use crate::device::DeviceKind;
 use crate::metrics::DeviceMetrics;
 
@@ -61,8 +63,17 @@ pub fn live(devices: &[DeviceView]) -> String {
     out
 }
 
+/// The latency histograms of a device, by name.
+fn paths(m: &DeviceMetrics) -> [(&'static str, &Histogram); 3] {
+    [
+        ("rx path", &m.rx_path),
+        ("tx path", &m.tx_path),
+        ("tx send", &m.tx_send),
+    ]
+}
+
 /// The end-of-run table of every device: counts, and the receive and
-/// transmit paths' p50, p99 and max.
+/// transmit paths' and the send calls' p50, p99 and max.
 pub fn table(devices: &[DeviceView]) -> String {
     let mut out = String::new();
     for d in devices {
@@ -80,15 +91,15 @@ pub fn table(devices: &[DeviceView]) -> String {
                 let _ = writeln!(out, "  {name:<22} {v}");
             }
         }
-        for (name, h) in [("rx path", &d.metrics.rx_path), ("tx path", &d.metrics.tx_path)] {
+        for (name, h) in paths(&d.metrics) {
             let s = h.snapshot();
             if s.count > 0 {
                 let _ = writeln!(
                     out,
-                    "  {name:<22} p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs  ({} samples)",
-                    s.percentile(0.5) / 1e3,
-                    s.percentile(0.99) / 1e3,
-                    s.max / 1e3,
+                    "  {name:<22} p50 {}  p99 {}  max {}  ({} samples)",
+                    ns(s.percentile(0.5)),
+                    ns(s.percentile(0.99)),
+                    ns(s.max),
                     s.count
                 );
             }
@@ -105,7 +116,7 @@ pub fn json(devices: &[DeviceView]) -> Value {
         for (name, v) in counts(d.kind, &d.metrics) {
             device.insert(name.into(), json!(v));
         }
-        for (name, h) in [("rx path", &d.metrics.rx_path), ("tx path", &d.metrics.tx_path)] {
+        for (name, h) in paths(&d.metrics) {
             let s = h.snapshot();
             device.insert(
                 name.into(),

@@ -18,6 +18,7 @@ pub struct LiveStats {
     compute: Snapshot,
     sources: [u64; 4],
     missed: u64,
+    unusable: u64,
     newton: Snapshot,
     resyncs: u64,
 }
@@ -31,6 +32,7 @@ impl LiveStats {
             compute: metrics.compute.snapshot(),
             sources: FrameSource::ALL.map(|s| metrics.from_source(s)),
             missed: metrics.missed(),
+            unusable: metrics.unusable(),
             newton: metrics.newton.snapshot(),
             resyncs: metrics.resyncs.get(),
             metrics,
@@ -40,11 +42,11 @@ impl LiveStats {
     /// The line for the interval ending at `t` (s).
     pub fn line(&mut self, t: f64) -> String {
         let m = &*self.metrics;
-        let (wake, compute, newton) = (m.wake_latency.snapshot(), m.compute.snapshot(), m.newton.snapshot());
+        let (wake, compute, newton_now) = (m.wake_latency.snapshot(), m.compute.snapshot(), m.newton.snapshot());
         let (dw, dc, dn) = (
             wake.since(&self.wake),
             compute.since(&self.compute),
-            newton.since(&self.newton),
+            newton_now.since(&self.newton),
         );
         let sources = FrameSource::ALL.map(|s| m.from_source(s));
         let mut by_source = String::new();
@@ -52,21 +54,29 @@ impl LiveStats {
             let _ = write!(by_source, " {} {}", s.name(), sources[i] - self.sources[i]);
         }
         let missed = m.missed() - self.missed;
+        let unusable = m.unusable() - self.unusable;
         let resyncs = m.resyncs.get();
+        let newton = match dn.count {
+            0 => "-".to_string(),
+            _ => format!("{:.2}", dn.mean()),
+        };
         let mut line = format!(
-            "t {t:7.2} s | {} frames | wake p50 {} p99 {} max {} | compute p50 {} p99 {} |{by_source} | missed {missed} | newton {:.2}/step, resyncs {}",
+            "t {t:7.2} s | {} frames | wake p50 {} p99 {} max {} | compute p50 {} p99 {} |{by_source} | missed {missed}, \
+             unusable {unusable} | newton {newton}/step, resyncs {}",
             dw.count,
             ns(dw.percentile(0.5)),
             ns(dw.percentile(0.99)),
-            ns(dw.max),
+            // The interval's largest, to its histogram bucket (a snapshot's
+            // `max` is the run's).
+            ns(dw.percentile(1.0)),
             ns(dc.percentile(0.5)),
             ns(dc.percentile(0.99)),
-            dn.mean(),
             resyncs - self.resyncs,
         );
         (self.wake, self.compute, self.newton, self.sources, self.missed) =
-            (wake, compute, newton, sources, m.missed());
+            (wake, compute, newton_now, sources, m.missed());
         self.resyncs = resyncs;
+        self.unusable = m.unusable();
         line.push_str(&devices::live(&self.devices));
         line
     }

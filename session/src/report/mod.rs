@@ -14,11 +14,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
 use tandem_runtime::tandem::preflight::{Preflight, Status};
-use tandem_runtime::tandem::TandemSettings;
+use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 
 use crate::device::DeviceKind;
 use devices::DeviceView;
-use units::ns;
+use units::{ns, number};
 
 /// The recording of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +48,8 @@ pub struct Report {
     pub name: String,
     /// The run's settings.
     pub settings: TandemSettings,
+    /// What its implicit thread did.
+    pub implicit_work: ImplicitWork,
     /// Whether time was virtual.
     pub virtual_clock: bool,
     /// The metrics.
@@ -77,7 +79,7 @@ pub struct Report {
 
 /// The histograms of the summary: name, snapshot, and whether it holds
 /// nanoseconds.
-fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 7] {
+fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 8] {
     [
         ("wake-up latency", m.wake_latency.snapshot(), true),
         ("fast compute", m.compute.snapshot(), true),
@@ -86,6 +88,7 @@ fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 7] {
         ("newton iterations", m.newton.snapshot(), false),
         ("catch-up (frames)", m.catchup_frames.snapshot(), false),
         ("correction (tolerances)", m.correction.snapshot(), false),
+        ("matrix age (frames)", m.matrix_age.snapshot(), false),
     ]
 }
 
@@ -116,7 +119,7 @@ impl Report {
             if s.count == 0 {
                 continue;
             }
-            let fmt = |v: f64| if is_ns { ns(v) } else { format!("{v:.3}") };
+            let fmt = |v: f64| if is_ns { ns(v) } else { number(v) };
             let _ = write!(out, "  {name:<24}");
             for (_, p) in PERCENTILES {
                 let _ = write!(out, " {:>10}", fmt(s.percentile(p)));
@@ -130,21 +133,35 @@ impl Report {
         let _ = writeln!(out, "  frames by source: {}", by_source.join(", "));
         let _ = writeln!(
             out,
-            "  missed deadlines: {} (woke late {}, overran {}); implicit late (select) {}; stale results (correct) {}; non-finite recoveries {}",
+            "  missed deadlines: {} (woke late {}, overran {}); implicit late (select) {}; stale results (correct) {}",
             m.missed(),
             m.missed_woke_late.get(),
             m.missed_overrun.get(),
             m.implicit_late.get(),
             m.stale_results.get(),
-            m.nonfinite_recoveries.get()
         );
         let _ = writeln!(
             out,
-            "  implicit: {} steps, {} on extrapolated inputs, {} resyncs, {} failures; frame records dropped {}",
+            "  unusable states: {} (not finite {}, beyond the implicit prediction {}), replaced by the implicit \
+             prediction {}, by the last good state extrapolated {}; outputs not finite {} (held), out of range {} \
+             (clamped)",
+            m.unusable(),
+            m.unusable_nonfinite.get(),
+            m.unusable_out_of_bound.get(),
+            m.substituted_implicit.get(),
+            m.substituted_extrapolated.get(),
+            m.outputs_nonfinite.get(),
+            m.outputs_clamped.get(),
+        );
+        let _ = writeln!(
+            out,
+            "  implicit: {} steps, {} on extrapolated inputs, {} resyncs, {} failures, {} iteration matrices; frame \
+             records dropped {}",
             m.implicit_steps.get(),
             m.extrapolated_inputs.get(),
             m.resyncs.get(),
             m.implicit_failures.get(),
+            m.matrix_updates.get(),
             self.dropped_records
         );
         if let Some(r) = &self.recording {
@@ -215,7 +232,7 @@ impl Report {
             "duration_s": self.settings.duration,
             "policy": self.settings.policy.name(),
             "fast_method": self.settings.fast.method.name(),
-            "implicit_method": self.settings.implicit.solver.to_string(),
+            "implicit_method": self.implicit_work.to_string(),
             "frames": m.frames.get(),
             "wall_s": self.wall.as_secs_f64(),
             "sources": sources,
@@ -226,7 +243,17 @@ impl Report {
             },
             "implicit_late": m.implicit_late.get(),
             "stale_results": m.stale_results.get(),
-            "nonfinite_recoveries": m.nonfinite_recoveries.get(),
+            "unusable": {
+                "nonfinite": m.unusable_nonfinite.get(),
+                "out_of_bound": m.unusable_out_of_bound.get(),
+                "substituted_implicit": m.substituted_implicit.get(),
+                "substituted_extrapolated": m.substituted_extrapolated.get(),
+            },
+            "outputs": {
+                "nonfinite": m.outputs_nonfinite.get(),
+                "clamped": m.outputs_clamped.get(),
+            },
+            "matrix_updates": m.matrix_updates.get(),
             "implicit": {
                 "steps": m.implicit_steps.get(),
                 "extrapolated_inputs": m.extrapolated_inputs.get(),
