@@ -2,13 +2,14 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
 //! that `bench/install-tools.sh` installs; the benchmarks install nothing.
 
 mod io;
+mod parallel;
 mod realtime;
 mod speed;
 mod stiff;
@@ -40,6 +41,8 @@ enum Which {
     /// The runtime's share of receive → step → send in the CAN closed
     /// loop, and the replay speed of a one-hour log.
     Io,
+    /// The part of the implicit thread's work a helper core could take.
+    Parallel,
 }
 
 /// Tandem's benchmarks.
@@ -77,6 +80,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Jitter => realtime::jitter(args.loops),
         Which::Rate => realtime::rate(args.seconds),
         Which::Io => io::run(args.seconds),
+        Which::Parallel => parallel::run(),
     }
 }
 

@@ -19,12 +19,13 @@ use tandem_runtime::record::Trace;
 use tandem_runtime::tandem::inputs::{signals_by_name, Signals};
 use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
-use tandem_runtime::tandem::{Policy, TandemSettings};
+use tandem_runtime::tandem::{FastMethod, Policy, TandemSettings};
+use tandem_runtime::WMethod;
 use tandem_session::bind::BoundRecording;
 use tandem_session::{ClockMode, Observer, Options, Plan, Session};
 
 /// The EV plant and its drive cycle as input indices.
-fn ev() -> (Box<dyn Model>, Signals) {
+pub(crate) fn ev() -> (Box<dyn Model>, Signals) {
     let model = plants::builtin("ev").expect("the ev plant is built in");
     let cycle = plants::profile("ev-drive-cycle").expect("the drive cycle is built in");
     let inputs = signals_by_name(model.layout(), cycle.iter().copied()).expect("drive-cycle inputs are the plant's");
@@ -50,12 +51,13 @@ impl Observer for Keep {
 }
 
 /// Runs the EV plant under `settings` (on the virtual clock with `costs`,
-/// else on the real one), recording every output every frame in memory.
-fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Result<Outcome> {
+/// else on the real one), recording every output every frame in memory if
+/// `record`.
+fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>, record: bool) -> anyhow::Result<Outcome> {
     let (model, inputs) = ev();
     let outputs = model.layout().outputs.len();
     let mut plan = Plan::new(model, "ev", *settings, inputs);
-    plan.record = Some(BoundRecording {
+    plan.record = record.then(|| BoundRecording {
         file: None,
         signals: (0..outputs).collect(),
         decimation: 1,
@@ -79,15 +81,23 @@ fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>) -> anyhow::Re
 
 /// Largest error of output `i` relative to the largest magnitude of the
 /// reference, over the frames both runs have.
-fn relative_error(run: &Trace, reference: &Trace, i: usize) -> f64 {
+fn relative_error(run: &Trace, reference: &Trace, i: usize) -> (f64, f64) {
     let peak = reference.rows.iter().map(|r| r[i].abs()).fold(0.0, f64::max);
-    let worst = run
+    let (worst, at) = run
         .rows
         .iter()
         .zip(&reference.rows)
-        .map(|(a, b)| (a[i] - b[i]).abs())
-        .fold(0.0, |m: f64, e| if e.is_nan() { f64::INFINITY } else { m.max(e) });
-    worst / peak.max(f64::MIN_POSITIVE)
+        .zip(&run.time)
+        .map(|((a, b), &t)| ((a[i] - b[i]).abs(), t))
+        .fold((0.0, 0.0), |(m, at): (f64, f64), (e, t)| {
+            let e = if e.is_nan() { f64::INFINITY } else { e };
+            if e > m {
+                (e, t)
+            } else {
+                (m, at)
+            }
+        });
+    (worst / peak.max(f64::MIN_POSITIVE), at)
 }
 
 /// `tandem-bench accuracy`.
@@ -105,56 +115,82 @@ pub fn accuracy(real_clock: bool) -> anyhow::Result<()> {
     reference.implicit.rtol = 1e-10;
     reference.implicit.atol = 1e-10;
     let free = VirtualCosts::default();
-    let reference = run_ev(&reference, Some(&free))?;
+    let reference = run_ev(&reference, Some(&free), true)?;
     if let Some(f) = &reference.failure {
         bail!("the reference run failed: {f}");
     }
     let clock = if real_clock {
         "real clock"
     } else {
-        "virtual clock, 20 µs per explicit step, 300 µs per implicit step"
+        "virtual clock, 20 µs per fast step, 300 µs per implicit step"
     };
-    println!("accuracy: ev plant, 1 ms frame, 20 s drive cycle, rk4 + bdf (rtol 1e-6) ({clock})");
-    println!("  reference: bdf at rtol 1e-10 on the same held inputs");
+    println!("accuracy: ev plant, 1 ms frame, 20 s drive cycle, bdf (rtol 1e-6) on the implicit side ({clock})");
+    println!("  reference: bdf at rtol 1e-10 on the same held inputs; goal: correct and select within 1e-3");
+    let w = FastMethod::LinearlyImplicit(WMethod::Ros34pw2);
+    let rk4 = FastMethod::Explicit(tandem_runtime::Method::Rk4);
+    // (column, policy, fast method, matrix interval in frames; 0: the
+    // initial state's matrix for the whole run, no implicit thread)
+    let configurations = [
+        ("rk4 alone", Policy::Explicit, rk4, 1),
+        ("rk4 correct", Policy::Correct, rk4, 1),
+        ("rk4 select", Policy::Select, rk4, 1),
+        ("ros34pw2 frozen", Policy::Explicit, w, 0),
+        ("ros34pw2 alone", Policy::Explicit, w, 1),
+        ("correct", Policy::Correct, w, 1),
+        ("select", Policy::Select, w, 1),
+    ];
     let mut runs = Vec::new();
-    for policy in [Policy::Explicit, Policy::Correct, Policy::Select] {
+    for (name, policy, method, interval) in configurations {
         let mut s = base;
         s.policy = policy;
-        let outcome = run_ev(&s, (!real_clock).then_some(&costs))?;
-        runs.push((policy, outcome));
+        s.fast.method = method;
+        s.fast.matrix_interval = interval;
+        let outcome = run_ev(&s, (!real_clock).then_some(&costs), true)?;
+        runs.push((name, outcome));
     }
+    println!("  (\"alone\": no implicit integration, the ros34pw2 matrix prepared every frame by the implicit thread;");
+    println!("   \"frozen\": the initial state's matrix for the whole run, no implicit thread at all)");
     let (model, _) = ev();
-    print!("  {:<22}", "max relative error");
-    for (policy, _) in &runs {
-        print!(" {:>14}", policy.name());
+    print!("  {:<20}", "max relative error");
+    for (name, _) in &runs {
+        print!(" {name:>16}");
     }
     println!();
     for (i, output) in model.layout().outputs.iter().enumerate() {
-        print!("  {:<22}", output.name);
+        print!("  {:<20}", output.name);
         for (_, run) in &runs {
-            let e = relative_error(&run.trace, &reference.trace, i);
+            let (e, _) = relative_error(&run.trace, &reference.trace, i);
             if run.failure.is_some() {
-                print!(" {:>14}", "diverged");
+                print!(" {:>16}", "diverged");
             } else {
-                print!(" {e:>14.2e}");
+                print!(" {e:>16.2e}");
             }
         }
         println!();
     }
-    for (policy, run) in &runs {
+    print!("  {:<20}", "worst frame at (s)");
+    for (_, run) in &runs {
+        let worst = (0..model.layout().outputs.len())
+            .map(|i| relative_error(&run.trace, &reference.trace, i))
+            .fold((0.0, 0.0), |w: (f64, f64), e| if e.0 > w.0 { e } else { w });
+        print!(" {:>16.3}", worst.1);
+    }
+    println!();
+    for (name, run) in &runs {
         let m = &run.tandem_metrics;
         let sources: Vec<String> = FrameSource::ALL
             .iter()
             .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
             .collect();
         print!(
-            "  {}: {} frames; {}; missed {}, resyncs {}, implicit failures {}",
-            policy.name(),
+            "  {name}: {} frames; {}; missed {}, resyncs {}, implicit failures {}, unusable states {}, outputs clamped {}",
             m.frames.get(),
             sources.join(", "),
             m.missed(),
             m.resyncs.get(),
-            m.implicit_failures.get()
+            m.implicit_failures.get(),
+            m.unusable(),
+            m.outputs_clamped.get()
         );
         match &run.failure {
             Some(f) => println!("; stopped: {f}"),
@@ -194,6 +230,18 @@ impl Latencies {
     /// Wake-ups at or beyond `limit_us`.
     fn at_least(&self, limit_us: usize) -> u64 {
         self.counts.iter().skip(limit_us).sum::<u64>() + self.over
+    }
+
+    /// Adds the wake-ups of `other`.
+    fn merge(&mut self, other: &Latencies) {
+        if self.counts.len() < other.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.over += other.over;
+        self.max = self.max.max(other.max);
     }
 
     /// From Tandem's wake-up histogram (nanoseconds, 1 µs buckets).
@@ -250,9 +298,9 @@ fn cyclictest(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
     Ok(Latencies { counts, over, max })
 }
 
-/// Tandem's fast loop as it runs the EV plant under `correct` (RK4 on
-/// core 1 at SCHED_FIFO 80, the BDF on core 0 at 70) for `loops` frames of
-/// `interval_us`.
+/// Tandem's fast loop as it runs the EV plant under `correct` (ROS34PW2
+/// on core 1 at SCHED_FIFO 80, the BDF on core 0 at 70) for `loops` frames
+/// of `interval_us`.
 fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
     let frame = interval_us as f64 * 1e-6;
     let s = TandemSettings::new(frame, loops as f64 * frame);
@@ -268,19 +316,35 @@ fn tandem_loop(interval_us: u64, loops: u64) -> anyhow::Result<Latencies> {
     Ok(Latencies::from_snapshot(&report.metrics.wake_latency.snapshot()))
 }
 
+/// Wake-ups per round of `tandem-bench jitter`, in which Tandem and
+/// cyclictest take turns.
+const JITTER_ROUND: u64 = 2000;
+
 /// `tandem-bench jitter`.
 pub fn jitter(loops: u64) -> anyhow::Result<()> {
     ensure_cyclictest()?;
     println!(
-        "jitter: wake-up latency (µs), cyclictest vs Tandem's fast loop, core 1, SCHED_FIFO 80, {loops} wake-ups each"
+        "jitter: wake-up latency (µs), cyclictest vs Tandem's fast loop, core 1, SCHED_FIFO 80, {loops} wake-ups each, \
+         in turns of {JITTER_ROUND}; goal: p99 within 1.1x cyclictest's"
     );
     println!(
         "  {:<8} {:<12} {:>8} {:>8} {:>8} {:>8} {:>10}",
         "rate", "loop", "p50", "p99", "p99.9", "max", "samples"
     );
     for interval_us in [1000, 100] {
-        let c = cyclictest(interval_us, loops)?;
-        let t = tandem_loop(interval_us, loops)?;
+        // Taking turns, both see the same drift of a shared machine.
+        let rounds = loops.div_ceil(JITTER_ROUND).max(1);
+        let per_round = loops / rounds;
+        let empty = || Latencies {
+            counts: Vec::new(),
+            over: 0,
+            max: 0.0,
+        };
+        let (mut c, mut t) = (empty(), empty());
+        for _ in 0..rounds {
+            t.merge(&tandem_loop(interval_us, per_round)?);
+            c.merge(&cyclictest(interval_us, per_round)?);
+        }
         let rate = format!("{} kHz", 1000 / interval_us);
         for (name, l) in [("cyclictest", &c), ("tandem", &t)] {
             println!(
@@ -305,17 +369,29 @@ pub fn jitter(loops: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Rounds per rate of `tandem-bench rate`: Tandem and cyclictest take
+/// turns, so that both see the same drift of a shared machine.
+const RATE_ROUNDS: u64 = 20;
+
 /// `tandem-bench rate`.
 pub fn rate(seconds: f64) -> anyhow::Result<()> {
     ensure_cyclictest()?;
-    println!("rate: ev plant under correct (rk4 + bdf), {seconds} s per rate; late = woke after the output deadline (0.8 frame)");
+    let defaults = TandemSettings::new(1e-3, 1.0);
     println!(
-        "  {:>7} {:>8} {:>9} {:>10} {:>16} {:>9} {:>9} {:>7} {:>7} {:>12}",
+        "rate: ev plant under correct ({} + {}), {seconds} s per rate in {RATE_ROUNDS} rounds, each of Tandem then \
+         cyclictest; late = woke after the output deadline (0.8 frame)",
+        defaults.fast.method, defaults.implicit.solver
+    );
+    println!("  goal at 10 and 20 kHz: missed at most 1.2x cyclictest's late wake-ups");
+    println!(
+        "  {:>7} {:>8} {:>9} {:>10} {:>9} {:>16} {:>7} {:>9} {:>9} {:>7} {:>7} {:>12}",
         "rate",
         "frames",
         "missed",
-        "miss rate",
+        "woke late",
+        "overran",
         "cyclictest late",
+        "ratio",
         "explicit",
         "catch-up",
         "stale",
@@ -325,26 +401,43 @@ pub fn rate(seconds: f64) -> anyhow::Result<()> {
     for khz in [1u64, 5, 10, 20, 50] {
         let interval_us = 1000 / khz;
         let frame = interval_us as f64 * 1e-6;
-        let frames = (seconds / frame).round() as u64;
-        let s = TandemSettings::new(frame, frames as f64 * frame);
-        let run = run_ev(&s, None)?;
-        let m = &run.tandem_metrics;
-        let c = cyclictest(interval_us, frames)?;
+        let frames = (seconds / frame / RATE_ROUNDS as f64).round() as u64;
         let deadline_us = (0.8 * interval_us as f64).ceil() as usize;
+        let mut total = [0u64; 9];
+        let mut implicit_p99: f64 = 0.0;
+        let mut failure = None;
+        for _ in 0..RATE_ROUNDS {
+            let s = TandemSettings::new(frame, frames as f64 * frame);
+            let run = run_ev(&s, None, false)?;
+            let m = &run.tandem_metrics;
+            let c = cyclictest(interval_us, frames)?;
+            let counts = [
+                m.frames.get(),
+                m.missed(),
+                m.missed_woke_late.get(),
+                m.missed_overrun.get(),
+                c.at_least(deadline_us),
+                m.from_source(FrameSource::Explicit),
+                m.from_source(FrameSource::CatchUp),
+                m.stale_results.get(),
+                m.resyncs.get(),
+            ];
+            for (t, c) in total.iter_mut().zip(counts) {
+                *t += c;
+            }
+            implicit_p99 = implicit_p99.max(m.implicit_compute.snapshot().percentile(0.99));
+            failure = failure.or(run.failure);
+        }
+        let [frames, missed, woke_late, overran, late, explicit, catch_up, stale, resync] = total;
         println!(
-            "  {:>4} kHz {:>8} {:>9} {:>10.2e} {:>16} {:>9} {:>9} {:>7} {:>7} {:>9.0} µs{}",
+            "  {:>4} kHz {frames:>8} {missed:>9} {woke_late:>10} {overran:>9} {late:>16} {:>7.2} {explicit:>9} \
+             {catch_up:>9} {stale:>7} {resync:>7} {:>9.0} µs{}",
             khz,
-            m.frames.get(),
-            m.missed(),
-            m.missed() as f64 / m.frames.get().max(1) as f64,
-            c.at_least(deadline_us),
-            m.from_source(FrameSource::Explicit),
-            m.from_source(FrameSource::CatchUp),
-            m.stale_results.get(),
-            m.resyncs.get(),
-            m.implicit_compute.snapshot().percentile(0.99) / 1e3,
-            run.failure.map(|f| format!("  stopped: {f}")).unwrap_or_default()
+            missed as f64 / late.max(1) as f64,
+            implicit_p99 / 1e3,
+            failure.map(|f| format!("  stopped: {f}")).unwrap_or_default()
         );
     }
+    println!("  (implicit p99: the largest of the rounds')");
     Ok(())
 }
