@@ -33,7 +33,7 @@
 //!
 //! with `a = αΓ⁻¹`, `c = diag(1/γ) − Γ⁻¹`, `mᵀ = bᵀΓ⁻¹`. The transformed
 //! coefficients are computed at compile time from the published ones
-//! ([`Tableau::from_published`]), so only published numbers are typed in.
+//! ([`WTableau::from_published`]), so only published numbers are typed in.
 
 use std::fmt;
 use std::str::FromStr;
@@ -64,7 +64,7 @@ pub struct Published {
 /// A method in the transformed form [`WStepper`] steps with (see the
 /// module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Tableau {
+pub struct WTableau {
     /// Number of stages `s`.
     pub stages: usize,
     /// The diagonal coefficient `γ` of `W = I − hγJ`.
@@ -81,11 +81,11 @@ pub struct Tableau {
     pub m: [f64; MAX_STAGES],
 }
 
-impl Tableau {
+impl WTableau {
     /// The transformed coefficients of a published method:
     /// `a = αΓ⁻¹`, `c = diag(1/γ) − Γ⁻¹`, `mᵀ = bᵀΓ⁻¹`, `α_i` and `γ_i` the row
     /// sums of `α` and `Γ`.
-    pub const fn from_published(p: &Published) -> Tableau {
+    pub const fn from_published(p: &Published) -> WTableau {
         let s = p.stages;
         let g = &p.gamma;
         // Γ⁻¹ by forward substitution, column by column (Γ lower triangular).
@@ -106,7 +106,7 @@ impl Tableau {
             }
             j += 1;
         }
-        let mut t = Tableau {
+        let mut t = WTableau {
             stages: s,
             gamma: g[0][0],
             nodes: [0.0; MAX_STAGES],
@@ -218,9 +218,9 @@ pub const ROS34PW2: Published = Published {
     ],
 };
 
-const ROSENBROCK_EULER_T: Tableau = Tableau::from_published(&ROSENBROCK_EULER);
-const ROS2_T: Tableau = Tableau::from_published(&ROS2);
-const ROS34PW2_T: Tableau = Tableau::from_published(&ROS34PW2);
+const ROSENBROCK_EULER_T: WTableau = WTableau::from_published(&ROSENBROCK_EULER);
+const ROS2_T: WTableau = WTableau::from_published(&ROS2);
+const ROS34PW2_T: WTableau = WTableau::from_published(&ROS34PW2);
 
 /// The Rosenbrock-W methods by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,7 +271,7 @@ impl WMethod {
     }
 
     /// The method in the transformed form the stepper uses.
-    pub fn tableau(self) -> &'static Tableau {
+    pub fn tableau(self) -> &'static WTableau {
         match self {
             WMethod::RosenbrockEuler => &ROSENBROCK_EULER_T,
             WMethod::Ros2 => &ROS2_T,
