@@ -5,13 +5,13 @@ mod common;
 
 use common::simulate_example;
 
-/// Reference values of the bouncing ball, from shared/reference.
+/// Reference values of the bouncing ball: `tests/data/bouncing_ball.json`,
+/// a copy of the project's shared reference solutions
+/// (`shared/reference/bouncing_ball.json`: closed-form impact times of the
+/// ball of the CBD simulator paper).
 fn ball_reference() -> serde_json::Value {
-    let path = common::root().join("../shared/reference/bouncing_ball.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        // The reference file's values, for checkouts without shared/ beside them.
-        r#"{"impact_times": [3.6211169879494887, 6.968420988240536, 9.646264188473374]}"#.to_string()
-    });
+    let path = common::root().join("tests/data/bouncing_ball.json");
+    let text = std::fs::read_to_string(&path).expect("tests/data/bouncing_ball.json is in the repository");
     serde_json::from_str(&text).expect("the reference is JSON")
 }
 
