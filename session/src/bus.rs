@@ -21,7 +21,7 @@ use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 
 use crate::device::{
-    Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, LogClock, Setup, Traffic,
+    Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, LogClock, Schedule, Setup, Traffic,
 };
 use crate::inputs::{sample_queue, ReadHalf, SampleSender};
 use crate::log::{wall_ns, LogProducer, LoggedFrame};
@@ -188,17 +188,8 @@ impl BusWriter {
 }
 
 impl DeviceWriter for BusWriter {
-    fn next_due(&self, k: u64) -> u64 {
-        self.map
-            .tx
-            .iter()
-            .map(|tx| k.div_ceil(tx.period) * tx.period)
-            .min()
-            .unwrap_or(u64::MAX)
-    }
-
-    fn on_fast_thread(&self) -> bool {
-        true
+    fn schedule(&self) -> Schedule {
+        Schedule::FastThread
     }
 
     fn write(&mut self, k: u64, y: &[f64]) {

@@ -70,19 +70,34 @@ pub struct LogSetup {
     pub clock: LogClock,
 }
 
-/// Writes a frame's outputs to a device: encodes and sends what is due.
-/// Must not allocate after start-up. A writer that never blocks runs on the
-/// fast thread itself ([`DeviceWriter::on_fast_thread`]): it encodes after
-/// each frame and sends at the next frame boundary, with no thread wake-up
-/// in between. Any other runs on the transmit thread, which wakes at the
-/// boundary.
-pub trait DeviceWriter: Send {
-    /// The first frame at or after `k` after which something is due.
-    fn next_due(&self, k: u64) -> u64;
-    /// Whether the writer never blocks and may run on the fast thread.
-    fn on_fast_thread(&self) -> bool {
-        false
+/// Where and when a [`DeviceWriter`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// It never blocks: it runs on the fast thread itself, encoding after
+    /// each frame and sending at the next frame boundary, with no thread
+    /// wake-up in between.
+    FastThread,
+    /// Its writes may wait: it runs on the transmit thread, which wakes at
+    /// the boundary after every this many frames.
+    Every(u64),
+}
+
+impl Schedule {
+    /// On the transmit thread: the first frame at or after `k` after which
+    /// something is due.
+    pub fn next_due(self, k: u64) -> Option<u64> {
+        match self {
+            Schedule::FastThread => None,
+            Schedule::Every(period) => Some(k.div_ceil(period) * period),
+        }
     }
+}
+
+/// Writes a frame's outputs to a device: encodes and sends what is due.
+/// Must not allocate after start-up.
+pub trait DeviceWriter: Send {
+    /// Where and when it runs.
+    fn schedule(&self) -> Schedule;
     /// Frame `k`'s outputs are `y`: encodes what is due after it (and, on
     /// the transmit thread, sends it).
     fn write(&mut self, k: u64, y: &[f64]);

@@ -14,7 +14,9 @@ use tandem_io::BusError;
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 
-use crate::device::{Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, Setup, Traffic};
+use crate::device::{
+    Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, Schedule, Setup, Traffic,
+};
 use crate::inputs::{sample_queue, ReadHalf, SampleSender};
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
@@ -48,8 +50,8 @@ struct SerialWriter {
 }
 
 impl DeviceWriter for SerialWriter {
-    fn next_due(&self, k: u64) -> u64 {
-        k.div_ceil(self.map.period) * self.map.period
+    fn schedule(&self) -> Schedule {
+        Schedule::Every(self.map.period)
     }
 
     fn write(&mut self, k: u64, y: &[f64]) {

@@ -17,8 +17,7 @@ use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::metrics::Counter;
 use tandem_runtime::tandem::outputs::OutputSink;
 
-use crate::device::DeviceWriter;
-use crate::device::{prioritize, IoPlacement};
+use crate::device::{prioritize, DeviceWriter, IoPlacement, Schedule};
 use crate::metrics::DeviceMetrics;
 
 /// Output rows in flight from the fast thread to the transmitter.
@@ -87,7 +86,9 @@ pub fn transmit_paths(
     if writers.is_empty() {
         return (None, None);
     }
-    let (fast, threaded): (Vec<_>, Vec<_>) = writers.into_iter().partition(|(w, _)| w.on_fast_thread());
+    let (fast, threaded): (Vec<_>, Vec<_>) = writers
+        .into_iter()
+        .partition(|(w, _)| w.schedule() == Schedule::FastThread);
     let (queue, transmitter) = if threaded.is_empty() {
         (None, None)
     } else {
@@ -130,11 +131,7 @@ impl Transmitter {
     /// The first frame at or after `k` after which a writer has something
     /// due.
     pub fn next_due(&self, k: u64) -> Option<u64> {
-        self.writers
-            .iter()
-            .map(|(w, _)| w.next_due(k))
-            .min()
-            .filter(|&due| due != u64::MAX)
+        self.writers.iter().filter_map(|(w, _)| w.schedule().next_due(k)).min()
     }
 
     /// Hands every queued row to the writers; returns the newest frame
