@@ -1,4 +1,4 @@
-//! The fast thread's work: one frame of the explicit integrator, combined
+//! The fast thread's work: one frame of its integrator, combined
 //! with the implicit side by the policy. The same code runs on the real and
 //! the virtual clock; it allocates nothing after [`FastSide::new`].
 //!
@@ -324,19 +324,17 @@ impl FastSide {
     /// can replace it (no implicit prediction, and no good state or too
     /// many extrapolated in a row).
     fn guard_state(&mut self, t: f64, source: &mut FrameSource) -> Result<(), FastError> {
-        let bad = self.x.iter().position(|v| !v.is_finite()).map(|i| (i, self.x[i]));
         let result = self.results.as_mut().map(|r| r.latest());
         let substitute = self.guard.check(t, &mut self.x, result, self.horizon, &self.metrics);
         if substitute == Some(Substitute::Implicit) {
             *source = FrameSource::Implicit;
         }
-        // Not finite, and nothing could replace it.
-        let stays = self.x.iter().any(|v| !v.is_finite());
-        match bad.filter(|_| stays) {
-            Some((i, value)) => Err(FastError::Diverged {
+        // Not finite, and nothing could replace it (the guard left it).
+        match self.x.iter().position(|v| !v.is_finite()) {
+            Some(i) => Err(FastError::Diverged {
                 time: t,
                 state: self.model.layout().states[i].clone(),
-                value,
+                value: self.x[i],
                 method: self.method.name(),
                 frame: self.frame,
             }),
