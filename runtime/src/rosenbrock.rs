@@ -694,6 +694,15 @@ mod tests {
         (error(h) / error(h / 2.0)).log2()
     }
 
+    /// A step in `method`'s asymptotic range on the test problems: errors
+    /// shrink at its order and stay well above rounding.
+    fn asymptotic_step(method: WMethod) -> f64 {
+        match method {
+            WMethod::RosenbrockEuler | WMethod::Ros2 => 0.01,
+            WMethod::Ros34pw2 => 0.025,
+        }
+    }
+
     #[test]
     fn methods_converge_at_their_order_with_exact_and_wrong_matrices() {
         type Matrix = Box<dyn Fn(f64, &[f64]) -> DMatrix<f64>>;
@@ -726,12 +735,7 @@ mod tests {
         ];
         for method in WMethod::ALL {
             let p = f64::from(method.order());
-            // Step sizes in the asymptotic range (errors well above rounding).
-            let h = match method {
-                WMethod::RosenbrockEuler => 0.01,
-                WMethod::Ros2 => 0.01,
-                WMethod::Ros34pw2 => 0.025,
-            };
+            let h = asymptotic_step(method);
             for (name, matrix) in &scalar {
                 let error = |h: f64| {
                     let mut model = Ode::new(1, 0.0, quadratic);
@@ -770,11 +774,7 @@ mod tests {
         let exact_decay = |t: f64| 1.5 * (-t).exp() + 0.5 * (t.sin() - t.cos());
         for method in WMethod::ALL {
             let p = f64::from(method.order());
-            let h = match method {
-                WMethod::RosenbrockEuler => 0.01,
-                WMethod::Ros2 => 0.01,
-                WMethod::Ros34pw2 => 0.025,
-            };
+            let h = asymptotic_step(method);
             for time in [TimeDerivative::Difference, TimeDerivative::Omitted] {
                 // The exact matrix J = −1 and a wrong one.
                 for jac in [-1.0, -0.3] {
