@@ -449,7 +449,8 @@ fn rk4_alone_fails_on_the_stiff_ev_plant_and_keeps_what_it_recorded() {
 #[test]
 fn ros34pw2_alone_follows_the_stiff_ev_plant_where_rk4_diverges() {
     // The same run as above with the example's linearly implicit fast
-    // method: no implicit thread, every frame from the fast side, and the
+    // method: no implicit integration (the implicit thread only prepares
+    // matrices), every frame from the fast side, and the
     // whole drive cycle within 2 per mille of the BDF-corrected run (its
     // worst, motor torque and current, is 4.8e-4 of their range).
     let alone = edit(&example_text(), "\npolicy = \"correct\"", "\npolicy = \"explicit\"");

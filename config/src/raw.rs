@@ -61,10 +61,11 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) duration: Option<Spanned<Duration>>,
-    /// How the fast thread combines its explicit result with the implicit thread's: "correct" restarts the explicit
-    /// integrator from the newest implicit state and re-integrates to now; "select" uses the implicit state of the
-    /// frame when it is ready by the output deadline, else the explicit one; "explicit" runs no implicit thread (the
-    /// baseline). Default "correct".
+    /// How the fast thread combines its own result with the implicit thread's: "correct" restarts the fast integrator
+    /// from the newest implicit state and re-integrates to now; "select" uses the implicit state of the frame when it
+    /// is ready by the output deadline, else the fast one; "explicit" runs the fast thread alone (no implicit
+    /// integration; with a linearly implicit fast.method the implicit thread only prepares its matrices). Default
+    /// "correct".
     #[serde(default)]
     #[schemars(schema_with = "policy_schema")]
     pub(crate) policy: Option<Spanned<String>>,
@@ -77,7 +78,7 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) output_deadline: Option<Spanned<Duration>>,
-    /// The fast thread: explicit integrator, one step per frame.
+    /// The fast thread: one step per frame, explicit or linearly implicit.
     #[serde(default)]
     pub(crate) fast: RawFast,
     /// The implicit thread: a stiff integrator running behind (or ahead of) the fast thread.
@@ -117,7 +118,7 @@ pub(crate) struct RawEcu {
     pub(crate) config: Spanned<String>,
 }
 
-/// The fast thread: it steps the model with an explicit method once per frame and publishes the outputs.
+/// The fast thread: it steps the model once per frame (explicit or linearly implicit method) and publishes the outputs.
 #[derive(Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "FastThread")]
@@ -248,7 +249,7 @@ pub(crate) struct RawRecord {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "VirtualClock")]
 pub(crate) struct RawVirtualClock {
-    /// The compute time charged per explicit step of the fast thread.
+    /// The compute time charged per step of the fast thread.
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) fast_cost: Option<Spanned<Duration>>,

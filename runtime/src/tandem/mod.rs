@@ -1,5 +1,5 @@
-//! The real-time tandem: a fast thread steps an
-//! explicit integrator every frame on absolute deadlines while an implicit
+//! The real-time tandem: a fast thread steps an explicit or linearly
+//! implicit integrator every frame on absolute deadlines while an implicit
 //! thread integrates the same model with the BDF alongside it; results and
 //! frames cross between them without locks, and a policy decides which
 //! state each frame uses.

@@ -12,7 +12,7 @@ use crate::rosenbrock::WMethod;
 /// How the fast thread combines its explicit result with the implicit one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
-    /// Restart the explicit integrator from the newest implicit state of a
+    /// Restart the fast integrator from the newest implicit state of a
     /// past frame and re-integrate to now.
     Correct,
     /// Use the implicit state of this frame when it is ready by the output

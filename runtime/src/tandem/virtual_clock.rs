@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 /// Compute costs and injected faults, all in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VirtualCosts {
-    /// Charged per explicit step (re-integrated frames included).
+    /// Charged per fast step (re-integrated frames included).
     pub fast_step: Nanos,
     /// Charged per implicit macro step.
     pub implicit_step: Nanos,
