@@ -73,8 +73,12 @@ impl Lu {
         self.swaps.len()
     }
 
-    /// Overwrites `b` with the solution `x` of `A x = b`.
+    /// Overwrites `b` with the solution `x` of `A x = b` (nothing to do
+    /// for a model without continuous states, `n = 0`).
     pub fn solve(&self, b: &mut [f64]) {
+        if b.is_empty() {
+            return;
+        }
         for (i, &p) in self.swaps.iter().enumerate() {
             b.swap(i, p);
         }
@@ -102,6 +106,14 @@ mod tests {
         for (x, t) in b.iter().zip(x_true) {
             assert!((x - t).abs() < 1e-14, "{b:?}");
         }
+    }
+
+    #[test]
+    fn an_empty_system_solves_to_nothing() {
+        let mut lu = Lu::new(0);
+        assert!(lu.factor_shifted(&DMatrix::zeros(0, 0), 0.5));
+        let mut b: [f64; 0] = [];
+        lu.solve(&mut b);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use exmex::prelude::*;
 use exmex::{BinOp, FloatOpsFactory, MakeOperators, Operator};
 
+use super::params::MAX_PORTS;
 use super::{Block, BlockError, BlockType, Build, Ctx};
 
 /// The block types of this family.
@@ -180,7 +181,7 @@ impl Block for Expression {
 
 fn expression(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let text = b.params.string("expression")?;
-    let n = b.params.count_or("inputs", 1, 0)?;
+    let n = b.params.count_or("inputs", 1, 0, MAX_PORTS)?;
     let constants = constants(b)?;
     let formula = Formula::parse(text, n, &constants)?;
     b.inputs(n);

@@ -2,6 +2,7 @@
 //! CompareToConstant, If (driving If action subsystems and Merge).
 
 use super::expression::{constants, Formula};
+use super::params::MAX_PORTS;
 use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
 
 /// The block types of this family.
@@ -260,7 +261,9 @@ fn logical(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         "XOR" => Logic::Xor,
         _ => Logic::Not,
     };
-    let n = b.params.count_or("inputs", if op == "NOT" { 1 } else { 2 }, 1)?;
+    let n = b
+        .params
+        .count_or("inputs", if op == "NOT" { 1 } else { 2 }, 1, MAX_PORTS)?;
     if op == "NOT" && n != 1 {
         return Err(BlockError::new("NOT takes exactly one input").help("remove \"inputs\" or set it to 1"));
     }
@@ -289,7 +292,7 @@ impl Block for If {
 }
 
 fn if_block(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let n = b.params.count_or("inputs", 1, 1)?;
+    let n = b.params.count_or("inputs", 1, 1, MAX_PORTS)?;
     let texts = b.params.strings_or("conditions", &[])?;
     let with_else = b.params.flag_or("else", true)?;
     let constants = constants(b)?;

@@ -1,5 +1,6 @@
 //! Arithmetic: Gain, Sum, Product, Abs, Sign, MinMax, MathFunction.
 
+use super::params::MAX_PORTS;
 use super::{Block, BlockError, BlockType, Build, Ctx};
 
 /// The block types of this family.
@@ -234,7 +235,7 @@ impl Block for MinMax2 {
 
 fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let function = b.params.choice_or("function", &["min", "max"], "min")?;
-    let n = b.params.count_or("inputs", 2, 1)?;
+    let n = b.params.count_or("inputs", 2, 1, MAX_PORTS)?;
     if n == 2 {
         b.inputs(2);
         let w = b.common_width()?;

@@ -5,6 +5,18 @@ use serde_json::{Map, Value};
 
 use super::BlockError;
 
+/// The most input or output ports one block may have (`inputs`,
+/// `outputs` and the like).
+pub const MAX_PORTS: usize = 1024;
+
+/// The widest signal one port may carry (an Inport's `width`).
+pub const MAX_WIDTH: usize = 1 << 20;
+
+/// `n` as a whole number in `min..=max`.
+fn whole(n: f64, min: usize, max: usize) -> Option<usize> {
+    (n.fract() == 0.0 && n >= min as f64 && n <= max as f64).then_some(n as usize)
+}
+
 /// A block's parameters during its build.
 pub struct Params<'a> {
     map: &'a Map<String, Value>,
@@ -55,14 +67,38 @@ impl<'a> Params<'a> {
         Ok(self.number_opt(key)?.unwrap_or(default))
     }
 
-    /// A whole number ≥ `min` with a default.
-    pub fn count_or(&mut self, key: &'static str, default: usize, min: usize) -> Result<usize, BlockError> {
+    /// A whole number from `min` to `max` with a default.
+    pub fn count_or(&mut self, key: &'static str, default: usize, min: usize, max: usize) -> Result<usize, BlockError> {
         match self.get(key) {
             None => Ok(default),
-            Some(v) => match v.as_f64() {
-                Some(n) if n.fract() == 0.0 && n >= min as f64 && n <= u32::MAX as f64 => Ok(n as usize),
-                _ => Err(BlockError::mistyped(key, &format!("a whole number ≥ {min}"), v)),
-            },
+            Some(v) => v.as_f64().and_then(|n| whole(n, min, max)).ok_or_else(|| {
+                BlockError::mistyped(key, &format!("a whole number from {min} to {max}"), v).help(format!(
+                    "{max} is the bound of \"{key}\"; split the block into several for more"
+                ))
+            }),
+        }
+    }
+
+    /// A list of whole numbers from `min` to `max` with a default.
+    pub fn counts_or(
+        &mut self,
+        key: &'static str,
+        default: &[usize],
+        min: usize,
+        max: usize,
+    ) -> Result<Vec<usize>, BlockError> {
+        match self.get(key) {
+            None => Ok(default.to_vec()),
+            Some(v) => as_numbers(v)
+                .filter(|list| list.len() <= MAX_PORTS)
+                .and_then(|list| list.iter().map(|&n| whole(n, min, max)).collect())
+                .ok_or_else(|| {
+                    BlockError::mistyped(
+                        key,
+                        &format!("a list of at most {MAX_PORTS} whole numbers from {min} to {max}"),
+                        v,
+                    )
+                }),
         }
     }
 
@@ -230,9 +266,13 @@ mod tests {
     fn whole_numbers_may_be_written_with_a_decimal_point() {
         let m = map(json!({"a": 2.0, "b": 2.5, "c": -1}));
         let mut p = Params::new(&m);
-        assert_eq!(p.count_or("a", 0, 1).unwrap(), 2);
-        assert!(p.count_or("b", 0, 1).unwrap_err().to_string().contains("whole number"));
-        assert!(p.count_or("c", 0, 0).is_err());
+        assert_eq!(p.count_or("a", 0, 1, MAX_PORTS).unwrap(), 2);
+        assert!(p
+            .count_or("b", 0, 1, MAX_PORTS)
+            .unwrap_err()
+            .to_string()
+            .contains("whole number"));
+        assert!(p.count_or("c", 0, 0, MAX_PORTS).is_err());
     }
 
     #[test]

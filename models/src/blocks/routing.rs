@@ -1,6 +1,7 @@
 //! Signal routing and the model's boundary: Inport, Output, Identity,
 //! Terminator, Mux, Demux, Merge, Switch.
 
+use super::params::{MAX_PORTS, MAX_WIDTH};
 use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
 use crate::model::Variable;
 
@@ -60,7 +61,7 @@ fn inport(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let name = b.params.string_opt("name")?.map_or(local, str::to_string);
     let default = b.params.number_or("default", 0.0)?;
     let unit = b.params.string_or("unit", "")?;
-    let width = b.params.count_or("width", 1, 1)?;
+    let width = b.params.count_or("width", 1, 1, MAX_WIDTH)?;
     b.inputs(0);
     b.outputs(&[width]);
     b.rate(Rate::Continuous);
@@ -135,7 +136,7 @@ impl Block for Mux {
 }
 
 fn mux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let n = b.params.count_or("inputs", 2, 1)?;
+    let n = b.params.count_or("inputs", 2, 1, MAX_PORTS)?;
     b.inputs(n);
     let mut total = 0;
     for i in 0..n {
@@ -160,10 +161,13 @@ impl Block for Demux {
 }
 
 fn demux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let widths = b.params.numbers_or("widths", &[])?;
-    let n = b
-        .params
-        .count_or("outputs", if widths.is_empty() { 2 } else { widths.len() }, 1)?;
+    let widths = b.params.counts_or("widths", &[], 1, MAX_WIDTH)?;
+    let n = b.params.count_or(
+        "outputs",
+        if widths.is_empty() { 2 } else { widths.len() },
+        1,
+        MAX_PORTS,
+    )?;
     b.inputs(1);
     let w = b.width(0)?;
     let widths: Vec<usize> = if widths.is_empty() {
@@ -175,7 +179,7 @@ fn demux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         }
         vec![w / n; n]
     } else {
-        widths.iter().map(|&x| x as usize).collect()
+        widths
     };
     if widths.len() != n || widths.iter().sum::<usize>() != w || widths.contains(&0) {
         return Err(BlockError::dimension(format!(
@@ -199,7 +203,7 @@ impl Block for Merge {
 }
 
 fn merge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let n = b.params.count_or("inputs", 2, 1)?;
+    let n = b.params.count_or("inputs", 2, 1, MAX_PORTS)?;
     let names: Vec<String> = (1..=n)
         .map(|i| i.to_string())
         .chain((1..=n).map(|i| format!("active{i}")))

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use super::algebraic::AlgebraicLoop;
 use super::entry::{Entry, Exec, Resolved};
-use super::error::{DiagramError, ErrorKind};
+use super::error::{listed, listed_with, DiagramError, ErrorKind};
 use super::flatten::{flatten, FlatBlock, PortRef};
 use super::format::{Diagram, LoopPolicy};
 use super::program::{BlockInfo, Program};
@@ -48,6 +48,10 @@ struct Node {
     zero_crossings: usize,
     external: Option<External>,
 }
+
+/// The most values (signal elements, states, discrete states and zero
+/// crossings together) one compiled model may hold.
+pub const MAX_MODEL_VALUES: usize = 1 << 24;
 
 /// Compiles a parsed diagram.
 pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
@@ -145,6 +149,17 @@ fn connect(
         for k in 0..data {
             if feeds[b][k].is_none() {
                 let fb = &flat.blocks[b];
+                if let Some((subsystem, port)) = fb.path.rsplit_once('/').filter(|_| fb.subsystem_input) {
+                    return Err(DiagramError::at_block(
+                        ErrorKind::Unconnected,
+                        subsystem,
+                        format!("(Subsystem) input \"{port}\" is not connected"),
+                    )
+                    .help(format!(
+                        "add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{port}\"}}",
+                        local_id(subsystem)
+                    )));
+                }
                 return Err(DiagramError::at_block(
                     ErrorKind::Unconnected,
                     &fb.path,
@@ -189,7 +204,7 @@ fn local_id(path: &str) -> &str {
 fn port_help(fb: &FlatBlock, kind: &str, names: &[&str]) -> String {
     match names.len() {
         0 => format!("block \"{}\" ({}) has no {kind} ports", fb.path, fb.kind.name),
-        n => format!("its {kind} ports are {} (or numbers 1..{n})", names.join(", ")),
+        n => format!("its {kind} ports are {} (or numbers 1..{n})", listed(names)),
     }
 }
 
@@ -244,6 +259,7 @@ fn output_index(
 /// their width hints, and as a last resort unknown widths are taken as 1.
 fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<Node>, DiagramError> {
     let mut nodes: Vec<Option<Node>> = blocks.iter().map(|_| None).collect();
+    let mut values = 0usize;
     let mut mode = WidthMode::Strict;
     while nodes.iter().any(Option::is_none) {
         let mut progress = false;
@@ -275,8 +291,23 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
                         .help(if known.is_empty() {
                             format!("{} takes no parameters", fb.kind.name)
                         } else {
-                            format!("{} takes: {}", fb.kind.name, known.join(", "))
+                            format!("{} takes: {}", fb.kind.name, listed(known))
                         }));
+                    }
+                    values += b_ctx.outputs.iter().map(|p| p.width).sum::<usize>()
+                        + b_ctx.x0.len()
+                        + b_ctx.xd0.len()
+                        + b_ctx.zero_crossings;
+                    if values > MAX_MODEL_VALUES {
+                        return Err(DiagramError::at_block(
+                            ErrorKind::Dimension,
+                            &fb.path,
+                            format!(
+                                "the model's signals and states would pass {MAX_MODEL_VALUES} values at this block, \
+                                 the bound of one model"
+                            ),
+                        )
+                        .help("make the signals narrower, or split the model"));
                     }
                     nodes[b] = Some(Node {
                         block,
@@ -534,7 +565,7 @@ fn execution_order(
             position: None,
             message: format!(
                 "the algebraic loop through {} closes only through enable or trigger signals, which cannot be torn",
-                names.join(", ")
+                listed(&names)
             ),
             help: Some(
                 "break the loop with a UnitDelay or Memory block on the signal that enables the subsystem".into(),
@@ -563,11 +594,7 @@ fn loop_error(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>], dep
             }
         }
         let names: Vec<&str> = component.iter().map(|&b| blocks[b].path.as_str()).collect();
-        lines.push(format!(
-            "  loop through {} (ports {})",
-            names.join(", "),
-            ports.join("; ")
-        ));
+        lines.push(format!("  loop through {} (ports {})", listed(&names), listed_with(&ports, "; ")));
     }
     DiagramError {
         kind: ErrorKind::AlgebraicLoop,

@@ -56,6 +56,29 @@ impl fmt::Display for DiagramError {
 
 impl std::error::Error for DiagramError {}
 
+/// The most names a message lists before it says how many more there are.
+const LISTED: usize = 12;
+
+/// `items` joined with `", "`, the first few only: a block with a
+/// thousand ports must not give a message of a thousand lines.
+pub(crate) fn listed<S: AsRef<str>>(items: &[S]) -> String {
+    listed_with(items, ", ")
+}
+
+/// As [`listed`], joined with `separator`.
+pub(crate) fn listed_with<S: AsRef<str>>(items: &[S], separator: &str) -> String {
+    let mut text = items
+        .iter()
+        .take(LISTED)
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(separator);
+    if items.len() > LISTED {
+        text.push_str(&format!(" and {} more", items.len() - LISTED));
+    }
+    text
+}
+
 /// Finds where block `path` (`a/b/c`) is declared in the JSON `text`: the
 /// position of `"id": "c"` after those of its parents. Returns 1-based line
 /// and column.
@@ -92,6 +115,15 @@ fn find_id(text: &str, id: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_are_cut_with_a_count() {
+        let names: Vec<String> = (0..1000).map(|i| format!("u{i}")).collect();
+        let text = listed(&names);
+        assert!(text.starts_with("u0, u1, "), "{text}");
+        assert!(text.ends_with("u11 and 988 more"), "{text}");
+        assert_eq!(listed(&["a", "b"]), "a, b");
+    }
 
     #[test]
     fn locates_nested_blocks_by_path() {

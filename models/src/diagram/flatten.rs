@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::error::{DiagramError, ErrorKind};
+use super::error::{listed, DiagramError, ErrorKind};
 use super::format::{BlockDef, LinkDef};
 use crate::blocks::{self, BlockType};
 use crate::model::SampleTime;
@@ -34,6 +34,9 @@ pub(crate) struct FlatBlock<'a> {
     /// Inside a triggered subsystem: runs only at major steps (when its
     /// trigger fired).
     pub triggered: bool,
+    /// It stands for an input port of its subsystem (an inner `Inport`, or
+    /// the `action`/`enable` port): the last part of its path names it.
+    pub subsystem_input: bool,
 }
 
 /// One end of a link: a flat block and a port as written.
@@ -172,6 +175,7 @@ fn add_scope<'a>(
                 no_event: def.no_event,
                 hysteresis,
                 triggered: scope_of.triggered,
+                subsystem_input: def.kind == "Inport" && !prefix.is_empty(),
             });
             Endpoint::Block(flat.blocks.len() - 1)
         };
@@ -309,6 +313,7 @@ fn add_control_port(
         no_event: false,
         hysteresis: 0.0,
         triggered: false,
+        subsystem_input: true,
     });
     let block = flat.blocks.len() - 1;
     if let Some(g) = outer_guard {
@@ -367,6 +372,7 @@ fn add_subsystem<'a>(
                 no_event: false,
                 hysteresis: 0.0,
                 triggered: false,
+                subsystem_input: false,
             });
             let trigger = flat.blocks.len() - 1;
             scope.triggered = true;
@@ -496,7 +502,7 @@ fn resolve(
                         if names.is_empty() {
                             "(none)".to_string()
                         } else {
-                            names.join(", ")
+                            listed(&names)
                         }
                     ),
                 )

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::algebraic::{self, AlgebraicLoop, LoopWork, MAX_ITERATIONS};
 use super::entry::{Entry, Exec, Resolved};
+use super::error::listed;
 use crate::blocks::{Block, Ctx, Slot, Switching};
 use crate::model::{Layout, Model, NonFinite, StateRef};
 
@@ -472,7 +473,7 @@ impl Model for DiagramModel {
                 time: t,
                 place: format!(
                     "the algebraic loop through {} (Newton did not converge in {MAX_ITERATIONS} iterations, residual {residual:.1e})",
-                    l.blocks.join(", ")
+                    listed(&l.blocks)
                 ),
                 value: f64::NAN,
             });
