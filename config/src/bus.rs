@@ -83,6 +83,16 @@ pub enum TransportConfig {
     },
 }
 
+impl TransportConfig {
+    /// Whether the transport carries CAN FD frames (longer than 8 bytes).
+    pub fn carries_fd(&self) -> bool {
+        match self {
+            TransportConfig::SocketCan { fd, .. } => *fd,
+            TransportConfig::Udp { .. } | TransportConfig::Virtual { .. } | TransportConfig::Slcan { .. } => true,
+        }
+    }
+}
+
 /// A received message and the model inputs its signals drive.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReceiveConfig {

@@ -29,6 +29,7 @@
 //! assert_eq!(run.settings.frame, 1e-3);
 //! ```
 
+pub mod bounds;
 mod bus;
 mod duration;
 mod error;

@@ -4,6 +4,8 @@
 use tandem_models::diagram::SimulationDef;
 use tandem_runtime::{FixedStep, Method, Solver};
 
+use crate::bounds::{shown_number, MAX_STOP, MIN_STEP};
+
 /// Solver used when neither the model nor the command line names one.
 pub const DEFAULT_SOLVER: Method = Method::Rk4;
 /// Tolerances of the BDF when neither the model nor the command line
@@ -51,14 +53,18 @@ fn pick<T: Clone>(name: &str, cli: &Option<T>, model: &Option<T>, default: T) ->
     }
 }
 
-/// Positive and finite, or an error naming where the value came from.
-fn positive(value: f64, origin: String, what: &str) -> Result<f64, SettingsError> {
-    if value > 0.0 && value.is_finite() {
+/// A number of seconds in `min..=max`, or an error naming where the value
+/// came from and the bounds.
+fn seconds_within(value: f64, origin: String, what: &str, min: f64, max: f64) -> Result<f64, SettingsError> {
+    if (min..=max).contains(&value) {
         Ok(value)
     } else {
         Err(SettingsError {
             origin,
-            message: format!("the {what} must be a positive number of seconds, found {value}"),
+            message: format!(
+                "the {what} must be from {min:e} to {max:e} seconds, found {}",
+                shown_number(value)
+            ),
         })
     }
 }
@@ -77,9 +83,9 @@ pub fn fixed_step(model: &SimulationDef, cli: &Overrides) -> Result<FixedStep, S
         *atol = tolerance(value, origin)?;
     }
     let (step, origin) = pick("step", &cli.step, &model.step, DEFAULT_STEP);
-    let step = positive(step, origin, "step")?;
+    let step = seconds_within(step, origin, "step", MIN_STEP, MAX_STOP)?;
     let (stop, origin) = pick("stop", &cli.stop, &model.stop, DEFAULT_STOP);
-    let stop = positive(stop, origin, "stop time")?;
+    let stop = seconds_within(stop, origin, "stop time", MIN_STEP, MAX_STOP)?;
     Ok(FixedStep { solver, step, stop })
 }
 
@@ -144,9 +150,19 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            e.to_string().starts_with("--stop: the stop time must be a positive"),
+            e.to_string()
+                .starts_with("--stop: the stop time must be from 1e-9 to 1e9 seconds, found 0"),
             "{e}"
         );
+        let e = fixed_step(
+            &SimulationDef::default(),
+            &Overrides {
+                step: Some(1e-300),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--step: the step must be from 1e-9"), "{e}");
         let e = fixed_step(
             &SimulationDef::default(),
             &Overrides {

@@ -8,6 +8,7 @@ use tandem_runtime::tandem::Extrapolation;
 use toml::Spanned;
 
 use super::checks::given;
+use crate::bounds::{MAX_DURATION, MAX_PERIOD_FRAMES};
 use crate::bus::{
     BusConfig, NamePairs, ReceiveConfig, SerialConfig, Timeout, TimeoutPolicy, TransmitConfig, TransportConfig,
 };
@@ -196,8 +197,13 @@ impl ConfigText<'_> {
                 })?,
         };
         match (timeout, on_timeout) {
-            (Some(t), _) => Ok(Some(Timeout {
-                after: t.get_ref().seconds(),
+            (Some(_), _) => Ok(Some(Timeout {
+                after: self.within(
+                    &given(timeout, Duration::default()),
+                    &format!("{at}.timeout"),
+                    (0.0, MAX_DURATION),
+                    "50ms",
+                )?,
                 policy,
             })),
             (None, Some(p)) => Err(self.error(
@@ -210,13 +216,22 @@ impl ConfigText<'_> {
     }
 
     fn transmit(&self, raw: &RawTransmit, at: &str) -> Result<TransmitConfig, ConfigError> {
+        let key = format!("{at}.cycle");
         Ok(TransmitConfig {
             message: self.located(&raw.message, format!("{at}.message")),
-            cycle: raw.cycle.as_ref().map(|c| Located {
-                value: c.get_ref().seconds(),
-                key: format!("{at}.cycle"),
-                location: self.location(c.span().start),
-            }),
+            cycle: match &raw.cycle {
+                Some(c) => Some(Located {
+                    value: self.within(
+                        &given(&raw.cycle, Duration::default()),
+                        &key,
+                        (0.0, MAX_DURATION),
+                        "10ms",
+                    )?,
+                    key,
+                    location: self.location(c.span().start),
+                }),
+                None => None,
+            },
             signals: self.pairs(&raw.signals, at, "output")?,
         })
     }
@@ -264,7 +279,7 @@ impl ConfigText<'_> {
                 None => frame,
                 Some(c) => {
                     let c = given(&Some(c.clone()), Duration::default());
-                    self.frames(&c, &format!("{at}.cycle"), frame)?
+                    self.frames(&c, &format!("{at}.cycle"), frame, MAX_PERIOD_FRAMES)?
                 }
             };
             devices.push(SerialConfig {

@@ -55,19 +55,6 @@ impl ConfigText<'_> {
         }
     }
 
-    /// A duration more than zero.
-    pub(super) fn positive(&self, d: &Given<Duration>, key: &str, example: &str) -> Result<f64, ConfigError> {
-        if d.value.seconds() > 0.0 {
-            Ok(d.value.seconds())
-        } else {
-            Err(self.error(
-                d.span.clone(),
-                key,
-                format!("must be longer than 0, found {}; write e.g. \"{example}\"", shown(d)),
-            ))
-        }
-    }
-
     /// An integer in `min..=max`; `fix` ends the message.
     pub(super) fn integer(&self, v: &Given<i64>, key: &str, min: i64, max: i64, fix: &str) -> Result<i64, ConfigError> {
         if (min..=max).contains(&v.value) {
@@ -81,10 +68,52 @@ impl ConfigText<'_> {
         }
     }
 
-    /// A whole number of frames, at least one.
-    pub(super) fn frames(&self, d: &Given<Duration>, key: &str, frame: f64) -> Result<f64, ConfigError> {
+    /// A duration from `min` to `max` seconds.
+    pub(super) fn within(
+        &self,
+        d: &Given<Duration>,
+        key: &str,
+        (min, max): (f64, f64),
+        example: &str,
+    ) -> Result<f64, ConfigError> {
+        let s = d.value.seconds();
+        if (min..=max).contains(&s) && s > 0.0 {
+            return Ok(s);
+        }
+        let bound = |v: f64| Duration::from_seconds(v).unwrap_or_default();
+        Err(self.error(
+            d.span.clone(),
+            key,
+            format!(
+                "must be from {} to {}, found {}; write e.g. \"{example}\"",
+                bound(min),
+                bound(max),
+                shown(d)
+            ),
+        ))
+    }
+
+    /// A whole number of frames, from one to `max_frames`.
+    pub(super) fn frames(
+        &self,
+        d: &Given<Duration>,
+        key: &str,
+        frame: f64,
+        max_frames: f64,
+    ) -> Result<f64, ConfigError> {
         let s = d.value.seconds();
         let n = (s / frame).round();
+        if n > max_frames {
+            return Err(self.error(
+                d.span.clone(),
+                key,
+                format!(
+                    "must be at most {max_frames} frames ({}), found {}",
+                    Duration::from_seconds(max_frames * frame).unwrap_or_default(),
+                    shown(d)
+                ),
+            ));
+        }
         if n >= 1.0 && (s - n * frame).abs() <= 1e-9 * s {
             return Ok(n * frame);
         }

@@ -4,6 +4,7 @@
 use tandem_runtime::tandem::{FastSettings, ImplicitThreadSettings, Placement, TandemSettings};
 
 use super::checks::{given, shown};
+use crate::bounds::{MAX_DURATION, MAX_FRAME, MAX_LAG_FRAMES, MAX_PERIOD_FRAMES, MIN_FRAME};
 use crate::duration::Duration;
 use crate::error::ConfigError;
 use crate::raw::RawRunConfig;
@@ -14,12 +15,12 @@ impl ConfigText<'_> {
     /// The frame, duration, policy and both threads' settings.
     pub(super) fn settings(&self, raw: &RawRunConfig) -> Result<TandemSettings, ConfigError> {
         let frame = given(&raw.frame, Duration::from_seconds(DEFAULT_FRAME).unwrap_or_default());
-        let frame_s = self.positive(&frame, "frame", "1ms")?;
+        let frame_s = self.within(&frame, "frame", (MIN_FRAME, MAX_FRAME), "1ms")?;
         let duration = given(
             &raw.duration,
             Duration::from_seconds(DEFAULT_DURATION).unwrap_or_default(),
         );
-        let duration_s = self.positive(&duration, "duration", "20s")?;
+        let duration_s = self.within(&duration, "duration", (f64::MIN_POSITIVE, MAX_DURATION), "20s")?;
         if duration_s < frame_s {
             let (span, key) = match &duration.span {
                 Some(span) => (Some(span.clone()), "duration"),
@@ -76,7 +77,7 @@ impl ConfigText<'_> {
                     let interval = given(&fast.matrix_interval, Duration::default());
                     let seconds = match interval.value.seconds() {
                         0.0 => 0.0,
-                        _ => self.frames(&interval, "fast.matrix_interval", frame_s)?,
+                        _ => self.frames(&interval, "fast.matrix_interval", frame_s, MAX_PERIOD_FRAMES)?,
                     };
                     let frames = (seconds / frame_s).round();
                     if frames > f64::from(MAX_COUNT as u32) {
@@ -148,9 +149,9 @@ impl ConfigText<'_> {
         self.integer(&newton, "implicit.newton_iterations", 1, MAX_COUNT, "write e.g. 4")?;
         let frame_duration = Duration::from_seconds(frame_s).unwrap_or_default();
         let macro_step = given(&imp.macro_step, frame_duration);
-        let macro_step_s = self.frames(&macro_step, "implicit.macro_step", frame_s)?;
+        let macro_step_s = self.frames(&macro_step, "implicit.macro_step", frame_s, MAX_LAG_FRAMES)?;
         let lead = given(&imp.lead, macro_step.value);
-        let lead_s = self.frames(&lead, "implicit.lead", frame_s)?;
+        let lead_s = self.frames(&lead, "implicit.lead", frame_s, MAX_LAG_FRAMES)?;
         if lead_s < macro_step_s * (1.0 - 1e-9) {
             let (span, key) = match (&lead.span, &macro_step.span) {
                 (Some(span), _) => (Some(span.clone()), "implicit.lead"),
@@ -171,7 +172,7 @@ impl ConfigText<'_> {
             &imp.max_lag,
             Duration::from_seconds(s.implicit.max_lag).unwrap_or_default(),
         );
-        let max_lag_s = self.positive(&max_lag, "implicit.max_lag", "20ms")?;
+        let max_lag_s = self.within(&max_lag, "implicit.max_lag", (0.0, MAX_LAG_FRAMES * frame_s), "20ms")?;
         s.implicit = ImplicitThreadSettings {
             placement: Placement {
                 core: self.core(&imp.core, "implicit.core")?,
