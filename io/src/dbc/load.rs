@@ -2,19 +2,29 @@
 //! converts its syntax tree, and [`validate`](super::validate) checks the
 //! result.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use can_dbc::{AttributeValue, MessageId, MultiplexIndicator, NumericValue, SignalExtendedValueType};
+use can_dbc::{
+    AttributeDefinition, AttributeValue, AttributeValueType, MessageId, MultiplexIndicator, NumericValue,
+    SignalExtendedValueType, ValDescription, ValueDescription,
+};
 
 use super::error::{DbcError, Issue};
 use super::syntax::syntax_error;
 use super::validate::validate;
 use super::{ByteOrder, Dbc, Message, Multiplex, Signal, ValueType};
-use crate::frame::CanId;
+use crate::frame::{CanId, CLASSIC_MAX_LEN};
 
 /// The attribute that gives a message's cycle time in milliseconds.
 const CYCLE_TIME: &str = "GenMsgCycleTime";
+
+/// The attribute that says whether a message is a classic or an FD frame.
+const FRAME_FORMAT: &str = "VFrameFormat";
+
+/// The longest cycle time a message may have (ms): a day.
+const MAX_CYCLE_TIME_MS: f64 = 86_400_000.0;
 
 impl Dbc {
     /// Reads and checks the DBC file at `path` (UTF-8, or Windows-1252 as
@@ -50,12 +60,13 @@ impl Dbc {
     pub fn parse(text: &str, origin: &str) -> Result<Dbc, DbcError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let tree = can_dbc::Dbc::try_from(text).map_err(|e| syntax_error(text, origin, &e))?;
+        let lookups = Lookups::new(&tree);
         let messages = tree
             .messages
             .iter()
             .enumerate()
             .map(|(index, m)| {
-                convert_message(&tree, m)
+                convert_message(&lookups, m)
                     .map_err(|issue| issue.locate((text, origin), (index, &m.name), |i| &m.signals[i].name))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -64,9 +75,92 @@ impl Dbc {
     }
 }
 
-/// `message` of `tree` as a [`Message`] (its identifier is checked by
-/// [`validate`], which sees how it is written).
-fn convert_message(tree: &can_dbc::Dbc, message: &can_dbc::Message) -> Result<Message, Issue> {
+/// What the messages' conversion looks up in the rest of the file, indexed
+/// once so that a file of many messages converts in linear time.
+struct Lookups<'t> {
+    /// Each message's own `GenMsgCycleTime` (the first given).
+    cycle_times: HashMap<MessageId, &'t AttributeValue>,
+    /// The `GenMsgCycleTime` of messages that give none.
+    default_cycle_time: Option<&'t AttributeValue>,
+    /// `SIG_VALTYPE_` of each (message, signal).
+    value_types: HashMap<(MessageId, &'t str), &'t SignalExtendedValueType>,
+    /// `VAL_` tables of each (message, signal).
+    value_tables: HashMap<(MessageId, &'t str), &'t [ValDescription]>,
+    /// Each message's own `VFrameFormat`, by name (`StandardCAN_FD`).
+    frame_formats: HashMap<MessageId, &'t str>,
+    /// The `VFrameFormat` of messages that give none.
+    default_frame_format: Option<&'t str>,
+}
+
+impl<'t> Lookups<'t> {
+    fn new(tree: &'t can_dbc::Dbc) -> Self {
+        let mut cycle_times = HashMap::new();
+        for a in tree.attribute_values_message.iter().filter(|a| a.name == CYCLE_TIME) {
+            cycle_times.entry(a.message_id).or_insert(&a.value);
+        }
+        let mut value_types = HashMap::new();
+        for v in &tree.signal_extended_value_type_list {
+            value_types
+                .entry((v.message_id, v.signal_name.as_str()))
+                .or_insert(&v.signal_extended_value_type);
+        }
+        let mut value_tables = HashMap::new();
+        for v in &tree.value_descriptions {
+            if let ValueDescription::Signal {
+                message_id,
+                name,
+                value_descriptions,
+            } = v
+            {
+                value_tables
+                    .entry((*message_id, name.as_str()))
+                    .or_insert(value_descriptions.as_slice());
+            }
+        }
+        let formats: &[String] = tree
+            .attribute_definitions
+            .iter()
+            .find_map(|d| match d {
+                AttributeDefinition::Message(name, AttributeValueType::Enum(names)) if name == FRAME_FORMAT => {
+                    Some(names.as_slice())
+                }
+                _ => None,
+            })
+            .unwrap_or_default();
+        let format_name = |v: &'t AttributeValue| -> Option<&'t str> {
+            match v {
+                AttributeValue::String(s) => Some(s.as_str()),
+                AttributeValue::Uint(i) => formats.get(usize::try_from(*i).ok()?).map(String::as_str),
+                AttributeValue::Int(i) => formats.get(usize::try_from(*i).ok()?).map(String::as_str),
+                AttributeValue::Double(_) => None,
+            }
+        };
+        let mut frame_formats = HashMap::new();
+        for a in tree.attribute_values_message.iter().filter(|a| a.name == FRAME_FORMAT) {
+            if let Some(name) = format_name(&a.value) {
+                frame_formats.entry(a.message_id).or_insert(name);
+            }
+        }
+        Lookups {
+            cycle_times,
+            default_cycle_time: tree.attribute_default(CYCLE_TIME),
+            value_types,
+            value_tables,
+            frame_formats,
+            default_frame_format: tree.attribute_default(FRAME_FORMAT).and_then(format_name),
+        }
+    }
+
+    /// The message's `VFrameFormat` when it names a classic CAN frame.
+    fn classic_format(&self, id: MessageId) -> Option<&'t str> {
+        let format = self.frame_formats.get(&id).copied().or(self.default_frame_format)?;
+        (!format.contains("FD")).then_some(format)
+    }
+}
+
+/// `message` as a [`Message`] (its identifier is checked by [`validate`],
+/// which sees how it is written).
+fn convert_message(tree: &Lookups<'_>, message: &can_dbc::Message) -> Result<Message, Issue> {
     let name = &message.name;
     let id = match message.id {
         MessageId::Standard(id) => CanId::Standard(id),
@@ -78,19 +172,27 @@ fn convert_message(tree: &can_dbc::Dbc, message: &can_dbc::Message) -> Result<Me
         .enumerate()
         .map(|(index, s)| convert_signal(tree, message, index, s))
         .collect::<Result<_, _>>()?;
+    let len = usize::try_from(message.size).unwrap_or(usize::MAX);
+    if let Some(format) = tree.classic_format(message.id).filter(|_| len > CLASSIC_MAX_LEN) {
+        return Err(Issue::message(
+            format!("message `{name}` is {len} bytes long, but its {FRAME_FORMAT} {format} is classic CAN (at most 8)"),
+            format!("make it at most 8 bytes, or give it a CAN FD format such as {format}_FD"),
+        ));
+    }
     Ok(Message {
         name: name.clone(),
         id,
-        len: usize::try_from(message.size).unwrap_or(usize::MAX),
+        len,
         cycle_time: cycle_time(tree, message)?,
         sender: message.transmitter.clone().unwrap_or_default(),
         signals,
     })
 }
 
-/// The message's `GenMsgCycleTime`, or the attribute's default.
-fn cycle_time(tree: &can_dbc::Dbc, message: &can_dbc::Message) -> Result<Option<Duration>, Issue> {
-    let Some(value) = tree.resolved_message_attribute(message.id, CYCLE_TIME) else {
+/// The message's `GenMsgCycleTime`, or the attribute's default; 0 means
+/// the message is not periodic.
+fn cycle_time(tree: &Lookups<'_>, message: &can_dbc::Message) -> Result<Option<Duration>, Issue> {
+    let Some(value) = tree.cycle_times.get(&message.id).copied().or(tree.default_cycle_time) else {
         return Ok(None);
     };
     let ms = match value {
@@ -99,9 +201,13 @@ fn cycle_time(tree: &can_dbc::Dbc, message: &can_dbc::Message) -> Result<Option<
         AttributeValue::Double(v) => *v,
         AttributeValue::String(s) => s.trim().parse().unwrap_or(f64::NAN),
     };
-    if ms.is_nan() {
+    if !(0.0..=MAX_CYCLE_TIME_MS).contains(&ms) {
         return Err(Issue::message(
-            format!("message `{}` has a {CYCLE_TIME} that is not a number", message.name),
+            format!(
+                "message `{}` has a {CYCLE_TIME} of {ms} ms, not a number of milliseconds from 0 (not periodic) to \
+                 {MAX_CYCLE_TIME_MS}",
+                message.name
+            ),
             format!(
                 "give it a number of milliseconds: `BA_ \"{CYCLE_TIME}\" BO_ {} 10;`",
                 message.id.raw()
@@ -113,7 +219,7 @@ fn cycle_time(tree: &can_dbc::Dbc, message: &can_dbc::Message) -> Result<Option<
 
 /// `signal`, number `index` of `message`, as a [`Signal`].
 fn convert_signal(
-    tree: &can_dbc::Dbc,
+    tree: &Lookups<'_>,
     message: &can_dbc::Message,
     index: usize,
     signal: &can_dbc::Signal,
@@ -133,14 +239,16 @@ fn convert_signal(
                     .to_string(),
             )),
         };
-    let value_type = match tree.extended_value_type_for_signal(message.id, &signal.name) {
+    let value_type = match tree.value_types.get(&(message.id, signal.name.as_str())) {
         Some(SignalExtendedValueType::IEEEfloat32Bit) => ValueType::Float32,
         Some(SignalExtendedValueType::IEEEdouble64bit) => ValueType::Float64,
         _ if signal.value_type == can_dbc::ValueType::Signed => ValueType::Signed,
         _ => ValueType::Unsigned,
     };
     let mut value_table: Vec<(i64, String)> = tree
-        .value_descriptions_for_signal(message.id, &signal.name)
+        .value_tables
+        .get(&(message.id, signal.name.as_str()))
+        .copied()
         .unwrap_or_default()
         .iter()
         .map(|v| (v.id, v.description.clone()))

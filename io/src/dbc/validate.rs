@@ -3,6 +3,8 @@
 //! identifier, and every signal fits its message without sharing bits with
 //! another it can appear with.
 
+use std::collections::{HashMap, HashSet};
+
 use super::error::{DbcError, Issue};
 use super::source::{find_message, message_sites};
 use super::{ByteOrder, Message, Multiplex, Signal, ValueType};
@@ -12,10 +14,11 @@ use crate::frame::{CanId, CLASSIC_MAX_LEN, FD_LENGTHS};
 /// points at the `BO_` or `SG_` line concerned.
 pub(super) fn validate(messages: &[Message], text: &str, origin: &str) -> Result<(), DbcError> {
     let sites = message_sites(text);
+    let mut earlier = Earlier::default();
     for (index, message) in messages.iter().enumerate() {
         let written_id = find_message(&sites, index, &message.name).map(|site| site.id);
         let check = check_id(message, written_id)
-            .and_then(|()| check_names(&messages[..index], message))
+            .and_then(|()| earlier.check_names(messages, index))
             .and_then(|()| check_length(message))
             .and_then(|()| {
                 message
@@ -31,25 +34,35 @@ pub(super) fn validate(messages: &[Message], text: &str, origin: &str) -> Result
     Ok(())
 }
 
-/// No earlier message has the same name or identifier.
-fn check_names(earlier: &[Message], message: &Message) -> Result<(), Issue> {
-    if earlier.iter().any(|m| m.name == message.name) {
-        return Err(Issue::message(
-            format!("two messages are called `{}`", message.name),
-            "rename one of them",
-        ));
-    }
-    match earlier.iter().find(|m| m.id == message.id) {
-        Some(other) => Err(Issue::message(
-            format!(
-                "messages `{}` and `{}` have the same identifier {}",
-                other.name,
-                message.name,
-                describe_id(message.id)
-            ),
-            "give each message its own identifier",
-        )),
-        None => Ok(()),
+/// The names and identifiers of the messages checked so far.
+#[derive(Default)]
+struct Earlier<'m> {
+    names: HashSet<&'m str>,
+    ids: HashMap<CanId, &'m str>,
+}
+
+impl<'m> Earlier<'m> {
+    /// No earlier message than `messages[index]` has its name or
+    /// identifier; then it is one of the earlier ones.
+    fn check_names(&mut self, messages: &'m [Message], index: usize) -> Result<(), Issue> {
+        let message = &messages[index];
+        if !self.names.insert(&message.name) {
+            return Err(Issue::message(
+                format!("two messages are called `{}`", message.name),
+                "rename one of them",
+            ));
+        }
+        match self.ids.insert(message.id, &message.name) {
+            Some(other) => Err(Issue::message(
+                format!(
+                    "messages `{other}` and `{}` have the same identifier {}",
+                    message.name,
+                    describe_id(message.id)
+                ),
+                "give each message its own identifier",
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -141,6 +154,16 @@ fn check_signal(message: &Message, index: usize, signal: &Signal) -> Result<(), 
             "give it a finite, nonzero factor in `(Factor,Offset)`",
         ));
     }
+    if signal.min > signal.max {
+        return Err(Issue::signal(
+            index,
+            format!(
+                "{named} has its minimum {} above its maximum {}",
+                signal.min, signal.max
+            ),
+            "write `[Min|Max]` with the minimum first, or `[0|0]` for no range",
+        ));
+    }
     let last_byte = (0..signal.size).map(|i| signal.bit_position(i).0).max().unwrap_or(0);
     if last_byte >= message.len {
         let (order, hint) = match signal.byte_order {
@@ -185,6 +208,32 @@ fn check_multiplexing(message: &Message) -> Result<(), Issue> {
         .iter()
         .enumerate()
         .find(|(_, s)| matches!(s.multiplex, Multiplex::Multiplexed(_)));
+    if let Some((_, selector)) = first {
+        let values = 1u128 << selector.size.min(64);
+        let unreachable = message
+            .signals
+            .iter()
+            .enumerate()
+            .find_map(|(index, s)| match s.multiplex {
+                Multiplex::Multiplexed(value) if u128::from(value) >= values => Some((index, s, value)),
+                _ => None,
+            });
+        if let Some((index, signal, value)) = unreachable {
+            return Err(Issue::signal(
+                index,
+                format!(
+                    "signal `{}` of message `{}` is multiplexed on value {value}, which the {}-bit multiplexor `{}` \
+                     cannot hold (its largest is {})",
+                    signal.name,
+                    message.name,
+                    selector.size,
+                    selector.name,
+                    values - 1
+                ),
+                "give the signal a value the multiplexor can hold, or widen the multiplexor",
+            ));
+        }
+    }
     match (first, multiplexed) {
         (None, Some((index, signal))) => Err(Issue::signal(
             index,

@@ -62,7 +62,8 @@ impl<R: BufRead> Iterator for CandumpReader<R> {
 }
 
 impl<R> CandumpReader<R> {
-    fn error(&self, message: String) -> LogError {
+    /// An error at the line read last, saying `message`.
+    pub fn error(&self, message: String) -> LogError {
         LogError {
             file: self.file.clone(),
             line: self.line,
