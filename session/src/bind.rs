@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig};
 use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
+use tandem_io::frame::CLASSIC_MAX_LEN;
 use tandem_models::{plants, LoadError, Model, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
@@ -253,7 +254,7 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
     })?;
     let layout = model.layout();
     let message = |name: &Located<String>| -> Result<Message, ConfigError> {
-        dbc.message(&name.value).cloned().ok_or_else(|| {
+        let m = dbc.message(&name.value).cloned().ok_or_else(|| {
             config.error_at(
                 name,
                 format!(
@@ -263,7 +264,18 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
                     list(dbc.messages().iter().map(|m| m.name.as_str()))
                 ),
             )
-        })
+        })?;
+        if m.len > CLASSIC_MAX_LEN && !bus.transport.carries_fd() {
+            return Err(config.error_at(
+                name,
+                format!(
+                    "message {} is {} bytes long, a CAN FD frame, but bus {} is opened for classic CAN only; set \
+                     fd = true on the bus",
+                    m.name, m.len, bus.name
+                ),
+            ));
+        }
+        Ok(m)
     };
     let signal = |m: &Message, name: &Located<String>| -> Result<usize, ConfigError> {
         m.signals.iter().position(|s| s.name == name.value).ok_or_else(|| {
@@ -319,8 +331,10 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
                     .error_at(
                         &tx.message,
                         format!(
-                            "message {} has no GenMsgCycleTime in the DBC; give its period, e.g. cycle = \"10ms\"",
-                            m.name
+                            "message {} is not periodic in {} (no GenMsgCycleTime, or 0); give its period here, \
+                             e.g. cycle = \"10ms\", or a GenMsgCycleTime in the DBC",
+                            m.name,
+                            bus.dbc.value.display()
                         ),
                     )
                     .into())

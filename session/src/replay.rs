@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
+use tandem_config::bounds::MAX_DURATION;
 use tandem_io::log::{CandumpReader, LogError};
 use tandem_io::CanFrame;
 use tandem_runtime::tandem::clock::{Clock, MonotonicClock};
@@ -34,6 +35,11 @@ pub enum ReplayError {
     /// The log holds no frame.
     #[error("{0}: the log has no frames")]
     Empty(String),
+}
+
+/// Nanoseconds in seconds.
+fn seconds(ns: i64) -> f64 {
+    ns as f64 * 1e-9
 }
 
 /// Opens the log at `path`.
@@ -74,9 +80,28 @@ impl LogFeed {
         let mut first = None;
         let mut last = 0;
         while let Some(entry) = scan.next_entry() {
-            let entry = entry?;
-            first.get_or_insert(entry.time_ns);
-            last = entry.time_ns;
+            let time_ns = entry?.time_ns;
+            let start_ns = *first.get_or_insert(time_ns);
+            if time_ns < last {
+                return Err(scan
+                    .error(format!(
+                        "this frame's time ({:.6} s) is earlier than the one before ({:.6} s); a replayed log \
+                         must be in time order: sort it by time (e.g. sort -n)",
+                        seconds(time_ns),
+                        seconds(last)
+                    ))
+                    .into());
+            }
+            if seconds(time_ns - start_ns) > MAX_DURATION {
+                return Err(scan
+                    .error(format!(
+                        "this frame comes {:.6} s after the log's first, more than the longest run \
+                         ({MAX_DURATION} s); cut the log there",
+                        seconds(time_ns - start_ns)
+                    ))
+                    .into());
+            }
+            last = time_ns;
         }
         let Some(start_ns) = first else {
             return Err(ReplayError::Empty(name));
@@ -86,7 +111,7 @@ impl LogFeed {
             buses: Vec::new(),
             next: None,
             start_ns,
-            duration: (last - start_ns) as f64 * 1e-9,
+            duration: seconds(last - start_ns),
             unrouted: 0,
         })
     }
@@ -126,6 +151,13 @@ impl LogFeed {
     /// The log's duration (s).
     pub fn duration(&self) -> f64 {
         self.duration
+    }
+
+    /// The run length (s) in frames of `frame` seconds whose last frame
+    /// starts at or after the log's last record, so that every record
+    /// reaches the model.
+    pub fn run_length(&self, frame: f64) -> f64 {
+        ((self.duration / frame - 1e-9).ceil().max(0.0) + 1.0) * frame
     }
 
     /// Records skipped because no bus has their interface.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tandem_config::bounds::{check_output_size, OutputTooLarge};
 use tandem_models::Layout;
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError, Wiring};
@@ -70,6 +71,8 @@ pub struct Options {
     pub replay: Option<LogFeed>,
     /// How often the observer sees live statistics (run time).
     pub live_interval: Option<Duration>,
+    /// Allow a recording above [`MAX_OUTPUT_VALUES`](tandem_config::bounds::MAX_OUTPUT_VALUES).
+    pub large_output: bool,
 }
 
 impl Options {
@@ -82,6 +85,7 @@ impl Options {
             bus_log: None,
             replay: None,
             live_interval: None,
+            large_output: false,
         }
     }
 }
@@ -130,6 +134,9 @@ pub enum SessionError {
     /// The tandem cannot run this model with these settings.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// The recording would be larger than the bound, and was not allowed.
+    #[error(transparent)]
+    OutputTooLarge(#[from] OutputTooLarge),
     /// An output file cannot be created or written.
     #[error("{what} {}: {cause}", path.display())]
     File {
@@ -455,7 +462,13 @@ impl Session {
         let dropped_outputs = Arc::new(Counter::default());
         let (inputs, outputs, transmitter) = wire(halves, &devices, inputs, layout, &fault, &dropped_outputs);
         let csv = match &record {
-            Some(r) => recording_file(r, &options.results, layout)?,
+            Some(r) => {
+                if r.file.is_some() {
+                    let rows = settings.frames() as f64 / r.decimation as f64;
+                    check_output_size(rows, r.signals.len() + 1, options.large_output)?;
+                }
+                recording_file(r, &options.results, layout)?
+            }
             None => None,
         };
         let record_plan = record.map(|r| RecordPlan {
