@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::out::say;
 use tandem_models::blocks;
 use tandem_models::diagram;
 
@@ -11,19 +12,19 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
     let compiled = diagram::load(path)?;
     let program = compiled.model.program();
     let layout = program.layout();
-    println!(
+    say!(
         "{}: {} blocks, {} states, {} discrete states",
         path.display(),
         program.blocks().len(),
         layout.states.len(),
         layout.discrete
     );
-    println!("\nexecution order:");
+    say!("\nexecution order:");
     for (i, b) in program.blocks().iter().enumerate() {
-        println!("  {:>4}  {:<32} {:<24} {}", i + 1, b.path, b.kind, b.rate());
+        say!("  {:>4}  {:<32} {:<24} {}", i + 1, b.path, b.kind, b.rate());
     }
-    println!("\nstates: {}", listed(&layout.states));
-    println!("\nsample-time groups:");
+    say!("\nstates: {}", listed(&layout.states));
+    say!("\nsample-time groups:");
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for b in program.blocks() {
         let rate = b.rate();
@@ -33,21 +34,21 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
         }
     }
     for (rate, members) in groups {
-        println!("  {rate}: {}", members.join(", "));
+        say!("  {rate}: {}", members.join(", "));
     }
-    println!("\ninputs: {}", listed(layout.inputs.iter().map(|v| &v.name)));
-    println!("outputs: {}", listed(layout.outputs.iter().map(|v| &v.name)));
-    println!("zero crossings: {}", listed(&layout.zero_crossings));
+    say!("\ninputs: {}", listed(layout.inputs.iter().map(|v| &v.name)));
+    say!("outputs: {}", listed(layout.outputs.iter().map(|v| &v.name)));
+    say!("zero crossings: {}", listed(&layout.zero_crossings));
     let loops: Vec<String> = program
         .solved_loops()
         .map(|(blocks, torn)| format!("through {} (torn at {})", blocks.join(", "), torn.join(", ")))
         .collect();
     if loops.is_empty() {
-        println!("algebraic loops: none");
+        say!("algebraic loops: none");
     } else {
-        println!("algebraic loops solved by Newton at every evaluation:");
+        say!("algebraic loops solved by Newton at every evaluation:");
         for l in loops {
-            println!("  {l}");
+            say!("  {l}");
         }
     }
     Ok(())
@@ -66,13 +67,13 @@ fn listed<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
 /// Prints every block type with its summary.
 pub fn list_blocks() {
     for t in blocks::types() {
-        println!("{:<26} {}", t.name, t.summary);
+        say!("{:<26} {}", t.name, t.summary);
     }
-    println!(
+    say!(
         "{:<26} Nested blocks and links; \"action\": true makes it an If action subsystem",
         "Subsystem"
     );
-    println!(
+    say!(
         "{:<26} A subsystem output port (at the top level: same as Output)",
         "Outport"
     );

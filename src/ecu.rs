@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::{self, JoinHandle};
 
+use crate::out::say;
 use anyhow::Context;
 
 /// A running virtual ECU.
@@ -32,11 +33,11 @@ pub fn spawn(config: &Path, duration: f64) -> anyhow::Result<Ecu> {
     let echo = stdout.map(|out| {
         thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
-                println!("[ecu] {line}");
+                say!("[ecu] {line}");
             }
         })
     });
-    println!(
+    say!(
         "started the virtual ECU: tandem ecu {} (pid {})",
         config.display(),
         child.id()
@@ -49,9 +50,9 @@ impl Ecu {
     /// and for its last lines.
     pub fn finish(&mut self) {
         match self.child.wait() {
-            Ok(status) if !status.success() => println!("warning: the virtual ECU ended with {status}"),
+            Ok(status) if !status.success() => say!("warning: the virtual ECU ended with {status}"),
             Ok(_) => {}
-            Err(e) => println!("warning: waiting for the virtual ECU: {e}"),
+            Err(e) => say!("warning: waiting for the virtual ECU: {e}"),
         }
         if let Some(echo) = self.echo.take() {
             let _ = echo.join();

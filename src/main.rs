@@ -4,6 +4,7 @@
 
 mod check;
 mod ecu;
+mod out;
 mod plot;
 mod record;
 mod replay;
@@ -14,6 +15,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::out::tell;
 
 /// Tandem: real-time hardware-in-the-loop runtime and block-diagram simulator.
 #[derive(Parser)]
@@ -64,7 +67,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            tell!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::out::{say, tell};
 use anyhow::{bail, Context};
 use clap::Args;
 use tandem_config::TransportConfig;
@@ -77,7 +78,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let start = wall_ns();
     let mut log =
         tandem_io::log::create(&args.out, start).with_context(|| format!("cannot create {}", args.out.display()))?;
-    println!("recording {} into {}", args.bus, args.out.display());
+    say!("recording {} into {}", args.bus, args.out.display());
     let began = Instant::now();
     let mut last_flush = Instant::now();
     let (mut frames, mut errors) = (0u64, 0u64);
@@ -96,7 +97,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
             Err(e) => {
                 errors += 1;
                 if errors <= 10 {
-                    eprintln!("warning: {e}");
+                    tell!("warning: {e}");
                 }
             }
         }
@@ -106,7 +107,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
         }
     }
     log.finish()?;
-    println!(
+    say!(
         "{frames} frames recorded in {:.1} s ({errors} receive errors)",
         began.elapsed().as_secs_f64()
     );

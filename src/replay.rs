@@ -13,6 +13,7 @@ use tandem_models::reference::file_stem;
 use tandem_session::replay::LogFeed;
 use tandem_session::{bind, ClockMode, Options, Session};
 
+use crate::out::say;
 use crate::run::{conclude, load, parse_interval, PrintLive};
 
 /// Arguments of `tandem replay`.
@@ -40,6 +41,9 @@ pub struct ReplayArgs {
     /// The folder for the outputs.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// Allow a recording of more than 1e9 values (rows × columns).
+    #[arg(long)]
+    pub large_output: bool,
 }
 
 /// How fast a log is replayed.
@@ -54,10 +58,10 @@ pub enum Speed {
 
 /// `tandem replay`.
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
-    let out = match &args.out {
-        Some(out) => std::path::absolute(out)?,
+    let out = std::path::absolute(match &args.out {
+        Some(out) => out.clone(),
         None => args.results.join(format!("{}-replay.log", file_stem(&args.log))),
-    };
+    })?;
     if out == std::path::absolute(&args.log)? {
         bail!(
             "--out: {} is the log being replayed; choose another file",
@@ -70,17 +74,21 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     };
     let feed = LogFeed::open(&args.log)?;
     let log_length = feed.duration();
-    // The whole log, and a millisecond more, unless --duration says otherwise.
-    let config = load(&args.config, Some(args.duration.unwrap_or(log_length + 1e-3)))?;
+    let mut config = load(&args.config, args.duration)?;
+    if args.duration.is_none() {
+        // The whole log: the last frame starts at or after its last record.
+        config.settings.duration = feed.run_length(config.settings.frame);
+    }
     let options = Options {
         bus_log: Some(out.clone()),
         replay: Some(feed),
         live_interval: args.stats,
+        large_output: args.large_output,
         ..Options::new(clock, &args.results)
     };
     let plan = bind(config)?;
     let session = Session::new(plan, options)?;
-    println!(
+    say!(
         "replaying {} ({:.3} s of traffic) at speed {}, into {}",
         args.log.display(),
         log_length,

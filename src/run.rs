@@ -5,8 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::out::say;
 use anyhow::{bail, Context};
 use clap::Args;
+use tandem_config::bounds::{shown_number, MAX_DURATION};
 use tandem_config::{load_run_config, RunConfig};
 use tandem_models::plants;
 use tandem_session::report::live::LiveStats;
@@ -41,6 +43,9 @@ pub struct RunArgs {
     /// when the configuration names them without a folder).
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
+    /// Allow a recording of more than 1e9 values (rows × columns).
+    #[arg(long)]
+    pub large_output: bool,
 }
 
 /// A time interval such as `1s` or `500ms`.
@@ -53,8 +58,11 @@ pub fn parse_interval(s: &str) -> Result<Duration, tandem_config::DurationError>
 pub fn load(path: &Path, duration: Option<f64>) -> anyhow::Result<RunConfig> {
     let mut config = load_run_config(path, plants::PROFILES)?;
     if let Some(d) = duration {
-        if !(d > 0.0 && d.is_finite()) {
-            bail!("--duration: must be a positive number of seconds, found {d}");
+        if !(d > 0.0 && d <= MAX_DURATION) {
+            bail!(
+                "--duration: must be more than 0 and at most {MAX_DURATION} s (7 days), found {}",
+                shown_number(d)
+            );
         }
         let frame = config.settings.frame;
         if d < frame {
@@ -70,14 +78,14 @@ pub struct PrintLive;
 
 impl Observer for PrintLive {
     fn live(&mut self, t: f64, stats: &mut LiveStats) {
-        println!("{}", stats.line(t));
+        say!("{}", stats.line(t));
     }
 }
 
 /// Prints the session's first line and, on the real clock, its preflight.
 fn announce(session: &Session, clock: ClockMode) {
     let s = session.settings();
-    println!(
+    say!(
         "{}: {} frames of {} s ({} s), policy {}, {} + {}, {}",
         session.name(),
         s.frames(),
@@ -92,9 +100,9 @@ fn announce(session: &Session, clock: ClockMode) {
         }
     );
     if let Some(report) = session.preflight() {
-        println!("preflight:\n{report}");
+        say!("preflight:\n{report}");
         if !report.hard_real_time() {
-            println!("warning: soft real time (desktop mode): deadlines are not guaranteed");
+            say!("warning: soft real time (desktop mode): deadlines are not guaranteed");
         }
     }
 }
@@ -103,13 +111,13 @@ fn announce(session: &Session, clock: ClockMode) {
 /// stopped early.
 pub fn conclude(report: &Report, stats_json: Option<&Path>) -> anyhow::Result<()> {
     for w in &report.warnings {
-        println!("warning: {w}");
+        say!("warning: {w}");
     }
-    print!("{}", report.table());
+    crate::out::write_raw(&report.table());
     if let Some(path) = stats_json {
         std::fs::write(path, serde_json::to_string_pretty(&report.json())? + "\n")
             .with_context(|| format!("cannot write {}", path.display()))?;
-        println!("statistics written to {}", path.display());
+        say!("statistics written to {}", path.display());
     }
     match &report.failure {
         Some(f) => bail!("the run stopped: {f}"),
@@ -132,14 +140,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         // A file named on the command line is where the user is.
         bus_log: args.bus_log.as_deref().map(std::path::absolute).transpose()?,
         live_interval: args.stats,
+        large_output: args.large_output,
         ..Options::new(clock, &args.results)
     };
     let session = match Session::new(plan, options) {
         Ok(session) => session,
         Err(SessionError::NotRealTime { missing, preflight }) => {
-            println!("preflight:\n{preflight}");
+            say!("preflight:\n{preflight}");
             bail!(SessionError::NotRealTime { missing, preflight });
         }
+        Err(e @ SessionError::OutputTooLarge(_)) => bail!("{}: record: {e}", args.config.display()),
         Err(e) => return Err(e.into()),
     };
     announce(&session, clock);

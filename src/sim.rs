@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::out::say;
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::reference::file_stem;
@@ -66,6 +68,9 @@ pub struct SimArgs {
     /// with the same time).
     #[arg(long)]
     record_events: bool,
+    /// Allow a CSV file of more than 1e9 values (rows × columns).
+    #[arg(long)]
+    large_output: bool,
 }
 
 /// On or off.
@@ -117,6 +122,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     }
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
+    let rows = (settings.stop / settings.step).ceil() + 1.0;
+    check_output_size(rows, names.len() + 1, args.large_output).with_context(|| args.model.display().to_string())?;
     let out = match &args.out {
         Some(out) => out.clone(),
         None => {
@@ -167,7 +174,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         Solver::Explicit(_) => "steps",
         Solver::Bdf { .. } => "output steps",
     };
-    println!(
+    say!(
         "{}: {} {steps} of {} (step {} s) to t = {} s in {} ({:.3e} steps/s, {} evaluations, {events}); wrote {}{}",
         file_stem(&args.model),
         summary.steps,
@@ -190,7 +197,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 /// The BDF's counters, in CVODE's names, and its restarts.
 fn print_bdf_statistics(summary: &Summary) {
     if let Some(stats) = &summary.bdf {
-        println!("BDF statistics: {stats}, restarts {}", summary.restarts);
+        say!("BDF statistics: {stats}, restarts {}", summary.restarts);
     }
 }
 

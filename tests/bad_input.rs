@@ -252,12 +252,14 @@ fn sample_time_off_the_step_grid_is_refused() {
 #[test]
 fn non_positive_step_and_stop_name_their_origin() {
     let e = sim_error("zero_step", &chain(json!({"gain": 1})), &["--step", "0"]);
-    assert_mentions(&e, &["--step: the step must be a positive number of seconds, found 0"]);
+    assert_mentions(&e, &["--step: the step must be from 1e-9 to 1e9 seconds, found 0"]);
+    let e = sim_error("tiny_step", &chain(json!({"gain": 1})), &["--step", "1e-300"]);
+    assert_mentions(&e, &["--step: the step must be from 1e-9 to 1e9 seconds, found 1e-300"]);
     let m = chain(json!({"gain": 1})).replace("\"stop\": 0.1", "\"stop\": -1.0");
     let e = sim_error("negative_stop", &m, &[]);
     assert_mentions(
         &e,
-        &["the model's simulation.stop: the stop time must be a positive number of seconds, found -1"],
+        &["the model's simulation.stop: the stop time must be from 1e-9 to 1e9 seconds, found -1"],
     );
 }
 

@@ -605,12 +605,19 @@ fn a_duration_that_is_not_positive_or_shorter_than_a_frame_is_refused() {
     for (duration, message) in [
         (
             "-1",
-            "error: --duration: must be a positive number of seconds, found -1",
+            "error: --duration: must be more than 0 and at most 604800 s (7 days), found -1",
         ),
-        ("0", "error: --duration: must be a positive number of seconds, found 0"),
+        (
+            "0",
+            "error: --duration: must be more than 0 and at most 604800 s (7 days), found 0",
+        ),
         (
             "nan",
-            "error: --duration: must be a positive number of seconds, found NaN",
+            "error: --duration: must be more than 0 and at most 604800 s (7 days), found NaN",
+        ),
+        (
+            "1e300",
+            "error: --duration: must be more than 0 and at most 604800 s (7 days), found 1e300",
         ),
         (
             "0.0001",
