@@ -1,0 +1,123 @@
+//! Tandem's fuzz checks: one function per parser, and one that compiles
+//! and simulates a model. Each takes arbitrary bytes and must return
+//! without panicking, aborting or hanging, whatever the bytes; errors are
+//! the expected outcome of most inputs.
+//!
+//! The libFuzzer binaries in `fuzz_targets/` call them (`fuzz/run`
+//! explains how to run a campaign), and `tests/corpus.rs` replays the
+//! corpus and every input that once failed through them in `cargo test`.
+//!
+//! ```
+//! tandem_fuzz::candump(b"(1.000000) can0 123#DEADBEEF\n(oops");
+//! tandem_fuzz::dbc(b"BO_ 1 M: 9 X\n");
+//! ```
+
+use std::io::Cursor;
+use std::path::Path;
+
+use tandem_config::{fixed_step, parse_run_config, Overrides};
+use tandem_io::dbc::Dbc;
+use tandem_io::log::CandumpReader;
+use tandem_io::slcan::codec::{parse_line, Decoder};
+use tandem_models::diagram::compile_str;
+use tandem_runtime::record::Recorder;
+use tandem_runtime::{FixedStep, Simulation};
+
+/// The most grid steps a fuzzed model is simulated for.
+const MAX_STEPS: f64 = 200.0;
+
+/// A model's JSON text: parsed and compiled, then, when it compiles,
+/// simulated for at most [`MAX_STEPS`] steps with its own settings.
+pub fn model(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(mut compiled) = compile_str(text) else {
+        return;
+    };
+    let Ok(settings) = fixed_step(&compiled.simulation, &Overrides::default()) else {
+        return;
+    };
+    let settings = FixedStep {
+        stop: settings.stop.min(settings.step * MAX_STEPS),
+        ..settings
+    };
+    if let Ok(mut sim) = Simulation::new(&mut compiled.model, settings) {
+        let _ = sim.run(&mut Discard, &mut |_| {});
+    }
+}
+
+/// Outputs dropped as they come.
+struct Discard;
+
+impl Recorder for Discard {
+    fn record(&mut self, _: f64, _: &[f64]) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A run configuration's TOML text.
+pub fn run_toml(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = parse_run_config(text, Path::new("fuzz.toml"), &["ev-drive-cycle"]);
+    }
+}
+
+/// A DBC file's text; when it loads, every signal of every message is
+/// decoded from and encoded into a payload made of the same bytes.
+pub fn dbc(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(dbc) = Dbc::parse(text, "fuzz.dbc") else {
+        return;
+    };
+    let mut payload = [0u8; 64];
+    for (p, b) in payload.iter_mut().zip(data.iter().rev()) {
+        *p = *b;
+    }
+    for message in dbc.messages() {
+        let payload = &mut payload[..message.len.min(64)];
+        for signal in &message.signals {
+            let value = signal.decode(payload);
+            message.carries(signal, payload);
+            signal.encode(value, payload);
+            signal.encode(f64::NAN, payload);
+            signal.encode(f64::MAX, payload);
+        }
+    }
+}
+
+/// A candump log, read to its end or its first bad line.
+pub fn candump(data: &[u8]) {
+    let mut reader = CandumpReader::new(Cursor::new(data), "fuzz.log");
+    while let Some(Ok(_)) = reader.next_entry() {}
+}
+
+/// Bytes from an SLCAN adapter, fed to the line decoder one by one, and
+/// the whole input as one line.
+pub fn slcan(data: &[u8]) {
+    let mut decoder = Decoder::new();
+    for &byte in data {
+        let _ = decoder.push(byte);
+    }
+    let _ = parse_line(data);
+}
+
+/// A CAN-over-UDP datagram (python-can's msgpack layout).
+pub fn udp(data: &[u8]) {
+    let _ = tandem_io::udp::decode(data);
+}
+
+/// A line of the serial `name=value` protocol, with every field read.
+pub fn serial_line(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(record) = tandem_io::serial_lines::parse_line(text) {
+        let _ = record.time();
+        for field in record.fields() {
+            let _ = field;
+        }
+    }
+}
