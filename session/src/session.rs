@@ -168,6 +168,8 @@ type CsvFile = (CsvRecorder<BufWriter<File>>, PathBuf);
 struct Recording {
     rows: RowReceiver,
     csv: Option<CsvFile>,
+    /// The CSV file, kept for the report after `csv` is closed.
+    file: Option<PathBuf>,
     written: usize,
     error: Option<io::Error>,
 }
@@ -272,6 +274,49 @@ fn create_output<T>(
         std::fs::create_dir_all(dir).map_err(error(dir))?;
     }
     create(file).map_err(error(file))
+}
+
+/// Cuts a text file that failed part-way through a line back to its last
+/// whole line, and says what it holds: the lines written before the
+/// failure, each whole.
+fn kept_whole(file: &Path) -> String {
+    match cut_to_whole_lines(file).and_then(|()| count_lines(file)) {
+        Ok(n) => format!("the {n} lines before it are in the file, each whole"),
+        Err(e) => format!("the lines before it are in the file, the last perhaps cut short: {e}"),
+    }
+}
+
+/// The number of lines of `file`.
+fn count_lines(file: &Path) -> io::Result<u64> {
+    use std::io::Read;
+    let mut f = io::BufReader::new(File::open(file)?);
+    let mut chunk = [0u8; 1 << 16];
+    let mut lines = 0;
+    loop {
+        match f.read(&mut chunk)? {
+            0 => return Ok(lines),
+            n => lines += chunk[..n].iter().filter(|&&b| b == b'\n').count() as u64,
+        }
+    }
+}
+
+/// Truncates `file` after its last newline.
+fn cut_to_whole_lines(file: &Path) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).open(file)?;
+    let mut end = f.metadata()?.len();
+    let mut chunk = [0u8; 4096];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - start) as usize];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(part)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            return f.set_len(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    f.set_len(0)
 }
 
 /// The preflight of a real-clock run; refused when `require_rt` is asked
@@ -484,6 +529,7 @@ impl Session {
         let tandem = assemble(&settings, model.as_ref(), wiring)?;
         let recording = tandem.recording.map(|rows| Recording {
             rows,
+            file: csv.as_ref().map(|(_, file)| file.clone()),
             csv,
             written: 0,
             error: None,
@@ -615,10 +661,13 @@ impl Parts {
                     r.error = Some(e);
                 }
             }
-            if let (Some(e), Some((_, file))) = (&r.error, &r.csv) {
+            if let (Some(e), Some((csv, file))) = (&r.error, r.csv.take()) {
+                // Closed first: its buffer may still try to write.
+                drop(csv);
                 failures.push(format!(
-                    "writing the recording {}: {e} (the rows before it are in the file)",
-                    file.display()
+                    "writing the recording {}: {e} ({})",
+                    file.display(),
+                    kept_whole(&file)
                 ));
             }
         }
@@ -627,8 +676,9 @@ impl Parts {
                 Ok(records) => Some((file, records)),
                 Err(e) => {
                     failures.push(format!(
-                        "writing the bus log {}: {e} (the frames before it are in the file)",
-                        file.display()
+                        "writing the bus log {}: {e} ({})",
+                        file.display(),
+                        kept_whole(&file)
                     ));
                     None
                 }
@@ -643,7 +693,7 @@ impl Parts {
             wall,
             preflight: self.preflight.take(),
             recording: self.recording.as_ref().map(|r| RecordingReport {
-                file: r.csv.as_ref().map(|(_, file)| file.clone()),
+                file: r.file.clone(),
                 rows: r.written,
                 dropped: fast.and_then(FastSide::recorder).map_or(0, |s| s.dropped()),
             }),

@@ -594,7 +594,11 @@ fn loop_error(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>], dep
             }
         }
         let names: Vec<&str> = component.iter().map(|&b| blocks[b].path.as_str()).collect();
-        lines.push(format!("  loop through {} (ports {})", listed(&names), listed_with(&ports, "; ")));
+        lines.push(format!(
+            "  loop through {} (ports {})",
+            listed(&names),
+            listed_with(&ports, "; ")
+        ));
     }
     DiagramError {
         kind: ErrorKind::AlgebraicLoop,
