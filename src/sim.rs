@@ -9,11 +9,11 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
-use tandem_models::diagram::SimulationDef;
+use tandem_models::diagram::{locate_block, SimulationDef};
 use tandem_models::reference::file_stem;
 use tandem_models::{Model, ModelRef};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
-use tandem_runtime::{ChatterPolicy, EventSettings, Simulation, Solver, Summary};
+use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Solver, Summary};
 
 /// Arguments of `tandem sim`.
 #[derive(Args)]
@@ -136,7 +136,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let mut trace = Trace::default();
     let events = args.events()?;
     let mut sim = Simulation::new(model.as_mut(), settings)
-        .with_context(|| args.model.display().to_string())?
+        .map_err(|e| located(&args.model, e))?
         .with_events(events);
     let mut progress = Progress::new();
     let result = if args.plot.is_some() {
@@ -207,6 +207,25 @@ fn load(model: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)>
     let reference = ModelRef::parse(&model.to_string_lossy(), Path::new(""));
     let loaded = reference.load()?;
     Ok((loaded.model, loaded.simulation, loaded.name))
+}
+
+/// `error` headed by the model file, with the line and column of the block
+/// it names when it names one.
+fn located(model: &Path, error: SimError) -> anyhow::Error {
+    let block = match &error {
+        SimError::SampleTime(e) => Some(e.user.as_str()),
+        _ => None,
+    };
+    let at = block
+        .and_then(|b| Some((b, locate_block(&std::fs::read_to_string(model).ok()?, b)?)))
+        .map_or(String::new(), |(b, (line, column))| {
+            format!(":{line}:{column}: block \"{b}\"")
+        });
+    let help = match &error {
+        SimError::SampleTime(_) => "\n  help: make the sample time a multiple of the step, or give a step (--step or simulation.step) that divides it",
+        _ => "",
+    };
+    anyhow::anyhow!("{}{at}: {error}{help}", model.display())
 }
 
 /// A duration in the unit that reads best.
