@@ -2,7 +2,7 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
@@ -11,6 +11,7 @@
 mod io;
 mod parallel;
 mod realtime;
+mod soak;
 mod speed;
 mod stiff;
 
@@ -43,6 +44,9 @@ enum Which {
     Io,
     /// The part of the implicit thread's work a helper core could take.
     Parallel,
+    /// A configuration (the EV example by default) on the real clock for
+    /// --seconds: resident memory and counters every --interval.
+    Soak,
 }
 
 /// Tandem's benchmarks.
@@ -64,6 +68,12 @@ struct Args {
     /// `jitter`: wake-ups per measurement.
     #[arg(long, default_value_t = 20_000)]
     loops: u64,
+    /// `soak`: the run configuration.
+    #[arg(long, default_value = "config/examples/ev.toml")]
+    config: std::path::PathBuf,
+    /// `soak`: seconds between two samples of memory and counters.
+    #[arg(long, default_value_t = 60.0)]
+    interval: f64,
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
@@ -81,6 +91,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Rate => realtime::rate(args.seconds),
         Which::Io => io::run(args.seconds),
         Which::Parallel => parallel::run(),
+        Which::Soak => soak::run(&args.config, args.seconds, Duration::from_secs_f64(args.interval)),
     }
 }
 
