@@ -55,7 +55,9 @@ pub fn run(config: &Path, seconds: f64, interval: Duration) -> anyhow::Result<()
         1.0 / frame,
         interval.as_secs_f64()
     );
-    println!("  goal: resident memory flat (growth from the second sample to the last under {FLAT_KIB} KiB), no failure");
+    println!(
+        "  goal: resident memory flat (growth from the second sample to the last under {FLAT_KIB} KiB), no failure"
+    );
     let mut watch = Watch { samples: Vec::new() };
     let report = session.run(&mut watch)?;
     let _ = std::fs::remove_dir_all(&results);

@@ -120,7 +120,7 @@ impl BusFeed {
         let samples = &mut self.samples;
         match self.map.decode(frame, time, |s| {
             if !samples.push(s) {
-                m.rx_dropped.increment();
+                m.rx_merged.increment();
             }
         }) {
             RxOutcome::Mapped(_) => m.rx_frames.increment(),
@@ -136,6 +136,11 @@ impl BusFeed {
             };
             log.log(record, &m.log_dropped);
         }
+    }
+
+    /// Moves samples that waited for room into the fast thread's queue.
+    pub fn flush(&mut self) {
+        self.samples.flush();
     }
 
     /// Counts a receive error by kind.
@@ -312,7 +317,8 @@ impl Device for BusDevice {
         } else {
             None
         };
-        let (samples, queue) = sample_queue(SAMPLE_QUEUE);
+        let inputs = self.map.rx.iter().map(|m| m.inputs.len()).sum();
+        let (samples, queue) = sample_queue(SAMPLE_QUEUE, inputs);
         self.feed = Some(BusFeed {
             bus: self.bus,
             map: Arc::clone(&self.map),
@@ -357,7 +363,7 @@ impl Device for BusDevice {
                             feed.receive(&received.frame, (got - origin) as f64 * 1e-9, wall_ns());
                             feed.metrics.rx_path.record((MonotonicClock::raw_now() - got) as f64);
                         }
-                        Ok(None) => {}
+                        Ok(None) => feed.flush(),
                         Err(e) => {
                             feed.count_error(&e);
                             if matches!(e, BusError::Disconnected(_) | BusError::Io(_)) {

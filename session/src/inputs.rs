@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ringbuf::traits::{Consumer, Producer, Split};
+use ringbuf::traits::{Consumer, Observer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use tandem_config::{Timeout, TimeoutPolicy};
 use tandem_runtime::tandem::inputs::InputSource;
@@ -13,15 +13,59 @@ use tandem_runtime::tandem::inputs::InputSource;
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
 
-/// The receiving thread's end of a device's sample queue.
+/// The receiving thread's end of a device's sample queue. When the queue
+/// is (nearly) full, samples wait here instead, the newest of each input
+/// replacing an older one of the same input (merged, and counted), and go
+/// into the queue in time order as room frees up: the fast thread always
+/// gets each input's newest value, and nothing waits unboundedly.
 pub struct SampleSender {
     ring: HeapProd<Sample>,
+    /// Samples that found the queue full, in the order they came; at most
+    /// one per input, so its capacity (the inputs the device drives) is
+    /// never exceeded.
+    waiting: Vec<Sample>,
 }
 
 impl SampleSender {
-    /// Queues `sample`; `false` when the queue is full (the sample is lost).
+    /// Queues `sample`; `false` when it replaced an older sample of its
+    /// input that was still waiting for room (that one is merged away).
     pub fn push(&mut self, sample: Sample) -> bool {
-        self.ring.try_push(sample).is_ok()
+        self.move_waiting(self.waiting.capacity());
+        // Room is kept for one waiting sample per input, so that `flush`
+        // can always empty `waiting` once the queue has been read.
+        if self.waiting.is_empty() && self.ring.vacant_len() > self.waiting.capacity() {
+            return self.ring.try_push(sample).is_ok();
+        }
+        match self.waiting.iter().position(|w| w.input == sample.input) {
+            Some(i) => {
+                self.waiting.remove(i);
+                self.waiting.push(sample);
+                false
+            }
+            None if self.waiting.len() < self.waiting.capacity() => {
+                self.waiting.push(sample);
+                true
+            }
+            // An input the queue was not made for: lost, and counted.
+            None => false,
+        }
+    }
+
+    /// Moves every waiting sample into the queue that fits, the room kept
+    /// for them included: before the fast thread reads the queue.
+    pub fn flush(&mut self) {
+        self.move_waiting(0);
+    }
+
+    /// Moves waiting samples into the queue while it has more than `keep`
+    /// free places.
+    fn move_waiting(&mut self, keep: usize) {
+        while let Some(&first) = self.waiting.first() {
+            if self.ring.vacant_len() <= keep || self.ring.try_push(first).is_err() {
+                break;
+            }
+            self.waiting.remove(0);
+        }
     }
 }
 
@@ -30,10 +74,17 @@ pub struct SampleReceiver {
     ring: HeapCons<Sample>,
 }
 
-/// A sample queue of `capacity` samples.
-pub fn sample_queue(capacity: usize) -> (SampleSender, SampleReceiver) {
-    let (ring, cons) = HeapRb::new(capacity).split();
-    (SampleSender { ring }, SampleReceiver { ring: cons })
+/// A sample queue of `capacity` samples for a device that drives `inputs`
+/// model inputs (room for `inputs` more is added for samples that wait).
+pub fn sample_queue(capacity: usize, inputs: usize) -> (SampleSender, SampleReceiver) {
+    let (ring, cons) = HeapRb::new(capacity + inputs).split();
+    (
+        SampleSender {
+            ring,
+            waiting: Vec::with_capacity(inputs),
+        },
+        SampleReceiver { ring: cons },
+    )
 }
 
 /// A receive-timeout fault: which device and message, shared with the
@@ -180,5 +231,40 @@ impl InputSource for DeviceInputs {
         } else {
             base_time
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(input: u32, value: f64) -> Sample {
+        Sample {
+            message: 0,
+            input,
+            value,
+            time: value,
+        }
+    }
+
+    #[test]
+    fn a_full_queue_merges_samples_so_that_each_input_keeps_its_newest_in_time_order() {
+        let (mut tx, mut rx) = sample_queue(4, 2);
+        let mut merged = 0;
+        for k in 0..20 {
+            if !tx.push(sample(k % 2, f64::from(k))) {
+                merged += 1;
+            }
+        }
+        tx.flush();
+        let got: Vec<(u32, f64)> = std::iter::from_fn(|| rx.ring.try_pop())
+            .map(|s| (s.input, s.value))
+            .collect();
+        // The first four fill the queue up to its reserve of two; the rest
+        // wait, each replacing the older one of its input; the last two
+        // (18 and 19) go into the reserve when flushed.
+        assert_eq!(got, [(0, 0.0), (1, 1.0), (0, 2.0), (1, 3.0), (0, 18.0), (1, 19.0)]);
+        assert_eq!(merged, 14);
+        assert!(got.windows(2).all(|w| w[0].1 < w[1].1), "in time order");
     }
 }

@@ -14,8 +14,9 @@ pub struct DeviceMetrics {
     pub rx_wrong_length: Counter,
     /// Malformed input skipped by the transport (receive thread).
     pub rx_malformed: Counter,
-    /// Samples lost because the fast thread's queue was full (receive thread).
-    pub rx_dropped: Counter,
+    /// Samples merged into a newer sample of the same input because the
+    /// fast thread's queue was full (receive thread).
+    pub rx_merged: Counter,
     /// Bus errors reported by the controller (receive thread).
     pub bus_errors: Counter,
     /// Bus-off events (receive thread).
@@ -57,7 +58,7 @@ impl Default for DeviceMetrics {
             rx_unmapped: Counter::default(),
             rx_wrong_length: Counter::default(),
             rx_malformed: Counter::default(),
-            rx_dropped: Counter::default(),
+            rx_merged: Counter::default(),
             bus_errors: Counter::default(),
             bus_off: Counter::default(),
             disconnects: Counter::default(),

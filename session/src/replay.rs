@@ -183,6 +183,10 @@ impl LogFeed {
             self.deliver(next, time, feeds);
             self.advance()?;
         }
+        // Samples that waited for room go in now, before the frame reads them.
+        for feed in feeds.iter_mut().flatten() {
+            feed.flush();
+        }
         Ok(())
     }
 

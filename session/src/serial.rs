@@ -133,7 +133,7 @@ fn receive_line(line: &str, time: f64, map: &SerialMap, samples: &mut SampleSend
                 time,
             };
             if !samples.push(sample) {
-                metrics.rx_dropped.increment();
+                metrics.rx_merged.increment();
             }
         }
     }
@@ -168,7 +168,7 @@ impl Device for SerialDevice {
         } else {
             None
         };
-        let (samples, queue) = sample_queue(SAMPLE_QUEUE);
+        let (samples, queue) = sample_queue(SAMPLE_QUEUE, self.map.receive.len());
         self.samples = Some(samples);
         let read = (!self.map.receive.is_empty()).then(|| ReadHalf {
             queue,
@@ -208,7 +208,7 @@ impl Device for SerialDevice {
                             receive_line(line, time, &map, &mut samples, &metrics);
                             metrics.rx_path.record((MonotonicClock::raw_now() - got) as f64);
                         }
-                        Ok(None) => {}
+                        Ok(None) => samples.flush(),
                         Err(BusError::Malformed(_)) => metrics.rx_malformed.increment(),
                         Err(BusError::Disconnected(_)) => {
                             metrics.disconnects.increment();

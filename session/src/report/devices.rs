@@ -36,7 +36,7 @@ fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 15] {
         ("rx unmapped ids", m.rx_unmapped.get()),
         ("rx wrong length", m.rx_wrong_length.get()),
         ("rx malformed", m.rx_malformed.get()),
-        ("rx samples dropped", m.rx_dropped.get()),
+        ("rx samples merged", m.rx_merged.get()),
         ("bus errors", m.bus_errors.get()),
         ("bus-off", m.bus_off.get()),
         ("disconnects", m.disconnects.get()),
