@@ -725,3 +725,28 @@ fn a_short_real_clock_run_reports_its_preflight_and_runs_every_frame() {
     assert_eq!(table.rows.len(), 50);
     assert_eq!(int(&s, "/recording/rows"), 50);
 }
+
+#[test]
+fn a_model_without_continuous_states_runs_under_every_fast_and_implicit_method() {
+    let dir = common::scratch("stateless");
+    std::fs::write(
+        dir.join("const.json"),
+        r#"{"blocks": [{"id": "c", "type": "Constant", "params": {"value": 2.5}}, {"id": "y", "type": "Output"}],
+            "links": [{"from": "c", "to": "y"}]}"#,
+    )
+    .unwrap();
+    for fast in ["rk4", "rosenbrock-euler", "ros34pw2"] {
+        for implicit in ["bdf", "bdf1", "trapezoidal"] {
+            let name = format!("{fast}-{implicit}.toml");
+            let config = format!(
+                "model = \"const.json\"\nframe = \"1ms\"\nduration = \"50ms\"\n[fast]\nmethod = \"{fast}\"\n\
+                 [implicit]\nmethod = \"{implicit}\"\n[record]\nfile = \"{fast}-{implicit}.csv\"\n"
+            );
+            std::fs::write(dir.join(&name), config).unwrap();
+            run_ok(&dir, &[&name, "--virtual-clock"]);
+            let table = common::Table::read(&dir.join(format!("results/{fast}-{implicit}.csv")));
+            assert_eq!(table.rows.len(), 50, "{name}");
+            assert!(table.rows.iter().all(|r| r[1] == 2.5), "{name}");
+        }
+    }
+}
