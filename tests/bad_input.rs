@@ -389,3 +389,24 @@ fn a_subsystem_with_two_kinds_of_control_is_refused() {
     );
     assert_mentions(&sim_error("two_controls", &m, &[]), &["block \"s\"", "not several"]);
 }
+
+#[test]
+fn files_that_are_not_utf8_name_the_line_and_column_of_the_first_bad_byte() {
+    let dir = common::scratch("not_utf8");
+    std::fs::write(dir.join("m.json"), b"{\"blocks\": [\n  {\"id\": \"a\xff\"}]}").unwrap();
+    std::fs::write(dir.join("t.toml"), b"model = \"ev\"\nframe = \"1\xffms\"\n").unwrap();
+    for (args, expected) in [
+        (
+            &["sim", "m.json"][..],
+            "error: m.json:2:12: the file is not UTF-8 text\n  help: save it as UTF-8",
+        ),
+        (
+            &["run", "t.toml"][..],
+            "error: t.toml:2:11: the file is not UTF-8 text; save it as UTF-8",
+        ),
+    ] {
+        let out = common::tandem(&dir, args);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), expected);
+    }
+}

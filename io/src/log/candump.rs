@@ -41,6 +41,11 @@ impl<R: BufRead> CandumpReader<R> {
             match self.input.read_line(&mut self.text) {
                 Ok(0) => return None,
                 Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Some(Err(self.error(
+                        "the line is not UTF-8 text: a candump log is ASCII; check that this is a candump log".into(),
+                    )))
+                }
                 Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
             }
             let line = self.text.trim();

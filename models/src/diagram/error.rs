@@ -79,6 +79,16 @@ pub(crate) fn listed_with<S: AsRef<str>>(items: &[S], separator: &str) -> String
     text
 }
 
+/// The 1-based line and column (in characters) of the first byte of
+/// `bytes` that is not UTF-8, `valid_up_to` bytes in.
+pub fn invalid_utf8_at(bytes: &[u8], valid_up_to: usize) -> (usize, usize) {
+    let good = &bytes[..valid_up_to.min(bytes.len())];
+    let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+    (line, column)
+}
+
 /// Finds where block `path` (`a/b/c`) is declared in the JSON `text`: the
 /// position of `"id": "c"` after those of its parents. Returns 1-based line
 /// and column.

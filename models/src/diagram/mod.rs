@@ -26,7 +26,7 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use error::{locate_block, DiagramError, ErrorKind};
+pub use error::{invalid_utf8_at, locate_block, DiagramError, ErrorKind};
 pub use format::{Diagram, SimulationDef};
 pub use program::{BlockInfo, DiagramModel, Program};
 
@@ -125,13 +125,9 @@ pub fn load(path: &Path) -> Result<Compiled, FileError> {
         ));
     }
     let text = String::from_utf8(bytes).map_err(|e| {
-        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
         invalid(
             "the file is not UTF-8 text".into(),
-            Some((line, column)),
+            Some(invalid_utf8_at(e.as_bytes(), e.utf8_error().valid_up_to())),
             "save it as UTF-8",
         )
     })?;
