@@ -410,3 +410,86 @@ fn files_that_are_not_utf8_name_the_line_and_column_of_the_first_bad_byte() {
         assert_eq!(String::from_utf8_lossy(&out.stderr).trim_end(), expected);
     }
 }
+
+#[test]
+fn oversized_and_empty_parameters_are_refused_with_their_bound() {
+    let gain = |params: serde_json::Value| {
+        model(
+            json!([
+                {"id": "c", "type": "Constant", "params": {"value": 1}},
+                params,
+                {"id": "y", "type": "Output"}
+            ]),
+            json!([{"from": "c", "to": "g"}, {"from": "g", "to": "y"}]),
+        )
+    };
+    let deep = "sin(".repeat(300) + "u" + &")".repeat(300);
+    let cases = [
+        (
+            "transfer_function_order",
+            gain(
+                json!({"id": "g", "type": "TransferFunction", "params": {"numerator": [1], "denominator": vec![1.0; 300]}}),
+            ),
+            "order 299, more than the bound of 256",
+        ),
+        (
+            "long_expression",
+            gain(json!({"id": "g", "type": "Expression", "params": {"expression": deep}})),
+            "more than the bound of 1024",
+        ),
+        (
+            "sum_signs",
+            gain(json!({"id": "g", "type": "Sum", "params": {"signs": "+".repeat(2000)}})),
+            "more than the bound of 1024 inputs",
+        ),
+        (
+            "if_conditions",
+            gain(json!({"id": "g", "type": "If", "params": {"conditions": vec!["u1 > 0"; 2000]}})),
+            "at most 1023",
+        ),
+        (
+            "long_id",
+            gain(json!({"id": "g".repeat(200), "type": "Gain", "params": {"gain": 1}})),
+            "a block id is at most 128 bytes",
+        ),
+        (
+            "empty_lookup_table",
+            gain(json!({"id": "g", "type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1], "table": []}})),
+            "the matrix is empty",
+        ),
+        (
+            "empty_state_space_matrix",
+            gain(json!({"id": "g", "type": "StateSpace", "params": {"A": [[-1]], "B": [], "C": [[1]]}})),
+            "the matrix is empty",
+        ),
+        (
+            "too_many_states",
+            model(
+                json!([
+                    {"id": "in", "type": "Inport", "params": {"width": 5000}},
+                    {"id": "i", "type": "Integrator"},
+                    {"id": "y", "type": "Output"}
+                ]),
+                json!([{"from": "in", "to": "i"}, {"from": "i", "to": "y"}]),
+            ),
+            "continuous states would pass 4096",
+        ),
+        (
+            "pulse_faster_than_the_step",
+            model(
+                json!([
+                    {"id": "p", "type": "Pulse", "params": {"period": 1e-7}},
+                    {"id": "i", "type": "Integrator"},
+                    {"id": "y", "type": "Output"}
+                ]),
+                json!([{"from": "p", "to": "i"}, {"from": "i", "to": "y"}]),
+            ),
+            "more than 1000 events within one step of 0.01 s",
+        ),
+    ];
+    for (name, text, bound) in cases {
+        let e = sim_error(name, &text, &[]);
+        assert_mentions(&e, &[bound, "help:"]);
+        assert!(e.len() < 2000, "{name}: a long message:\n{e}");
+    }
+}

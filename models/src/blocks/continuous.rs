@@ -3,6 +3,10 @@
 
 use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
 
+/// The highest order of a TransferFunction: its companion matrix is dense,
+/// so its cost grows with the square of the order.
+const MAX_ORDER: usize = 256;
+
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
     BlockType {
@@ -301,6 +305,12 @@ fn transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         .help("make \"denominator\" at least as long as \"numerator\" (coefficients highest power first)"));
     }
     let n = den.len() - 1;
+    if n > MAX_ORDER {
+        return Err(BlockError::new(format!(
+            "the transfer function has order {n}, more than the bound of {MAX_ORDER}"
+        ))
+        .help("split it into a cascade of lower-order transfer functions"));
+    }
     let a: Vec<f64> = den.iter().map(|c| c / den[0]).collect();
     let mut bn = vec![0.0; den.len() - num.len()];
     bn.extend(num.iter().map(|c| c / den[0]));

@@ -55,6 +55,10 @@ impl MakeOperators<f64> for TandemOps {
     }
 }
 
+/// The longest expression text (bytes); parsing time grows with its
+/// nesting, so it is bounded before parsing.
+const MAX_TEXT: usize = 1024;
+
 /// Largest number of operands (numbers and variables) evaluated on the
 /// stack by exmex; longer formulas would allocate.
 const MAX_OPERANDS: usize = 32;
@@ -78,6 +82,13 @@ pub(crate) struct Formula {
 impl Formula {
     /// Parses `text`; `constants` are names bound to fixed values.
     pub(crate) fn parse(text: &str, n_inputs: usize, constants: &[(String, f64)]) -> Result<Self, BlockError> {
+        if text.len() > MAX_TEXT {
+            return Err(BlockError::new(format!(
+                "an expression is {} characters long, more than the bound of {MAX_TEXT}",
+                text.len()
+            ))
+            .help("split it over several Expression blocks"));
+        }
         let operands = count_operands(text);
         if operands > MAX_OPERANDS {
             return Err(BlockError::new(format!(

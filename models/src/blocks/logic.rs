@@ -302,6 +302,15 @@ fn if_block(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
             "a list of conditions such as \"u1 <= 0.2\"",
         ));
     }
+    if texts.len() >= MAX_PORTS {
+        return Err(BlockError::new(format!(
+            "parameter \"conditions\" has {} conditions, one output each: at most {} (with the else output, \
+             the bound of {MAX_PORTS} outputs)",
+            texts.len(),
+            MAX_PORTS - 1
+        ))
+        .help("split the decision over several If blocks"));
+    }
     let conditions = texts
         .iter()
         .map(|t| Formula::parse(t, n, &constants))

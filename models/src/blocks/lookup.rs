@@ -125,11 +125,12 @@ fn lookup2d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let extrapolation = Extrapolation::read(b)?;
     check_breakpoints("rows", &rows)?;
     check_breakpoints("columns", &columns)?;
-    if table.len() != rows.len() || table[0].len() != columns.len() {
+    let table_columns = table.first().map_or(0, Vec::len);
+    if table.len() != rows.len() || table_columns != columns.len() {
         return Err(BlockError::dimension(format!(
             "dimension mismatch: table is {}×{} but there are {} rows and {} columns breakpoints",
             table.len(),
-            table[0].len(),
+            table_columns,
             rows.len(),
             columns.len()
         ))

@@ -53,6 +53,13 @@ fn gain(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 fn operators(b: &mut Build, key: &'static str, default: &'static str, allowed: &str) -> Result<Vec<char>, BlockError> {
     let text = b.params.string_or(key, default)?;
     let ops: Vec<char> = text.chars().filter(|c| *c != '|' && *c != ' ').collect();
+    if ops.len() > MAX_PORTS {
+        return Err(BlockError::new(format!(
+            "parameter \"{key}\" has {} characters, one per input: more than the bound of {MAX_PORTS} inputs",
+            ops.len()
+        ))
+        .help("split the block into several"));
+    }
     if ops.is_empty() || ops.iter().any(|c| !allowed.contains(*c)) {
         return Err(BlockError::new(format!(
             "parameter \"{key}\" is \"{text}\"; it must be made of the characters {allowed}"

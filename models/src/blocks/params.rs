@@ -131,6 +131,10 @@ impl<'a> Params<'a> {
             other => as_numbers(other).map(|row| vec![row]),
         };
         let rows = rows.ok_or_else(|| BlockError::mistyped(key, "a matrix (a list of rows of numbers)", v))?;
+        if rows.first().is_none_or(Vec::is_empty) {
+            return Err(BlockError::new(format!("parameter \"{key}\": the matrix is empty"))
+                .help("give at least one row of at least one number"));
+        }
         if rows.iter().any(|r| r.len() != rows[0].len()) {
             return Err(
                 BlockError::new(format!("parameter \"{key}\": rows have different lengths"))

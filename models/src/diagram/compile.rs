@@ -53,6 +53,9 @@ struct Node {
 /// crossings together) one compiled model may hold.
 pub const MAX_MODEL_VALUES: usize = 1 << 24;
 
+/// The most continuous states one compiled model may have.
+pub const MAX_STATES: usize = 4096;
+
 /// Compiles a parsed diagram.
 pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
     let flat = flatten(&diagram.blocks, &diagram.links)?;
@@ -260,6 +263,7 @@ fn output_index(
 fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<Node>, DiagramError> {
     let mut nodes: Vec<Option<Node>> = blocks.iter().map(|_| None).collect();
     let mut values = 0usize;
+    let mut states = 0usize;
     let mut mode = WidthMode::Strict;
     while nodes.iter().any(Option::is_none) {
         let mut progress = false;
@@ -298,6 +302,18 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
                         + b_ctx.x0.len()
                         + b_ctx.xd0.len()
                         + b_ctx.zero_crossings;
+                    states += b_ctx.x0.len();
+                    if states > MAX_STATES {
+                        return Err(DiagramError::at_block(
+                            ErrorKind::Dimension,
+                            &fb.path,
+                            format!(
+                                "the model's continuous states would pass {MAX_STATES} at this block, the bound of one \
+                                 model (the implicit solvers' matrices are dense)"
+                            ),
+                        )
+                        .help("make the state vectors narrower, or split the model"));
+                    }
                     if values > MAX_MODEL_VALUES {
                         return Err(DiagramError::at_block(
                             ErrorKind::Dimension,

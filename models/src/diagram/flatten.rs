@@ -70,6 +70,12 @@ static EMPTY: std::sync::LazyLock<serde_json::Map<String, Value>> = std::sync::L
 
 /// The pass-through type that stands for subsystem ports.
 const BOUNDARY: &str = "Identity";
+
+/// The longest block id (bytes).
+const MAX_ID: usize = 128;
+
+/// The longest path of a block in nested subsystems (bytes).
+const MAX_PATH: usize = 1024;
 const SUBSYSTEM: &str = "Subsystem";
 
 /// Flattens a diagram given by its top-level blocks and links.
@@ -112,6 +118,19 @@ fn add_scope<'a>(
     let (prefix, guard) = (scope_of.prefix.as_str(), scope_of.guard);
     let mut scope: HashMap<&str, Endpoint> = HashMap::new();
     for def in blocks {
+        if def.id.len() > MAX_ID || prefix.len() + def.id.len() > MAX_PATH {
+            return Err(DiagramError::at_block(
+                ErrorKind::DuplicateId,
+                &format!("{prefix}{}", def.id.chars().take(40).collect::<String>()),
+                format!(
+                    "a block id is at most {MAX_ID} bytes and a block's path (its subsystems' ids and its own) at \
+                     most {MAX_PATH}; this one is {} and {}",
+                    def.id.len(),
+                    prefix.len() + def.id.len()
+                ),
+            )
+            .help("give the block (or its subsystems) a shorter id"));
+        }
         let path = format!("{prefix}{}", def.id);
         if def.id.is_empty() || def.id.contains(['.', '/']) {
             return Err(DiagramError::at_block(

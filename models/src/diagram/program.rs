@@ -47,7 +47,7 @@ pub struct Program {
     /// Entries with continuous or discrete states.
     stateful: Vec<u32>,
     /// For each state, the derivatives that may depend on it.
-    sparsity: Vec<Vec<usize>>,
+    sparsity: Option<Vec<Vec<usize>>>,
     layout: Layout,
     info: Vec<BlockInfo>,
     /// Torn algebraic loops, in execution order.
@@ -398,7 +398,7 @@ impl Model for DiagramModel {
     }
 
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
-        Some(self.program.sparsity.clone())
+        self.program.sparsity.clone()
     }
 
     fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {

@@ -9,18 +9,34 @@
 use super::entry::{Entry, Exec};
 use crate::blocks::Slot;
 
-/// For each state `j`, the derivatives `ẋ_i` that may depend on `x_j`.
-pub(crate) fn structural(entries: &[Entry], slots: &[Slot], n_signals: usize, n_states: usize) -> Vec<Vec<usize>> {
+/// The most dependencies (signal element, state) the analysis handles:
+/// past it, wide vectors of states make the pattern nearly dense, and it
+/// is given up (the Jacobian is then taken as dense).
+const BUDGET: usize = 1 << 25;
+
+/// For each state `j`, the derivatives `ẋ_i` that may depend on `x_j`;
+/// `None` when the pattern would pass [`BUDGET`].
+pub(crate) fn structural(
+    entries: &[Entry],
+    slots: &[Slot],
+    n_signals: usize,
+    n_states: usize,
+) -> Option<Vec<Vec<usize>>> {
     // States each signal element depends on, sorted. The execution order
     // puts every feedthrough source first, so one pass settles them.
     let mut signal: Vec<Vec<u32>> = vec![Vec::new(); n_signals];
+    let mut work = 0usize;
     for e in entries {
         if e.exec != Exec::Always {
             continue;
         }
-        let through = inputs_of(e, slots, &signal, true);
+        let through = inputs_of(e, slots, &signal, true, &mut work)?;
         for o in 0..e.n_out as usize {
             let slot = slots[e.outs as usize + o];
+            work += through.len() * slot.width as usize;
+            if work > BUDGET {
+                return None;
+            }
             for k in slot.offset..slot.offset + slot.width {
                 signal[k as usize].clone_from(&through);
             }
@@ -29,7 +45,12 @@ pub(crate) fn structural(entries: &[Entry], slots: &[Slot], n_signals: usize, n_
     // Derivatives read their inputs after all signals are known.
     let mut rows: Vec<Vec<usize>> = vec![Vec::new(); n_states];
     for e in entries.iter().filter(|e| e.x.1 > e.x.0) {
-        for j in inputs_of(e, slots, &signal, false) {
+        let deps = inputs_of(e, slots, &signal, false, &mut work)?;
+        work += deps.len() * (e.x.1 - e.x.0) as usize;
+        if work > BUDGET {
+            return None;
+        }
+        for j in deps {
             rows[j as usize].extend((e.x.0..e.x.1).map(|s| s as usize));
         }
     }
@@ -37,23 +58,29 @@ pub(crate) fn structural(entries: &[Entry], slots: &[Slot], n_signals: usize, n_
         r.sort_unstable();
         r.dedup();
     }
-    rows
+    Some(rows)
 }
 
 /// The states that the block's inputs (only its feedthrough ones when
-/// `through`), its guard and its own states depend on.
-fn inputs_of(e: &Entry, slots: &[Slot], signal: &[Vec<u32>], through: bool) -> Vec<u32> {
+/// `through`), its guard and its own states depend on; `None` once `work`
+/// (dependencies read so far) passes [`BUDGET`].
+fn inputs_of(e: &Entry, slots: &[Slot], signal: &[Vec<u32>], through: bool, work: &mut usize) -> Option<Vec<u32>> {
     let mut deps: Vec<u32> = e.guard.map(|g| signal[g as usize].clone()).unwrap_or_default();
     for i in (0..e.n_in as usize).filter(|&i| !through || e.feeds_through(i)) {
         let slot = slots[e.ins as usize + i];
         for k in slot.offset..slot.offset + slot.width {
-            deps.extend_from_slice(&signal[k as usize]);
+            let read = &signal[k as usize];
+            *work += read.len();
+            if *work > BUDGET {
+                return None;
+            }
+            deps.extend_from_slice(read);
         }
     }
     deps.extend(e.x.0..e.x.1);
     deps.sort_unstable();
     deps.dedup();
-    deps
+    Some(deps)
 }
 
 #[cfg(test)]
