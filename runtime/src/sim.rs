@@ -92,6 +92,16 @@ pub enum SimError {
     /// A value stopped being finite.
     #[error(transparent)]
     NonFinite(#[from] NonFinite),
+    /// More events than [`MAX_EVENTS_PER_STEP`] in one grid step.
+    #[error("more than {MAX_EVENTS_PER_STEP} events within one step of {step} s at t = {time} s, the last of block \"{block}\": it switches faster than the step\n  help: give it a period (or a switching time) longer than the step, shorten the step, or run with --events off")]
+    EventFlood {
+        /// The block of the last event.
+        block: String,
+        /// When the limit was reached.
+        time: f64,
+        /// The grid step (s).
+        step: f64,
+    },
     /// A block switched back and forth without time passing.
     #[error("chattering: {count} consecutive events of block \"{block}\" at t = {time} s, each within the event window of the one before\n  help: give the block \"hysteresis\": <band>, mark it \"no_event\": true if its switching is smooth, or run with --chatter disable to locate its events no more")]
     Chattering {
@@ -177,10 +187,16 @@ pub struct Simulation<'m> {
     disabled: Vec<bool>,
     chatter: ChatterWatch,
     counts: Counts,
+    /// Events since the start of the current grid step.
+    events_in_step: u32,
     /// Length of the last step shortened to stay finite (infinite when the
     /// last step was not shortened).
     shortened_to: f64,
 }
+
+/// The most events located within one grid step: past it a block switches
+/// so much faster than the step that the run would never end.
+pub const MAX_EVENTS_PER_STEP: u32 = 1000;
 
 /// A step taken between grid points.
 #[derive(Clone, Copy, Debug)]
@@ -254,6 +270,7 @@ impl<'m> Simulation<'m> {
             disabled: vec![false; nz],
             chatter: ChatterWatch::default(),
             counts: Counts::default(),
+            events_in_step: 0,
             shortened_to: f64::INFINITY,
         })
     }
@@ -328,6 +345,7 @@ impl<'m> Simulation<'m> {
     /// Integrates the continuous states from `t0` to the grid time `t1`,
     /// stopping at every located event on the way.
     fn advance(&mut self, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        self.events_in_step = 0;
         if self.x.is_empty() && self.distance.is_empty() {
             return Ok(());
         }
@@ -374,6 +392,7 @@ impl<'m> Simulation<'m> {
     /// instead, as such points tend to recur. Zero crossings are checked
     /// on every step and located on the polynomial.
     fn advance_with(&mut self, bdf: &mut Bdf, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        self.events_in_step = 0;
         if self.restart {
             self.restart_bdf(bdf, t0, t1);
         }
@@ -545,6 +564,14 @@ impl<'m> Simulation<'m> {
     /// outputs before and after when asked, and runs the event iteration.
     fn on_event(&mut self, t: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
         self.counts.events += 1;
+        self.events_in_step += 1;
+        if self.events_in_step > MAX_EVENTS_PER_STEP {
+            return Err(SimError::EventFlood {
+                block: self.crossing_block(),
+                time: t,
+                step: self.settings.step,
+            });
+        }
         let consecutive = self.chatter.observe(t, self.events.window * t.abs().max(1.0));
         if consecutive >= self.events.max_consecutive {
             let block = self.crossing_block();

@@ -3,6 +3,7 @@
 //! result.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ const CYCLE_TIME: &str = "GenMsgCycleTime";
 /// The attribute that says whether a message is a classic or an FD frame.
 const FRAME_FORMAT: &str = "VFrameFormat";
 
+/// The largest DBC file read (bytes): ten times the largest seen in use.
+const MAX_FILE: u64 = 256 << 20;
+
 /// The longest cycle time a message may have (ms): a day.
 const MAX_CYCLE_TIME_MS: f64 = 86_400_000.0;
 
@@ -31,14 +35,29 @@ impl Dbc {
     /// DBC editors write). Errors name the path.
     pub fn load(path: &Path) -> Result<Dbc, DbcError> {
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
+        let cannot_read = |e: std::io::Error| {
             DbcError::new(
                 &origin,
                 None,
                 format!("cannot read the DBC file: {e}"),
                 "check the path (a relative one starts from the current directory)",
             )
-        })?;
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_FILE + 1).read_to_end(&mut bytes))
+            .map_err(cannot_read)?;
+        if bytes.len() as u64 > MAX_FILE {
+            return Err(DbcError::new(
+                &origin,
+                None,
+                format!(
+                    "the file is larger than {} MiB, the bound of a DBC file",
+                    MAX_FILE >> 20
+                ),
+                "check that this is a DBC file",
+            ));
+        }
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => can_dbc::decode_cp1252(e.as_bytes())

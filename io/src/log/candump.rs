@@ -5,10 +5,14 @@
 //! flags (1 = bit-rate switch, 2 = error state indicator). A trailing `R`
 //! or `T` gives the direction (received when absent).
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 use super::{write_hex, Direction, LogError, LogRecord, LogWriter};
 use crate::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
+
+/// The longest line read (bytes): a CAN FD frame of 64 bytes with a long
+/// timestamp and interface name is under 200.
+const MAX_LINE: usize = 1024;
 
 /// Reads a candump log file line by line.
 pub struct CandumpReader<R> {
@@ -38,8 +42,14 @@ impl<R: BufRead> CandumpReader<R> {
         let range = loop {
             self.text.clear();
             self.line += 1;
-            match self.input.read_line(&mut self.text) {
+            match (&mut self.input).take(MAX_LINE as u64 + 1).read_line(&mut self.text) {
                 Ok(0) => return None,
+                Ok(n) if n > MAX_LINE => {
+                    return Some(Err(self.error(format!(
+                        "the line is longer than {MAX_LINE} bytes, which no candump line is; check that this is a \
+                         candump log"
+                    ))))
+                }
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
                     return Some(Err(self.error(
