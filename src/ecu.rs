@@ -9,6 +9,7 @@ use std::thread::{self, JoinHandle};
 
 use crate::out::say;
 use anyhow::Context;
+use tandem_config::bounds::MAX_DURATION;
 
 /// A running virtual ECU.
 pub struct Ecu {
@@ -24,7 +25,7 @@ pub fn spawn(config: &Path, duration: f64) -> anyhow::Result<Ecu> {
         .arg("ecu")
         .arg(config)
         .arg("--duration")
-        .arg(format!("{}", duration + 0.5))
+        .arg(format!("{}", (duration + 0.5).min(MAX_DURATION)))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::out::{say, tell};
 use anyhow::{bail, Context};
 use clap::Args;
+use tandem_config::bounds::check_duration;
 use tandem_config::TransportConfig;
 use tandem_io::log::{Direction, LogRecord};
 use tandem_session::bus::open_transport;
@@ -72,6 +73,9 @@ fn transport(spec: &str) -> anyhow::Result<(String, TransportConfig)> {
 
 /// `tandem record`.
 pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
+    if let Some(d) = args.duration {
+        check_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
+    }
     let (default_name, transport) = transport(&args.bus)?;
     let mut duplex = open_transport(&transport).with_context(|| format!("bus {}", args.bus))?;
     let interface = args.name.clone().unwrap_or(default_name);

@@ -11,7 +11,7 @@ use anyhow::bail;
 use clap::Args;
 use tandem_models::reference::file_stem;
 use tandem_session::replay::LogFeed;
-use tandem_session::{bind, ClockMode, Options, Session};
+use tandem_session::{bind, ClockMode, Options, Session, SessionError};
 
 use crate::out::say;
 use crate::run::{conclude, load, parse_interval, PrintLive};
@@ -87,7 +87,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         ..Options::new(clock, &args.results)
     };
     let plan = bind(config)?;
-    let session = Session::new(plan, options)?;
+    let session = Session::new(plan, options).map_err(|e| match e {
+        e @ SessionError::OutputTooLarge(_) => anyhow::anyhow!("{}: record: {e}", args.config.display()),
+        e => e.into(),
+    })?;
     say!(
         "replaying {} ({:.3} s of traffic) at speed {}, into {}",
         args.log.display(),

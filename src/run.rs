@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::out::say;
 use anyhow::{bail, Context};
 use clap::Args;
-use tandem_config::bounds::{shown_number, MAX_DURATION};
+use tandem_config::bounds::check_duration;
 use tandem_config::{load_run_config, RunConfig};
 use tandem_models::plants;
 use tandem_session::report::live::LiveStats;
@@ -58,12 +58,7 @@ pub fn parse_interval(s: &str) -> Result<Duration, tandem_config::DurationError>
 pub fn load(path: &Path, duration: Option<f64>) -> anyhow::Result<RunConfig> {
     let mut config = load_run_config(path, plants::PROFILES)?;
     if let Some(d) = duration {
-        if !(d > 0.0 && d <= MAX_DURATION) {
-            bail!(
-                "--duration: must be more than 0 and at most {MAX_DURATION} s (7 days), found {}",
-                shown_number(d)
-            );
-        }
+        check_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
         let frame = config.settings.frame;
         if d < frame {
             bail!("--duration: the run ({d} s) is shorter than one frame ({frame} s); make it at least the frame");
@@ -108,7 +103,7 @@ fn announce(session: &Session, clock: ClockMode) {
 }
 
 /// Prints the report, writes its JSON if asked, and fails when the run
-/// stopped early.
+/// failed.
 pub fn conclude(report: &Report, stats_json: Option<&Path>) -> anyhow::Result<()> {
     for w in &report.warnings {
         say!("warning: {w}");
@@ -120,7 +115,7 @@ pub fn conclude(report: &Report, stats_json: Option<&Path>) -> anyhow::Result<()
         say!("statistics written to {}", path.display());
     }
     match &report.failure {
-        Some(f) => bail!("the run stopped: {f}"),
+        Some(f) => bail!("the run failed: {f}"),
         None => Ok(()),
     }
 }

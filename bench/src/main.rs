@@ -45,7 +45,7 @@ enum Which {
     /// The part of the implicit thread's work a helper core could take.
     Parallel,
     /// A configuration (the EV example by default) on the real clock for
-    /// --seconds: resident memory and counters every --interval.
+    /// --seconds: memory and counters every --interval.
     Soak,
 }
 

@@ -37,6 +37,26 @@ pub fn shown_number(value: f64) -> String {
     }
 }
 
+/// A run length outside `(0, MAX_DURATION]`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("must be more than 0 and at most {MAX_DURATION} s (7 days), found {}", shown_number(*.0))]
+pub struct DurationOutOfRange(pub f64);
+
+/// Checks a run length given in seconds (`--duration`).
+///
+/// ```
+/// use tandem_config::bounds::check_duration;
+/// assert!(check_duration(20.0).is_ok());
+/// assert!(check_duration(f64::NAN).is_err());
+/// ```
+pub fn check_duration(seconds: f64) -> Result<f64, DurationOutOfRange> {
+    if seconds > 0.0 && seconds <= MAX_DURATION {
+        Ok(seconds)
+    } else {
+        Err(DurationOutOfRange(seconds))
+    }
+}
+
 /// A recording larger than [`MAX_OUTPUT_VALUES`], refused before it starts.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(

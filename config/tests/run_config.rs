@@ -441,7 +441,7 @@ fn durations_out_of_range() {
         2,
         12,
         "duration",
-        &["to 604800s"],
+        &["more than 0s and at most 604800s"],
     );
     fails(
         "model = \"ev\"\n[implicit]\nlead = \"1e300s\"\n",
@@ -455,7 +455,7 @@ fn durations_out_of_range() {
         3,
         11,
         "implicit.max_lag",
-        &["must be from", "to 10s"],
+        &["must be more than 0s and at most 10s"],
     );
     fails(
         "model = \"ev\"\nframe = \"2ms\"\nduration = \"1ms\"\n",

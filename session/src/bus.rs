@@ -317,8 +317,8 @@ impl Device for BusDevice {
         } else {
             None
         };
-        let inputs = self.map.rx.iter().map(|m| m.inputs.len()).sum();
-        let (samples, queue) = sample_queue(SAMPLE_QUEUE, inputs);
+        let slots = self.map.rx.iter().map(|m| m.inputs.len()).sum();
+        let (samples, queue) = sample_queue(SAMPLE_QUEUE, slots);
         self.feed = Some(BusFeed {
             bus: self.bus,
             map: Arc::clone(&self.map),
@@ -357,13 +357,14 @@ impl Device for BusDevice {
         self.thread
             .start(name, &format!("bus {}", self.name), control, io, move |origin, run| {
                 while !run.stop_requested() {
+                    feed.flush();
                     match rx.recv(RX_POLL) {
                         Ok(Some(received)) => {
                             let got = MonotonicClock::raw_now();
                             feed.receive(&received.frame, (got - origin) as f64 * 1e-9, wall_ns());
                             feed.metrics.rx_path.record((MonotonicClock::raw_now() - got) as f64);
                         }
-                        Ok(None) => feed.flush(),
+                        Ok(None) => {}
                         Err(e) => {
                             feed.count_error(&e);
                             if matches!(e, BusError::Disconnected(_) | BusError::Io(_)) {

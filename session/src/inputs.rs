@@ -14,45 +14,51 @@ use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
 
 /// The receiving thread's end of a device's sample queue. When the queue
-/// is (nearly) full, samples wait here instead, the newest of each input
-/// replacing an older one of the same input (merged, and counted), and go
+/// is (nearly) full, samples wait here instead, the newest of each
+/// (message, input) replacing an older one (merged, and counted), and go
 /// into the queue in time order as room frees up: the fast thread always
-/// gets each input's newest value, and nothing waits unboundedly.
+/// gets each input's newest value, and nothing waits unboundedly. The
+/// receiving side calls [`SampleSender::flush`] before the fast thread
+/// reads the queue (virtual clock) or at each turn of its loop (real
+/// clock).
 pub struct SampleSender {
     ring: HeapProd<Sample>,
     /// Samples that found the queue full, in the order they came; at most
-    /// one per input, so its capacity (the inputs the device drives) is
-    /// never exceeded.
+    /// one per (message, input) the device drives.
     waiting: Vec<Sample>,
+    /// How many (message, input) pairs the device drives: the most samples
+    /// that can wait, and the room the queue keeps for them.
+    slots: usize,
 }
 
 impl SampleSender {
     /// Queues `sample`; `false` when it replaced an older sample of its
-    /// input that was still waiting for room (that one is merged away).
+    /// message and input that was still waiting for room (that one is
+    /// merged away), or belongs to no pair the queue was made for (lost).
     pub fn push(&mut self, sample: Sample) -> bool {
-        self.move_waiting(self.waiting.capacity());
-        // Room is kept for one waiting sample per input, so that `flush`
+        self.move_waiting(self.slots);
+        // Room is kept for one waiting sample per pair, so that `flush`
         // can always empty `waiting` once the queue has been read.
-        if self.waiting.is_empty() && self.ring.vacant_len() > self.waiting.capacity() {
+        if self.waiting.is_empty() && self.ring.vacant_len() > self.slots {
             return self.ring.try_push(sample).is_ok();
         }
-        match self.waiting.iter().position(|w| w.input == sample.input) {
+        let same = |w: &Sample| w.message == sample.message && w.input == sample.input;
+        match self.waiting.iter().position(same) {
             Some(i) => {
                 self.waiting.remove(i);
                 self.waiting.push(sample);
                 false
             }
-            None if self.waiting.len() < self.waiting.capacity() => {
+            None if self.waiting.len() < self.slots => {
                 self.waiting.push(sample);
                 true
             }
-            // An input the queue was not made for: lost, and counted.
             None => false,
         }
     }
 
     /// Moves every waiting sample into the queue that fits, the room kept
-    /// for them included: before the fast thread reads the queue.
+    /// for them included.
     pub fn flush(&mut self) {
         self.move_waiting(0);
     }
@@ -74,14 +80,16 @@ pub struct SampleReceiver {
     ring: HeapCons<Sample>,
 }
 
-/// A sample queue of `capacity` samples for a device that drives `inputs`
-/// model inputs (room for `inputs` more is added for samples that wait).
-pub fn sample_queue(capacity: usize, inputs: usize) -> (SampleSender, SampleReceiver) {
-    let (ring, cons) = HeapRb::new(capacity + inputs).split();
+/// A sample queue of `capacity` samples for a device whose messages drive
+/// `slots` (message, input) pairs in all (room for `slots` more is added
+/// for samples that wait).
+pub fn sample_queue(capacity: usize, slots: usize) -> (SampleSender, SampleReceiver) {
+    let (ring, cons) = HeapRb::new(capacity + slots).split();
     (
         SampleSender {
             ring,
-            waiting: Vec::with_capacity(inputs),
+            waiting: Vec::with_capacity(slots),
+            slots,
         },
         SampleReceiver { ring: cons },
     )

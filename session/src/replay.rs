@@ -12,7 +12,7 @@ use std::thread::{self, JoinHandle};
 use tandem_config::bounds::MAX_DURATION;
 use tandem_io::log::{CandumpReader, LogError};
 use tandem_io::CanFrame;
-use tandem_runtime::tandem::clock::{Clock, MonotonicClock};
+use tandem_runtime::tandem::clock::{nanos, Clock, MonotonicClock};
 use tandem_runtime::tandem::control::RunControl;
 
 use crate::bus::BusFeed;
@@ -65,8 +65,8 @@ pub struct LogFeed {
     buses: Vec<String>,
     next: Option<Next>,
     start_ns: i64,
-    /// The log's duration (s): its last record's time from its first.
-    duration: f64,
+    /// The log's duration (ns): its last record's time from its first.
+    duration_ns: i64,
     /// Records whose interface no bus has (with more than one bus).
     unrouted: u64,
 }
@@ -111,7 +111,7 @@ impl LogFeed {
             buses: Vec::new(),
             next: None,
             start_ns,
-            duration: seconds(last - start_ns),
+            duration_ns: last - start_ns,
             unrouted: 0,
         })
     }
@@ -150,14 +150,16 @@ impl LogFeed {
 
     /// The log's duration (s).
     pub fn duration(&self) -> f64 {
-        self.duration
+        seconds(self.duration_ns)
     }
 
     /// The run length (s) in frames of `frame` seconds whose last frame
     /// starts at or after the log's last record, so that every record
-    /// reaches the model.
+    /// reaches the model (counted in whole nanoseconds, as the records).
     pub fn run_length(&self, frame: f64) -> f64 {
-        ((self.duration / frame - 1e-9).ceil().max(0.0) + 1.0) * frame
+        let frame_ns = nanos(frame).max(1);
+        let frames = (self.duration_ns + frame_ns - 1) / frame_ns + 1;
+        frames as f64 * frame
     }
 
     /// Records skipped because no bus has their interface.
@@ -175,12 +177,13 @@ impl LogFeed {
 
     /// Feeds every record up to run time `t` (s) to its bus.
     pub fn until(&mut self, t: f64, feeds: &mut [Option<BusFeed>]) -> Result<(), LogError> {
+        let t_ns = nanos(t);
         while let Some(next) = self.next {
-            let time = (next.time_ns - self.start_ns) as f64 * 1e-9;
-            if time > t + 1e-12 {
+            let time_ns = next.time_ns - self.start_ns;
+            if time_ns > t_ns {
                 break;
             }
-            self.deliver(next, time, feeds);
+            self.deliver(next, seconds(time_ns), feeds);
             self.advance()?;
         }
         // Samples that waited for room go in now, before the frame reads them.
@@ -212,11 +215,17 @@ impl LogFeed {
                     break;
                 }
                 let due = next.time_ns - self.start_ns;
+                for feed in feeds.iter_mut().flatten() {
+                    feed.flush();
+                }
                 clock.sleep_until(due);
                 let now = clock.now();
                 late_ns = now - due;
                 self.deliver(next, now as f64 * 1e-9, &mut feeds);
                 self.advance()?;
+            }
+            for feed in feeds.iter_mut().flatten() {
+                feed.flush();
             }
             Ok((self, late_ns as f64 / 1e3))
         })

@@ -201,6 +201,7 @@ impl Device for SerialDevice {
             io,
             move |origin, run| {
                 while !run.stop_requested() {
+                    samples.flush();
                     match rx.recv(RX_POLL) {
                         Ok(Some(line)) => {
                             let got = MonotonicClock::raw_now();
@@ -208,7 +209,7 @@ impl Device for SerialDevice {
                             receive_line(line, time, &map, &mut samples, &metrics);
                             metrics.rx_path.record((MonotonicClock::raw_now() - got) as f64);
                         }
-                        Ok(None) => samples.flush(),
+                        Ok(None) => {}
                         Err(BusError::Malformed(_)) => metrics.rx_malformed.increment(),
                         Err(BusError::Disconnected(_)) => {
                             metrics.disconnects.increment();

@@ -68,7 +68,8 @@ impl ConfigText<'_> {
         }
     }
 
-    /// A duration from `min` to `max` seconds.
+    /// A duration from `min` to `max` seconds, and more than 0 (a `min` of
+    /// 0 reads "more than 0").
     pub(super) fn within(
         &self,
         d: &Given<Duration>,
@@ -81,15 +82,15 @@ impl ConfigText<'_> {
             return Ok(s);
         }
         let bound = |v: f64| Duration::from_seconds(v).unwrap_or_default();
+        let range = if min > 0.0 {
+            format!("from {} to {}", bound(min), bound(max))
+        } else {
+            format!("more than 0s and at most {}", bound(max))
+        };
         Err(self.error(
             d.span.clone(),
             key,
-            format!(
-                "must be from {} to {}, found {}; write e.g. \"{example}\"",
-                bound(min),
-                bound(max),
-                shown(d)
-            ),
+            format!("must be {range}, found {}; write e.g. \"{example}\"", shown(d)),
         ))
     }
 

@@ -20,7 +20,7 @@ impl ConfigText<'_> {
             &raw.duration,
             Duration::from_seconds(DEFAULT_DURATION).unwrap_or_default(),
         );
-        let duration_s = self.within(&duration, "duration", (f64::MIN_POSITIVE, MAX_DURATION), "20s")?;
+        let duration_s = self.within(&duration, "duration", (0.0, MAX_DURATION), "20s")?;
         if duration_s < frame_s {
             let (span, key) = match &duration.span {
                 Some(span) => (Some(span.clone()), "duration"),

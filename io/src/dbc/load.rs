@@ -195,7 +195,7 @@ fn convert_message(tree: &Lookups<'_>, message: &can_dbc::Message) -> Result<Mes
     if let Some(format) = tree.classic_format(message.id).filter(|_| len > CLASSIC_MAX_LEN) {
         return Err(Issue::message(
             format!("message `{name}` is {len} bytes long, but its {FRAME_FORMAT} {format} is classic CAN (at most 8)"),
-            format!("make it at most 8 bytes, or give it a CAN FD format such as {format}_FD"),
+            "make it at most 8 bytes, or give it a CAN FD format (StandardCAN_FD or ExtendedCAN_FD)",
         ));
     }
     Ok(Message {

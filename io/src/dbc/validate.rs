@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{DbcError, Issue};
-use super::source::{find_message, message_sites};
+use super::source::{message_sites, MessageSite};
 use super::{ByteOrder, Message, Multiplex, Signal, ValueType};
 use crate::frame::{CanId, CLASSIC_MAX_LEN, FD_LENGTHS};
 
@@ -14,9 +14,18 @@ use crate::frame::{CanId, CLASSIC_MAX_LEN, FD_LENGTHS};
 /// points at the `BO_` or `SG_` line concerned.
 pub(super) fn validate(messages: &[Message], text: &str, origin: &str) -> Result<(), DbcError> {
     let sites = message_sites(text);
+    // The first site of each name, for messages whose index is off.
+    let mut by_name: HashMap<&str, &MessageSite<'_>> = HashMap::new();
+    for site in &sites {
+        by_name.entry(site.name).or_insert(site);
+    }
     let mut earlier = Earlier::default();
     for (index, message) in messages.iter().enumerate() {
-        let written_id = find_message(&sites, index, &message.name).map(|site| site.id);
+        let site = sites
+            .get(index)
+            .filter(|s| s.name == message.name)
+            .or_else(|| by_name.get(message.name.as_str()).copied());
+        let written_id = site.map(|site| site.id);
         let check = check_id(message, written_id)
             .and_then(|()| earlier.check_names(messages, index))
             .and_then(|()| check_length(message))
@@ -112,9 +121,22 @@ fn check_id(message: &Message, written: Option<&str>) -> Result<(), Issue> {
     ))
 }
 
+/// The most signals one message may have (multiplexed ones included).
+const MAX_SIGNALS: usize = 1024;
+
 /// The signal's size, type and factor make sense and it fits the message.
 fn check_signal(message: &Message, index: usize, signal: &Signal) -> Result<(), Issue> {
     let named = format!("signal `{}` of message `{}`", signal.name, message.name);
+    if index >= MAX_SIGNALS {
+        return Err(Issue::signal(
+            index,
+            format!(
+                "message `{}` has more than {MAX_SIGNALS} signals, the bound of one message",
+                message.name
+            ),
+            "split the message",
+        ));
+    }
     if message.signals[..index].iter().any(|s| s.name == signal.name) {
         return Err(Issue::signal(
             index,

@@ -42,9 +42,9 @@ impl<R: BufRead> CandumpReader<R> {
         let range = loop {
             self.text.clear();
             self.line += 1;
-            match (&mut self.input).take(MAX_LINE as u64 + 1).read_line(&mut self.text) {
+            match (&mut self.input).take(MAX_LINE as u64 + 2).read_line(&mut self.text) {
                 Ok(0) => return None,
-                Ok(n) if n > MAX_LINE => {
+                Ok(_) if self.text.trim_end_matches(['\n', '\r']).len() > MAX_LINE => {
                     return Some(Err(self.error(format!(
                         "the line is longer than {MAX_LINE} bytes, which no candump line is; check that this is a \
                          candump log"
@@ -103,13 +103,15 @@ pub enum CandumpLineError {
     #[error("unexpected {0:?} at the end; {EXPECTED_LINE}")]
     AtEnd(String),
     /// The time field.
-    #[error("{0:?} is not a time in seconds like (1.000000)")]
+    #[error("{0:?} is not a time in seconds; write it like (1.000000)")]
     Time(String),
     /// The frame field has no `#`.
     #[error("{0:?} has no `#` between identifier and data; {EXPECTED_LINE}")]
     NoSeparator(String),
     /// The identifier is not hexadecimal.
-    #[error("identifier {0:?} is not hexadecimal")]
+    #[error(
+        "identifier {0:?} is not hexadecimal; write 3 hex digits (standard) or 8 (extended), e.g. 123 or 18FF0001"
+    )]
     IdNotHex(String),
     /// The identifier has neither 3 nor 8 digits.
     #[error("identifier {0:?} has {1} digits; use 3 (standard) or 8 (extended)")]
@@ -121,13 +123,13 @@ pub enum CandumpLineError {
     #[error("remote length {0:?} is not a number 0 to 8")]
     RemoteLength(String),
     /// The data is not hexadecimal.
-    #[error("data {0:?} is not hexadecimal")]
+    #[error("data {0:?} is not hexadecimal; write two hex digits per byte, e.g. DEADBEEF")]
     DataNotHex(String),
     /// The data is longer than a CAN FD frame.
-    #[error("data {0:?} is longer than 64 bytes")]
+    #[error("data {0:?} is longer than 64 bytes, the longest CAN FD frame; check the line")]
     DataTooLong(String),
     /// The data has an odd number of digits.
-    #[error("data {0:?} has an odd number of hex digits")]
+    #[error("data {0:?} has an odd number of hex digits; write two per byte")]
     DataOdd(String),
     /// The fields do not make a valid frame.
     #[error(transparent)]
@@ -210,11 +212,19 @@ fn parse_frame(field: &str) -> Result<CanFrame, CandumpLineError> {
     let (id_text, rest) = field
         .split_once('#')
         .ok_or_else(|| CandumpLineError::NoSeparator(field.into()))?;
+    if id_text.is_empty() || !id_text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(CandumpLineError::IdNotHex(id_text.into()));
+    }
+    let len = id_text.len();
+    if len != 3 && len != 8 {
+        return Err(CandumpLineError::IdDigits(id_text.into(), len));
+    }
+    // At most 8 hex digits: they fit.
     let raw = u32::from_str_radix(id_text, 16).map_err(|_| CandumpLineError::IdNotHex(id_text.into()))?;
-    let id = match id_text.len() {
-        3 => CanId::standard(raw as u16),
-        8 => CanId::extended(raw),
-        n => return Err(CandumpLineError::IdDigits(id_text.into(), n)),
+    let id = if len == 3 {
+        CanId::standard(raw as u16)
+    } else {
+        CanId::extended(raw)
     }?;
     let mut buf = [0u8; FD_MAX_LEN];
     if let Some(fd) = rest.strip_prefix('#') {

@@ -84,7 +84,7 @@ impl Formula {
     pub(crate) fn parse(text: &str, n_inputs: usize, constants: &[(String, f64)]) -> Result<Self, BlockError> {
         if text.len() > MAX_TEXT {
             return Err(BlockError::new(format!(
-                "an expression is {} characters long, more than the bound of {MAX_TEXT}",
+                "an expression is {} bytes long, more than the bound of {MAX_TEXT}",
                 text.len()
             ))
             .help("split it over several Expression blocks"));

@@ -55,7 +55,7 @@ fn operators(b: &mut Build, key: &'static str, default: &'static str, allowed: &
     let ops: Vec<char> = text.chars().filter(|c| *c != '|' && *c != ' ').collect();
     if ops.len() > MAX_PORTS {
         return Err(BlockError::new(format!(
-            "parameter \"{key}\" has {} characters, one per input: more than the bound of {MAX_PORTS} inputs",
+            "parameter \"{key}\" has {} signs, one per input: more than the bound of {MAX_PORTS} inputs",
             ops.len()
         ))
         .help("split the block into several"));

@@ -72,9 +72,14 @@ impl<'a> Params<'a> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => v.as_f64().and_then(|n| whole(n, min, max)).ok_or_else(|| {
-                BlockError::mistyped(key, &format!("a whole number from {min} to {max}"), v).help(format!(
-                    "{max} is the bound of \"{key}\"; split the block into several for more"
-                ))
+                let error = BlockError::mistyped(key, &format!("a whole number from {min} to {max}"), v);
+                if v.as_f64().is_some_and(|n| n > max as f64) {
+                    error.help(format!(
+                        "{max} is the bound of \"{key}\"; split the block into several for more"
+                    ))
+                } else {
+                    error
+                }
             }),
         }
     }

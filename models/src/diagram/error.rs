@@ -44,7 +44,11 @@ impl fmt::Display for DiagramError {
             write!(f, "{line}:{col}: ")?;
         }
         if let Some(block) = &self.block {
-            write!(f, "block \"{block}\": ")?;
+            // A path too long to read is shortened: its place says where.
+            match block.char_indices().nth(SHOWN_PATH) {
+                Some((end, _)) => write!(f, "block \"{}…\": ", &block[..end])?,
+                None => write!(f, "block \"{block}\": ")?,
+            }
         }
         write!(f, "{}", self.message)?;
         if let Some(help) = &self.help {
@@ -55,6 +59,9 @@ impl fmt::Display for DiagramError {
 }
 
 impl std::error::Error for DiagramError {}
+
+/// The longest block path a message shows in full (characters).
+const SHOWN_PATH: usize = 80;
 
 /// The most names a message lists before it says how many more there are.
 const LISTED: usize = 12;

@@ -121,7 +121,7 @@ fn add_scope<'a>(
         if def.id.len() > MAX_ID || prefix.len() + def.id.len() > MAX_PATH {
             return Err(DiagramError::at_block(
                 ErrorKind::DuplicateId,
-                &format!("{prefix}{}", def.id.chars().take(40).collect::<String>()),
+                &format!("{prefix}{}", def.id),
                 format!(
                     "a block id is at most {MAX_ID} bytes and a block's path (its subsystems' ids and its own) at \
                      most {MAX_PATH}; this one is {} and {}",

@@ -72,8 +72,9 @@ pub struct Report {
     pub bus_log: Option<(PathBuf, u64)>,
     /// The replayed log, if any.
     pub replay: Option<ReplayReport>,
-    /// Why the run stopped early, if it did: the fast side failed, or a
-    /// device raised a fault.
+    /// Why the run failed, if it did: the fast side failed or a device
+    /// raised a fault (the run stopped early), or an output file could not
+    /// be written.
     pub failure: Option<String>,
 }
 
@@ -181,7 +182,7 @@ impl Report {
             );
         }
         if let Some(f) = &self.failure {
-            let _ = writeln!(out, "  stopped early: {f}");
+            let _ = writeln!(out, "  failed: {f}");
         }
         out.push_str(&devices::table(&self.devices));
         if let Some(r) = &self.replay {
