@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::source::{find_message, message_sites};
+use super::source::Sites;
 
 /// A DBC file that cannot be used: unreadable, a syntax error, or a layout
 /// Tandem rejects (overlapping signals, a signal beyond its message, a size
@@ -82,8 +82,8 @@ impl Issue {
         (index, name): (usize, &str),
         signal_name: impl Fn(usize) -> &'m str,
     ) -> DbcError {
-        let sites = message_sites(text);
-        let site = find_message(&sites, index, name);
+        let sites = Sites::of(text);
+        let site = sites.find(index, name);
         let signal_at = self.signal.and_then(|i| site?.signal(i, signal_name(i)));
         DbcError::new(origin, signal_at.or(site.map(|s| s.at)), self.what, self.fix)
     }

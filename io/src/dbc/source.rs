@@ -1,6 +1,8 @@
 //! Where messages, signals and tokens are in a DBC file's text, so that
 //! errors can give a line and column (both 1-based, columns in characters).
 
+use std::collections::HashMap;
+
 /// A `BO_` line and the `SG_` lines under it.
 pub(super) struct MessageSite<'a> {
     /// The message name as written.
@@ -25,7 +27,7 @@ impl MessageSite<'_> {
 
 /// Every `BO_` line of `text`, in file order, with the `SG_` lines that
 /// follow it (blank and `//` comment lines may come between them).
-pub(super) fn message_sites(text: &str) -> Vec<MessageSite<'_>> {
+fn message_sites(text: &str) -> Vec<MessageSite<'_>> {
     let mut sites: Vec<MessageSite<'_>> = Vec::new();
     let mut in_message = false;
     for (index, line) in text.lines().enumerate() {
@@ -56,16 +58,32 @@ pub(super) fn message_sites(text: &str) -> Vec<MessageSite<'_>> {
     sites
 }
 
-/// The site of message number `index` (in file order), called `name`.
-pub(super) fn find_message<'s, 'a>(
-    sites: &'s [MessageSite<'a>],
-    index: usize,
-    name: &str,
-) -> Option<&'s MessageSite<'a>> {
-    sites
-        .get(index)
-        .filter(|s| s.name == name)
-        .or_else(|| sites.iter().find(|s| s.name == name))
+/// The messages of a DBC text, found by their number in file order or,
+/// when that one has another name, by name.
+pub(super) struct Sites<'a> {
+    list: Vec<MessageSite<'a>>,
+    /// The first site of each name.
+    by_name: HashMap<&'a str, usize>,
+}
+
+impl<'a> Sites<'a> {
+    /// The message sites of `text`.
+    pub fn of(text: &'a str) -> Self {
+        let list = message_sites(text);
+        let mut by_name = HashMap::new();
+        for (i, site) in list.iter().enumerate() {
+            by_name.entry(site.name).or_insert(i);
+        }
+        Sites { list, by_name }
+    }
+
+    /// The site of message number `index` (in file order), called `name`.
+    pub fn find(&self, index: usize, name: &str) -> Option<&MessageSite<'a>> {
+        self.list
+            .get(index)
+            .filter(|s| s.name == name)
+            .or_else(|| self.by_name.get(name).map(|&i| &self.list[i]))
+    }
 }
 
 /// Where `token` first appears in `text` as a whole word (not inside a

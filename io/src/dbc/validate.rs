@@ -6,26 +6,17 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{DbcError, Issue};
-use super::source::{message_sites, MessageSite};
+use super::source::Sites;
 use super::{ByteOrder, Message, Multiplex, Signal, ValueType};
 use crate::frame::{CanId, CLASSIC_MAX_LEN, FD_LENGTHS};
 
 /// Checks `messages`, parsed from `text` read from `origin`; the error
 /// points at the `BO_` or `SG_` line concerned.
 pub(super) fn validate(messages: &[Message], text: &str, origin: &str) -> Result<(), DbcError> {
-    let sites = message_sites(text);
-    // The first site of each name, for messages whose index is off.
-    let mut by_name: HashMap<&str, &MessageSite<'_>> = HashMap::new();
-    for site in &sites {
-        by_name.entry(site.name).or_insert(site);
-    }
+    let sites = Sites::of(text);
     let mut earlier = Earlier::default();
     for (index, message) in messages.iter().enumerate() {
-        let site = sites
-            .get(index)
-            .filter(|s| s.name == message.name)
-            .or_else(|| by_name.get(message.name.as_str()).copied());
-        let written_id = site.map(|site| site.id);
+        let written_id = sites.find(index, &message.name).map(|site| site.id);
         let check = check_id(message, written_id)
             .and_then(|()| earlier.check_names(messages, index))
             .and_then(|()| check_length(message))
