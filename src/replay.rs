@@ -11,10 +11,10 @@ use anyhow::bail;
 use clap::Args;
 use tandem_models::reference::file_stem;
 use tandem_session::replay::LogFeed;
-use tandem_session::{bind, ClockMode, Options, Session, SessionError};
+use tandem_session::{bind, ClockMode, Options, Session};
 
 use crate::out::say;
-use crate::run::{conclude, load, parse_interval, PrintLive};
+use crate::run::{conclude, load, parse_interval, session_error, PrintLive};
 
 /// Arguments of `tandem replay`.
 #[derive(Args)]
@@ -87,10 +87,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         ..Options::new(clock, &args.results)
     };
     let plan = bind(config)?;
-    let session = Session::new(plan, options).map_err(|e| match e {
-        e @ SessionError::OutputTooLarge(_) => anyhow::anyhow!("{}: record: {e}", args.config.display()),
-        e => e.into(),
-    })?;
+    let session = Session::new(plan, options).map_err(|e| session_error(&args.config, e))?;
     say!(
         "replaying {} ({:.3} s of traffic) at speed {}, into {}",
         args.log.display(),

@@ -68,6 +68,15 @@ pub fn load(path: &Path, duration: Option<f64>) -> anyhow::Result<RunConfig> {
     Ok(config)
 }
 
+/// A session that cannot be built, as the command line shows it: a
+/// recording too large is the `[record]` table of `config`.
+pub fn session_error(config: &Path, error: SessionError) -> anyhow::Error {
+    match error {
+        e @ SessionError::OutputTooLarge(_) => anyhow::anyhow!("{}: record: {e}", config.display()),
+        e => e.into(),
+    }
+}
+
 /// Prints a line of live statistics each interval.
 pub struct PrintLive;
 
@@ -144,8 +153,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
             say!("preflight:\n{preflight}");
             bail!(SessionError::NotRealTime { missing, preflight });
         }
-        Err(e @ SessionError::OutputTooLarge(_)) => bail!("{}: record: {e}", args.config.display()),
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(session_error(&args.config, e)),
     };
     announce(&session, clock);
     // The virtual ECU talks over the buses; on the virtual clock there are none.

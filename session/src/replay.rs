@@ -42,6 +42,13 @@ fn seconds(ns: i64) -> f64 {
     ns as f64 * 1e-9
 }
 
+/// Moves the samples waiting for room in every feed into its queue.
+fn flush_all(feeds: &mut [Option<BusFeed>]) {
+    for feed in feeds.iter_mut().flatten() {
+        feed.flush();
+    }
+}
+
 /// Opens the log at `path`.
 fn open_file(path: &Path) -> Result<File, ReplayError> {
     File::open(path).map_err(|cause| ReplayError::Open {
@@ -187,9 +194,7 @@ impl LogFeed {
             self.advance()?;
         }
         // Samples that waited for room go in now, before the frame reads them.
-        for feed in feeds.iter_mut().flatten() {
-            feed.flush();
-        }
+        flush_all(feeds);
         Ok(())
     }
 
@@ -215,18 +220,14 @@ impl LogFeed {
                     break;
                 }
                 let due = next.time_ns - self.start_ns;
-                for feed in feeds.iter_mut().flatten() {
-                    feed.flush();
-                }
+                flush_all(&mut feeds);
                 clock.sleep_until(due);
                 let now = clock.now();
                 late_ns = now - due;
-                self.deliver(next, now as f64 * 1e-9, &mut feeds);
+                self.deliver(next, seconds(now), &mut feeds);
                 self.advance()?;
             }
-            for feed in feeds.iter_mut().flatten() {
-                feed.flush();
-            }
+            flush_all(&mut feeds);
             Ok((self, late_ns as f64 / 1e3))
         })
     }
