@@ -8,7 +8,7 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -48,16 +48,18 @@ const HOLD_NS: i64 = 50_000_000;
 
 /// A logging thread's end: one per thread.
 pub struct LogProducer {
-    ring: HeapProd<LoggedFrame>,
+    ring: HeapProd<(u64, LoggedFrame)>,
     wait_when_full: bool,
     writer_alive: Arc<AtomicBool>,
+    /// Numbers every record across producers, in the order they are logged.
+    sequence: Arc<AtomicU64>,
 }
 
 impl LogProducer {
     /// Logs `record`; when the ring is full, counts it in `dropped` (or,
     /// on the virtual clock, waits for the writer while it lives).
     pub fn log(&mut self, record: LoggedFrame, dropped: &Counter) {
-        let mut record = record;
+        let mut record = (self.sequence.fetch_add(1, Ordering::Relaxed), record);
         loop {
             match self.ring.try_push(record) {
                 Ok(()) => return,
@@ -76,9 +78,10 @@ impl LogProducer {
 
 /// Where the producers' rings are gathered before the writer starts.
 pub struct LogHub {
-    consumers: Vec<HeapCons<LoggedFrame>>,
+    consumers: Vec<HeapCons<(u64, LoggedFrame)>>,
     wait_when_full: bool,
     writer_alive: Arc<AtomicBool>,
+    sequence: Arc<AtomicU64>,
 }
 
 impl LogHub {
@@ -89,6 +92,7 @@ impl LogHub {
             consumers: Vec::new(),
             wait_when_full,
             writer_alive: Arc::new(AtomicBool::new(true)),
+            sequence: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -100,6 +104,7 @@ impl LogHub {
             ring,
             wait_when_full: self.wait_when_full,
             writer_alive: Arc::clone(&self.writer_alive),
+            sequence: Arc::clone(&self.sequence),
         }
     }
 
@@ -112,11 +117,17 @@ impl LogHub {
         let LogHub {
             mut consumers,
             writer_alive,
+            wait_when_full,
             ..
         } = self;
         let alive = Arc::clone(&writer_alive);
         let handle = thread::Builder::new().name("tandem-log".into()).spawn(move || {
-            let mut pending: Vec<LoggedFrame> = Vec::new();
+            let mut pending: Vec<(u64, LoggedFrame)> = Vec::new();
+            // The virtual clock logs from one thread and never drops: the
+            // records go out in the order they were logged, each once all
+            // before it have arrived (a producer waits only on a full ring,
+            // whose first record is then never the one awaited).
+            let mut next = 0u64;
             let mut written = 0u64;
             let mut last_flush = Instant::now();
             let result = (|| -> io::Result<()> {
@@ -126,14 +137,25 @@ impl LogHub {
                     for c in &mut consumers {
                         pending.extend(c.pop_iter());
                     }
-                    pending.sort_by_key(|r| r.time_ns);
-                    let newest = pending.last().map_or(i64::MIN, |r| r.time_ns);
-                    let due = if finishing {
-                        pending.len()
+                    let due = if wait_when_full {
+                        pending.sort_by_key(|r| r.0);
+                        let run = pending.iter().zip(next..).take_while(|(r, n)| r.0 == *n).count();
+                        next += run as u64;
+                        if finishing {
+                            pending.len()
+                        } else {
+                            run
+                        }
                     } else {
-                        pending.partition_point(|r| r.time_ns <= newest.saturating_sub(HOLD_NS))
+                        pending.sort_by_key(|r| r.1.time_ns);
+                        let newest = pending.last().map_or(i64::MIN, |r| r.1.time_ns);
+                        if finishing {
+                            pending.len()
+                        } else {
+                            pending.partition_point(|r| r.1.time_ns <= newest.saturating_sub(HOLD_NS))
+                        }
                     };
-                    for r in pending.drain(..due) {
+                    for (_, r) in pending.drain(..due) {
                         file.write(&LogRecord {
                             time_ns: r.time_ns,
                             interface: names.get(r.bus as usize).cloned().unwrap_or_default(),
