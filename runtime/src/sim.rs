@@ -151,9 +151,52 @@ pub struct Summary {
     pub wall: Duration,
 }
 
+/// The model a simulation drives: borrowed from the caller, or owned when
+/// the simulation is kept and stepped by something longer-lived (a
+/// co-simulation master, an exported FMU).
+enum Held<'m> {
+    Borrowed(&'m mut dyn Model),
+    Owned(Box<dyn Model>),
+}
+
+impl<'m> std::ops::Deref for Held<'m> {
+    type Target = dyn Model + 'm;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Held::Borrowed(m) => &**m,
+            Held::Owned(m) => &**m,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Held::Borrowed(m) => &mut **m,
+            Held::Owned(m) => &mut **m,
+        }
+    }
+}
+
+/// Where a stepped simulation is, to go back to it ([`Simulation::save`],
+/// [`Simulation::restore`]): the grid index, states and inputs.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    n: u64,
+    x: Vec<f64>,
+    xd: Vec<f64>,
+    u: Vec<f64>,
+}
+
 /// A fixed-step simulation of one model.
+///
+/// [`Simulation::run`] runs it to the stop time; a co-simulation master
+/// instead steps it one grid step at a time ([`Simulation::step`]),
+/// setting the inputs between steps ([`Simulation::set_inputs`]).
 pub struct Simulation<'m> {
-    model: &'m mut dyn Model,
+    model: Held<'m>,
+    /// The next grid point to record: the simulation is at `n * step`.
+    n: u64,
     settings: FixedStep,
     events: EventSettings,
     rates: Vec<TickRate>,
@@ -222,7 +265,16 @@ impl<'m> Simulation<'m> {
     /// Prepares a run (allocates every buffer) with the default event
     /// settings. Inputs start at their defaults.
     pub fn new(model: &'m mut dyn Model, settings: FixedStep) -> Result<Self, SimError> {
-        let rates = tick_rates(model, settings.step)?;
+        Simulation::holding(Held::Borrowed(model), settings)
+    }
+
+    /// [`Simulation::new`] for a model the simulation keeps.
+    pub fn owning(model: Box<dyn Model>, settings: FixedStep) -> Result<Simulation<'static>, SimError> {
+        Simulation::holding(Held::Owned(model), settings)
+    }
+
+    fn holding(mut model: Held<'m>, settings: FixedStep) -> Result<Self, SimError> {
+        let rates = tick_rates(&*model, settings.step)?;
         let layout = model.layout();
         let (n, nd, nz) = (layout.states.len(), layout.discrete, layout.zero_crossings.len());
         let u = layout.inputs.iter().map(|v| v.default).collect();
@@ -248,6 +300,7 @@ impl<'m> Simulation<'m> {
         };
         Ok(Simulation {
             model,
+            n: 0,
             settings,
             events: EventSettings::default(),
             rates,
@@ -294,52 +347,115 @@ impl<'m> Simulation<'m> {
         let start = Instant::now();
         let total = self.total_steps();
         let every = (total / 100).max(1);
-        let h = self.settings.step;
-        for n in 0..=total {
-            let t = n as f64 * h;
-            set_hits(&self.rates, n, &mut self.hits);
-            if self.bdf.is_some() {
-                self.x_before.copy_from_slice(&self.x);
-                self.xd_before.copy_from_slice(&self.xd);
+        while self.n < total {
+            if self.n % every == 0 {
+                progress(self.n as f64 / total as f64);
             }
-            self.model
-                .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
-            self.check_finite(t)?;
-            recorder.record(t, &self.y)?;
-            if n == total {
-                break;
-            }
-            self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            if self.events.locate && !self.distance.is_empty() {
-                self.settle(t)?;
-            }
-            if self.bdf.is_some() {
-                // A grid point that changed a discrete state or reset a
-                // continuous one is a discontinuity the BDF's history must
-                // not straddle.
-                self.land = self.x != self.x_before || self.xd != self.xd_before;
-                self.restart |= self.land;
-                self.advance_bdf(t, (n + 1) as f64 * h, recorder)?;
-            } else {
-                self.advance(t, (n + 1) as f64 * h, recorder)?;
-            }
-            if n % every == 0 {
-                progress(n as f64 / total as f64);
-            }
+            self.step(recorder)?;
         }
+        self.major_step()?;
+        recorder.record(self.time(), &self.y)?;
         recorder.finish()?;
+        Ok(self.summary(start.elapsed()))
+    }
+
+    /// The time of the grid point the simulation is at.
+    pub fn time(&self) -> f64 {
+        self.n as f64 * self.settings.step
+    }
+
+    /// Replaces the inputs, held until the next call. A change is a
+    /// discontinuity the BDF does not straddle.
+    pub fn set_inputs(&mut self, u: &[f64]) {
+        if self.u != u {
+            self.u.copy_from_slice(u);
+            self.land = true;
+            self.restart = true;
+        }
+    }
+
+    /// The outputs at the current grid point with the current inputs.
+    pub fn outputs(&mut self) -> Result<&[f64], SimError> {
+        self.major_step()?;
+        Ok(&self.y)
+    }
+
+    /// Records the outputs at the current grid point, then advances to the
+    /// next one (located events on the way are handled and, when asked,
+    /// recorded).
+    pub fn step(&mut self, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        let h = self.settings.step;
+        let t = self.time();
+        if self.bdf.is_some() {
+            self.x_before.copy_from_slice(&self.x);
+            self.xd_before.copy_from_slice(&self.xd);
+        }
+        self.major_step()?;
+        recorder.record(t, &self.y)?;
+        self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
+        if self.events.locate && !self.distance.is_empty() {
+            self.settle(t)?;
+        }
+        let next = (self.n + 1) as f64 * h;
+        if self.bdf.is_some() {
+            // A grid point that changed a discrete state or reset a
+            // continuous one is a discontinuity the BDF's history must
+            // not straddle.
+            self.land |= self.x != self.x_before || self.xd != self.xd_before;
+            self.restart |= self.land;
+            self.advance_bdf(t, next, recorder)?;
+            self.land = false;
+        } else {
+            self.advance(t, next, recorder)?;
+        }
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Where the simulation is now, to come back to with
+    /// [`Simulation::restore`] (e.g. to repeat a macro step).
+    pub fn save(&self, into: &mut Snapshot) {
+        into.n = self.n;
+        for (to, from) in [(&mut into.x, &self.x), (&mut into.xd, &self.xd), (&mut into.u, &self.u)] {
+            to.clear();
+            to.extend_from_slice(from);
+        }
+    }
+
+    /// Goes back to a saved point of this simulation.
+    pub fn restore(&mut self, from: &Snapshot) {
+        self.n = from.n;
+        self.x.copy_from_slice(&from.x);
+        self.xd.copy_from_slice(&from.xd);
+        self.u.copy_from_slice(&from.u);
+        self.restart = true;
+        self.land = true;
+    }
+
+    /// The rate hits and major outputs at the current grid point.
+    fn major_step(&mut self) -> Result<(), SimError> {
+        let t = self.time();
+        set_hits(&self.rates, self.n, &mut self.hits);
+        self.model
+            .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
+        self.check_finite(t)?;
+        Ok(())
+    }
+
+    /// What the run did, for its report.
+    fn summary(&self, wall: Duration) -> Summary {
         let bdf = self.bdf.as_ref().map(|b| *b.stats());
         let evaluations = bdf.map_or(self.integrator.evaluations(), |s| s.rhs_evals + s.rhs_evals_jacobian);
-        Ok(Summary {
-            steps: total,
+        Summary {
+            steps: self.n,
             evaluations,
             bdf,
             restarts: self.counts.restarts,
             events: self.counts.events,
             shortened: self.counts.shortened,
-            wall: start.elapsed(),
+            wall,
             disabled: self.disabled_blocks(),
-        })
+        }
     }
 
     /// Integrates the continuous states from `t0` to the grid time `t1`,
@@ -357,7 +473,7 @@ impl<'m> Simulation<'m> {
                 // the next major step name the block that produced it.
                 self.x.copy_from_slice(&self.x_start);
                 self.integrator
-                    .step(self.model, t, t1 - t, &mut self.x, &self.xd, &self.u);
+                    .step(&mut *self.model, t, t1 - t, &mut self.x, &self.xd, &self.u);
                 return Ok(());
             };
             let end = if h == t1 - t { t1 } else { t + h };
@@ -490,7 +606,7 @@ impl<'m> Simulation<'m> {
         while length >= shortest {
             self.x.copy_from_slice(&self.x_start);
             self.integrator
-                .step(self.model, t, length, &mut self.x, &self.xd, &self.u);
+                .step(&mut *self.model, t, length, &mut self.x, &self.xd, &self.u);
             if self.x.iter().all(|v| v.is_finite()) {
                 self.shortened_to = if length < h { length } else { f64::INFINITY };
                 return Some(SubStep { length, located: true });
@@ -553,7 +669,8 @@ impl<'m> Simulation<'m> {
     /// leaving `x` at the end of that step.
     fn distance_after(&mut self, t: f64, tau: f64) -> f64 {
         self.x.copy_from_slice(&self.x_start);
-        self.integrator.step(self.model, t, tau, &mut self.x, &self.xd, &self.u);
+        self.integrator
+            .step(&mut *self.model, t, tau, &mut self.x, &self.xd, &self.u);
         if self.x.iter().any(|v| !v.is_finite()) {
             return f64::NAN;
         }
