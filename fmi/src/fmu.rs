@@ -1,0 +1,192 @@
+//! An opened FMU: unpacked, described, its binary loaded and its functions
+//! resolved. Models and slaves share it through an `Arc`: the library
+//! stays loaded and the unpacked files stay on disk until the last
+//! instance is gone.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use libloading::Library;
+use tempfile::TempDir;
+
+use crate::archive::unpack;
+use crate::description::{FmiVersion, Interface, InterfaceKind, ModelDescription};
+use crate::error::FmuError;
+use crate::library::{load, Group};
+use crate::{ffi2, ffi3};
+
+/// The functions of one interface of one FMI version: those of both
+/// interfaces, those of this one, and state saving when declared.
+#[derive(Clone, Copy)]
+pub(crate) struct Functions<C, K, S> {
+    pub common: C,
+    pub kind: K,
+    pub states: Option<S>,
+}
+
+impl<C: Group, K: Group, S: Group> Functions<C, K, S> {
+    /// Resolves them in `library`.
+    ///
+    /// # Safety
+    /// The groups' signatures must be those of the library's functions.
+    unsafe fn load(library: &Library, states: bool) -> Result<Self, &'static str> {
+        // SAFETY: as the caller promises.
+        unsafe {
+            Ok(Functions {
+                common: C::load(library)?,
+                kind: K::load(library)?,
+                states: if states { Some(S::load(library)?) } else { None },
+            })
+        }
+    }
+}
+
+/// The functions of an interface, by FMI version.
+#[derive(Clone, Copy)]
+pub(crate) enum Api<K2, K3> {
+    V2(Functions<ffi2::Common, K2, ffi2::States>),
+    V3(Functions<ffi3::Common, K3, ffi3::States>),
+}
+
+type ModelExchangeApi = Api<ffi2::ModelExchange, ffi3::ModelExchange>;
+type CoSimulationApi = Api<ffi2::CoSimulation, ffi3::CoSimulation>;
+
+/// Everything instances share.
+pub(crate) struct Loaded {
+    /// The FMU file, for messages.
+    pub file: PathBuf,
+    pub description: ModelDescription,
+    model_exchange: Option<ModelExchangeApi>,
+    co_simulation: Option<CoSimulationApi>,
+    /// Instances alive (for `canBeInstantiatedOnlyOncePerProcess`).
+    pub live: AtomicUsize,
+    /// Kept loaded while the function pointers above are used; dropped
+    /// before the directory holding them.
+    _libraries: Vec<Library>,
+    dir: TempDir,
+}
+
+impl Loaded {
+    /// The unpacked `resources` folder.
+    pub(crate) fn resources(&self) -> PathBuf {
+        self.dir.path().join("resources")
+    }
+
+    /// The interface of `kind`, or the error of its absence.
+    pub(crate) fn interface(&self, kind: InterfaceKind) -> Result<&Interface, FmuError> {
+        self.description.interface(kind).ok_or_else(|| self.no_interface(kind))
+    }
+
+    pub(crate) fn model_exchange(&self) -> Result<ModelExchangeApi, FmuError> {
+        self.model_exchange
+            .ok_or_else(|| self.no_interface(InterfaceKind::ModelExchange))
+    }
+
+    pub(crate) fn co_simulation(&self) -> Result<CoSimulationApi, FmuError> {
+        self.co_simulation
+            .ok_or_else(|| self.no_interface(InterfaceKind::CoSimulation))
+    }
+
+    fn no_interface(&self, wanted: InterfaceKind) -> FmuError {
+        FmuError::NoInterface {
+            fmu: self.description.model_name.clone(),
+            wanted: wanted.name(),
+            available: self.description.interfaces(),
+            help: match wanted {
+                InterfaceKind::ModelExchange => {
+                    "run it as a co-simulation slave (FmuSlave), or export it with Model Exchange"
+                }
+                InterfaceKind::CoSimulation => "run it as a model (FmuModel), or export it with Co-Simulation",
+            },
+        }
+    }
+}
+
+/// An opened FMU, ready to be instantiated as a model ([`crate::FmuModel`])
+/// or a co-simulation slave ([`crate::FmuSlave`]).
+#[derive(Clone)]
+pub struct Fmu {
+    pub(crate) loaded: Arc<Loaded>,
+}
+
+impl Fmu {
+    /// Unpacks the FMU at `path` into a temporary directory, reads its
+    /// model description, loads the binary of each interface it declares
+    /// for this platform and resolves every function those interfaces
+    /// need.
+    pub fn open(path: impl AsRef<Path>) -> Result<Fmu, FmuError> {
+        let file = path.as_ref();
+        let unpacked = unpack(file)?;
+        let description = ModelDescription::parse(&unpacked.description, file)?;
+        let mut libraries: Vec<(String, Library, String)> = Vec::new();
+        let mut model_exchange = None;
+        let mut co_simulation = None;
+        for kind in [InterfaceKind::ModelExchange, InterfaceKind::CoSimulation] {
+            let Some(interface) = description.interface(kind) else {
+                continue;
+            };
+            let id = &interface.model_identifier;
+            let position = match libraries.iter().position(|(name, _, _)| name == id) {
+                Some(i) => i,
+                None => {
+                    let (library, relative) = load(file, unpacked.dir.path(), description.version, id)?;
+                    libraries.push((id.clone(), library, relative));
+                    libraries.len() - 1
+                }
+            };
+            let (_, library, relative) = &libraries[position];
+            let states = interface.can_get_and_set_state;
+            // SAFETY: the groups are declared from the standard's headers.
+            let resolved = unsafe {
+                match (kind, description.version) {
+                    (InterfaceKind::ModelExchange, FmiVersion::V2) => {
+                        Functions::load(library, states).map(|f| model_exchange = Some(Api::V2(f)))
+                    }
+                    (InterfaceKind::ModelExchange, FmiVersion::V3) => {
+                        Functions::load(library, states).map(|f| model_exchange = Some(Api::V3(f)))
+                    }
+                    (InterfaceKind::CoSimulation, FmiVersion::V2) => {
+                        Functions::load(library, states).map(|f| co_simulation = Some(Api::V2(f)))
+                    }
+                    (InterfaceKind::CoSimulation, FmiVersion::V3) => {
+                        Functions::load(library, states).map(|f| co_simulation = Some(Api::V3(f)))
+                    }
+                }
+            };
+            resolved.map_err(|symbol| FmuError::MissingSymbol {
+                file: file.to_path_buf(),
+                library: relative.clone(),
+                symbol: symbol.to_string(),
+                interface: kind.name(),
+            })?;
+        }
+        Ok(Fmu {
+            loaded: Arc::new(Loaded {
+                file: file.to_path_buf(),
+                description,
+                model_exchange,
+                co_simulation,
+                live: AtomicUsize::new(0),
+                _libraries: libraries.into_iter().map(|(_, library, _)| library).collect(),
+                dir: unpacked.dir,
+            }),
+        })
+    }
+
+    /// What `modelDescription.xml` says.
+    pub fn description(&self) -> &ModelDescription {
+        &self.loaded.description
+    }
+
+    /// The FMU file it was opened from.
+    pub fn file(&self) -> &Path {
+        &self.loaded.file
+    }
+
+    /// The temporary directory it is unpacked in (removed when the last
+    /// user of the FMU is dropped).
+    pub fn directory(&self) -> &Path {
+        self.loaded.dir.path()
+    }
+}

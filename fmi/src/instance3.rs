@@ -1,0 +1,298 @@
+//! An FMI 3.0 instance: the internal traits in terms of the FMI 3 calls.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+use crate::error::FmuError;
+use crate::ffi3;
+use crate::fmu::{Functions, Loaded};
+use crate::instance::{
+    c_string, fmi_call, CoSimulation, Core, DiscreteUpdate, Instance, LogSink, ModelExchange, StepEnd,
+};
+
+/// The FMI 3 log callback: keeps the message in the instance's log.
+unsafe extern "C" fn log_message(
+    environment: *mut c_void,
+    _status: c_int,
+    category: *const c_char,
+    message: *const c_char,
+) {
+    // SAFETY: the environment is the instance's log sink, the strings
+    // come from the FMU as the standard says.
+    unsafe { LogSink::log(environment, category, message) }
+}
+
+/// An FMI 3 instance of the interface whose functions are `K`.
+pub(crate) struct Instance3<K> {
+    instance: ffi3::Instance,
+    api: Functions<ffi3::Common, K, ffi3::States>,
+    core: Core,
+    /// Whether the state may be set back (then steps are not final).
+    rollback: bool,
+}
+
+// SAFETY: the instance is used through `&mut self` only, one thread at a
+// time, which the standard allows.
+unsafe impl<K: Send> Send for Instance3<K> {}
+
+/// The strings instantiation passes: name, token, resource path.
+fn instantiation_strings(loaded: &Loaded) -> [std::ffi::CString; 3] {
+    let description = &loaded.description;
+    let mut resources = loaded.resources().to_string_lossy().into_owned();
+    resources.push(std::path::MAIN_SEPARATOR);
+    [
+        c_string(&description.model_name),
+        c_string(&description.token),
+        c_string(&resources),
+    ]
+}
+
+impl Instance3<ffi3::ModelExchange> {
+    pub(crate) fn model_exchange(
+        loaded: &Arc<Loaded>,
+        api: Functions<ffi3::Common, ffi3::ModelExchange, ffi3::States>,
+    ) -> Result<Self, FmuError> {
+        let once = loaded
+            .description
+            .model_exchange
+            .as_ref()
+            .is_some_and(|i| i.once_per_process);
+        let core = Core::new(loaded, once)?;
+        let [name, token, resources] = instantiation_strings(loaded);
+        // SAFETY: the strings outlive the call, the log sink the instance.
+        let instance = unsafe {
+            (api.kind.fmi3InstantiateModelExchange)(
+                name.as_ptr(),
+                token.as_ptr(),
+                resources.as_ptr(),
+                false,
+                false,
+                core.log.as_environment(),
+                log_message,
+            )
+        };
+        Instance3::checked(instance, api, core, "fmi3InstantiateModelExchange")
+    }
+}
+
+impl Instance3<ffi3::CoSimulation> {
+    pub(crate) fn co_simulation(
+        loaded: &Arc<Loaded>,
+        api: Functions<ffi3::Common, ffi3::CoSimulation, ffi3::States>,
+    ) -> Result<Self, FmuError> {
+        let once = loaded
+            .description
+            .co_simulation
+            .as_ref()
+            .is_some_and(|i| i.once_per_process);
+        let core = Core::new(loaded, once)?;
+        let [name, token, resources] = instantiation_strings(loaded);
+        // SAFETY: the strings outlive the call, the log sink the instance.
+        // No event mode, no early return, no intermediate variables.
+        let instance = unsafe {
+            (api.kind.fmi3InstantiateCoSimulation)(
+                name.as_ptr(),
+                token.as_ptr(),
+                resources.as_ptr(),
+                false,
+                false,
+                false,
+                false,
+                std::ptr::null(),
+                0,
+                core.log.as_environment(),
+                log_message,
+                None,
+            )
+        };
+        Instance3::checked(instance, api, core, "fmi3InstantiateCoSimulation")
+    }
+}
+
+impl<K> Instance3<K> {
+    /// The instance, or the error of a null one.
+    fn checked(
+        instance: ffi3::Instance,
+        api: Functions<ffi3::Common, K, ffi3::States>,
+        core: Core,
+        call: &'static str,
+    ) -> Result<Self, FmuError> {
+        if instance.is_null() {
+            return Err(FmuError::Instantiate {
+                fmu: core.fmu().to_string(),
+                call,
+                log: core.log.last(),
+            });
+        }
+        Ok(Instance3 {
+            instance,
+            rollback: api.states.is_some(),
+            api,
+            core,
+        })
+    }
+
+    fn states(&self) -> Result<ffi3::States, FmuError> {
+        self.api.states.ok_or_else(|| self.core.cannot_roll_back())
+    }
+}
+
+impl<K> Drop for Instance3<K> {
+    fn drop(&mut self) {
+        // SAFETY: the instance is live; after Error only freeing is
+        // allowed, after Fatal nothing.
+        unsafe {
+            if self.core.healthy() && self.core.initialized {
+                (self.api.common.fmi3Terminate)(self.instance);
+            }
+            if self.core.freeable() {
+                (self.api.common.fmi3FreeInstance)(self.instance);
+            }
+        }
+    }
+}
+
+impl<K: Send> Instance for Instance3<K> {
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn enter_initialization(&mut self, start: f64, stop: Option<f64>, tolerance: Option<f64>) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.common => fmi3EnterInitializationMode(
+            tolerance.is_some(),
+            tolerance.unwrap_or(0.0),
+            start,
+            stop.is_some(),
+            stop.unwrap_or(0.0),
+        ))
+    }
+
+    fn exit_initialization(&mut self) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.common => fmi3ExitInitializationMode())?;
+        self.core.initialized = true;
+        Ok(())
+    }
+
+    fn get_real(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), FmuError> {
+        let n = vrs.len().min(values.len());
+        fmi_call!(self, self.api.common => fmi3GetFloat64(vrs.as_ptr(), n, values.as_mut_ptr(), n), &vrs[..n])
+    }
+
+    fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), FmuError> {
+        let n = vrs.len().min(values.len());
+        fmi_call!(self, self.api.common => fmi3SetFloat64(vrs.as_ptr(), n, values.as_ptr(), n), &vrs[..n])
+    }
+
+    fn set_integer(&mut self, vr: u32, value: i32) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.common => fmi3SetInt32(&vr, 1, &value, 1), &[vr])
+    }
+
+    fn set_boolean(&mut self, vr: u32, value: bool) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.common => fmi3SetBoolean(&vr, 1, &value, 1), &[vr])
+    }
+
+    fn get_state(&mut self, state: *mut c_void) -> Result<*mut c_void, FmuError> {
+        let states = self.states()?;
+        let mut state = state;
+        fmi_call!(self, states => fmi3GetFMUState(&mut state))?;
+        Ok(state)
+    }
+
+    fn set_state(&mut self, state: *mut c_void) -> Result<(), FmuError> {
+        let states = self.states()?;
+        fmi_call!(self, states => fmi3SetFMUState(state))
+    }
+
+    fn free_state(&mut self, state: *mut c_void) -> Result<(), FmuError> {
+        let states = self.states()?;
+        let mut state = state;
+        fmi_call!(self, states => fmi3FreeFMUState(&mut state))
+    }
+}
+
+impl ModelExchange for Instance3<ffi3::ModelExchange> {
+    fn set_time(&mut self, t: f64) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.kind => fmi3SetTime(t))
+    }
+
+    fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), FmuError> {
+        if x.is_empty() {
+            return Ok(());
+        }
+        fmi_call!(self, self.api.kind => fmi3SetContinuousStates(x.as_ptr(), x.len()))
+    }
+
+    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), FmuError> {
+        if x.is_empty() {
+            return Ok(());
+        }
+        fmi_call!(self, self.api.kind => fmi3GetContinuousStates(x.as_mut_ptr(), x.len()))
+    }
+
+    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), FmuError> {
+        if dx.is_empty() {
+            return Ok(());
+        }
+        fmi_call!(self, self.api.kind => fmi3GetContinuousStateDerivatives(dx.as_mut_ptr(), dx.len()))
+    }
+
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<(), FmuError> {
+        if z.is_empty() {
+            return Ok(());
+        }
+        fmi_call!(self, self.api.kind => fmi3GetEventIndicators(z.as_mut_ptr(), z.len()))
+    }
+
+    fn enter_event_mode(&mut self) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.kind => fmi3EnterEventMode())
+    }
+
+    fn update_discrete_states(&mut self) -> Result<DiscreteUpdate, FmuError> {
+        let (mut again, mut terminate, mut nominals, mut changed, mut defined) = (false, false, false, false, false);
+        let mut next = 0.0;
+        fmi_call!(self, self.api.kind => fmi3UpdateDiscreteStates(
+            &mut again,
+            &mut terminate,
+            &mut nominals,
+            &mut changed,
+            &mut defined,
+            &mut next,
+        ))?;
+        Ok(DiscreteUpdate {
+            again,
+            terminate,
+            states_changed: changed,
+            next_event: defined.then_some(next),
+        })
+    }
+
+    fn enter_continuous_time_mode(&mut self) -> Result<(), FmuError> {
+        fmi_call!(self, self.api.kind => fmi3EnterContinuousTimeMode())
+    }
+
+    fn completed_integrator_step(&mut self) -> Result<StepEnd, FmuError> {
+        let (mut enter, mut terminate) = (false, false);
+        fmi_call!(self, self.api.kind => fmi3CompletedIntegratorStep(true, &mut enter, &mut terminate))?;
+        Ok(StepEnd {
+            enter_event_mode: enter,
+            terminate,
+        })
+    }
+}
+
+impl CoSimulation for Instance3<ffi3::CoSimulation> {
+    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError> {
+        let (mut event, mut terminate, mut early) = (false, false, false);
+        let mut last = t;
+        fmi_call!(self, self.api.kind => fmi3DoStep(
+            t,
+            h,
+            !self.rollback,
+            &mut event,
+            &mut terminate,
+            &mut early,
+            &mut last,
+        ))?;
+        Ok(terminate)
+    }
+}

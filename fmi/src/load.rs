@@ -1,0 +1,91 @@
+//! Loading any model a [`ModelRef`] names, FMUs included: the one place
+//! that knows a `.fmu` file is not a block diagram.
+
+use std::path::{Path, PathBuf};
+
+use tandem_models::diagram::SimulationDef;
+use tandem_models::{LoadError, LoadedModel, ModelRef};
+
+use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, InstanceLimit, Parameters};
+
+/// How the loaded model will be run, which decides how many instances of
+/// it are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    /// One integrator on one thread (`tandem sim`, a co-simulation).
+    Offline,
+    /// The real-time tandem: one instance per integrator thread.
+    RealTime,
+}
+
+/// Why a model could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelLoadError {
+    /// A built-in model or a block diagram.
+    #[error(transparent)]
+    Model(#[from] LoadError),
+    /// An FMU.
+    #[error("{}: {error}", file.display())]
+    Fmu {
+        /// The FMU file.
+        file: PathBuf,
+        /// What went wrong.
+        error: Box<FmuError>,
+    },
+    /// An FMU that allows one instance, for a run that needs several.
+    #[error("{}: FMU \"{fmu}\" can be instantiated only once per process (canBeInstantiatedOnlyOncePerProcess), and a real-time run needs one instance per integrator thread (the fast side, the implicit side and the fast side's matrices)\n  help: simulate it offline (tandem sim {}) or co-simulate it (tandem cosim), which use one instance", file.display(), file.display())]
+    OneInstance {
+        /// The FMU file.
+        file: PathBuf,
+        /// The model's name.
+        fmu: String,
+    },
+}
+
+/// The simulation settings an FMU's default experiment gives (the solver
+/// and the absolute tolerance are left to the command line or Tandem's
+/// defaults).
+pub fn simulation_def(experiment: &DefaultExperiment) -> SimulationDef {
+    SimulationDef {
+        solver: None,
+        rtol: experiment.tolerance,
+        atol: None,
+        step: experiment.step,
+        stop: experiment.stop,
+    }
+}
+
+/// Whether `path` names an FMU (by its extension, any case).
+pub fn is_fmu(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fmu"))
+}
+
+/// Loads the model `reference` names: a Model Exchange FMU with its
+/// default parameters (its default experiment as the simulation settings),
+/// or what [`ModelRef::load`] loads.
+pub fn load(reference: &ModelRef, use_: Use) -> Result<LoadedModel, ModelLoadError> {
+    let ModelRef::File(file) = reference else {
+        return Ok(reference.load()?);
+    };
+    if !is_fmu(file) {
+        return Ok(reference.load()?);
+    }
+    let located = |error| ModelLoadError::Fmu {
+        file: file.clone(),
+        error: Box::new(error),
+    };
+    let fmu = Fmu::open(file).map_err(located)?;
+    let model = FmuModel::new(&fmu, &Parameters::new()).map_err(located)?;
+    let description = fmu.description();
+    if use_ == Use::RealTime && model.instances_allowed() == InstanceLimit::OncePerProcess {
+        return Err(ModelLoadError::OneInstance {
+            file: file.clone(),
+            fmu: description.model_name.clone(),
+        });
+    }
+    Ok(LoadedModel {
+        simulation: simulation_def(&description.default_experiment),
+        name: description.model_name.clone(),
+        model: Box::new(model),
+    })
+}

@@ -1,0 +1,422 @@
+//! A Model Exchange FMU as a [`tandem_models::Model`]: Tandem integrates
+//! its states, locates its state events (event indicators) and time
+//! events, and runs its event iteration.
+
+use std::sync::Arc;
+
+use tandem_models::{Layout, Model, NonFinite, StateRef};
+
+use crate::description::{InterfaceKind, ModelDescription};
+use crate::error::FmuError;
+use crate::fmu::{Fmu, Loaded};
+use crate::instance::{self, ModelExchange};
+use crate::parameters::{self, Assignment, Parameters};
+use crate::signals::{self, array_error, Inputs};
+
+/// The most rounds of the discrete-state update at one event.
+pub const MAX_EVENT_ROUNDS: u32 = 1000;
+
+/// A time event counts as reached this close before it (relative to
+/// max(1, |t|)).
+pub const TIME_EVENT_TOLERANCE: f64 = 1e-12;
+
+/// How many instances of an FMU a process may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceLimit {
+    /// Any number: [`Model::fork`] gives each thread its own.
+    Unlimited,
+    /// One (`canBeInstantiatedOnlyOncePerProcess`): a fork cannot be made.
+    OncePerProcess,
+}
+
+/// What every instance of the model shares.
+struct Program {
+    loaded: Arc<Loaded>,
+    layout: Layout,
+    input_vrs: Vec<u32>,
+    output_vrs: Vec<u32>,
+    parameters: Vec<Assignment>,
+    sparsity: Option<Vec<Vec<usize>>>,
+    feedthrough: Vec<Vec<usize>>,
+    needs_completed_step: bool,
+    limit: InstanceLimit,
+    /// Number of event indicators (the zero crossings before the time event).
+    indicators: usize,
+}
+
+/// A Model Exchange FMU driven as a Tandem model.
+///
+/// States are the FMU's continuous states, named after the variables
+/// whose derivatives it lists; inputs its continuous Real/Float64 inputs;
+/// outputs its Real/Float64 outputs. The zero crossings are one per event
+/// indicator (`"<modelName>#indicator <i>"`, positive while the indicator
+/// keeps the sign it had at the last event) and `"<modelName>#time event"`
+/// (the time left to the FMU's next time event, 1 when it has none), so
+/// that Tandem locates both kinds of event.
+///
+/// The [`Model`] methods cannot return errors: a failed FMI call writes NaN
+/// into what was asked and is kept, and the next [`Model::major_outputs`]
+/// reports it as a [`NonFinite`] whose place names the FMU and the call
+/// (also available from [`FmuModel::take_error`]).
+pub struct FmuModel {
+    program: Arc<Program>,
+    /// `None` when instantiation failed (a fork of a once-per-process FMU).
+    instance: Option<Box<dyn ModelExchange>>,
+    /// The first error not yet reported by [`FmuModel::take_error`].
+    error: Option<FmuError>,
+    /// Event indicators, read at updates.
+    indicators: Vec<f64>,
+    /// Whether each indicator was > 0 at the last update.
+    above: Vec<bool>,
+    /// The FMU's next time event.
+    next_event: Option<f64>,
+}
+
+impl FmuModel {
+    /// Instantiates the Model Exchange interface of `fmu`, sets
+    /// `parameters`, initialises it at t = 0 (Tandem's runs start there)
+    /// with the default experiment's tolerance, and runs the initial event
+    /// iteration.
+    pub fn new(fmu: &Fmu, parameters: &Parameters) -> Result<FmuModel, FmuError> {
+        let loaded = &fmu.loaded;
+        let description = &loaded.description;
+        let interface = loaded.interface(InterfaceKind::ModelExchange)?;
+        let states = description.states();
+        if let Some(&s) = states.iter().find(|&&s| description.variables[s].array) {
+            return Err(array_error(description, &description.variables[s], "state"));
+        }
+        let inputs = signals::inputs(description, Inputs::Continuous)?;
+        let outputs = signals::outputs(description)?;
+        let name = &description.model_name;
+        let feedthrough = signals::feedthrough(description, &inputs, &outputs);
+        let indicators = description.structure.event_indicators;
+        let layout = Layout {
+            states: states.iter().map(|&s| description.variables[s].name.clone()).collect(),
+            discrete: 0,
+            inputs: inputs.variables,
+            outputs: outputs.variables,
+            rates: Vec::new(),
+            rate_users: Vec::new(),
+            zero_crossings: (0..indicators)
+                .map(|i| format!("{name}#indicator {i}"))
+                .chain([format!("{name}#time event")])
+                .collect(),
+        };
+        let program = Program {
+            layout,
+            input_vrs: inputs.vrs,
+            output_vrs: outputs.vrs,
+            parameters: parameters::resolve(description, parameters)?,
+            sparsity: sparsity(description, &states),
+            feedthrough,
+            needs_completed_step: interface.needs_completed_integrator_step,
+            limit: if interface.once_per_process {
+                InstanceLimit::OncePerProcess
+            } else {
+                InstanceLimit::Unlimited
+            },
+            indicators,
+            loaded: Arc::clone(loaded),
+        };
+        FmuModel::start(Arc::new(program))
+    }
+
+    /// Another instance of the same FMU, initialised afresh, or the reason
+    /// there cannot be one.
+    pub fn try_fork(&self) -> Result<FmuModel, FmuError> {
+        FmuModel::start(Arc::clone(&self.program))
+    }
+
+    /// For each output, the inputs (by position) it depends on directly.
+    pub fn feedthrough(&self) -> &[Vec<usize>] {
+        &self.program.feedthrough
+    }
+
+    /// How many instances the FMU allows, to refuse a second thread early.
+    pub fn instances_allowed(&self) -> InstanceLimit {
+        self.program.limit
+    }
+
+    /// The first error of an FMI call since the last time it was taken.
+    pub fn take_error(&mut self) -> Option<FmuError> {
+        self.error.take()
+    }
+
+    /// Calls that returned Warning so far.
+    pub fn warnings(&self) -> u64 {
+        self.instance.as_ref().map_or(0, |i| i.core().warnings)
+    }
+
+    /// The FMU's last log messages, oldest first.
+    pub fn log(&self) -> Vec<String> {
+        self.instance
+            .as_ref()
+            .map_or_else(Vec::new, |i| i.core().log.messages())
+    }
+
+    /// What the FMU's `modelDescription.xml` says.
+    pub fn description(&self) -> &ModelDescription {
+        &self.program.loaded.description
+    }
+
+    /// A new, initialised instance.
+    fn start(program: Arc<Program>) -> Result<FmuModel, FmuError> {
+        let mut instance = instance::model_exchange(&program.loaded)?;
+        parameters::apply(instance.as_mut(), &program.parameters)?;
+        let tolerance = program.loaded.description.default_experiment.tolerance;
+        instance.enter_initialization(0.0, None, tolerance)?;
+        instance.exit_initialization()?;
+        let name = &program.loaded.description.model_name;
+        let next_event = iterate_events(instance.as_mut(), name, 0.0)?.1;
+        instance.enter_continuous_time_mode()?;
+        let mut indicators = vec![0.0; program.indicators];
+        instance.get_event_indicators(&mut indicators)?;
+        Ok(FmuModel {
+            above: indicators.iter().map(|&z| z > 0.0).collect(),
+            indicators,
+            next_event,
+            error: None,
+            instance: Some(instance),
+            program,
+        })
+    }
+
+    /// An instance that could not be made: every evaluation gives NaN and
+    /// [`Model::major_outputs`] reports `error`.
+    fn failed(program: Arc<Program>, error: FmuError) -> FmuModel {
+        FmuModel {
+            indicators: vec![0.0; program.indicators],
+            above: vec![true; program.indicators],
+            next_event: None,
+            error: Some(error),
+            instance: None,
+            program,
+        }
+    }
+
+    /// Keeps `error` unless an earlier one is waiting.
+    fn keep(&mut self, error: FmuError) {
+        self.error.get_or_insert(error);
+    }
+
+    /// Sets `s` on the FMU, then `read`s into `out`; NaN on failure, or
+    /// when an error is waiting to be reported.
+    fn evaluate(
+        &mut self,
+        s: StateRef<'_>,
+        out: &mut [f64],
+        read: impl FnOnce(&mut dyn ModelExchange, &Program, &mut [f64]) -> Result<(), FmuError>,
+    ) {
+        let FmuModel {
+            program,
+            instance,
+            error,
+            ..
+        } = self;
+        let (None, Some(instance)) = (&error, instance.as_deref_mut()) else {
+            out.fill(f64::NAN);
+            return;
+        };
+        let result = set_point(instance, program, s.t, s.x, s.u).and_then(|()| read(instance, program, out));
+        if let Err(e) = result {
+            out.fill(f64::NAN);
+            error.get_or_insert(e);
+        }
+    }
+
+    /// The event handling of [`Model::update`].
+    fn handle_events(&mut self, t: f64, x: &mut [f64], u: &[f64]) -> Result<(), FmuError> {
+        let FmuModel {
+            program,
+            instance,
+            indicators,
+            above,
+            next_event,
+            ..
+        } = self;
+        let Some(instance) = instance.as_deref_mut() else {
+            return Ok(());
+        };
+        let name = &program.loaded.description.model_name;
+        set_point(instance, program, t, x, u)?;
+        let mut asked = false;
+        if program.needs_completed_step {
+            let end = instance.completed_integrator_step()?;
+            if end.terminate {
+                return Err(terminated(instance, name, t));
+            }
+            asked = end.enter_event_mode;
+        }
+        instance.get_event_indicators(indicators)?;
+        let crossed = indicators
+            .iter()
+            .zip(above.iter())
+            .any(|(&z, &above)| (z > 0.0) != above);
+        let timed = next_event.is_some_and(|te| t >= te - TIME_EVENT_TOLERANCE * te.abs().max(1.0));
+        if !(crossed || timed || asked) {
+            return Ok(());
+        }
+        instance.enter_event_mode()?;
+        let (changed, next) = iterate_events(instance, name, t)?;
+        *next_event = next;
+        instance.enter_continuous_time_mode()?;
+        if changed {
+            instance.get_continuous_states(x)?;
+        }
+        instance.get_event_indicators(indicators)?;
+        for (above, &z) in above.iter_mut().zip(indicators.iter()) {
+            *above = z > 0.0;
+        }
+        Ok(())
+    }
+}
+
+/// Sets time, continuous states and inputs.
+fn set_point(
+    instance: &mut dyn ModelExchange,
+    program: &Program,
+    t: f64,
+    x: &[f64],
+    u: &[f64],
+) -> Result<(), FmuError> {
+    instance.set_time(t)?;
+    instance.set_continuous_states(x)?;
+    if !program.input_vrs.is_empty() {
+        instance.set_real(&program.input_vrs, u)?;
+    }
+    Ok(())
+}
+
+/// The discrete-state update repeated until the FMU needs no more (the
+/// instance is in event mode). Returns whether the continuous states
+/// changed, and the next time event.
+fn iterate_events(instance: &mut dyn ModelExchange, name: &str, t: f64) -> Result<(bool, Option<f64>), FmuError> {
+    let mut changed = false;
+    for _ in 0..MAX_EVENT_ROUNDS {
+        let update = instance.update_discrete_states()?;
+        changed |= update.states_changed;
+        if update.terminate {
+            return Err(terminated(instance, name, t));
+        }
+        if !update.again {
+            return Ok((changed, update.next_event));
+        }
+    }
+    Err(FmuError::EventIteration {
+        fmu: name.to_string(),
+        time: t,
+        rounds: MAX_EVENT_ROUNDS,
+    })
+}
+
+fn terminated(instance: &dyn ModelExchange, name: &str, t: f64) -> FmuError {
+    FmuError::Terminated {
+        fmu: name.to_string(),
+        time: t,
+        log: instance.core().log.last(),
+    }
+}
+
+/// For each state, the derivatives that depend on it, when every
+/// derivative lists its dependencies.
+fn sparsity(description: &ModelDescription, states: &[usize]) -> Option<Vec<Vec<usize>>> {
+    let derivatives = &description.structure.derivatives;
+    let dependencies: Vec<&Vec<usize>> = derivatives
+        .iter()
+        .map(|d| d.dependencies.as_ref())
+        .collect::<Option<_>>()?;
+    Some(
+        states
+            .iter()
+            .map(|state| {
+                (0..derivatives.len())
+                    .filter(|&i| dependencies[i].contains(state))
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+impl Model for FmuModel {
+    fn layout(&self) -> &Layout {
+        &self.program.layout
+    }
+
+    /// A new instance; when the FMU allows only one per process, or
+    /// instantiating fails, an instance that reports why at its first
+    /// major step ([`FmuModel::try_fork`] says it at once).
+    fn fork(&self) -> Box<dyn Model> {
+        Box::new(
+            self.try_fork()
+                .unwrap_or_else(|e| FmuModel::failed(Arc::clone(&self.program), e)),
+        )
+    }
+
+    fn initial_state(&mut self, x: &mut [f64], _xd: &mut [f64]) {
+        let (None, Some(instance)) = (&self.error, self.instance.as_deref_mut()) else {
+            x.fill(f64::NAN);
+            return;
+        };
+        if let Err(e) = instance.get_continuous_states(x) {
+            x.fill(f64::NAN);
+            self.keep(e);
+        }
+    }
+
+    fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]) {
+        self.evaluate(s, dx, |instance, _, dx| instance.get_derivatives(dx));
+    }
+
+    fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]) {
+        self.evaluate(s, y, |instance, program, y| instance.get_real(&program.output_vrs, y));
+    }
+
+    fn major_outputs(
+        &mut self,
+        t: f64,
+        x: &[f64],
+        xd: &mut [f64],
+        u: &[f64],
+        _hits: &[bool],
+        y: &mut [f64],
+    ) -> Result<(), NonFinite> {
+        self.outputs(StateRef { t, x, xd, u }, y);
+        match &self.error {
+            None => Ok(()),
+            Some(e) => Err(NonFinite {
+                time: t,
+                place: e.summary(),
+                value: f64::NAN,
+            }),
+        }
+    }
+
+    fn update(&mut self, t: f64, _hits: &[bool], x: &mut [f64], _xd: &mut [f64], u: &[f64]) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.handle_events(t, x, u) {
+            self.keep(e);
+        }
+    }
+
+    fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
+        let n = self.program.indicators;
+        let (indicators, time_event) = z.split_at_mut(n);
+        if n > 0 {
+            self.evaluate(s, indicators, |instance, _, z| instance.get_event_indicators(z));
+        }
+        for (z, &above) in indicators.iter_mut().zip(&self.above) {
+            if !above {
+                *z = -*z;
+            }
+        }
+        if let Some(distance) = time_event.first_mut() {
+            *distance = self.next_event.map_or(1.0, |te| te - s.t);
+        }
+    }
+
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        self.program.sparsity.clone()
+    }
+}

@@ -1,0 +1,240 @@
+//! Broken FMUs, made by zipping broken variants of the test FMUs: each
+//! error names its place (the FMU file, the line of the XML, the
+//! variable, the function) and the fix.
+
+#[path = "support/fmus.rs"]
+mod fmus;
+
+use std::path::{Path, PathBuf};
+
+use tandem_fmi::{Fmu, FmuError, FmuModel, Parameters};
+
+/// Opens the FMU at `path`, which must fail, and returns the error.
+fn open_error(path: &Path) -> FmuError {
+    match Fmu::open(path) {
+        Ok(_) => panic!("{} opened", path.display()),
+        Err(e) => e,
+    }
+}
+
+/// The bouncing ball with `from` replaced by `to` in its description.
+fn ball_with(dir: &tempfile::TempDir, name: &str, from: &str, to: &str) -> PathBuf {
+    let xml = fmus::description(name);
+    assert!(xml.contains(from), "{name}'s description has no {from}");
+    let xml = xml.replacen(from, to, 1);
+    let variant = fmus::Variant {
+        description: Some(&xml),
+        ..fmus::Variant::default()
+    };
+    fmus::build_variant(name, &dir.path().join("broken.fmu"), variant)
+}
+
+#[test]
+fn a_missing_binary_lists_the_platform_folders_the_fmu_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = fmus::description("bouncing_ball");
+    let path = dir.path().join("no_binary.fmu");
+    fmus::zip_entries(
+        &path,
+        &[
+            ("modelDescription.xml", xml.as_bytes()),
+            ("binaries/win64/bouncing_ball.dll", b"MZ"),
+            ("binaries/darwin64/bouncing_ball.dylib", b"\xcf\xfa"),
+        ],
+    );
+    let e = open_error(&path);
+    assert!(matches!(e, FmuError::MissingBinary { .. }), "{e}");
+    let text = e.to_string();
+    let expected = format!(
+        "binaries/{}/bouncing_ball.{}",
+        tandem_fmi::platform_folder(tandem_fmi::FmiVersion::V2).unwrap(),
+        std::env::consts::DLL_EXTENSION
+    );
+    assert!(text.contains(&format!("FMU \"{}\"", path.display())), "{text}");
+    assert!(
+        text.contains(&format!("no binary \"{expected}\" for this platform")),
+        "{text}"
+    );
+    assert!(text.contains("the FMU has binaries for: darwin64, win64"), "{text}");
+    assert!(text.contains("help: export the FMU for this platform"), "{text}");
+
+    let variant = fmus::Variant {
+        no_binary: true,
+        ..fmus::Variant::default()
+    };
+    let path = fmus::build_variant("bouncing_ball3", &dir.path().join("none.fmu"), variant);
+    let text = open_error(&path).to_string();
+    assert!(text.contains("the FMU has binaries for: no platform at all"), "{text}");
+}
+
+#[test]
+fn an_unsupported_fmi_version_says_what_was_found_and_what_is_supported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ball_with(&dir, "bouncing_ball", "fmiVersion=\"2.0\"", "fmiVersion=\"1.0\"");
+    let text = open_error(&path).to_string();
+    assert!(
+        text.contains("modelDescription.xml:2:1: unsupported FMI version \"1.0\"; supported: \"2.0\" and \"3.0\""),
+        "{text}"
+    );
+    assert!(text.contains("help: export the FMU as FMI 2.0 or 3.0"), "{text}");
+}
+
+#[test]
+fn malformed_xml_is_reported_at_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ball_with(&dir, "bouncing_ball3", "</ModelVariables>", "</ModelVariable>");
+    let e = open_error(&path);
+    let FmuError::Description { line, .. } = &e else {
+        panic!("not a description error: {e}");
+    };
+    let expected = fmus::description("bouncing_ball3")
+        .lines()
+        .position(|l| l.contains("</ModelVariables>"))
+        .unwrap() as u32
+        + 1;
+    assert_eq!(*line, expected, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!("modelDescription.xml:{expected}:")) && text.contains("malformed XML"),
+        "{text}"
+    );
+    assert!(text.contains("help: fix the XML"), "{text}");
+}
+
+#[test]
+fn a_reference_to_an_unknown_variable_names_the_reference_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ball_with(
+        &dir,
+        "bouncing_ball",
+        "<Unknown index=\"2\" dependencies=\"3\"/>",
+        "<Unknown index=\"9\" dependencies=\"3\"/>",
+    );
+    let text = open_error(&path).to_string();
+    let line = fmus::description("bouncing_ball")
+        .lines()
+        .position(|l| l.contains("<Unknown index=\"2\" dependencies=\"3\"/>"))
+        .unwrap()
+        + 1;
+    assert!(
+        text.contains(&format!(
+            "modelDescription.xml:{line}:7: <Unknown> refers to 1-based variable index 9, which is not a variable (6 variables are declared)"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("help: refer only to variables declared in <ModelVariables>"),
+        "{text}"
+    );
+
+    let path = ball_with(&dir, "bouncing_ball3", "derivative=\"3\"", "derivative=\"99\"");
+    let text = open_error(&path).to_string();
+    assert!(
+        text.contains("derivative refers to value reference 99, which is not a variable"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_attribute_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ball_with(&dir, "bouncing_ball3", "instantiationToken=", "token=");
+    let text = open_error(&path).to_string();
+    assert!(
+        text.contains("modelDescription.xml:2:1: <fmiModelDescription> has no instantiationToken attribute"),
+        "{text}"
+    );
+    assert!(text.contains("help: the FMI standard requires it"), "{text}");
+}
+
+#[test]
+fn a_missing_function_is_named_with_its_interface() {
+    let dir = tempfile::tempdir().unwrap();
+    let variant = fmus::Variant {
+        defines: &["OMIT_GET_DERIVATIVES"],
+        ..fmus::Variant::default()
+    };
+    let path = fmus::build_variant("bouncing_ball", &dir.path().join("partial.fmu"), variant);
+    let e = open_error(&path);
+    assert!(matches!(e, FmuError::MissingSymbol { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("does not export fmi2GetDerivatives, which the Model Exchange interface needs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("help: the binary does not implement the interface"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_wrong_guid_is_refused_by_the_binary_and_its_log_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = ball_with(&dir, "bouncing_ball", "guid=\"{8c4e", "guid=\"{0000");
+    let fmu = Fmu::open(path).unwrap();
+    let text = FmuModel::new(&fmu, &Parameters::new()).err().unwrap().to_string();
+    assert!(
+        text.contains(
+            "FMU \"bouncing_ball\": fmi2Instantiate returned no instance: logStatusError: wrong fmuType or GUID"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_entry_climbing_out_of_the_archive_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = fmus::description("bouncing_ball");
+    for bad in ["../evil.txt", "resources/../../evil.txt", "/etc/evil"] {
+        let path = dir.path().join("slip.fmu");
+        fmus::zip_entries(&path, &[("modelDescription.xml", xml.as_bytes()), (bad, b"x")]);
+        let text = open_error(&path).to_string();
+        assert!(
+            text.contains(&format!(
+                "entry \"{bad}\" is an absolute path or climbs out with \"..\""
+            )),
+            "{text}"
+        );
+        assert!(!dir.path().parent().unwrap().join("evil.txt").exists());
+    }
+}
+
+#[test]
+fn a_file_that_is_no_zip_or_has_no_description_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("text.fmu");
+    std::fs::write(&path, "not a zip").unwrap();
+    let text = open_error(&path).to_string();
+    assert!(
+        text.contains("not a ZIP archive") && text.contains("help: an FMU is a ZIP file"),
+        "{text}"
+    );
+
+    let xml = fmus::description("bouncing_ball");
+    fmus::zip_entries(&path, &[("bouncing_ball/modelDescription.xml", xml.as_bytes())]);
+    let text = open_error(&path).to_string();
+    assert!(
+        text.contains("no modelDescription.xml at the top of the archive")
+            && text.contains("re-zip it from inside its folder"),
+        "{text}"
+    );
+
+    let missing = dir.path().join("missing.fmu");
+    let e = open_error(&missing);
+    assert!(matches!(e, FmuError::Io { .. }), "{e}");
+    assert!(e.to_string().contains("cannot open the file"), "{e}");
+}
+
+#[test]
+fn the_unpacked_files_are_removed_with_the_last_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = Fmu::open(fmus::build("bouncing_ball", dir.path())).unwrap();
+    let unpacked = fmu.directory().to_path_buf();
+    assert!(unpacked.join("modelDescription.xml").is_file());
+    let model = FmuModel::new(&fmu, &Parameters::new()).unwrap();
+    drop(fmu);
+    assert!(unpacked.is_dir(), "the model still needs them");
+    drop(model);
+    assert!(!unpacked.exists());
+}
