@@ -348,7 +348,7 @@ impl<'m> Simulation<'m> {
         let total = self.total_steps();
         let every = (total / 100).max(1);
         while self.n < total {
-            if self.n % every == 0 {
+            if self.n.is_multiple_of(every) {
                 progress(self.n as f64 / total as f64);
             }
             self.step(recorder)?;
@@ -376,7 +376,19 @@ impl<'m> Simulation<'m> {
 
     /// The outputs at the current grid point with the current inputs.
     pub fn outputs(&mut self) -> Result<&[f64], SimError> {
+        if self.bdf.is_none() {
+            self.major_step()?;
+            return Ok(&self.y);
+        }
+        self.x_before.copy_from_slice(&self.x);
+        self.xd_before.copy_from_slice(&self.xd);
         self.major_step()?;
+        // Discrete outputs latched here are a discontinuity the next step
+        // would no longer see.
+        if self.x != self.x_before || self.xd != self.xd_before {
+            self.land = true;
+            self.restart = true;
+        }
         Ok(&self.y)
     }
 
