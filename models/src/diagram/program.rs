@@ -133,6 +133,20 @@ impl Program {
         &self.layout
     }
 
+    /// For each output, the inputs it depends on directly (through
+    /// direct-feedthrough ports, with no state in between), sorted: what a
+    /// co-simulation master needs to order sub-models and find algebraic
+    /// loops between them.
+    pub fn feedthrough(&self) -> Vec<Vec<usize>> {
+        super::sparsity::feedthrough(
+            &self.entries,
+            &self.slots,
+            self.n_signals,
+            &self.input_copies,
+            &self.output_slots,
+        )
+    }
+
     /// The torn algebraic loops.
     pub(crate) fn loops(&self) -> &[AlgebraicLoop] {
         &self.loops

@@ -5,6 +5,9 @@
 //! on nothing during a step; guarded blocks count as enabled. The result over-approximates
 //! (a block's outputs are taken to depend on all its feedthrough inputs and
 //! all its states), which is safe for grouping Jacobian columns.
+//!
+//! The same structure gives which model outputs depend directly on which
+//! model inputs ([`feedthrough`]), for a co-simulation master.
 
 use super::entry::{Entry, Exec};
 use crate::blocks::Slot;
@@ -83,6 +86,55 @@ fn inputs_of(e: &Entry, slots: &[Slot], signal: &[Vec<u32>], through: bool, work
     Some(deps)
 }
 
+/// For each model output, the model inputs that reach it through
+/// direct-feedthrough ports and guards, sorted. Every block counts, held
+/// ones included (at their hits they compute from their inputs), so the
+/// result over-approximates; blocks of torn loops are gone over again
+/// until nothing changes.
+pub(crate) fn feedthrough(
+    entries: &[Entry],
+    slots: &[Slot],
+    n_signals: usize,
+    input_copies: &[(usize, u32)],
+    output_slots: &[u32],
+) -> Vec<Vec<usize>> {
+    // Model inputs each signal element depends on, sorted.
+    let mut signal: Vec<Vec<usize>> = vec![Vec::new(); n_signals];
+    for &(i, offset) in input_copies {
+        signal[offset as usize].push(i);
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for e in entries {
+            let mut through: Vec<usize> = e.guard.map(|g| signal[g as usize].clone()).unwrap_or_default();
+            for i in (0..e.n_in as usize).filter(|&i| e.feeds_through(i)) {
+                let slot = slots[e.ins as usize + i];
+                for k in slot.offset..slot.offset + slot.width {
+                    through.extend_from_slice(&signal[k as usize]);
+                }
+            }
+            if through.is_empty() {
+                continue;
+            }
+            through.sort_unstable();
+            through.dedup();
+            for o in 0..e.n_out as usize {
+                let slot = slots[e.outs as usize + o];
+                for k in slot.offset..slot.offset + slot.width {
+                    let deps = &mut signal[k as usize];
+                    let before = deps.len();
+                    deps.extend_from_slice(&through);
+                    deps.sort_unstable();
+                    deps.dedup();
+                    changed |= deps.len() != before;
+                }
+            }
+        }
+    }
+    output_slots.iter().map(|&o| signal[o as usize].clone()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use crate::diagram::compile_str;
@@ -115,5 +167,23 @@ mod tests {
         assert_eq!(sparsity[a], column_a);
         assert_eq!(sparsity[b], vec![b]);
         assert_eq!(sparsity[cc], vec![cc]);
+    }
+
+    #[test]
+    fn outputs_depend_on_the_inputs_that_reach_them_through_feedthrough_ports_only() {
+        // y1 = 2 u1 + u2 (direct), y2 = integral of u2 (through a state).
+        let c = compile_str(
+            r#"{"blocks": [
+              {"id": "u1", "type": "Inport"}, {"id": "u2", "type": "Inport"},
+              {"id": "k", "type": "Gain", "params": {"gain": 2}},
+              {"id": "s", "type": "Sum", "params": {"signs": "++"}},
+              {"id": "x", "type": "Integrator"},
+              {"id": "y1", "type": "Output"}, {"id": "y2", "type": "Output"}],
+             "links": [
+              {"from": "u1", "to": "k"}, {"from": "k", "to": "s.1"}, {"from": "u2", "to": ["s.2", "x"]},
+              {"from": "s", "to": "y1"}, {"from": "x", "to": "y2"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.model.program().feedthrough(), vec![vec![0, 1], vec![]]);
     }
 }

@@ -1,0 +1,86 @@
+//! A Co-Simulation FMU as a participant: stepped by its own `doStep`, its
+//! inputs sampled at the start of each communication step and held over it.
+
+use tandem_fmi::{FmuError, FmuSlave, FmuState};
+use tandem_models::Variable;
+
+use crate::curve::Curve;
+use crate::submodel::{Feedthrough, SubModel, SubModelError};
+
+/// An [`FmuSlave`] a master steps.
+pub struct CoSimulationFmu {
+    slave: FmuSlave,
+    feedthrough: Feedthrough,
+    /// The inputs of the step being taken.
+    u: Vec<f64>,
+    /// The state of the last [`SubModel::save`].
+    saved: Option<FmuState>,
+}
+
+impl CoSimulationFmu {
+    /// Wraps an initialised slave.
+    pub fn new(slave: FmuSlave) -> Result<CoSimulationFmu, SubModelError> {
+        let inputs = slave.input_variables().len();
+        let feedthrough = Feedthrough::from_lists(inputs, slave.feedthrough().to_vec())
+            .map_err(|e| SubModelError::Other(e.into()))?;
+        Ok(CoSimulationFmu {
+            slave,
+            feedthrough,
+            u: vec![0.0; inputs],
+            saved: None,
+        })
+    }
+}
+
+/// An FMI failure as the master reports it.
+fn failed(error: FmuError) -> SubModelError {
+    SubModelError::Other(Box::new(error))
+}
+
+impl SubModel for CoSimulationFmu {
+    fn inputs(&self) -> &[Variable] {
+        self.slave.input_variables()
+    }
+
+    fn outputs(&self) -> &[Variable] {
+        self.slave.output_variables()
+    }
+
+    fn feedthrough(&self) -> &Feedthrough {
+        &self.feedthrough
+    }
+
+    fn evaluate(&mut self, u: &[f64], y: &mut [f64]) -> Result<(), SubModelError> {
+        self.slave.set_inputs(u).map_err(failed)?;
+        self.slave.outputs(y).map_err(failed)
+    }
+
+    fn step(&mut self, t: f64, h: f64, inputs: &[Curve]) -> Result<(), SubModelError> {
+        for (u, curve) in self.u.iter_mut().zip(inputs) {
+            *u = curve.at(t);
+        }
+        self.slave.set_inputs(&self.u).map_err(failed)?;
+        self.slave.do_step(t, h).map_err(failed)
+    }
+
+    fn save(&mut self) -> Result<(), SubModelError> {
+        if !self.slave.can_roll_back() {
+            return Err(SubModelError::NoRollback(format!(
+                "FMU \"{}\" does not declare canGetAndSetFMUstate",
+                self.slave.description().model_name
+            )));
+        }
+        match &mut self.saved {
+            Some(state) => self.slave.save_state(state).map_err(failed),
+            None => {
+                self.saved = Some(self.slave.get_state().map_err(failed)?);
+                Ok(())
+            }
+        }
+    }
+
+    fn restore(&mut self) -> Result<(), SubModelError> {
+        let state = self.saved.as_ref().ok_or(SubModelError::NothingSaved)?;
+        self.slave.set_state(state).map_err(failed)
+    }
+}

@@ -1,0 +1,189 @@
+//! A co-simulation system: its sub-models, their connections and the
+//! master's settings, read from a TOML file (see `cosim/SYSTEM.md`) and
+//! checked before anything runs.
+
+mod connections;
+mod place;
+mod raw;
+mod source;
+mod validate;
+
+use std::io::Read;
+use std::path::Path;
+
+use tandem_config::{ConfigError, Location};
+use tandem_models::diagram::invalid_utf8_at;
+use tandem_models::Variable;
+
+pub use source::{fixed_step_for, load_source, ModelSpec};
+pub use validate::{DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS};
+
+use crate::bounds::MAX_SYSTEM_FILE;
+use crate::graph::Link;
+use crate::submodel::SubModel;
+use place::Place;
+
+/// Why a system file cannot be used. Shown as
+/// `FILE:LINE:COLUMN: KEY: MESSAGE`.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    /// A mistake in the file, or a sub-model it names that cannot be used.
+    #[error(transparent)]
+    Invalid(#[from] ConfigError),
+}
+
+/// In what order the sub-models of a macro step are stepped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordering {
+    /// All from the same coupling values (extrapolated), in parallel.
+    Jacobi,
+    /// One after the other; each takes the new values of those before it
+    /// (interpolated).
+    GaussSeidel,
+}
+
+/// The fixed-point iteration of each macro step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Iterate {
+    /// Converged when no coupling output changes by more than this between
+    /// two iterations (in the outputs' own units).
+    pub tolerance: f64,
+    /// The most repetitions of a macro step.
+    pub max_iterations: u32,
+}
+
+/// The master's settings (`[master]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Master {
+    /// The base macro step (s).
+    pub step: f64,
+    /// The number of base macro steps to the stop time.
+    pub steps: u64,
+    /// Jacobi or Gauss–Seidel.
+    pub ordering: Ordering,
+    /// The order (0, 1 or 2) of the polynomials extrapolating coupling
+    /// values.
+    pub extrapolation: usize,
+    /// The fixed-point iteration, if asked for.
+    pub iterate: Option<Iterate>,
+    /// Threads stepping a Jacobi macro step (1: the caller's alone).
+    pub threads: usize,
+}
+
+impl Master {
+    /// The stop time (s).
+    pub fn stop(&self) -> f64 {
+        self.steps as f64 * self.step
+    }
+}
+
+/// A sub-model of a system.
+pub(crate) struct Participant {
+    pub(crate) name: String,
+    pub(crate) model: Box<dyn SubModel>,
+    /// Base macro steps per communication step.
+    pub(crate) every: u64,
+}
+
+/// The sub-models' names, listed for messages.
+fn names(participants: &[Participant]) -> String {
+    let names: Vec<&str> = participants.iter().map(|p| p.name.as_str()).collect();
+    names.join(", ")
+}
+
+/// A checked system, ready to run ([`System::run`]).
+pub struct System {
+    pub(crate) participants: Vec<Participant>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) master: Master,
+    /// The order sub-models are stepped in (Gauss–Seidel) and their
+    /// outputs computed at communication points.
+    pub(crate) order: Vec<usize>,
+    /// Every sub-model can go back to a saved point.
+    pub(crate) rollback: bool,
+}
+
+impl System {
+    /// The master's settings.
+    pub fn master(&self) -> &Master {
+        &self.master
+    }
+
+    /// The sub-models' names, in the file's order.
+    pub fn models(&self) -> Vec<&str> {
+        self.participants.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    /// The order the sub-models are stepped in (Gauss–Seidel) and their
+    /// outputs computed at communication points, by name.
+    pub fn order(&self) -> Vec<&str> {
+        self.order.iter().map(|&m| self.participants[m].name.as_str()).collect()
+    }
+
+    /// The recorded columns after `time`: every output of every sub-model,
+    /// as `model.output`, in the file's order of the sub-models.
+    pub fn output_names(&self) -> Vec<String> {
+        self.output_variables().into_iter().map(|v| v.name).collect()
+    }
+
+    /// Every sub-model's outputs, named `model.output`, with their units
+    /// and ranges, in the order of [`System::output_names`].
+    pub fn output_variables(&self) -> Vec<Variable> {
+        self.participants
+            .iter()
+            .flat_map(|p| {
+                p.model.outputs().iter().map(move |v| Variable {
+                    name: format!("{}.{}", p.name, v.name),
+                    ..v.clone()
+                })
+            })
+            .collect()
+    }
+}
+
+/// Reads and checks the system file at `path`, loading its sub-models.
+pub fn load(path: &Path) -> Result<System, SystemError> {
+    let error = |location, message: String| ConfigError {
+        file: path.to_path_buf(),
+        location,
+        key: String::new(),
+        message,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SYSTEM_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|e| {
+            error(
+                None,
+                format!(
+                    "cannot read the system file: {e}; check the path (cosim/examples/two_mass.toml is an example)"
+                ),
+            )
+        })?;
+    if bytes.len() as u64 > MAX_SYSTEM_FILE {
+        return Err(error(
+            None,
+            format!(
+                "the file is larger than {} MiB, the bound of a system file; check that this is one",
+                MAX_SYSTEM_FILE >> 20
+            ),
+        )
+        .into());
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let (line, column) = invalid_utf8_at(e.as_bytes(), e.utf8_error().valid_up_to());
+        error(
+            Some(Location { line, column }),
+            "the file is not UTF-8 text; save it as UTF-8".into(),
+        )
+    })?;
+    parse(&text, path)
+}
+
+/// Checks the system `text`, read from `file`: errors name `file`, and
+/// relative sources resolve against its directory.
+pub fn parse(text: &str, file: &Path) -> Result<System, SystemError> {
+    let place = Place { text, file };
+    let raw = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
+    validate::validate(&place, raw)
+}

@@ -1,0 +1,78 @@
+//! The system file as written: serde structures that mirror the TOML, each
+//! value kept with its span for the line and column of messages.
+//! Validation turns them into a [`crate::System`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// The whole file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSystem {
+    pub(crate) master: RawMaster,
+    #[serde(default)]
+    pub(crate) model: Vec<RawModel>,
+    #[serde(default)]
+    pub(crate) connection: Vec<RawConnection>,
+}
+
+/// `[master]`: the macro step and how the sub-models are coupled.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMaster {
+    pub(crate) step: Spanned<f64>,
+    pub(crate) stop: Spanned<f64>,
+    #[serde(default)]
+    pub(crate) ordering: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) order: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub(crate) extrapolation: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) iterate: Option<Spanned<RawIterate>>,
+    #[serde(default)]
+    pub(crate) threads: Option<Spanned<i64>>,
+}
+
+/// `master.iterate`: the fixed-point iteration of each macro step.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawIterate {
+    pub(crate) tolerance: Spanned<f64>,
+    #[serde(default)]
+    pub(crate) max_iterations: Option<Spanned<i64>>,
+}
+
+/// `[[model]]`: one sub-model and its solver.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawModel {
+    pub(crate) name: Spanned<String>,
+    pub(crate) source: Spanned<String>,
+    #[serde(default)]
+    pub(crate) solver: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) step: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(crate) rtol: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(crate) atol: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(crate) every: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) parameters: BTreeMap<String, Spanned<f64>>,
+}
+
+/// `[[connection]]`: an output driving an input.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConnection {
+    pub(crate) from: Spanned<String>,
+    pub(crate) to: Spanned<String>,
+    #[serde(default)]
+    pub(crate) scale: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(crate) offset: Option<Spanned<f64>>,
+}

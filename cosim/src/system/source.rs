@@ -1,0 +1,178 @@
+//! Loading the participant a `[[model]]` names: the one place that knows
+//! the kinds of sources (a JSON block diagram, a built-in plant, an FMU).
+
+use std::path::Path;
+
+use tandem_config::{fixed_step, ConfigError, Located, Overrides};
+use tandem_models::diagram::{self, SimulationDef};
+use tandem_models::ModelRef;
+use tandem_runtime::FixedStep;
+
+use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, InterfaceKind, Parameters};
+use tandem_models::Model;
+
+use super::SystemError;
+use crate::fmu::CoSimulationFmu;
+use crate::slave::ModelSlave;
+use crate::submodel::{Feedthrough, SubModel, SubModelError};
+
+/// A `[[model]]` of a system file, checked but not loaded: what
+/// [`load_source`] needs, each value with its place in the file.
+#[derive(Clone, Debug)]
+pub struct ModelSpec {
+    /// `name`.
+    pub name: Located<String>,
+    /// `source`: a JSON diagram's path (relative to the system file), a
+    /// built-in model's name, or an `.fmu`.
+    pub source: Located<String>,
+    /// `solver`, if given.
+    pub solver: Option<Located<String>>,
+    /// `step` (the micro step), if given.
+    pub step: Option<Located<f64>>,
+    /// `rtol`, if given.
+    pub rtol: Option<Located<f64>>,
+    /// `atol`, if given.
+    pub atol: Option<Located<f64>>,
+    /// `parameters`: values set by name before an FMU is initialised.
+    pub parameters: Vec<(String, Located<f64>)>,
+    /// Its communication step (s): `every` base macro steps.
+    pub communication_step: f64,
+    /// The end of the co-simulation (s).
+    pub stop: f64,
+}
+
+/// Loads the participant `spec` names; `file` is the system file, against
+/// whose directory paths resolve and which errors name.
+pub fn load_source(spec: &ModelSpec, file: &Path) -> Result<Box<dyn SubModel>, SystemError> {
+    let text = spec.source.value.trim();
+    let base = file.parent().unwrap_or(Path::new(""));
+    let unusable = |e: &dyn std::fmt::Display| spec.source.error(file, format!("cannot use this model: {e}"));
+    if tandem_fmi::is_fmu(Path::new(text)) {
+        return load_fmu(spec, file, &base.join(text)).map_err(|e| match e {
+            FmuLoadError::Parameter { index, error } => {
+                SystemError::Invalid(spec.parameters[index].1.error(file, error.to_string()))
+            }
+            FmuLoadError::Other(e) => SystemError::Invalid(unusable(&e)),
+        });
+    }
+    if let Some((_, value)) = spec.parameters.first() {
+        return Err(SystemError::Invalid(value.error(
+            file,
+            "parameters are set by name on FMU sources only; give a block diagram's values in its blocks".into(),
+        )));
+    }
+    let slave = match ModelRef::parse(text, base) {
+        ModelRef::File(path) => {
+            let compiled = diagram::load(&path).map_err(|e| unusable(&e))?;
+            let settings = fixed_step_for(spec, file, &compiled.simulation)?;
+            ModelSlave::diagram(compiled.model, settings)
+        }
+        builtin => {
+            let loaded = builtin.load().map_err(|e| unusable(&e))?;
+            let settings = fixed_step_for(spec, file, &loaded.simulation)?;
+            let layout = loaded.model.layout();
+            let feedthrough = Feedthrough::all(layout.inputs.len(), layout.outputs.len());
+            ModelSlave::new(loaded.model, settings, feedthrough)
+        }
+    };
+    slave
+        .map(|s| Box::new(s) as Box<dyn SubModel>)
+        .map_err(|e: SubModelError| SystemError::Invalid(unusable(&e)))
+}
+
+/// Loads an FMU: its Co-Simulation interface (stepped by its own solver)
+/// unless the file gives it a `solver` or it has none, else its Model
+/// Exchange interface, integrated by the solver the file or its default
+/// experiment names.
+fn load_fmu(spec: &ModelSpec, file: &Path, path: &Path) -> Result<Box<dyn SubModel>, FmuLoadError> {
+    let fmu = Fmu::open(path)?;
+    let mut parameters = Parameters::new();
+    for (name, value) in &spec.parameters {
+        parameters.set(name, value.value);
+    }
+    let description = fmu.description();
+    let has = |kind| description.interface(kind).is_some();
+    if has(InterfaceKind::CoSimulation) && (spec.solver.is_none() || !has(InterfaceKind::ModelExchange)) {
+        let slave = FmuSlave::new(&fmu, &parameters, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
+        return Ok(Box::new(CoSimulationFmu::new(slave)?));
+    }
+    let model = FmuModel::new(&fmu, &parameters).map_err(|e| FmuLoadError::of(e, spec))?;
+    let feedthrough = Feedthrough::from_lists(model.layout().inputs.len(), model.feedthrough().to_vec())?;
+    let simulation = tandem_fmi::simulation_def(&description.default_experiment);
+    let settings = fixed_step_for(spec, file, &simulation)?;
+    Ok(Box::new(ModelSlave::new(Box::new(model), settings, feedthrough)?))
+}
+
+/// Why an FMU source cannot be used: a parameter of the file (reported at
+/// its value), or anything else (reported at `source`).
+enum FmuLoadError {
+    Parameter { index: usize, error: FmuError },
+    Other(Box<dyn std::error::Error>),
+}
+
+impl FmuLoadError {
+    /// `error`, at the parameter it names when it names one of `spec`'s.
+    fn of(error: FmuError, spec: &ModelSpec) -> FmuLoadError {
+        let named = match &error {
+            FmuError::UnknownVariable { name, .. }
+            | FmuError::WrongType { name, .. }
+            | FmuError::NotSettable { name, .. } => spec.parameters.iter().position(|(p, _)| p == name),
+            _ => None,
+        };
+        match named {
+            Some(index) => FmuLoadError::Parameter { index, error },
+            None => FmuLoadError::Other(Box::new(error)),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> From<E> for FmuLoadError {
+    fn from(error: E) -> Self {
+        FmuLoadError::Other(Box::new(error))
+    }
+}
+
+/// The solver settings of a sub-model with its own solver: the file's
+/// `solver`, `step`, `rtol` and `atol` over the model's own `simulation`
+/// section, running to the system's stop time; the micro step must divide
+/// the communication step.
+pub fn fixed_step_for(spec: &ModelSpec, file: &Path, simulation: &SimulationDef) -> Result<FixedStep, SystemError> {
+    let given = Overrides {
+        solver: spec.solver.as_ref().map(|s| s.value.clone()),
+        step: spec.step.as_ref().map(|s| s.value),
+        stop: Some(spec.stop),
+        rtol: spec.rtol.as_ref().map(|s| s.value),
+        atol: spec.atol.as_ref().map(|s| s.value),
+    };
+    // A value from this file is reported at its key; one from the model's
+    // own settings at `source`.
+    let at = |key: &str, message: String| -> ConfigError {
+        let error = |place: Option<&Located<f64>>| place.map(|p| p.error(file, message.clone()));
+        let given = match key {
+            "solver" => spec.solver.as_ref().map(|p| p.error(file, message.clone())),
+            "step" => error(spec.step.as_ref()),
+            "rtol" => error(spec.rtol.as_ref()),
+            "atol" => error(spec.atol.as_ref()),
+            _ => None,
+        };
+        given.unwrap_or_else(|| spec.source.error(file, format!("the model's {key}: {message}")))
+    };
+    let settings = fixed_step(simulation, &given).map_err(|e| {
+        let key = e.origin.rsplit(['-', '.', ' ']).next().unwrap_or_default();
+        at(key, e.message)
+    })?;
+    let cs = spec.communication_step;
+    let micro_steps = (cs / settings.step).round();
+    if micro_steps < 1.0 || (micro_steps * settings.step - cs).abs() > 1e-9 * cs {
+        return Err(at(
+            "step",
+            format!(
+                "the micro step {} s does not divide the communication step {cs} s (every × master.step); give step = \
+                 {cs} / n s for a whole n",
+                settings.step
+            ),
+        )
+        .into());
+    }
+    Ok(settings)
+}
