@@ -1,0 +1,257 @@
+//! Packing a model as an FMU: the model description, the binary and the
+//! resources, zipped.
+
+mod archive;
+mod description;
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use tandem_config::{fixed_step, Overrides, SettingsError};
+use tandem_models::{LoadError, ModelRef};
+use tandem_runtime::{FixedStep, SimError, Simulation};
+
+use crate::library::{library_file_name, platform, BUILD_COMMAND};
+use crate::resources::Resources;
+use description::Description;
+
+/// The FMI version of an exported FMU's model description.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FmiVersion {
+    /// FMI 3.0.
+    #[default]
+    Fmi3,
+    /// FMI 2.0.
+    Fmi2,
+}
+
+impl fmt::Display for FmiVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FmiVersion::Fmi3 => "3.0",
+            FmiVersion::Fmi2 => "2.0",
+        })
+    }
+}
+
+impl FromStr for FmiVersion {
+    type Err = String;
+    /// `3`, `3.0`, `2` or `2.0`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "3" | "3.0" => Ok(FmiVersion::Fmi3),
+            "2" | "2.0" => Ok(FmiVersion::Fmi2),
+            other => Err(format!(
+                "no FMI version \"{other}\": Tandem exports FMI 3.0 (3) and FMI 2.0 (2) FMUs"
+            )),
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportReport {
+    /// The FMU file.
+    pub path: PathBuf,
+    /// The FMI version of its model description.
+    pub version: FmiVersion,
+    /// The model's name (its `modelName`).
+    pub name: String,
+    /// Its `modelIdentifier`, the name of its binary.
+    pub model_identifier: String,
+    /// Its instantiation token (FMI 2's GUID).
+    pub token: String,
+    /// Number of inputs.
+    pub inputs: usize,
+    /// Number of outputs.
+    pub outputs: usize,
+    /// The solver and step it runs with, and the stop time of its default
+    /// experiment.
+    pub settings: FixedStep,
+}
+
+impl fmt::Display for ExportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: FMI {} Co-Simulation FMU of \"{}\" ({} inputs, {} outputs; {}, step {} s, default stop time {} s)",
+            self.path.display(),
+            self.version,
+            self.name,
+            self.inputs,
+            self.outputs,
+            self.settings.solver,
+            self.settings.step,
+            self.settings.stop
+        )
+    }
+}
+
+/// Why a model could not be exported.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The model does not load.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The model's simulation settings are not usable.
+    #[error("{model}: {error}")]
+    Settings {
+        /// The model.
+        model: String,
+        /// The setting and what is wrong with it.
+        error: SettingsError,
+    },
+    /// The model cannot be simulated with its settings.
+    #[error("{model}: {error}")]
+    Simulation {
+        /// The model.
+        model: String,
+        /// Why.
+        error: SimError,
+    },
+    /// Two variables share a name.
+    #[error("{model}: two variables are named \"{name}\", and the variables of an FMU need distinct names; rename one of the blocks")]
+    DuplicateName {
+        /// The model.
+        model: String,
+        /// The name.
+        name: String,
+    },
+    /// A file to pack could not be read.
+    #[error("cannot read {path}: {cause}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        cause: io::Error,
+    },
+    /// The FMU could not be written.
+    #[error("cannot write {path}: {cause}; check the folder and the free space")]
+    Write {
+        /// The FMU file.
+        path: PathBuf,
+        /// The cause.
+        cause: io::Error,
+    },
+    /// The FMU's binary was not found.
+    #[error("the FMU binary {} is not beside {} (looked for {}); build it with `{BUILD_COMMAND}` in Tandem's source folder, which leaves it in target/release/ beside the tandem executable, or copy it beside the executable", library_file_name(), exe.display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NoLibrary {
+        /// The executable it was looked for beside.
+        exe: PathBuf,
+        /// The places looked at.
+        searched: Vec<PathBuf>,
+    },
+    /// FMI has no binaries folder for this machine.
+    #[error("FMI {version} names no binaries folder for {arch} {os}; export FMI 3.0 on x86_64 or aarch64 Linux or macOS, or x86_64 Windows (FMI 2.0: x86_64 only)")]
+    Platform {
+        /// The FMI version asked for.
+        version: FmiVersion,
+        /// This machine's architecture.
+        arch: &'static str,
+        /// This machine's operating system.
+        os: &'static str,
+    },
+}
+
+/// Writes `out`, an FMI `version` Co-Simulation FMU of `model` whose binary
+/// is `library` (the cdylib of this crate, see
+/// [`library_beside`](crate::library_beside)). The FMU runs the model with
+/// the solver and step of its `simulation` section (or Tandem's defaults),
+/// as `tandem sim` does; its default experiment stops at the model's stop
+/// time. An existing `out` is replaced only once the new FMU is complete.
+pub fn export(model: &ModelRef, out: &Path, library: &Path, version: FmiVersion) -> Result<ExportReport, ExportError> {
+    let (binaries, extension) = platform(version)?;
+    let loaded = model.load()?;
+    let shown = model.to_string();
+    let settings = fixed_step(&loaded.simulation, &Overrides::default()).map_err(|error| ExportError::Settings {
+        model: shown.clone(),
+        error,
+    })?;
+    Simulation::owning(loaded.model.fork(), settings).map_err(|error| ExportError::Simulation {
+        model: shown.clone(),
+        error,
+    })?;
+    let resources = Resources::of(model, &settings).map_err(|cause| ExportError::Read {
+        path: PathBuf::from(&shown),
+        cause,
+    })?;
+    let token = resources.token();
+    let model_identifier = identifier(&loaded.name);
+    let layout = loaded.model.layout();
+    let description = Description::new(&loaded.name, &model_identifier, &token, layout, &settings)
+        .map_err(|name| ExportError::DuplicateName { model: shown, name })?;
+    let binary = std::fs::read(library).map_err(|cause| ExportError::Read {
+        path: library.to_owned(),
+        cause,
+    })?;
+    let description = description.xml(version);
+    let mut files = vec![
+        archive::Entry::data("modelDescription.xml", description.as_bytes()),
+        archive::Entry::program(format!("binaries/{binaries}/{model_identifier}{extension}"), &binary),
+    ];
+    for (name, bytes) in resources.files() {
+        files.push(archive::Entry::data(format!("resources/{name}"), bytes));
+    }
+    archive::write(out, &files).map_err(|cause| ExportError::Write {
+        path: out.to_owned(),
+        cause,
+    })?;
+    Ok(ExportReport {
+        path: out.to_owned(),
+        version,
+        name: loaded.name.clone(),
+        model_identifier,
+        token,
+        inputs: layout.inputs.len(),
+        outputs: layout.outputs.len(),
+        settings,
+    })
+}
+
+/// The model identifier of a model named `name`: a C identifier, in lower
+/// case, every other character an underscore (`Cruise control` gives
+/// `cruise_control`).
+fn identifier(name: &str) -> String {
+    let mut id: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !id.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        id.insert_str(0, "model_");
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_c_identifiers() {
+        assert_eq!(identifier("Cruise control"), "cruise_control");
+        assert_eq!(identifier("ev"), "ev");
+        assert_eq!(identifier("2-mass ß"), "model_2_mass__");
+        assert_eq!(identifier(""), "model_");
+    }
+
+    #[test]
+    fn versions_read_as_written() {
+        for v in [FmiVersion::Fmi3, FmiVersion::Fmi2] {
+            assert_eq!(v.to_string().parse::<FmiVersion>(), Ok(v));
+        }
+        assert_eq!("2".parse::<FmiVersion>(), Ok(FmiVersion::Fmi2));
+        assert!("1.0"
+            .parse::<FmiVersion>()
+            .unwrap_err()
+            .contains("FMI 3.0 (3) and FMI 2.0 (2)"));
+    }
+}

@@ -1,0 +1,541 @@
+//! One FMU instance, whatever the FMI version: a Tandem simulation of the
+//! packed model stepped by an importer. The FMI 3 and FMI 2 entry points
+//! are thin shims over it; its errors are their messages (the shim names
+//! the call).
+
+use std::fmt;
+use std::path::Path;
+
+use tandem_config::bounds::MAX_STOP;
+use tandem_models::Model;
+use tandem_runtime::sim::Snapshot;
+use tandem_runtime::{FixedStep, SimError};
+
+use crate::resources::{ResourceError, Resources};
+use crate::run::Run;
+use crate::variables::{self, Variable};
+
+/// The relative tolerance of times and step multiples given by an importer.
+pub const TIME_TOLERANCE: f64 = 1e-9;
+
+/// Where an instance is in the FMI state machine.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    /// Instantiated, not yet initialized.
+    Instantiated,
+    /// Between entering and leaving Initialization Mode.
+    Initialization,
+    /// Stepping.
+    Step,
+    /// Terminated.
+    Terminated,
+    /// A step failed at this time: the simulation is not usable until a
+    /// reset or a restored FMU state.
+    Failed(f64),
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::Instantiated => f.write_str("Instantiated mode (before initialization)"),
+            Mode::Initialization => f.write_str("Initialization Mode"),
+            Mode::Step => f.write_str("Step Mode"),
+            Mode::Terminated => f.write_str("Terminated mode"),
+            Mode::Failed(t) => write!(
+                f,
+                "the failed state left by an earlier error at t = {t} s (reset the instance or restore a saved FMU state)"
+            ),
+        }
+    }
+}
+
+/// Why a call on an instance failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The resources folder is missing or broken.
+    #[error(transparent)]
+    Resources(#[from] ResourceError),
+    /// The importer's token is not this FMU's.
+    #[error("the instantiation token {given} is not this FMU's ({expected}): the modelDescription.xml read is not the one packed with these resources")]
+    Token {
+        /// The token given.
+        given: String,
+        /// The token of the resources.
+        expected: String,
+    },
+    /// The call is not allowed in the current mode.
+    #[error("not allowed in {mode}; allowed {allowed}")]
+    Mode {
+        /// The current mode.
+        mode: Mode,
+        /// Where the call is allowed.
+        allowed: &'static str,
+    },
+    /// A pointer argument is NULL.
+    #[error("{0} is NULL")]
+    Null(&'static str),
+    /// A string argument is not UTF-8.
+    #[error("{0} is not UTF-8 text")]
+    NotUtf8(&'static str),
+    /// The resources folder was not given as a folder.
+    #[error("{what} \"{given}\" is not a folder path{expected}: the importer must pass the path of the FMU's unpacked resources folder")]
+    ResourceLocation {
+        /// `resourcePath` or `fmuResourceLocation`.
+        what: &'static str,
+        /// What was given.
+        given: String,
+        /// What form is expected, when the call prescribes one.
+        expected: &'static str,
+    },
+    /// An instantiation other than Co-Simulation.
+    #[error("Tandem's FMUs are Co-Simulation FMUs only; instantiate them for Co-Simulation ({0})")]
+    NotCoSimulation(&'static str),
+    /// The counts of value references and values differ.
+    #[error("{references} value references but {values} values: give one value per value reference (all variables are scalars)")]
+    Count {
+        /// Value references given.
+        references: usize,
+        /// Values given.
+        values: usize,
+    },
+    /// A value reference names no variable.
+    #[error("value reference {vr} is not a variable of this FMU; its value references are {ranges}")]
+    UnknownVariable {
+        /// The value reference.
+        vr: u32,
+        /// The FMU's value references, described.
+        ranges: String,
+    },
+    /// A variable that cannot be set.
+    #[error("variable \"{name}\" (value reference {vr}) is {what}: only inputs can be set")]
+    NotSettable {
+        /// Its name.
+        name: String,
+        /// Its value reference.
+        vr: u32,
+        /// `the independent variable` or `an output`.
+        what: &'static str,
+    },
+    /// An input value that is not a number.
+    #[error("input \"{name}\" (value reference {vr}) cannot be set to {value}: give a finite number")]
+    NotFinite {
+        /// The input's name.
+        name: String,
+        /// Its value reference.
+        vr: u32,
+        /// The value given.
+        value: f64,
+    },
+    /// The experiment does not start at 0.
+    #[error("startTime {0} s: Tandem models start at t = 0; give startTime 0")]
+    StartTime(f64),
+    /// The stop time is out of range.
+    #[error("stopTime {0} s: give a stop time from the model's step to {MAX_STOP:e} s, or none")]
+    StopTime(f64),
+    /// The communication point is not where the instance is.
+    #[error("currentCommunicationPoint {given} s is not the instance's time {at} s: step on from where the last step ended (or restore the FMU state of that time)")]
+    Time {
+        /// The time given.
+        given: f64,
+        /// The instance's time.
+        at: f64,
+    },
+    /// The communication step is not a whole number of model steps.
+    #[error("communicationStepSize {h} s is not a whole multiple of the model's step {step} s; use {suggestion}")]
+    NotAMultiple {
+        /// The step asked for.
+        h: f64,
+        /// The model's step.
+        step: f64,
+        /// The nearest multiples, in words.
+        suggestion: String,
+    },
+    /// The step would pass the stop time.
+    #[error("a step to t = {end} s passes the stop time {stop} s given at initialization")]
+    PastStop {
+        /// Where the step would end.
+        end: f64,
+        /// The stop time.
+        stop: f64,
+    },
+    /// The simulation failed.
+    #[error("at t = {time} s: {error}")]
+    Simulation {
+        /// When.
+        time: f64,
+        /// What happened.
+        error: SimError,
+    },
+    /// An FMU state of another FMU.
+    #[error("the FMU state was saved by an instance of another FMU (instantiation token {0}); restore states of this FMU only")]
+    ForeignState(String),
+    /// An FMI function this FMU does not implement.
+    #[error("not supported by Tandem's FMUs, which are Co-Simulation FMUs with Float64 variables, without Event Mode, clocks, derivatives or serialized states")]
+    Unsupported,
+}
+
+/// Where an instance is, to come back to (an FMU state).
+#[derive(Clone, Debug)]
+pub struct State {
+    token: String,
+    mode: Mode,
+    inputs: Vec<f64>,
+    snapshot: Snapshot,
+}
+
+/// One instance of the packed model.
+pub struct Instance {
+    /// Forked for every new simulation (at initialization and reset).
+    model: Box<dyn Model>,
+    settings: FixedStep,
+    token: String,
+    run: Run,
+    inputs: Vec<f64>,
+    mode: Mode,
+    stop: Option<f64>,
+}
+
+impl Instance {
+    /// An instance of the model packed in the resources folder `dir`,
+    /// checked against the importer's instantiation `token`.
+    pub fn new(dir: &Path, token: &str) -> Result<Instance, CallError> {
+        let resources = Resources::read(dir)?;
+        let expected = resources.token();
+        if token != expected {
+            return Err(CallError::Token {
+                given: token.to_string(),
+                expected,
+            });
+        }
+        let (model, settings) = resources.load(dir)?;
+        let settings = FixedStep {
+            stop: MAX_STOP,
+            ..settings
+        };
+        let run = simulation(&*model, settings)?;
+        let inputs = model.layout().inputs.iter().map(|v| v.default).collect();
+        Ok(Instance {
+            model,
+            settings,
+            token: expected,
+            run,
+            inputs,
+            mode: Mode::Instantiated,
+            stop: None,
+        })
+    }
+
+    /// The time the simulation is at.
+    pub fn time(&self) -> f64 {
+        self.run.sim.time()
+    }
+
+    /// Fails unless the instance is in one of `modes`.
+    fn require(&self, modes: &[Mode], allowed: &'static str) -> Result<(), CallError> {
+        if modes.contains(&self.mode) {
+            Ok(())
+        } else {
+            Err(CallError::Mode {
+                mode: self.mode,
+                allowed,
+            })
+        }
+    }
+
+    /// Checks the experiment's start time (0) and records its stop time
+    /// (FMI 2's fmi2SetupExperiment; FMI 3 gives them when entering
+    /// initialization).
+    pub fn setup_experiment(&mut self, start: f64, stop: Option<f64>) -> Result<(), CallError> {
+        self.require(&[Mode::Instantiated], "before initialization")?;
+        if start.abs() > TIME_TOLERANCE * self.settings.step {
+            return Err(CallError::StartTime(start));
+        }
+        if let Some(stop) = stop {
+            if !(self.settings.step..=MAX_STOP).contains(&stop) {
+                return Err(CallError::StopTime(stop));
+            }
+        }
+        self.stop = stop;
+        Ok(())
+    }
+
+    /// Enters Initialization Mode: the simulation starts anew, to the stop
+    /// time of the experiment (the inputs set so far are kept).
+    pub fn enter_initialization(&mut self) -> Result<(), CallError> {
+        self.require(&[Mode::Instantiated], "once, after instantiation or a reset")?;
+        let settings = FixedStep {
+            stop: self.stop.unwrap_or(MAX_STOP),
+            ..self.settings
+        };
+        self.run = simulation(&*self.model, settings)?;
+        self.run.sim.set_inputs(&self.inputs);
+        self.mode = Mode::Initialization;
+        Ok(())
+    }
+
+    /// Leaves Initialization Mode for Step Mode.
+    pub fn exit_initialization(&mut self) -> Result<(), CallError> {
+        self.require(&[Mode::Initialization], "in Initialization Mode")?;
+        self.mode = Mode::Step;
+        Ok(())
+    }
+
+    /// Sets variables by value reference: inputs only.
+    pub fn set(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
+        if vrs.len() != values.len() {
+            return Err(CallError::Count {
+                references: vrs.len(),
+                values: values.len(),
+            });
+        }
+        self.require(
+            &[Mode::Instantiated, Mode::Initialization, Mode::Step],
+            "from instantiation until termination",
+        )?;
+        let layout = self.model.layout();
+        let mut inputs = Vec::with_capacity(vrs.len());
+        for (&vr, &value) in vrs.iter().zip(values) {
+            let i = match self.find(vr)? {
+                Variable::Input(i) => i,
+                Variable::Time => {
+                    return Err(CallError::NotSettable {
+                        name: variables::time_name(layout),
+                        vr,
+                        what: "the independent variable",
+                    })
+                }
+                Variable::Output(i) => {
+                    return Err(CallError::NotSettable {
+                        name: layout.outputs[i].name.clone(),
+                        vr,
+                        what: "an output",
+                    })
+                }
+            };
+            if !value.is_finite() {
+                return Err(CallError::NotFinite {
+                    name: layout.inputs[i].name.clone(),
+                    vr,
+                    value,
+                });
+            }
+            inputs.push((i, value));
+        }
+        // Checked first and applied whole: a refused call changes nothing.
+        for (i, value) in inputs {
+            self.inputs[i] = value;
+        }
+        self.run.sim.set_inputs(&self.inputs);
+        Ok(())
+    }
+
+    /// Reads variables by value reference: time, inputs and the outputs at
+    /// the current time with the current inputs.
+    pub fn get(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), CallError> {
+        if vrs.len() != values.len() {
+            return Err(CallError::Count {
+                references: vrs.len(),
+                values: values.len(),
+            });
+        }
+        let found = vrs.iter().map(|&vr| self.find(vr)).collect::<Result<Vec<_>, _>>()?;
+        let time = self.time();
+        let outputs = if found.iter().any(|v| matches!(v, Variable::Output(_))) {
+            self.run
+                .outputs()
+                .map_err(|error| CallError::Simulation { time, error })?
+        } else {
+            &[]
+        };
+        for (value, variable) in values.iter_mut().zip(found) {
+            *value = match variable {
+                Variable::Time => time,
+                Variable::Input(i) => self.inputs[i],
+                Variable::Output(i) => outputs[i],
+            };
+        }
+        Ok(())
+    }
+
+    /// The variable `vr` names.
+    fn find(&self, vr: u32) -> Result<Variable, CallError> {
+        let layout = self.model.layout();
+        variables::find(layout, vr).ok_or_else(|| CallError::UnknownVariable {
+            vr,
+            ranges: variables::ranges(layout),
+        })
+    }
+
+    /// Advances from `t` by `h`, a whole multiple of the model's step.
+    pub fn step(&mut self, t: f64, h: f64) -> Result<(), CallError> {
+        self.require(&[Mode::Step], "in Step Mode (after initialization)")?;
+        let step = self.settings.step;
+        let at = self.time();
+        if (t - at).abs() > TIME_TOLERANCE * at.abs().max(step) {
+            return Err(CallError::Time { given: t, at });
+        }
+        let steps = whole_steps(h, step)?;
+        let end = (self.sim_steps() + steps) as f64 * step;
+        if let Some(stop) = self.stop {
+            if end > stop + TIME_TOLERANCE * stop {
+                return Err(CallError::PastStop { end, stop });
+            }
+        }
+        for _ in 0..steps {
+            if let Err(error) = self.run.step() {
+                let time = self.time();
+                self.mode = Mode::Failed(time);
+                return Err(CallError::Simulation { time, error });
+            }
+        }
+        Ok(())
+    }
+
+    /// The grid steps taken so far.
+    fn sim_steps(&self) -> u64 {
+        (self.time() / self.settings.step).round() as u64
+    }
+
+    /// Ends the simulation: only reset, FMU states and reading remain.
+    pub fn terminate(&mut self) -> Result<(), CallError> {
+        if matches!(self.mode, Mode::Instantiated | Mode::Terminated) {
+            return Err(CallError::Mode {
+                mode: self.mode,
+                allowed: "once, after initialization",
+            });
+        }
+        self.mode = Mode::Terminated;
+        Ok(())
+    }
+
+    /// Goes back to the state right after instantiation.
+    pub fn reset(&mut self) -> Result<(), CallError> {
+        self.run = simulation(&*self.model, self.settings)?;
+        self.inputs = self.model.layout().inputs.iter().map(|v| v.default).collect();
+        self.mode = Mode::Instantiated;
+        self.stop = None;
+        Ok(())
+    }
+
+    /// Saves where the instance is into `state`, reusing its memory, or into
+    /// a new state when there is none.
+    pub fn save(&self, state: Option<&mut State>) -> Result<Option<State>, CallError> {
+        if let Mode::Failed(_) = self.mode {
+            return Err(CallError::Mode {
+                mode: self.mode,
+                allowed: "in any other mode",
+            });
+        }
+        let mut fresh = None;
+        let state = match state {
+            Some(state) => state,
+            None => fresh.insert(State {
+                token: String::new(),
+                mode: self.mode,
+                inputs: Vec::new(),
+                snapshot: Snapshot::default(),
+            }),
+        };
+        state.token.clone_from(&self.token);
+        state.mode = self.mode;
+        state.inputs.clone_from(&self.inputs);
+        self.run.sim.save(&mut state.snapshot);
+        Ok(fresh)
+    }
+
+    /// Goes back to a saved state.
+    pub fn restore(&mut self, state: &State) -> Result<(), CallError> {
+        if state.token != self.token {
+            return Err(CallError::ForeignState(state.token.clone()));
+        }
+        self.run.sim.restore(&state.snapshot);
+        self.inputs.clone_from(&state.inputs);
+        self.mode = state.mode;
+        Ok(())
+    }
+
+    /// Leaves the instance unusable after an internal error.
+    pub fn poison(&mut self) {
+        self.mode = Mode::Failed(self.time());
+    }
+}
+
+/// A run of `model` from t = 0.
+fn simulation(model: &dyn Model, settings: FixedStep) -> Result<Run, CallError> {
+    Run::new(model, settings).map_err(|error| CallError::Simulation { time: 0.0, error })
+}
+
+/// The number of grid steps of `step` in a communication step `h`, which
+/// must be a whole multiple of it within [`TIME_TOLERANCE`].
+fn whole_steps(h: f64, step: f64) -> Result<u64, CallError> {
+    let ratio = h / step;
+    let whole = ratio.round();
+    if whole >= 1.0 && (ratio - whole).abs() <= TIME_TOLERANCE * whole {
+        return Ok(whole as u64);
+    }
+    let below = ratio.floor();
+    let suggestion = if below >= 1.0 && ratio.is_finite() {
+        format!(
+            "{} s or {} s (a whole multiple of {step} s)",
+            below * step,
+            (below + 1.0) * step
+        )
+    } else {
+        format!("{step} s or a whole multiple of it")
+    };
+    Err(CallError::NotAMultiple { h, step, suggestion })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem_models::ModelRef;
+    use tandem_runtime::Method;
+
+    #[test]
+    fn a_built_in_model_runs_from_its_resources_folder() {
+        let settings = FixedStep {
+            solver: Method::Rk4.into(),
+            step: 0.001,
+            stop: 1.0,
+        };
+        let resources = Resources::of(&ModelRef::Builtin("ev".into()), &settings).unwrap();
+        let dir = std::env::temp_dir().join(format!("tandem-fmu-builtin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in resources.files() {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        let mut instance = Instance::new(&dir, &resources.token()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        instance.setup_experiment(0.0, Some(1.0)).unwrap();
+        instance.enter_initialization().unwrap();
+        instance.exit_initialization().unwrap();
+        instance.step(0.0, 0.01).unwrap();
+        let layout = instance.model.layout().clone();
+        let vrs: Vec<u32> = (0..layout.outputs.len())
+            .map(|i| variables::output(layout.inputs.len(), i))
+            .collect();
+        let mut values = vec![f64::NAN; vrs.len()];
+        instance.get(&vrs, &mut values).unwrap();
+        assert!(values.iter().all(|v| v.is_finite()), "{values:?}");
+        let mut time = [f64::NAN];
+        instance.get(&[variables::TIME], &mut time).unwrap();
+        assert_eq!(time, [0.01]);
+    }
+
+    #[test]
+    fn communication_steps_are_whole_multiples_of_the_model_step() {
+        assert_eq!(whole_steps(0.01, 0.01).unwrap(), 1);
+        assert_eq!(whole_steps(0.03, 0.01).unwrap(), 3);
+        assert_eq!(whole_steps(0.1 * 3.0 - 0.2, 0.1).unwrap(), 1);
+        let e = whole_steps(0.025, 0.01).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "communicationStepSize 0.025 s is not a whole multiple of the model's step 0.01 s; use 0.02 s or 0.03 s (a whole multiple of 0.01 s)"
+        );
+        let e = whole_steps(0.004, 0.01).unwrap_err().to_string();
+        assert!(e.ends_with("use 0.01 s or a whole multiple of it"), "{e}");
+        assert!(whole_steps(0.0, 0.01).is_err());
+        assert!(whole_steps(f64::NAN, 0.01).is_err());
+    }
+}

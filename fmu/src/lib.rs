@@ -1,0 +1,53 @@
+//! A Tandem model packed as an FMI Co-Simulation FMU, and the binary inside
+//! it.
+//!
+//! [`export`] writes the FMU: a `modelDescription.xml` (FMI 3.0, or FMI 2.0
+//! on request), this crate's cdylib as its binary, and a `resources` folder
+//! holding the model (a block diagram's JSON, or the name of a built-in
+//! model) and the solver settings. The cdylib serves every model: each
+//! instance reads its model from the resources folder and runs it with
+//! Tandem's own fixed-step simulation ([`tandem_runtime::Simulation`]), so
+//! an FMU stepped at the model's step, or a whole multiple of it, gives at
+//! each communication point, bit for bit, what `tandem sim` records there
+//! with its default event settings (for the BDF, whose last steps land on
+//! the stop time, given the same stop time).
+//!
+//! Value reference 0 is time, then come the inputs, then the outputs, all
+//! Float64 (FMI 2: Real) scalars with continuous variability.
+//!
+//! Supported FMI functions (FMI 3.0; the FMI 2.0 ones of the same name
+//! likewise):
+//! - `fmi3GetVersion`, `fmi3SetDebugLogging` (accepted; errors are always
+//!   logged, warnings never occur), `fmi3InstantiateCoSimulation`,
+//!   `fmi3FreeInstance`;
+//! - `fmi3EnterInitializationMode` (start time 0; a stop time is honored),
+//!   `fmi3ExitInitializationMode`, `fmi3Terminate`, `fmi3Reset`;
+//! - `fmi3GetFloat64` (time, inputs, outputs), `fmi3SetFloat64` (inputs);
+//! - `fmi3DoStep` with a communication step that is a whole multiple of the
+//!   model's step (within 1e-9 relative); events inside are located by the
+//!   simulation itself, so it never returns early nor asks for Event Mode;
+//! - `fmi3GetFMUState`, `fmi3SetFMUState`, `fmi3FreeFMUState`.
+//!
+//! FMI 2.0 adds `fmi2GetTypesPlatform` and `fmi2SetupExperiment`. Every
+//! other function of both interfaces is exported and returns an error with
+//! a logged "not supported" message: Model Exchange and Scheduled
+//! Execution, Event Mode, clocks, configuration mode, variables of other
+//! types, directional and adjoint derivatives, input and output
+//! derivatives, serialized FMU states, asynchronous steps and status
+//! queries.
+//!
+//! Every entry point runs inside a guard: a failure returns `fmi3Error`
+//! (`fmi2Error`) and logs, through the importer's logger, a message naming
+//! the call, the variable or value concerned, and the fix; a panic is
+//! caught and reported likewise, never unwinding into the importer.
+
+mod abi;
+mod export;
+mod instance;
+mod library;
+mod resources;
+mod run;
+mod variables;
+
+pub use export::{export, ExportError, ExportReport, FmiVersion};
+pub use library::{library_beside, library_file_name, BUILD_COMMAND};

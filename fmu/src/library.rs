@@ -1,0 +1,96 @@
+//! The FMU's binary: the cdylib cargo builds from this crate, where the
+//! `tandem` executable finds it, and where it goes inside an FMU.
+//!
+//! Cargo builds the cdylib whenever it builds this crate's library, also as
+//! a dependency of the `tandem` package (`cargo build --release`), but then
+//! leaves it in the profile's `deps` folder
+//! (`target/release/deps/libtandem_fmu.so`, no hash in the name); built as
+//! a package of its own (`cargo build --release -p tandem-fmu`, or with
+//! `--workspace`) it is also copied beside the executable
+//! (`target/release/libtandem_fmu.so`). Test binaries live in `deps`, beside
+//! it. `cargo install` installs executables only, never the cdylib.
+
+use std::path::{Path, PathBuf};
+
+use crate::export::{ExportError, FmiVersion};
+
+/// The name of this crate's library without prefix and extension.
+const LIBRARY: &str = "tandem_fmu";
+
+/// The file name of the cdylib on this platform (`libtandem_fmu.so`).
+pub fn library_file_name() -> String {
+    format!(
+        "{}{LIBRARY}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// The cargo command that builds the cdylib beside the executable.
+pub const BUILD_COMMAND: &str = "cargo build --release -p tandem-fmu";
+
+/// The FMU's binary for the executable `exe`: the cdylib beside it, or in
+/// the `deps` folder beside it, or beside its folder when the executable
+/// itself is in a `deps` folder (a test binary). The error names the places
+/// searched and the cargo command that builds it.
+pub fn library_beside(exe: &Path) -> Result<PathBuf, ExportError> {
+    let file = library_file_name();
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let mut searched = vec![dir.join(&file), dir.join("deps").join(&file)];
+    if dir.file_name().is_some_and(|name| name == "deps") {
+        if let Some(profile) = dir.parent() {
+            searched.push(profile.join(&file));
+        }
+    }
+    match searched.iter().find(|path| path.is_file()) {
+        Some(found) => Ok(found.clone()),
+        None => Err(ExportError::NoLibrary {
+            exe: exe.to_owned(),
+            searched,
+        }),
+    }
+}
+
+/// The folder under `binaries/` for this machine in an FMU of `version`,
+/// and the library's extension there.
+pub fn platform(version: FmiVersion) -> Result<(&'static str, &'static str), ExportError> {
+    use std::env::consts::{ARCH, OS};
+    let folder = match (version, ARCH, OS) {
+        (FmiVersion::Fmi3, "x86_64", "linux") => Some("x86_64-linux"),
+        (FmiVersion::Fmi3, "aarch64", "linux") => Some("aarch64-linux"),
+        (FmiVersion::Fmi3, "x86_64", "macos") => Some("x86_64-darwin"),
+        (FmiVersion::Fmi3, "aarch64", "macos") => Some("aarch64-darwin"),
+        (FmiVersion::Fmi3, "x86_64", "windows") => Some("x86_64-windows"),
+        (FmiVersion::Fmi2, "x86_64", "linux") => Some("linux64"),
+        (FmiVersion::Fmi2, "x86_64", "macos") => Some("darwin64"),
+        (FmiVersion::Fmi2, "x86_64", "windows") => Some("win64"),
+        _ => None,
+    };
+    let extension = match OS {
+        "macos" => ".dylib",
+        "windows" => ".dll",
+        _ => ".so",
+    };
+    folder.map(|folder| (folder, extension)).ok_or(ExportError::Platform {
+        version,
+        arch: ARCH,
+        os: OS,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_names_where_it_was_looked_for_and_how_to_build_it() {
+        let e = library_beside(Path::new("/nowhere/target/release/tandem")).unwrap_err();
+        let text = e.to_string();
+        let file = library_file_name();
+        assert!(text.contains(&format!("/nowhere/target/release/{file}")), "{text}");
+        assert!(text.contains(&format!("/nowhere/target/release/deps/{file}")), "{text}");
+        assert!(text.contains(BUILD_COMMAND), "{text}");
+        let e = library_beside(Path::new("/nowhere/target/debug/deps/test-0123")).unwrap_err();
+        assert!(e.to_string().contains(&format!("/nowhere/target/debug/{file}")), "{e}");
+    }
+}

@@ -1,0 +1,351 @@
+//! The FMU binary called through its C interface, as an importer loads it,
+//! with what importers get wrong: a step that is not a multiple of the
+//! model's, a missing resources folder, a foreign token, unknown value
+//! references, calls out of order, unsupported functions. Each returns an
+//! error and logs a message naming the call and what to do.
+
+mod support;
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::ptr::{null, null_mut};
+use std::sync::OnceLock;
+
+use libloading::Library;
+use support::*;
+use tandem_fmu::{ExportReport, FmiVersion};
+
+const OK: i32 = 0;
+const ERROR: i32 = 3;
+
+type LogMessage = unsafe extern "C" fn(*mut c_void, i32, *const c_char, *const c_char);
+type Instantiate = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    bool,
+    bool,
+    bool,
+    bool,
+    *const u32,
+    usize,
+    *mut c_void,
+    Option<LogMessage>,
+    *mut c_void,
+) -> *mut c_void;
+type InstantiateModelExchange = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    bool,
+    bool,
+    *mut c_void,
+    Option<LogMessage>,
+) -> *mut c_void;
+type EnterInitializationMode = unsafe extern "C" fn(*mut c_void, bool, f64, f64, bool, f64) -> i32;
+type Call = unsafe extern "C" fn(*mut c_void) -> i32;
+type DoStep = unsafe extern "C" fn(*mut c_void, f64, f64, bool, *mut bool, *mut bool, *mut bool, *mut f64) -> i32;
+type GetFloat64 = unsafe extern "C" fn(*mut c_void, *const u32, usize, *mut f64, usize) -> i32;
+type SetFloat64 = unsafe extern "C" fn(*mut c_void, *const u32, usize, *const f64, usize) -> i32;
+type GetFloat32 = unsafe extern "C" fn(*mut c_void, *const u32, usize, *mut f32, usize) -> i32;
+type FmuState = unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> i32;
+type SetFmuState = unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32;
+type FreeInstance = unsafe extern "C" fn(*mut c_void);
+
+/// Collects what the FMU logs into the `RefCell<Vec<String>>` its
+/// environment points to.
+unsafe extern "C" fn collect(env: *mut c_void, status: i32, category: *const c_char, message: *const c_char) {
+    let messages = &*env.cast::<RefCell<Vec<String>>>();
+    let category = CStr::from_ptr(category).to_string_lossy();
+    let message = CStr::from_ptr(message).to_string_lossy();
+    messages.borrow_mut().push(format!("{status} {category}: {message}"));
+}
+
+/// The FMU binary, an exported cruise control's unpacked resources folder
+/// and its token, and a log.
+struct Fixture {
+    library: Library,
+    resources: PathBuf,
+    token: String,
+    log: Box<RefCell<Vec<String>>>,
+}
+
+/// The cruise control's FMU, unpacked once for all tests: its folder and
+/// its export's report.
+fn unpacked() -> &'static (PathBuf, ExportReport) {
+    static UNPACKED: OnceLock<(PathBuf, ExportReport)> = OnceLock::new();
+    UNPACKED.get_or_init(|| {
+        let report = export_fmu(&example("cruise_control.json"), FmiVersion::Fmi3);
+        let folder = scratch().join("unpacked");
+        let _ = std::fs::remove_dir_all(&folder);
+        zip::ZipArchive::new(std::fs::File::open(&report.path).unwrap())
+            .unwrap()
+            .extract(&folder)
+            .unwrap();
+        (folder, report)
+    })
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let (folder, report) = unpacked();
+        let platform = std::fs::read_dir(folder.join("binaries"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let binary = platform
+            .path()
+            .join(format!("{}{}", report.model_identifier, std::env::consts::DLL_SUFFIX));
+        assert!(binary.is_file(), "{} is in the FMU", binary.display());
+        // SAFETY: the FMU binary has no initializers beyond Rust's own.
+        let library = unsafe { Library::new(&binary) }.unwrap();
+        Fixture {
+            library,
+            resources: folder.join("resources"),
+            token: report.token.clone(),
+            log: Box::new(RefCell::new(Vec::new())),
+        }
+    }
+
+    fn function<T: Copy>(&self, name: &str) -> T {
+        // SAFETY: each test names the function with its FMI 3 signature.
+        unsafe { *self.library.get::<T>(name.as_bytes()).unwrap() }
+    }
+
+    fn env(&self) -> *mut c_void {
+        (&*self.log as *const RefCell<Vec<String>>).cast_mut().cast()
+    }
+
+    /// Instantiates with `resources` and `token`.
+    fn instantiate(&self, resources: &Path, token: &str) -> *mut c_void {
+        let instantiate: Instantiate = self.function("fmi3InstantiateCoSimulation");
+        let name = CString::new("test").unwrap();
+        let token = CString::new(token).unwrap();
+        let path = CString::new(format!("{}/", resources.display())).unwrap();
+        // SAFETY: the arguments are valid for the call; the log outlives
+        // the instance.
+        unsafe {
+            instantiate(
+                name.as_ptr(),
+                token.as_ptr(),
+                path.as_ptr(),
+                false,
+                false,
+                false,
+                false,
+                null(),
+                0,
+                self.env(),
+                Some(collect),
+                null_mut(),
+            )
+        }
+    }
+
+    /// An instance in Step Mode.
+    fn stepping(&self) -> *mut c_void {
+        let instance = self.instantiate(&self.resources, &self.token);
+        assert!(!instance.is_null(), "{:?}", self.log.borrow());
+        let enter: EnterInitializationMode = self.function("fmi3EnterInitializationMode");
+        let exit: Call = self.function("fmi3ExitInitializationMode");
+        // SAFETY: a live instance.
+        unsafe {
+            assert_eq!(enter(instance, false, 0.0, 0.0, true, 1.0), OK);
+            assert_eq!(exit(instance), OK);
+        }
+        instance
+    }
+
+    fn do_step(&self, instance: *mut c_void, t: f64, h: f64) -> (i32, f64) {
+        let do_step: DoStep = self.function("fmi3DoStep");
+        let (mut event, mut terminate, mut early, mut last) = (true, true, true, f64::NAN);
+        // SAFETY: a live instance and valid out-pointers.
+        let status = unsafe { do_step(instance, t, h, true, &mut event, &mut terminate, &mut early, &mut last) };
+        assert!(!event && !terminate && !early);
+        (status, last)
+    }
+
+    fn get(&self, instance: *mut c_void, vrs: &[u32]) -> (i32, Vec<f64>) {
+        let get: GetFloat64 = self.function("fmi3GetFloat64");
+        let mut values = vec![f64::NAN; vrs.len()];
+        // SAFETY: a live instance and arrays of the lengths given.
+        let status = unsafe { get(instance, vrs.as_ptr(), vrs.len(), values.as_mut_ptr(), values.len()) };
+        (status, values)
+    }
+
+    fn set(&self, instance: *mut c_void, vrs: &[u32], values: &[f64]) -> i32 {
+        let set: SetFloat64 = self.function("fmi3SetFloat64");
+        // SAFETY: a live instance and arrays of the lengths given.
+        unsafe { set(instance, vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len()) }
+    }
+
+    fn free(&self, instance: *mut c_void) {
+        let free: FreeInstance = self.function("fmi3FreeInstance");
+        // SAFETY: a live instance, not used again.
+        unsafe { free(instance) }
+    }
+
+    /// The messages logged since the last call, emptied.
+    fn logged(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.borrow_mut())
+    }
+}
+
+#[test]
+fn a_step_not_a_multiple_of_the_models_is_refused_naming_the_multiples() {
+    let f = Fixture::new();
+    let instance = f.stepping();
+    assert_eq!(f.do_step(instance, 0.0, 0.015), (ERROR, 0.0));
+    assert_eq!(
+        f.logged(),
+        ["3 logStatusError: fmi3DoStep: communicationStepSize 0.015 s is not a whole multiple of the model's step 0.01 s; use 0.01 s or 0.02 s (a whole multiple of 0.01 s)"]
+    );
+    // The refused step changed nothing: a good one goes on from t = 0.
+    assert_eq!(f.do_step(instance, 0.0, 0.02), (OK, 0.02));
+    assert_eq!(f.get(instance, &[0]), (OK, vec![0.02]));
+    assert!(f.logged().is_empty());
+    f.free(instance);
+}
+
+#[test]
+fn a_missing_resources_folder_gives_no_instance_and_says_why() {
+    let f = Fixture::new();
+    let missing = f.resources.with_file_name("elsewhere");
+    assert!(f.instantiate(&missing, &f.token).is_null());
+    let logged = f.logged();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].starts_with("3 logStatusError: fmi3InstantiateCoSimulation: ")
+            && logged[0].contains("elsewhere/: neither model.json nor builtin is there"),
+        "{logged:?}"
+    );
+}
+
+#[test]
+fn a_foreign_token_gives_no_instance() {
+    let f = Fixture::new();
+    assert!(f.instantiate(&f.resources, "{another}").is_null());
+    let logged = f.logged();
+    assert!(
+        logged[0].contains(&format!(
+            "the instantiation token {{another}} is not this FMU's ({})",
+            f.token
+        )),
+        "{logged:?}"
+    );
+}
+
+#[test]
+fn model_exchange_is_refused() {
+    let f = Fixture::new();
+    let instantiate: InstantiateModelExchange = f.function("fmi3InstantiateModelExchange");
+    let token = CString::new(f.token.clone()).unwrap();
+    // SAFETY: valid arguments; no resources path is read.
+    let instance = unsafe {
+        instantiate(
+            c"me".as_ptr(),
+            token.as_ptr(),
+            null(),
+            false,
+            false,
+            f.env(),
+            Some(collect),
+        )
+    };
+    assert!(instance.is_null());
+    assert_eq!(
+        f.logged(),
+        ["3 logStatusError: fmi3InstantiateModelExchange: Tandem's FMUs are Co-Simulation FMUs only; instantiate them for Co-Simulation (fmi3InstantiateCoSimulation)"]
+    );
+}
+
+#[test]
+fn variables_are_read_and_set_by_value_reference_and_mistakes_are_named() {
+    let f = Fixture::new();
+    let instance = f.stepping();
+    // Time, the pedal (its default), v, v_ref (50 × pedal), force.
+    let (status, values) = f.get(instance, &[0, 1, 3]);
+    assert_eq!((status, values), (OK, vec![0.0, 0.5, 25.0]));
+    assert_eq!(f.set(instance, &[1], &[0.2]), OK);
+    assert_eq!(f.get(instance, &[3, 1]), (OK, vec![10.0, 0.2]));
+    assert_eq!(f.get(instance, &[7]).0, ERROR);
+    assert_eq!(f.set(instance, &[2], &[1.0]), ERROR);
+    assert_eq!(f.set(instance, &[0], &[1.0]), ERROR);
+    assert_eq!(f.set(instance, &[1], &[f64::NAN]), ERROR);
+    assert_eq!(
+        f.logged(),
+        [
+            "3 logStatusError: fmi3GetFloat64: value reference 7 is not a variable of this FMU; its value references are 0 (time), 1 (inputs), 2 to 4 (outputs)",
+            "3 logStatusError: fmi3SetFloat64: variable \"v\" (value reference 2) is an output: only inputs can be set",
+            "3 logStatusError: fmi3SetFloat64: variable \"time\" (value reference 0) is the independent variable: only inputs can be set",
+            "3 logStatusError: fmi3SetFloat64: input \"pedal\" (value reference 1) cannot be set to NaN: give a finite number",
+        ]
+    );
+    // A refused set changed nothing.
+    assert_eq!(f.get(instance, &[1]), (OK, vec![0.2]));
+    f.free(instance);
+}
+
+#[test]
+fn calls_out_of_order_and_past_the_stop_time_are_refused() {
+    let f = Fixture::new();
+    let instance = f.instantiate(&f.resources, &f.token);
+    assert_eq!(f.do_step(instance, 0.0, 0.01).0, ERROR);
+    assert_eq!(
+        f.logged(),
+        ["3 logStatusError: fmi3DoStep: not allowed in Instantiated mode (before initialization); allowed in Step Mode (after initialization)"]
+    );
+    f.free(instance);
+    let instance = f.stepping();
+    assert_eq!(f.do_step(instance, 0.5, 0.01).0, ERROR);
+    assert_eq!(f.do_step(instance, 0.0, 1.01).0, ERROR);
+    assert_eq!(
+        f.logged(),
+        [
+            "3 logStatusError: fmi3DoStep: currentCommunicationPoint 0.5 s is not the instance's time 0 s: step on from where the last step ended (or restore the FMU state of that time)",
+            "3 logStatusError: fmi3DoStep: a step to t = 1.01 s passes the stop time 1 s given at initialization",
+        ]
+    );
+    assert_eq!(f.do_step(instance, 0.0, 1.0), (OK, 1.0));
+    f.free(instance);
+}
+
+#[test]
+fn saved_states_are_restored_and_unsupported_functions_say_so() {
+    let f = Fixture::new();
+    let instance = f.stepping();
+    let get_state: FmuState = f.function("fmi3GetFMUState");
+    let set_state: SetFmuState = f.function("fmi3SetFMUState");
+    let free_state: FmuState = f.function("fmi3FreeFMUState");
+    assert_eq!(f.do_step(instance, 0.0, 0.1).0, OK);
+    let mut state = null_mut();
+    // SAFETY: a live instance and a state made by it.
+    unsafe { assert_eq!(get_state(instance, &mut state), OK) };
+    assert_eq!(f.do_step(instance, 0.1, 0.3).0, OK);
+    let (_, at_four_tenths) = f.get(instance, &[0, 2, 4]);
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(get_state(instance, &mut state), OK, "overwrites the state");
+        assert_eq!(f.do_step(instance, 0.4, 0.1).0, OK);
+        assert_eq!(set_state(instance, state), OK);
+    }
+    assert_eq!(f.get(instance, &[0, 2, 4]).1, at_four_tenths);
+    // SAFETY: as above; the state is freed and set to NULL.
+    unsafe {
+        assert_eq!(free_state(instance, &mut state), OK);
+        assert!(state.is_null());
+    }
+    let get_float32: GetFloat32 = f.function("fmi3GetFloat32");
+    let mut value = 0.0f32;
+    // SAFETY: a live instance and one value.
+    assert_eq!(unsafe { get_float32(instance, &0, 1, &mut value, 1) }, ERROR);
+    let logged = f.logged();
+    assert_eq!(logged.len(), 1);
+    assert!(
+        logged[0].starts_with("3 logStatusError: fmi3GetFloat32: not supported by Tandem's FMUs"),
+        "{logged:?}"
+    );
+    f.free(instance);
+}
