@@ -3,9 +3,12 @@
 //! It parses arguments and prints; the work is done by the libraries.
 
 mod check;
+mod cosim;
 mod ecu;
+mod export;
 mod out;
 mod plot;
+mod progress;
 mod record;
 mod replay;
 mod run;
@@ -49,6 +52,12 @@ enum Command {
     /// Replay a recorded candump log against a model, in real time or as
     /// fast as possible.
     Replay(replay::ReplayArgs),
+    /// Co-simulate a system of sub-models (JSON diagrams, built-in plants,
+    /// FMUs), each with its own solver, coupled at macro steps.
+    Cosim(cosim::CosimArgs),
+    /// Pack a model (a JSON block diagram or a built-in model) as an FMI
+    /// Co-Simulation FMU.
+    Export(export::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -63,6 +72,8 @@ fn main() -> ExitCode {
         Command::Run(args) | Command::Ecu(args) => run::run(&args),
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Cosim(args) => cosim::run(&args),
+        Command::Export(args) => export::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

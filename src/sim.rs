@@ -1,25 +1,27 @@
 //! `tandem sim`: run a model offline, write CSV, optionally plot.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use crate::out::say;
 use anyhow::Context;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
+use tandem_fmi::Use;
 use tandem_models::diagram::{locate_block, SimulationDef};
 use tandem_models::reference::file_stem;
 use tandem_models::{Model, ModelRef};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
 use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Solver, Summary};
 
+use crate::out::say;
+use crate::progress::{human, Progress};
+
 /// Arguments of `tandem sim`.
 #[derive(Args)]
 pub struct SimArgs {
-    /// The model: a JSON block diagram, or the name of a built-in model
-    /// (rober, hires, vdpol, vdpolm, orego, e5, pollu).
+    /// The model: a JSON block diagram, a Model Exchange FMU (.fmu), or the
+    /// name of a built-in model (rober, hires, vdpol, vdpolm, orego, e5,
+    /// pollu, ev).
     model: PathBuf,
     /// Integration method: euler, heun or rk4 (fixed step, explicit), or bdf
     /// (variable step and order, implicit, for stiff models) (default: the
@@ -205,7 +207,7 @@ fn print_bdf_statistics(summary: &Summary) {
 /// title for plots.
 fn load(model: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
     let reference = ModelRef::parse(&model.to_string_lossy(), Path::new(""));
-    let loaded = reference.load()?;
+    let loaded = tandem_fmi::load(&reference, Use::Offline)?;
     Ok((loaded.model, loaded.simulation, loaded.name))
 }
 
@@ -226,50 +228,4 @@ fn located(model: &Path, error: SimError) -> anyhow::Error {
         _ => "",
     };
     anyhow::anyhow!("{}{at}: {error}{help}", model.display())
-}
-
-/// A duration in the unit that reads best.
-pub fn human(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{:.1} µs", s * 1e6)
-    }
-}
-
-/// A progress bar that appears only once a run has lasted a second.
-struct Progress {
-    start: Instant,
-    bar: Option<ProgressBar>,
-}
-
-impl Progress {
-    fn new() -> Self {
-        Progress {
-            start: Instant::now(),
-            bar: None,
-        }
-    }
-
-    fn update(&mut self, fraction: f64) {
-        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) {
-            let bar = ProgressBar::new(1000);
-            bar.set_style(
-                ProgressStyle::with_template("{bar:40} {percent:>3}% eta {eta}").expect("the template is valid"),
-            );
-            self.bar = Some(bar);
-        }
-        if let Some(bar) = &self.bar {
-            bar.set_position((fraction * 1000.0) as u64);
-        }
-    }
-
-    fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
-    }
 }

@@ -8,9 +8,10 @@
 use std::path::PathBuf;
 
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig};
+use tandem_fmi::{ModelLoadError, Use};
 use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_io::frame::CLASSIC_MAX_LEN;
-use tandem_models::{plants, LoadError, Model, Variable};
+use tandem_models::{plants, Model, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Extrapolation, TandemSettings};
@@ -30,7 +31,7 @@ pub enum BindError {
         /// The `model =` line, with the error as its message.
         place: Box<ConfigError>,
         /// Why.
-        error: Box<LoadError>,
+        error: Box<ModelLoadError>,
     },
     /// A DBC file cannot be loaded.
     #[error("{error}\n  (the DBC of {place})")]
@@ -154,7 +155,7 @@ fn port(config: &RunConfig, kind: &str, ports: &[Variable], name: &Located<Strin
 
 /// Binds `config` to its model and DBC files.
 pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
-    let loaded = config.model.value.load().map_err(|error| BindError::Model {
+    let loaded = tandem_fmi::load(&config.model.value, Use::RealTime).map_err(|error| BindError::Model {
         place: Box::new(config.error_at(&config.model, error.to_string())),
         error: Box::new(error),
     })?;

@@ -1,0 +1,95 @@
+//! `tandem cosim`: run a co-simulation system file, write CSV, optionally
+//! plot.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use tandem_config::bounds::check_output_size;
+use tandem_models::reference::file_stem;
+use tandem_runtime::record::{Both, CsvRecorder, Trace};
+
+use crate::out::say;
+use crate::progress::{human, Progress};
+
+/// Arguments of `tandem cosim`.
+#[derive(Args)]
+pub struct CosimArgs {
+    /// The system file (TOML; see cosim/SYSTEM.md).
+    system: PathBuf,
+    /// CSV file for every sub-model's outputs at every macro step (default:
+    /// the system file's name with .csv, in the results folder).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The folder for the outputs when --out is not given.
+    #[arg(long, default_value = "results")]
+    results: PathBuf,
+    /// Also draw every output against time into this .svg or .png file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Allow a CSV file of more than 1e9 values (rows × columns).
+    #[arg(long)]
+    large_output: bool,
+}
+
+/// Runs `tandem cosim`.
+pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
+    if let Some(plot) = &args.plot {
+        crate::plot::check_path(plot)?;
+    }
+    let system = tandem_cosim::load(&args.system)?;
+    let outputs = system.output_variables();
+    let names: Vec<String> = outputs.iter().map(|v| v.name.clone()).collect();
+    let master = system.master();
+    let (steps, step, order) = (master.steps, master.step, system.order().join(" → "));
+    check_output_size(steps as f64 + 1.0, names.len() + 1, args.large_output)
+        .with_context(|| args.system.display().to_string())?;
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None => {
+            std::fs::create_dir_all(&args.results)
+                .with_context(|| format!("cannot create the results folder {}", args.results.display()))?;
+            args.results.join(format!("{}.csv", file_stem(&args.system)))
+        }
+    };
+    let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut trace = Trace::default();
+    let mut progress = Progress::new();
+    let result = if args.plot.is_some() {
+        system.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))
+    } else {
+        system.run(&mut csv, &mut |f| progress.update(f))
+    };
+    progress.finish();
+    let summary = result.with_context(|| {
+        format!(
+            "{} (the rows before this are in {})",
+            args.system.display(),
+            out.display()
+        )
+    })?;
+    if let Some(plot) = &args.plot {
+        crate::plot::write(plot, file_stem(&args.system), &trace, &outputs)
+            .with_context(|| format!("cannot draw {}", plot.display()))?;
+    }
+    let iterations = match summary.unconverged {
+        0 => format!("{} repeated macro steps", summary.iterations),
+        n => format!(
+            "{} repeated macro steps, {n} not converged (largest change left {:e})",
+            summary.iterations, summary.largest_change
+        ),
+    };
+    say!(
+        "{}: {} macro steps of {step} s to t = {} s ({order}) in {} ({iterations}); wrote {}{}",
+        file_stem(&args.system),
+        summary.macro_steps,
+        summary.macro_steps as f64 * step,
+        human(summary.wall),
+        out.display(),
+        args.plot
+            .as_ref()
+            .map(|p| format!(" and {}", p.display()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! FMUs from the command line: a Model Exchange FMU simulated offline
+//! (`tandem sim ball.fmu`) and run as the real-time plant of `tandem run`,
+//! and a co-simulation system (`tandem cosim`). The FMUs are the project's
+//! own, built from `fmi/tests/fmus/`.
+
+#[path = "../fmi/tests/support/fmus.rs"]
+mod fmus;
+
+mod common;
+
+use std::path::Path;
+
+use common::Table;
+
+const G: f64 = 9.81;
+const E: f64 = 0.7;
+
+/// The height of the bouncing ball dropped from 1 m at rest, in closed form.
+fn height(t: f64) -> f64 {
+    let (mut t0, mut v0, mut h0) = (0.0, 0.0, 1.0);
+    loop {
+        // The next impact: h0 + v0 s - g s^2 / 2 = 0.
+        let s = (v0 + (v0 * v0 + 2.0 * G * h0).sqrt()) / G;
+        if t <= t0 + s {
+            let s = t - t0;
+            return h0 + v0 * s - G * s * s / 2.0;
+        }
+        (t0, v0, h0) = (t0 + s, E * G * s - E * v0, 0.0);
+    }
+}
+
+#[test]
+fn sim_integrates_a_model_exchange_fmu_to_the_closed_form() {
+    let dir = common::scratch("fmi_sim");
+    for name in ["bouncing_ball", "bouncing_ball3"] {
+        let fmu = fmus::build(name, &dir);
+        let out = common::tandem_ok(&dir, &["sim", fmu.to_str().unwrap(), "--out", "ball.csv"]);
+        // The default experiment: 3 s; rk4 at Tandem's default 1 ms step.
+        assert!(out.contains("3000 steps of rk4"), "{out}");
+        let table = Table::read(&dir.join("ball.csv"));
+        assert_eq!(table.header, ["time", "h", "v"]);
+        // Up to the bounces' accumulation point at 2.559 s, where the FMU
+        // lets the ball rest.
+        for row in table.rows.iter().filter(|r| r[0] < 2.4) {
+            let (t, h) = (row[0], row[1]);
+            assert!(
+                (h - height(t)).abs() < 1e-9,
+                "{name}: h({t}) = {h}, exact {}",
+                height(t)
+            );
+        }
+    }
+}
+
+/// A run configuration of `plant` on 1 ms frames, every frame recorded.
+/// The fast side alone: the implicit side does not handle events.
+fn run_config(plant: &Path) -> String {
+    format!(
+        r#"model = "{}"
+frame = "1ms"
+duration = "2s"
+policy = "explicit"
+[fast]
+method = "rk4"
+[implicit]
+method = "bdf"
+[record]
+file = "ball.csv"
+"#,
+        plant.display()
+    )
+}
+
+#[test]
+fn an_fmu_is_the_plant_of_a_real_time_run_with_events_at_frame_boundaries() {
+    let dir = common::scratch("fmi_run");
+    let fmu = fmus::build("bouncing_ball", &dir);
+    std::fs::write(dir.join("ball.toml"), run_config(&fmu)).unwrap();
+    let out = common::tandem_ok(&dir, &["run", "ball.toml", "--virtual-clock", "--results", "."]);
+    assert!(out.contains("2000"), "{out}");
+    let table = Table::read(&dir.join("ball.csv"));
+    assert_eq!(table.header, ["time", "h", "v"]);
+    // Impacts are found at the first frame past them: the ball sinks at most
+    // one frame's fall (v dt = 4.4 mm) into the floor and bounces from there.
+    for row in table.rows.iter().filter(|r| r[0] < 1.5) {
+        let (t, h) = (row[0], row[1]);
+        assert!((h - height(t)).abs() < 0.02, "h({t}) = {h}, exact {}", height(t));
+        assert!(h > -0.0045, "h({t}) = {h}");
+    }
+    let apex = table
+        .rows
+        .iter()
+        .filter(|r| r[0] > 0.5 && r[0] < 1.3)
+        .map(|r| r[1])
+        .fold(f64::MIN, f64::max);
+    assert!((apex - E * E).abs() < 0.02, "apex {apex}");
+}
+
+#[test]
+fn a_once_per_process_fmu_is_refused_as_a_real_time_plant_and_simulated_offline() {
+    let dir = common::scratch("fmi_once");
+    let description = fmus::description("bouncing_ball").replace(
+        "<ModelExchange ",
+        "<ModelExchange canBeInstantiatedOnlyOncePerProcess=\"true\" ",
+    );
+    let fmu = fmus::build_variant(
+        "bouncing_ball",
+        &dir.join("once.fmu"),
+        fmus::Variant {
+            description: Some(&description),
+            ..Default::default()
+        },
+    );
+    std::fs::write(dir.join("once.toml"), run_config(&fmu)).unwrap();
+    let out = common::tandem(&dir, &["run", "once.toml", "--virtual-clock", "--results", "."]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("once.toml:1:9: model: ")
+            && stderr.contains("can be instantiated only once per process")
+            && stderr.contains("help: simulate it offline"),
+        "{stderr}"
+    );
+    common::tandem_ok(&dir, &["sim", "once.fmu", "--stop", "1", "--out", "once.csv"]);
+}
+
+#[test]
+fn cosim_runs_the_example_system_and_writes_every_output() {
+    let dir = common::scratch("cosim_cli");
+    let system = common::root().join("cosim/examples/two_mass.toml");
+    let out = common::tandem_ok(&dir, &["cosim", system.to_str().unwrap(), "--plot", "two_mass.svg"]);
+    assert!(
+        out.contains("10000 macro steps of 0.001 s to t = 10 s (mass1 → mass2)"),
+        "{out}"
+    );
+    let table = Table::read(&dir.join("results/two_mass.csv"));
+    assert_eq!(
+        table.header,
+        ["time", "mass1.x1", "mass1.v1", "mass2.x2", "mass2.v2", "mass2.F"]
+    );
+    // The exact solution at t = 10 (cosim/tests/data/two_mass_oscillator.json).
+    let last = table.rows.last().unwrap();
+    let exact = [
+        10.0,
+        -4.077531930421518,
+        79.88069048993876,
+        -0.872590552167461,
+        -89.32620152542665,
+    ];
+    for (got, want) in last.iter().zip(exact) {
+        assert!((got - want).abs() < 3e-3, "{last:?}");
+    }
+    assert!(std::fs::metadata(dir.join("two_mass.svg")).unwrap().len() > 1000);
+}
