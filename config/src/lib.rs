@@ -46,7 +46,7 @@ pub use bus::{
 };
 pub use duration::{Duration, DurationError, DURATION_PATTERN};
 pub use error::{ConfigError, Located, Location};
-pub use load::{load_run_config, parse_run_config};
+pub use load::{load_run_config, parse_run_config, read_text};
 pub use raw::run_config_schema;
 pub use run::{
     EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,

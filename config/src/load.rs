@@ -17,6 +17,20 @@ pub const MAX_CONFIG_FILE: u64 = 16 << 20;
 /// Reads and validates the run configuration at `path`. `profiles` are the
 /// built-in input profiles that `inputs.profile` may name.
 pub fn load_run_config(path: &Path, profiles: &[&str]) -> Result<RunConfig, ConfigError> {
+    let text = read_text(
+        path,
+        MAX_CONFIG_FILE,
+        "run configuration",
+        "config/examples/ev.toml is a complete example",
+    )?;
+    parse_run_config(&text, path, profiles)
+}
+
+/// Reads the UTF-8 text file at `path`, a `what` (e.g. "run
+/// configuration") of at most `bound` bytes; a file that cannot be read
+/// is reported with `example` as a hint, one past the bound or not UTF-8
+/// (at its line and column) likewise.
+pub fn read_text(path: &Path, bound: u64, what: &str, example: &str) -> Result<String, ConfigError> {
     let error = |location, message: String| ConfigError {
         file: path.to_path_buf(),
         location,
@@ -25,33 +39,24 @@ pub fn load_run_config(path: &Path, profiles: &[&str]) -> Result<RunConfig, Conf
     };
     let mut bytes = Vec::new();
     std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CONFIG_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| {
-            error(
-                None,
-                format!(
-                    "cannot read the run configuration: {e}; check the path (config/examples/ev.toml is a complete \
-                     example)"
-                ),
-            )
-        })?;
-    if bytes.len() as u64 > MAX_CONFIG_FILE {
+        .and_then(|f| f.take(bound + 1).read_to_end(&mut bytes))
+        .map_err(|e| error(None, format!("cannot read the {what}: {e}; check the path ({example})")))?;
+    if bytes.len() as u64 > bound {
         return Err(error(
             None,
             format!(
-                "the file is larger than {} MiB, the bound of a run configuration; check that this is one",
-                MAX_CONFIG_FILE >> 20
+                "the file is larger than {} MiB, the bound of a {what}; check that this is one",
+                bound >> 20
             ),
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
+    String::from_utf8(bytes).map_err(|e| {
         let (line, column) = invalid_utf8_at(e.as_bytes(), e.utf8_error().valid_up_to());
         error(
             Some(Location { line, column }),
             "the file is not UTF-8 text; save it as UTF-8".into(),
         )
-    })?;
-    parse_run_config(&text, path, profiles)
+    })
 }
 
 /// Validates the run configuration `text`, read from `origin`: errors name

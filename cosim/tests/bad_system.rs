@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-
 /// A valid system (the split oscillator); each test spoils one line.
 const GOOD: &str = include_str!("data/good.toml");
 

@@ -8,11 +8,9 @@ mod raw;
 mod source;
 mod validate;
 
-use std::io::Read;
 use std::path::Path;
 
-use tandem_config::{ConfigError, Location};
-use tandem_models::diagram::invalid_utf8_at;
+use tandem_config::{read_text, ConfigError};
 use tandem_models::Variable;
 
 pub use source::{fixed_step_for, load_source, ModelSpec};
@@ -143,40 +141,12 @@ impl System {
 
 /// Reads and checks the system file at `path`, loading its sub-models.
 pub fn load(path: &Path) -> Result<System, SystemError> {
-    let error = |location, message: String| ConfigError {
-        file: path.to_path_buf(),
-        location,
-        key: String::new(),
-        message,
-    };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_SYSTEM_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| {
-            error(
-                None,
-                format!(
-                    "cannot read the system file: {e}; check the path (cosim/examples/two_mass.toml is an example)"
-                ),
-            )
-        })?;
-    if bytes.len() as u64 > MAX_SYSTEM_FILE {
-        return Err(error(
-            None,
-            format!(
-                "the file is larger than {} MiB, the bound of a system file; check that this is one",
-                MAX_SYSTEM_FILE >> 20
-            ),
-        )
-        .into());
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let (line, column) = invalid_utf8_at(e.as_bytes(), e.utf8_error().valid_up_to());
-        error(
-            Some(Location { line, column }),
-            "the file is not UTF-8 text; save it as UTF-8".into(),
-        )
-    })?;
+    let text = read_text(
+        path,
+        MAX_SYSTEM_FILE,
+        "system file",
+        "cosim/examples/two_mass.toml is an example",
+    )?;
     parse(&text, path)
 }
 
