@@ -7,10 +7,11 @@ use anyhow::Context;
 use clap::Args;
 use tandem_config::bounds::check_output_size;
 use tandem_models::reference::file_stem;
-use tandem_runtime::record::{Both, CsvRecorder, Trace};
+use tandem_runtime::record::{Both, Trace};
 
 use crate::out::say;
 use crate::progress::{human, Progress};
+use crate::sim::csv_file;
 
 /// Arguments of `tandem cosim`.
 #[derive(Args)]
@@ -44,15 +45,7 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
     let (steps, step, order) = (master.steps, master.step, system.order().join(" → "));
     check_output_size(steps as f64 + 1.0, names.len() + 1, args.large_output)
         .with_context(|| args.system.display().to_string())?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => {
-            std::fs::create_dir_all(&args.results)
-                .with_context(|| format!("cannot create the results folder {}", args.results.display()))?;
-            args.results.join(format!("{}.csv", file_stem(&args.system)))
-        }
-    };
-    let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
+    let (out, mut csv) = csv_file(args.out.as_deref(), &args.results, &args.system, &names)?;
     let mut trace = Trace::default();
     let mut progress = Progress::new();
     let result = if args.plot.is_some() {

@@ -1,5 +1,7 @@
 //! `tandem sim`: run a model offline, write CSV, optionally plot.
 
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -126,15 +128,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
     let rows = (settings.stop / settings.step).ceil() + 1.0;
     check_output_size(rows, names.len() + 1, args.large_output).with_context(|| args.model.display().to_string())?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => {
-            std::fs::create_dir_all(&args.results)
-                .with_context(|| format!("cannot create the results folder {}", args.results.display()))?;
-            args.results.join(format!("{}.csv", file_stem(&args.model)))
-        }
-    };
-    let mut csv = CsvRecorder::create(&out, &names).with_context(|| format!("cannot create {}", out.display()))?;
+    let (out, mut csv) = csv_file(args.out.as_deref(), &args.results, &args.model, &names)?;
     let mut trace = Trace::default();
     let events = args.events()?;
     let mut sim = Simulation::new(model.as_mut(), settings)
@@ -228,4 +222,25 @@ fn located(model: &Path, error: SimError) -> anyhow::Error {
         _ => "",
     };
     anyhow::anyhow!("{}{at}: {error}{help}", model.display())
+}
+
+/// The CSV file of an offline run: `out` when given, else the source's
+/// name with `.csv` in the `results` folder (created when missing), with
+/// its header written.
+pub fn csv_file(
+    out: Option<&Path>,
+    results: &Path,
+    source: &Path,
+    names: &[String],
+) -> anyhow::Result<(PathBuf, CsvRecorder<BufWriter<File>>)> {
+    let out = match out {
+        Some(out) => out.to_path_buf(),
+        None => {
+            std::fs::create_dir_all(results)
+                .with_context(|| format!("cannot create the results folder {}", results.display()))?;
+            results.join(format!("{}.csv", file_stem(source)))
+        }
+    };
+    let csv = CsvRecorder::create(&out, names).with_context(|| format!("cannot create {}", out.display()))?;
+    Ok((out, csv))
 }
