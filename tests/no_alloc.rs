@@ -2,9 +2,10 @@
 //! allocator watches whole runs of every shipped example and of a diagram
 //! using every stateless block family.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
+use counting_alloc::allocations_in;
 use tandem_models::diagram;
 use tandem_models::plants::testset;
 use tandem_models::Model;
@@ -13,47 +14,6 @@ use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy};
 use tandem_runtime::{
     Bdf, BdfOptions, FixedImplicit, FixedStep, ImplicitMethod, ImplicitSettings, Method, ModelOde, Simulation, Solver,
 };
-
-/// Counts allocations made on threads that asked to be watched, per
-/// thread (tests run in parallel).
-struct Counting;
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    if WATCHED.with(Cell::get) {
-        ALLOCATIONS.with(|a| a.set(a.get() + 1));
-    }
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made by `f` on this thread.
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    WATCHED.with(|w| w.set(true));
-    f();
-    WATCHED.with(|w| w.set(false));
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 /// Keeps a running sum so the outputs are used; never allocates.
 struct Checksum(f64);
@@ -216,7 +176,7 @@ impl tandem_session::Observer for ArmedAfterFirstFrame {
         self.0 += y.iter().sum::<f64>();
     }
     fn tick(&mut self, running: bool) {
-        WATCHED.with(|w| w.set(running));
+        counting_alloc::watch(running);
     }
 }
 
@@ -292,9 +252,9 @@ fn a_session_on_the_virtual_clock_with_a_replayed_bus_does_not_allocate() {
             };
             let session = Session::new(plan, options).unwrap();
             let mut observer = ArmedAfterFirstFrame(0.0);
-            let before = ALLOCATIONS.with(Cell::get);
+            let before = counting_alloc::count();
             let report = session.run(&mut observer).unwrap();
-            let n = ALLOCATIONS.with(Cell::get) - before;
+            let n = counting_alloc::count() - before;
             assert!(report.failure.is_none(), "{:?}", report.failure);
             let m = &report.metrics;
             assert!(m.from_source(FrameSource::Extrapolated) == 1);

@@ -5,52 +5,12 @@
 #[path = "support/fmus.rs"]
 mod fmus;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "../../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
+use counting_alloc::allocations_in;
 use tandem_fmi::{Fmu, FmuModel, FmuSlave, Parameters};
 use tandem_models::{Model, StateRef};
-
-/// Counts allocations made on threads that asked to be watched (tests run
-/// in parallel).
-struct Counting;
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    if WATCHED.with(Cell::get) {
-        ALLOCATIONS.with(|a| a.set(a.get() + 1));
-    }
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations made by `f` on this thread.
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    WATCHED.with(|w| w.set(true));
-    f();
-    WATCHED.with(|w| w.set(false));
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 #[test]
 fn the_model_evaluates_and_handles_events_without_allocating() {
