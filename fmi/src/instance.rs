@@ -10,8 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use crate::error::{FmuError, Status};
-use crate::fmu::{Api, Loaded};
-use crate::{instance2, instance3};
+use crate::fmu::Loaded;
 
 /// What one round of the discrete-state update reported.
 #[derive(Clone, Copy, Debug, Default)]
@@ -87,22 +86,6 @@ pub(crate) trait CoSimulation: Instance {
     /// Integrates from `t` over `h`; returns whether the FMU asks to end
     /// the simulation.
     fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError>;
-}
-
-/// A new Model Exchange instance of the loaded FMU.
-pub(crate) fn model_exchange(loaded: &Arc<Loaded>) -> Result<Box<dyn ModelExchange>, FmuError> {
-    match loaded.model_exchange()? {
-        Api::V2(api) => Ok(Box::new(instance2::Instance2::model_exchange(loaded, api)?)),
-        Api::V3(api) => Ok(Box::new(instance3::Instance3::model_exchange(loaded, api)?)),
-    }
-}
-
-/// A new Co-Simulation instance of the loaded FMU.
-pub(crate) fn co_simulation(loaded: &Arc<Loaded>) -> Result<Box<dyn CoSimulation>, FmuError> {
-    match loaded.co_simulation()? {
-        Api::V2(api) => Ok(Box::new(instance2::Instance2::co_simulation(loaded, api)?)),
-        Api::V3(api) => Ok(Box::new(instance3::Instance3::co_simulation(loaded, api)?)),
-    }
 }
 
 /// How many log messages are kept.

@@ -47,6 +47,7 @@ mod fmu;
 mod instance;
 mod instance2;
 mod instance3;
+mod instantiate;
 mod library;
 mod load;
 mod model;

@@ -9,7 +9,8 @@ use tandem_models::{Layout, Model, NonFinite, StateRef};
 use crate::description::{InterfaceKind, ModelDescription};
 use crate::error::FmuError;
 use crate::fmu::{Fmu, Loaded};
-use crate::instance::{self, ModelExchange};
+use crate::instance::ModelExchange;
+use crate::instantiate;
 use crate::parameters::{self, Assignment, Parameters};
 use crate::signals::{self, array_error, Inputs};
 
@@ -161,7 +162,7 @@ impl FmuModel {
 
     /// A new, initialised instance.
     fn start(program: Arc<Program>) -> Result<FmuModel, FmuError> {
-        let mut instance = instance::model_exchange(&program.loaded)?;
+        let mut instance = instantiate::model_exchange(&program.loaded)?;
         parameters::apply(instance.as_mut(), &program.parameters)?;
         let tolerance = program.loaded.description.default_experiment.tolerance;
         instance.enter_initialization(0.0, None, tolerance)?;

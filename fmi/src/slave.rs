@@ -11,7 +11,8 @@ use tandem_models::Variable;
 use crate::description::{InterfaceKind, ModelDescription};
 use crate::error::FmuError;
 use crate::fmu::{Fmu, Loaded};
-use crate::instance::{self, CoSimulation};
+use crate::instance::CoSimulation;
+use crate::instantiate;
 use crate::parameters::{self, Parameters};
 use crate::signals::{self, Inputs, Signals};
 
@@ -63,7 +64,7 @@ impl FmuSlave {
         let inputs = signals::inputs(description, Inputs::All)?;
         let outputs = signals::outputs(description)?;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs);
-        let mut instance = instance::co_simulation(loaded)?;
+        let mut instance = instantiate::co_simulation(loaded)?;
         parameters::apply(instance.as_mut(), &assignments)?;
         instance.enter_initialization(start, None, description.default_experiment.tolerance)?;
         instance.exit_initialization()?;
