@@ -48,6 +48,8 @@ mod library;
 mod resources;
 mod run;
 mod variables;
+mod version;
 
-pub use export::{export, ExportError, ExportReport, FmiVersion};
-pub use library::{library_beside, library_file_name, BUILD_COMMAND};
+pub use export::{export, ExportError, ExportReport};
+pub use library::{library_beside, library_file_name, LibraryError, BUILD_COMMAND};
+pub use version::FmiVersion;

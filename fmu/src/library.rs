@@ -12,7 +12,30 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::export::{ExportError, FmiVersion};
+use crate::version::FmiVersion;
+
+/// Why the FMU's binary cannot be found or placed.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    /// The FMU's binary was not found.
+    #[error("the FMU binary {} is not beside {} (looked for {}); build it with `{BUILD_COMMAND}` in Tandem's source folder, which leaves it in target/release/ beside the tandem executable, or copy it beside the executable", library_file_name(), exe.display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    NoLibrary {
+        /// The executable it was looked for beside.
+        exe: PathBuf,
+        /// The places looked at.
+        searched: Vec<PathBuf>,
+    },
+    /// FMI has no binaries folder for this machine.
+    #[error("FMI {version} names no binaries folder for {arch} {os}; export FMI 3.0 on x86_64 or aarch64 Linux or macOS, or x86_64 Windows (FMI 2.0: x86_64 only)")]
+    Platform {
+        /// The FMI version asked for.
+        version: FmiVersion,
+        /// This machine's architecture.
+        arch: &'static str,
+        /// This machine's operating system.
+        os: &'static str,
+    },
+}
 
 /// The name of this crate's library without prefix and extension.
 const LIBRARY: &str = "tandem_fmu";
@@ -33,7 +56,7 @@ pub const BUILD_COMMAND: &str = "cargo build --release -p tandem-fmu";
 /// the `deps` folder beside it, or beside its folder when the executable
 /// itself is in a `deps` folder (a test binary). The error names the places
 /// searched and the cargo command that builds it.
-pub fn library_beside(exe: &Path) -> Result<PathBuf, ExportError> {
+pub fn library_beside(exe: &Path) -> Result<PathBuf, LibraryError> {
     let file = library_file_name();
     let dir = exe.parent().unwrap_or(Path::new("."));
     let mut searched = vec![dir.join(&file), dir.join("deps").join(&file)];
@@ -44,7 +67,7 @@ pub fn library_beside(exe: &Path) -> Result<PathBuf, ExportError> {
     }
     match searched.iter().find(|path| path.is_file()) {
         Some(found) => Ok(found.clone()),
-        None => Err(ExportError::NoLibrary {
+        None => Err(LibraryError::NoLibrary {
             exe: exe.to_owned(),
             searched,
         }),
@@ -53,7 +76,7 @@ pub fn library_beside(exe: &Path) -> Result<PathBuf, ExportError> {
 
 /// The folder under `binaries/` for this machine in an FMU of `version`,
 /// and the library's extension there.
-pub fn platform(version: FmiVersion) -> Result<(&'static str, &'static str), ExportError> {
+pub fn platform(version: FmiVersion) -> Result<(&'static str, &'static str), LibraryError> {
     use std::env::consts::{ARCH, OS};
     let folder = match (version, ARCH, OS) {
         (FmiVersion::Fmi3, "x86_64", "linux") => Some("x86_64-linux"),
@@ -71,7 +94,7 @@ pub fn platform(version: FmiVersion) -> Result<(&'static str, &'static str), Exp
         "windows" => ".dll",
         _ => ".so",
     };
-    folder.map(|folder| (folder, extension)).ok_or(ExportError::Platform {
+    folder.map(|folder| (folder, extension)).ok_or(LibraryError::Platform {
         version,
         arch: ARCH,
         os: OS,

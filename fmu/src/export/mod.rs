@@ -3,52 +3,20 @@
 
 mod archive;
 mod description;
+mod error;
 
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-use tandem_config::{fixed_step, Overrides, SettingsError};
-use tandem_models::{LoadError, ModelRef};
-use tandem_runtime::{FixedStep, SimError, Simulation};
+use tandem_config::{fixed_step, Overrides};
+use tandem_models::ModelRef;
+use tandem_runtime::{FixedStep, Simulation};
 
-use crate::library::{library_file_name, platform, BUILD_COMMAND};
+use crate::library::platform;
 use crate::resources::Resources;
+use crate::version::FmiVersion;
 use description::Description;
-
-/// The FMI version of an exported FMU's model description.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum FmiVersion {
-    /// FMI 3.0.
-    #[default]
-    Fmi3,
-    /// FMI 2.0.
-    Fmi2,
-}
-
-impl fmt::Display for FmiVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FmiVersion::Fmi3 => "3.0",
-            FmiVersion::Fmi2 => "2.0",
-        })
-    }
-}
-
-impl FromStr for FmiVersion {
-    type Err = String;
-    /// `3`, `3.0`, `2` or `2.0`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim() {
-            "3" | "3.0" => Ok(FmiVersion::Fmi3),
-            "2" | "2.0" => Ok(FmiVersion::Fmi2),
-            other => Err(format!(
-                "no FMI version \"{other}\": Tandem exports FMI 3.0 (3) and FMI 2.0 (2) FMUs"
-            )),
-        }
-    }
-}
+pub use error::ExportError;
 
 /// What an export wrote.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,72 +55,6 @@ impl fmt::Display for ExportReport {
             self.settings.stop
         )
     }
-}
-
-/// Why a model could not be exported.
-#[derive(Debug, thiserror::Error)]
-pub enum ExportError {
-    /// The model does not load.
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    /// The model's simulation settings are not usable.
-    #[error("{model}: {error}")]
-    Settings {
-        /// The model.
-        model: String,
-        /// The setting and what is wrong with it.
-        error: SettingsError,
-    },
-    /// The model cannot be simulated with its settings.
-    #[error("{model}: {error}")]
-    Simulation {
-        /// The model.
-        model: String,
-        /// Why.
-        error: SimError,
-    },
-    /// Two variables share a name.
-    #[error("{model}: two variables are named \"{name}\", and the variables of an FMU need distinct names; rename one of the blocks")]
-    DuplicateName {
-        /// The model.
-        model: String,
-        /// The name.
-        name: String,
-    },
-    /// A file to pack could not be read.
-    #[error("cannot read {path}: {cause}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        cause: io::Error,
-    },
-    /// The FMU could not be written.
-    #[error("cannot write {path}: {cause}; check the folder and the free space")]
-    Write {
-        /// The FMU file.
-        path: PathBuf,
-        /// The cause.
-        cause: io::Error,
-    },
-    /// The FMU's binary was not found.
-    #[error("the FMU binary {} is not beside {} (looked for {}); build it with `{BUILD_COMMAND}` in Tandem's source folder, which leaves it in target/release/ beside the tandem executable, or copy it beside the executable", library_file_name(), exe.display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
-    NoLibrary {
-        /// The executable it was looked for beside.
-        exe: PathBuf,
-        /// The places looked at.
-        searched: Vec<PathBuf>,
-    },
-    /// FMI has no binaries folder for this machine.
-    #[error("FMI {version} names no binaries folder for {arch} {os}; export FMI 3.0 on x86_64 or aarch64 Linux or macOS, or x86_64 Windows (FMI 2.0: x86_64 only)")]
-    Platform {
-        /// The FMI version asked for.
-        version: FmiVersion,
-        /// This machine's architecture.
-        arch: &'static str,
-        /// This machine's operating system.
-        os: &'static str,
-    },
 }
 
 /// Writes `out`, an FMI `version` Co-Simulation FMU of `model` whose binary
