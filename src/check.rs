@@ -3,12 +3,17 @@
 
 use std::path::Path;
 
-use crate::out::say;
-use tandem_models::blocks;
-use tandem_models::diagram;
+use tandem_fmi::{Fmu, FmuModel, FmuSlave, InterfaceKind, Parameters};
+use tandem_models::{blocks, diagram, Model};
 
-/// Prints the execution order, states, rate groups, ports and loops.
+use crate::out::say;
+
+/// Prints the execution order, states, rate groups, ports and loops of a
+/// block diagram, or what an FMU offers.
 pub fn run(path: &Path) -> anyhow::Result<()> {
+    if tandem_fmi::is_fmu(path) {
+        return check_fmu(path);
+    }
     let compiled = diagram::load(path)?;
     let program = compiled.model.program();
     let layout = program.layout();
@@ -50,6 +55,35 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
         for l in loops {
             say!("  {l}");
         }
+    }
+    Ok(())
+}
+
+/// Opens an FMU, instantiates and initialises its Model Exchange
+/// interface (or else its Co-Simulation one), and prints its interfaces,
+/// states, ports and event indicators.
+fn check_fmu(path: &Path) -> anyhow::Result<()> {
+    let fmu = Fmu::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let description = fmu.description();
+    say!(
+        "{}: {} FMU \"{}\" ({})",
+        path.display(),
+        description.version,
+        description.model_name,
+        description.interfaces().join(", ")
+    );
+    let failed = |e: tandem_fmi::FmuError| anyhow::anyhow!("{}: {e}", path.display());
+    if description.interface(InterfaceKind::ModelExchange).is_some() {
+        let model = FmuModel::new(&fmu, &Parameters::new()).map_err(failed)?;
+        let layout = model.layout();
+        say!("states: {}", listed(&layout.states));
+        say!("inputs: {}", listed(layout.inputs.iter().map(|v| &v.name)));
+        say!("outputs: {}", listed(layout.outputs.iter().map(|v| &v.name)));
+        say!("zero crossings: {}", listed(&layout.zero_crossings));
+    } else {
+        let slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).map_err(failed)?;
+        say!("inputs: {}", listed(slave.input_variables().iter().map(|v| &v.name)));
+        say!("outputs: {}", listed(slave.output_variables().iter().map(|v| &v.name)));
     }
     Ok(())
 }

@@ -34,9 +34,10 @@ enum Command {
     /// Simulate a JSON block diagram (or a built-in model) with a fixed-step
     /// explicit solver or the variable-step BDF.
     Sim(sim::SimArgs),
-    /// Validate a model and print its execution order, states, rates and loops.
+    /// Validate a model and print its execution order, states, rates and
+    /// loops, or open an FMU and print its interfaces, states and ports.
     Check {
-        /// The model file (JSON block diagram).
+        /// The model file (JSON block diagram or FMU).
         model: PathBuf,
     },
     /// List the block types of the library.

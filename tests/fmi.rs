@@ -152,3 +152,27 @@ fn cosim_runs_the_example_system_and_writes_every_output() {
     }
     assert!(std::fs::metadata(dir.join("two_mass.svg")).unwrap().len() > 1000);
 }
+
+#[test]
+fn check_opens_an_fmu_and_lists_its_ports() {
+    let dir = common::scratch("fmi_check");
+    let fmu = fmus::build("bouncing_ball3", &dir);
+    let out = common::tandem_ok(&dir, &["check", fmu.to_str().unwrap()]);
+    assert!(out.contains("FMI 3.0 FMU \"bouncing_ball3\" (Model Exchange)"), "{out}");
+    assert!(out.contains("states: h, v") && out.contains("outputs: h, v"), "{out}");
+    assert!(
+        out.contains("zero crossings: bouncing_ball3#indicator 0, bouncing_ball3#time event"),
+        "{out}"
+    );
+    let cs = fmus::build("oscillator", &dir);
+    let out = common::tandem_ok(&dir, &["check", cs.to_str().unwrap()]);
+    assert!(
+        out.contains("(Co-Simulation)") && out.contains("inputs: F") && out.contains("outputs: x, v"),
+        "{out}"
+    );
+    std::fs::write(dir.join("broken.fmu"), "not a zip").unwrap();
+    let out = common::tandem(&dir, &["check", "broken.fmu"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.fmu"), "{stderr}");
+}
