@@ -63,6 +63,13 @@ pub fn run_toml(data: &[u8]) {
     }
 }
 
+/// An FMU's `modelDescription.xml` (FMI 2.0 or 3.0).
+pub fn model_description(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = tandem_fmi::ModelDescription::parse(text, Path::new("fuzz.fmu"));
+    }
+}
+
 /// A DBC file's text; when it loads, every signal of every message is
 /// decoded from and encoded into a payload made of the same bytes.
 pub fn dbc(data: &[u8]) {
