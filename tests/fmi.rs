@@ -176,3 +176,26 @@ fn check_opens_an_fmu_and_lists_its_ports() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("broken.fmu"), "{stderr}");
 }
+
+#[test]
+fn an_exported_fmu_co_simulated_by_tandem_records_what_sim_records() {
+    let dir = common::scratch("fmi_export");
+    let model = common::root().join("models/examples/cruise_control.json");
+    let model = model.to_str().unwrap();
+    let out = common::tandem_ok(&dir, &["export", model, "--fmu", "cc.fmu", "--stop", "20"]);
+    assert!(out.contains("FMI 3.0 Co-Simulation FMU of \"Cruise control\""), "{out}");
+    let out = common::tandem_ok(&dir, &["check", "cc.fmu"]);
+    assert!(
+        out.contains("(Co-Simulation)") && out.contains("inputs: pedal"),
+        "{out}"
+    );
+    let system = "[master]\nstep = 0.01\nstop = 20\n\n[[model]]\nname = \"cc\"\nsource = \"cc.fmu\"\n";
+    std::fs::write(dir.join("alone.toml"), system).unwrap();
+    common::tandem_ok(&dir, &["cosim", "alone.toml", "--out", "cosim.csv"]);
+    common::tandem_ok(&dir, &["sim", model, "--stop", "20", "--out", "sim.csv"]);
+    let (cosim, sim) = (Table::read(&dir.join("cosim.csv")), Table::read(&dir.join("sim.csv")));
+    assert_eq!(cosim.rows.len(), 2001);
+    // Bit for bit: both are Tandem's simulation of the model, one behind
+    // the FMI.
+    assert_eq!(cosim.rows, sim.rows);
+}

@@ -61,13 +61,20 @@ impl fmt::Display for ExportReport {
 /// is `library` (the cdylib of this crate, see
 /// [`library_beside`](crate::library_beside)). The FMU runs the model with
 /// the solver and step of its `simulation` section (or Tandem's defaults),
-/// as `tandem sim` does; its default experiment stops at the model's stop
-/// time. An existing `out` is replaced only once the new FMU is complete.
-pub fn export(model: &ModelRef, out: &Path, library: &Path, version: FmiVersion) -> Result<ExportReport, ExportError> {
+/// each replaced by the one `overrides` gives, as `tandem sim` does; its
+/// default experiment stops at that stop time. An existing `out` is
+/// replaced only once the new FMU is complete.
+pub fn export(
+    model: &ModelRef,
+    out: &Path,
+    library: &Path,
+    version: FmiVersion,
+    overrides: &Overrides,
+) -> Result<ExportReport, ExportError> {
     let (binaries, extension) = platform(version)?;
     let loaded = model.load()?;
     let shown = model.to_string();
-    let settings = fixed_step(&loaded.simulation, &Overrides::default()).map_err(|error| ExportError::Settings {
+    let settings = fixed_step(&loaded.simulation, overrides).map_err(|error| ExportError::Settings {
         model: shown.clone(),
         error,
     })?;

@@ -59,7 +59,14 @@ pub fn export_fmu(model: &Path, version: FmiVersion) -> ExportReport {
     }
     let stem = model.file_stem().unwrap().to_string_lossy();
     let out = scratch().join(format!("{stem}_fmi{}.fmu", version.to_string().replace(".0", "")));
-    let report = export(&ModelRef::File(model.to_owned()), &out, &library(), version).unwrap_or_else(|e| panic!("{e}"));
+    let report = export(
+        &ModelRef::File(model.to_owned()),
+        &out,
+        &library(),
+        version,
+        &Overrides::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     exported.push((key, report.clone()));
     report
 }
