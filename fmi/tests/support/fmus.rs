@@ -3,7 +3,10 @@
 //! Each FMU is a folder `fmi/tests/fmus/<name>/` holding its
 //! `modelDescription.xml` (written by hand) and its `*.c` files, which may
 //! include the headers of `fmi/tests/fmus/common/` (the FMI types, declared
-//! there from the standard, and model code shared between FMI versions).
+//! there from the standard, model code shared between FMI versions, and
+//! `fmi2_stubs.h` / `fmi3_stubs.h`, which complete each FMU's binary with
+//! the functions of the standard it does not implement itself, so that it
+//! exports the full function set importers such as FMPy require).
 //! [`build`] compiles the C files with the system C compiler (`cc -shared
 //! -fPIC -O2`) into `binaries/<platform>/<modelIdentifier>.<ext>` and zips
 //! that with the XML into `<out_dir>/<name>.fmu`.

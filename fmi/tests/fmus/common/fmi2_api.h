@@ -12,13 +12,16 @@ typedef unsigned int fmi2ValueReference;
 typedef double fmi2Real;
 typedef int fmi2Integer;
 typedef int fmi2Boolean;
-typedef const char *fmi2String;
+typedef char fmi2Char;
+typedef const fmi2Char *fmi2String;
+typedef char fmi2Byte;
 
 #define fmi2True 1
 #define fmi2False 0
 
 typedef enum { fmi2OK, fmi2Warning, fmi2Discard, fmi2Error, fmi2Fatal, fmi2Pending } fmi2Status;
 typedef enum { fmi2ModelExchange, fmi2CoSimulation } fmi2Type;
+typedef enum { fmi2DoStepStatus, fmi2PendingStatus, fmi2LastSuccessfulTime, fmi2Terminated } fmi2StatusKind;
 
 typedef struct {
     void (*logger)(fmi2ComponentEnvironment, fmi2String instanceName, fmi2Status, fmi2String category,
