@@ -2,12 +2,15 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
-//! that `bench/install-tools.sh` installs; the benchmarks install nothing.
+//! that `bench/install-tools.sh` installs, `fmi` against FMPy (`pip install
+//! fmpy`); the benchmarks install nothing.
 
+mod cosim;
+mod fmi;
 mod io;
 mod parallel;
 mod realtime;
@@ -47,6 +50,13 @@ enum Which {
     /// A configuration (the EV example by default) on the real clock for
     /// --seconds: memory and counters every --interval.
     Soak,
+    /// Jacobi co-simulation of two equal sub-models on two threads
+    /// against one.
+    Cosim,
+    /// FMI call costs, the bouncing ball as an FMU against a diagram, and
+    /// a Co-Simulation FMU stepped by Tandem against FMPy (builds the test
+    /// FMUs with cc).
+    Fmi,
 }
 
 /// Tandem's benchmarks.
@@ -92,6 +102,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Io => io::run(args.seconds),
         Which::Parallel => parallel::run(),
         Which::Soak => soak::run(&args.config, args.seconds, Duration::from_secs_f64(args.interval)),
+        Which::Cosim => cosim::run(args.seconds),
+        Which::Fmi => fmi::run(args.seconds),
     }
 }
 

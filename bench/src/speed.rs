@@ -50,7 +50,7 @@ fn generated_model(chains: usize, length: usize) -> Value {
 }
 
 /// Calls `f` in rounds until `budget` has passed; returns calls and time.
-fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) {
+pub(crate) fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) {
     f();
     let start = Instant::now();
     let mut calls = 0;
