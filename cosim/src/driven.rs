@@ -1,58 +1,96 @@
-//! A model whose inputs follow curves in time: it takes the curves'
-//! coefficients as its inputs (five per input of the model inside, held
-//! over a communication step by the simulation) and evaluates each curve
-//! at the time of every evaluation, so that the integrator's stages see
-//! inputs that move with them instead of held ones.
+//! A model whose inputs follow courses in time: it takes each course's
+//! curve coefficients and whether it follows a waveform instead as its
+//! inputs (six per input of the model inside, held over a communication
+//! step by the simulation), the waveforms themselves in a table shared
+//! with whoever steps it, and evaluates each course at the time of every
+//! evaluation, so that the integrator's stages see inputs that move with
+//! them instead of held ones.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tandem_models::{Layout, Model, NonFinite, StateRef, Variable};
 
+use crate::course::Course;
 use crate::curve::Curve;
+use crate::waveform::Waveform;
 
-/// Values that describe one [`Curve`] among a driven model's inputs.
-pub(crate) const PER_CURVE: usize = 5;
+/// Values that describe one [`Course`] among a driven model's inputs.
+pub(crate) const PER_INPUT: usize = 6;
 
-/// Writes `curve` into the five input values that describe it.
-pub(crate) fn encode(curve: &Curve, into: &mut [f64]) {
-    into[..3].copy_from_slice(&curve.c);
-    into[3..PER_CURVE].copy_from_slice(&curve.nodes);
+/// The waveforms of a driven model's inputs, by input; an input reads its
+/// own when its description says it follows it.
+pub(crate) type Waveforms = Arc<Mutex<Vec<Waveform>>>;
+
+/// Locks the waveforms; those of a holder that panicked are still whole
+/// (they are only copied into).
+pub(crate) fn lock(waveforms: &Waveforms) -> MutexGuard<'_, Vec<Waveform>> {
+    waveforms.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The model inside, its inputs replaced by the coefficients of their
-/// curves.
+/// Writes the description of `course` into the six input values that
+/// describe it: its curve's coefficients, then 1 when it follows its
+/// waveform (kept in the shared table), else 0.
+pub(crate) fn encode(course: &Course, into: &mut [f64]) {
+    into[..3].copy_from_slice(&course.curve.c);
+    into[3..5].copy_from_slice(&course.curve.nodes);
+    into[5] = if course.follows_waveform() { 1.0 } else { 0.0 };
+}
+
+/// The model inside, its inputs replaced by the descriptions of their
+/// courses.
 pub(crate) struct Driven {
     inner: Box<dyn Model>,
     layout: Layout,
     /// The inner model's inputs at the time of the current evaluation.
     u: Vec<f64>,
+    /// The waveforms the inputs that follow one read.
+    waveforms: Waveforms,
 }
 
 impl Driven {
-    /// Wraps `inner`; each curve starts constant at its input's default.
+    /// Wraps `inner`; each input starts constant at its default.
     pub(crate) fn new(inner: Box<dyn Model>) -> Driven {
         let mut layout = inner.layout().clone();
         let inputs = std::mem::take(&mut layout.inputs);
         let u = inputs.iter().map(|v| v.default).collect();
         for v in &inputs {
-            let mut default = [0.0; PER_CURVE];
-            encode(&Curve::constant(v.default), &mut default);
-            for (k, d) in ["c0", "c1", "c2", "t0", "t1"].into_iter().zip(default) {
+            let mut default = [0.0; PER_INPUT];
+            encode(&Course::constant(v.default), &mut default);
+            for (k, d) in ["c0", "c1", "c2", "t0", "t1", "w"].into_iter().zip(default) {
                 layout.inputs.push(Variable {
                     default: d,
                     ..Variable::new(format!("{}#{k}", v.name))
                 });
             }
         }
-        Driven { inner, layout, u }
+        let waveforms = Arc::new(Mutex::new(vec![Waveform::default(); inputs.len()]));
+        Driven {
+            inner,
+            layout,
+            u,
+            waveforms,
+        }
     }
 
-    /// Evaluates the curves described by `coefficients` at `t` into `u`.
-    fn inputs_at(&mut self, t: f64, coefficients: &[f64]) {
-        for (u, c) in self.u.iter_mut().zip(coefficients.chunks_exact(PER_CURVE)) {
-            let curve = Curve {
-                c: [c[0], c[1], c[2]],
-                nodes: [c[3], c[4]],
+    /// The table of the inputs' waveforms, to fill between steps.
+    pub(crate) fn waveforms(&self) -> Waveforms {
+        Arc::clone(&self.waveforms)
+    }
+
+    /// Evaluates the courses described by `descriptions` at `t` into `u`,
+    /// locking the waveforms only when an input follows one.
+    fn inputs_at(&mut self, t: f64, descriptions: &[f64]) {
+        let mut table = None;
+        for (i, (u, d)) in self.u.iter_mut().zip(descriptions.chunks_exact(PER_INPUT)).enumerate() {
+            *u = if d[5] == 0.0 {
+                Curve {
+                    c: [d[0], d[1], d[2]],
+                    nodes: [d[3], d[4]],
+                }
+                .at(t)
+            } else {
+                table.get_or_insert_with(|| lock(&self.waveforms))[i].at(t)
             };
-            *u = curve.at(t);
         }
     }
 }
@@ -119,7 +157,7 @@ mod tests {
     use tandem_models::diagram;
 
     #[test]
-    fn the_inner_model_sees_the_curve_at_the_time_of_each_evaluation() {
+    fn the_inner_model_sees_the_course_at_the_time_of_each_evaluation() {
         let gain = diagram::compile_str(
             r#"{"blocks": [{"id": "u", "type": "Inport", "params": {"default": 3}},
               {"id": "k", "type": "Gain", "params": {"gain": 2}}, {"id": "y", "type": "Output"}],
@@ -128,29 +166,27 @@ mod tests {
         .unwrap()
         .model;
         let mut m = Driven::new(Box::new(gain));
+        let at = |m: &mut Driven, t: f64, u: &[f64]| {
+            let mut y = [0.0];
+            m.outputs(StateRef { t, x: &[], xd: &[], u }, &mut y);
+            y[0]
+        };
         let defaults: Vec<f64> = m.layout().inputs.iter().map(|v| v.default).collect();
-        let mut y = [0.0];
-        m.outputs(
-            StateRef {
-                t: 4.0,
-                x: &[],
-                xd: &[],
-                u: &defaults,
-            },
-            &mut y,
-        );
-        assert_eq!(y, [6.0]);
-        let mut u = [0.0; PER_CURVE];
-        encode(&Curve::through(&[(1.0, 1.0), (0.0, 0.0)]), &mut u);
-        m.outputs(
-            StateRef {
-                t: 0.25,
-                x: &[],
-                xd: &[],
-                u: &u,
-            },
-            &mut y,
-        );
-        assert_eq!(y, [0.5]);
+        assert_eq!(at(&mut m, 4.0, &defaults), 6.0);
+        let mut course = Course {
+            curve: Curve::through(&[(1.0, 1.0), (0.0, 0.0)]),
+            ..Course::default()
+        };
+        let mut u = [0.0; PER_INPUT];
+        encode(&course, &mut u);
+        assert_eq!(at(&mut m, 0.25, &u), 0.5);
+        // Following a waveform: 3 t² through samples 0.5 apart.
+        course.waveform.begin(0.0, 0.5);
+        for k in 0..4 {
+            course.waveform.push(3.0 * (0.5 * k as f64).powi(2));
+        }
+        encode(&course, &mut u);
+        lock(&m.waveforms())[0] = course.waveform.clone();
+        assert!((at(&mut m, 0.75, &u) - 2.0 * 3.0 * 0.5625).abs() < 1e-14);
     }
 }

@@ -1,10 +1,12 @@
 //! A Co-Simulation FMU as a participant: stepped by its own `doStep`, its
-//! inputs sampled at the start of each communication step and held over it.
+//! inputs sampled at the start of each communication step and held over it,
+//! its outputs known at communication points only.
 
 use tandem_fmi::{FmuError, FmuSlave, FmuState};
 use tandem_models::Variable;
 
-use crate::curve::Curve;
+use crate::course::Course;
+use crate::recording::Recording;
 use crate::submodel::{Feedthrough, SubModel, SubModelError};
 
 /// An [`FmuSlave`] a master steps.
@@ -55,9 +57,9 @@ impl SubModel for CoSimulationFmu {
         self.slave.outputs(y).map_err(failed)
     }
 
-    fn step(&mut self, t: f64, h: f64, inputs: &[Curve]) -> Result<(), SubModelError> {
-        for (u, curve) in self.u.iter_mut().zip(inputs) {
-            *u = curve.at(t);
+    fn step(&mut self, t: f64, h: f64, inputs: &[Course], _: Option<&mut Recording>) -> Result<(), SubModelError> {
+        for (u, course) in self.u.iter_mut().zip(inputs) {
+            *u = course.at(t);
         }
         self.slave.set_inputs(&self.u).map_err(failed)?;
         self.slave.do_step(t, h).map_err(failed)

@@ -11,7 +11,8 @@
 //! the sub-models already stepped (Gauss–Seidel, in an order that
 //! feedthrough dictates). A macro step can be iterated from saved points
 //! until the coupling values settle, which also solves algebraic loops
-//! between sub-models.
+//! between sub-models: its repetitions exchange the waveforms of the
+//! outputs, recorded at the micro steps of the sub-models' own solvers.
 //!
 //! ```
 //! use std::path::Path;
@@ -50,22 +51,28 @@
 //! ```
 
 pub mod bounds;
+mod course;
 mod curve;
 mod driven;
 mod fmu;
 mod graph;
 mod history;
 mod master;
+mod recording;
 mod slave;
 mod submodel;
 mod system;
+mod waveform;
 
+pub use course::Course;
 pub use curve::Curve;
 pub use fmu::CoSimulationFmu;
 pub use master::{CosimError, Summary};
+pub use recording::Recording;
 pub use slave::ModelSlave;
 pub use submodel::{Feedthrough, NoSuchInput, SubModel, SubModelError};
 pub use system::{
     fixed_step_for, load, load_source, parse, Iterate, Master, ModelSpec, Ordering, System, SystemError,
     DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS,
 };
+pub use waveform::Waveform;

@@ -1,7 +1,8 @@
 //! Any Tandem model (a JSON block diagram, a built-in plant, an FMU for
 //! Model Exchange behind its model adapter) as a participant: its own
 //! fixed-step simulation takes the micro steps of each communication step,
-//! its inputs following the master's curves at every solver stage.
+//! its inputs following the master's courses at every solver stage, its
+//! outputs recorded at every micro step when the master asks.
 
 use std::io;
 
@@ -11,8 +12,9 @@ use tandem_runtime::record::Recorder;
 use tandem_runtime::sim::Snapshot;
 use tandem_runtime::{FixedStep, Simulation};
 
-use crate::curve::Curve;
-use crate::driven::{encode, Driven, PER_CURVE};
+use crate::course::Course;
+use crate::driven::{encode, lock, Driven, Waveforms, PER_INPUT};
+use crate::recording::Recording;
 use crate::submodel::{Feedthrough, SubModel, SubModelError};
 
 /// A model stepped by its own fixed-step simulation (explicit micro steps,
@@ -23,8 +25,10 @@ pub struct ModelSlave {
     outputs: Vec<Variable>,
     feedthrough: Feedthrough,
     micro: f64,
-    /// The simulation's inputs: the coefficients of the input curves.
-    coefficients: Vec<f64>,
+    /// The simulation's inputs: the descriptions of the input courses.
+    descriptions: Vec<f64>,
+    /// The waveforms the simulation's inputs follow, shared with it.
+    waveforms: Waveforms,
     /// The point of the last save, if any.
     saved: Option<Snapshot>,
 }
@@ -51,14 +55,16 @@ impl ModelSlave {
             return Err(SubModelError::FeedthroughShape { expected, found });
         }
         let driven = Driven::new(model);
-        let coefficients = driven.layout().inputs.iter().map(|v| v.default).collect();
+        let descriptions = driven.layout().inputs.iter().map(|v| v.default).collect();
+        let waveforms = driven.waveforms();
         Ok(ModelSlave {
             sim: Simulation::owning(Box::new(driven), settings)?,
             inputs,
             outputs,
             feedthrough,
             micro: settings.step,
-            coefficients,
+            descriptions,
+            waveforms,
             saved: None,
         })
     }
@@ -69,6 +75,24 @@ impl ModelSlave {
         let inputs = model.program().layout().inputs.len();
         let feedthrough = Feedthrough::from_lists(inputs, lists).map_err(|e| SubModelError::Other(Box::new(e)))?;
         ModelSlave::new(Box::new(model), settings, feedthrough)
+    }
+
+    /// Has the simulation's inputs follow `inputs`, the waveforms they
+    /// follow copied into the table the simulation reads.
+    fn follow(&mut self, inputs: &[Course]) {
+        let mut table = None;
+        for (i, (course, into)) in inputs
+            .iter()
+            .zip(self.descriptions.chunks_exact_mut(PER_INPUT))
+            .enumerate()
+        {
+            encode(course, into);
+            if course.follows_waveform() {
+                table.get_or_insert_with(|| lock(&self.waveforms))[i].clone_from(&course.waveform);
+            }
+        }
+        drop(table);
+        self.sim.set_inputs(&self.descriptions);
     }
 }
 
@@ -86,15 +110,25 @@ impl SubModel for ModelSlave {
     }
 
     fn evaluate(&mut self, u: &[f64], y: &mut [f64]) -> Result<(), SubModelError> {
-        for (value, into) in u.iter().zip(self.coefficients.chunks_exact_mut(PER_CURVE)) {
-            encode(&Curve::constant(*value), into);
+        for (value, into) in u.iter().zip(self.descriptions.chunks_exact_mut(PER_INPUT)) {
+            encode(&Course::constant(*value), into);
         }
-        self.sim.set_inputs(&self.coefficients);
+        self.sim.set_inputs(&self.descriptions);
         y.copy_from_slice(self.sim.outputs()?);
         Ok(())
     }
 
-    fn step(&mut self, t: f64, h: f64, inputs: &[Curve]) -> Result<(), SubModelError> {
+    fn grid(&self) -> Option<f64> {
+        Some(self.micro)
+    }
+
+    fn step(
+        &mut self,
+        t: f64,
+        h: f64,
+        inputs: &[Course],
+        mut record: Option<&mut Recording>,
+    ) -> Result<(), SubModelError> {
         let at = self.sim.time();
         if (at - t).abs() > 1e-9 * h.max(t.abs()) {
             return Err(SubModelError::OutOfStep { at, asked: t });
@@ -106,12 +140,16 @@ impl SubModel for ModelSlave {
                 micro: self.micro,
             });
         }
-        for (curve, into) in inputs.iter().zip(self.coefficients.chunks_exact_mut(PER_CURVE)) {
-            encode(curve, into);
+        self.follow(inputs);
+        if let Some(record) = record.as_deref_mut() {
+            record.begin(t, self.micro);
+            record.sample(self.sim.outputs()?);
         }
-        self.sim.set_inputs(&self.coefficients);
         for _ in 0..steps as u64 {
             self.sim.step(&mut Discard)?;
+            if let Some(record) = record.as_deref_mut() {
+                record.sample(self.sim.outputs()?);
+            }
         }
         Ok(())
     }

@@ -5,15 +5,17 @@
 use tandem_models::Variable;
 use tandem_runtime::SimError;
 
-use crate::curve::Curve;
+use crate::course::Course;
+use crate::recording::Recording;
 
 /// One participant of a co-simulation, stepped by the master one
 /// communication step at a time.
 ///
 /// A participant with its own solver (a Tandem model, an FMU for Model
-/// Exchange) samples its input curves at each of its micro steps; an FMU
-/// for Co-Simulation samples them once, at the start of the step, and
-/// holds them over its `doStep`.
+/// Exchange) samples its input courses at every solver stage and can
+/// record its outputs at its micro steps; an FMU for Co-Simulation samples
+/// them once, at the start of the step, holds them over its `doStep`, and
+/// gives only its outputs at the end.
 pub trait SubModel: Send {
     /// The inputs, in the order of the values passed to it.
     fn inputs(&self) -> &[Variable];
@@ -29,9 +31,21 @@ pub trait SubModel: Send {
     /// the inputs `u` (one value per input, held at this point).
     fn evaluate(&mut self, u: &[f64], y: &mut [f64]) -> Result<(), SubModelError>;
 
+    /// The spacing of the grid its own solver computes its outputs on (s),
+    /// when it has one: its steps can record them there. `None` (the
+    /// default): it gives its outputs at communication points only.
+    fn grid(&self) -> Option<f64> {
+        None
+    }
+
     /// Advances from `t` (the current communication point) to `t + h`,
-    /// input `i` following `inputs[i]` over the step. Must not allocate.
-    fn step(&mut self, t: f64, h: f64, inputs: &[Curve]) -> Result<(), SubModelError>;
+    /// input `i` following `inputs[i]` over the step. With `record` and a
+    /// [`SubModel::grid`], records its outputs at every grid point of the
+    /// step, `t` and `t + h` included (`h / grid + 1` samples, from
+    /// [`Recording::begin`] at `t`); without a grid it leaves `record`
+    /// alone. Does not allocate, except to make room for a waveform longer
+    /// than those its inputs followed before.
+    fn step(&mut self, t: f64, h: f64, inputs: &[Course], record: Option<&mut Recording>) -> Result<(), SubModelError>;
 
     /// Remembers the current point (one slot: a new save replaces it), or
     /// says why it cannot ([`SubModelError::NoRollback`]). May allocate on

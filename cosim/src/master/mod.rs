@@ -3,11 +3,13 @@
 //! through the newest communication points of the outputs that drive
 //! them, and their outputs are computed at the new point in the order
 //! feedthrough asks for. Optionally each macro step is repeated from a
-//! saved point until the coupling values settle.
+//! saved point until the coupling values settle, the repetitions
+//! exchanging the waveforms of the outputs.
 
 mod plan;
 mod run;
 mod team;
+mod waves;
 
 use std::io;
 use std::sync::Mutex;

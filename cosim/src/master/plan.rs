@@ -9,6 +9,8 @@ use crate::system::{Master, System};
 pub(super) struct Plan {
     pub(super) names: Vec<String>,
     pub(super) every: Vec<u64>,
+    /// The grid of each sub-model's own solver, if it has one (s).
+    pub(super) grids: Vec<Option<f64>>,
     /// Sub-model `m`'s outputs are `offsets[m]..offsets[m + 1]` of the
     /// coupling values.
     pub(super) offsets: Vec<usize>,
@@ -39,6 +41,7 @@ impl Plan {
         Plan {
             names: ps.iter().map(|p| p.name.clone()).collect(),
             every: ps.iter().map(|p| p.every).collect(),
+            grids: ps.iter().map(|p| p.model.grid()).collect(),
             offsets,
             drivers,
             coupled,
@@ -48,9 +51,22 @@ impl Plan {
         }
     }
 
+    /// Whether the macro steps are iterated: asked for, with connections
+    /// to settle.
+    pub(super) fn iterates(&self) -> bool {
+        self.master.iterate.is_some() && !self.coupled.is_empty()
+    }
+
     /// Whether sub-model `m` takes a step at base macro step `n`.
     pub(super) fn due(&self, m: usize, n: u64) -> bool {
         n.is_multiple_of(self.every[m])
+    }
+
+    /// The samples sub-model `m` records over a communication step on its
+    /// grid, both ends included, when it has a grid.
+    pub(super) fn samples(&self, m: usize) -> Option<usize> {
+        let step = self.every[m] as f64 * self.master.step;
+        self.grids[m].map(|grid| (step / grid).round() as usize + 1)
     }
 
     /// The time of `tick` base macro steps (s).

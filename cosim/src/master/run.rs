@@ -1,7 +1,7 @@
 //! One run of the master loop: the start at t = 0, then each base macro
 //! step (passes of Jacobi or Gauss–Seidel, repeated when iterating), the
-//! curves of the inputs and the outputs at the new points, and the rows of
-//! the results.
+//! courses of the inputs and the outputs at the new points, and the rows
+//! of the results.
 
 use std::sync::Mutex;
 
@@ -9,6 +9,7 @@ use tandem_runtime::record::Recorder;
 
 use super::plan::Plan;
 use super::team::{lock, Seat, Team};
+use super::waves::{worse, Waves};
 use super::CosimError;
 use crate::curve::Curve;
 use crate::history::{History, DEPTH};
@@ -33,6 +34,9 @@ pub(super) struct Run<'a> {
     y: Vec<f64>,
     /// `y` at the previous iteration.
     previous: Vec<f64>,
+    /// The waveforms the repetitions of a macro step exchange, when
+    /// iterating.
+    waves: Option<Waves>,
     /// The accepted communication points of each sub-model.
     histories: Vec<History>,
     /// The tick of the point each sub-model has reached in the current
@@ -53,6 +57,7 @@ impl<'a> Run<'a> {
             team,
             y: vec![0.0; width],
             previous: vec![0.0; width],
+            waves: plan.iterates().then(|| Waves::new(plan, seats)),
             histories: plan.offsets.windows(2).map(|w| History::new(w[1] - w[0])).collect(),
             pending: vec![None; seats.len()],
             row: vec![0.0; width],
@@ -120,13 +125,13 @@ impl<'a> Run<'a> {
     /// Base macro step `n`: from `n` to `n + 1` for the fastest sub-models.
     fn macro_step(&mut self, n: u64) -> Result<(), CosimError> {
         let plan = self.plan;
-        let iterate = plan.master.iterate.filter(|_| !plan.coupled.is_empty());
+        let iterate = plan.master.iterate.filter(|_| plan.iterates());
         let start_up = plan.master.extrapolation == 2 && plan.rollback && self.histories.iter().any(|h| h.len() < 2);
         let saved = iterate.is_some() || start_up;
         if saved {
             self.for_due(n, |seat| seat.model.save())?;
         }
-        let low = self.pass(n)?;
+        let low = self.pass(n, false)?;
         if let Some(it) = iterate {
             let mut change = f64::INFINITY;
             let mut converged = false;
@@ -159,30 +164,35 @@ impl<'a> Run<'a> {
     /// Goes back to the start of macro step `n` and takes it again.
     fn repeat(&mut self, n: u64) -> Result<(), CosimError> {
         self.for_due(n, |seat| seat.model.restore())?;
-        self.pass(n)?;
+        self.pass(n, true)?;
         self.counts.iterations += 1;
         Ok(())
     }
 
-    /// One pass over macro step `n`: the due sub-models step and their
-    /// outputs are computed at their new points. Returns whether an input
-    /// was extrapolated with a lower order than the run's accuracy needs
-    /// (too few points yet).
-    fn pass(&mut self, n: u64) -> Result<bool, CosimError> {
+    /// One pass over macro step `n`, a repetition of it when `repeating`:
+    /// the due sub-models step and their outputs are computed at their new
+    /// points. Returns whether an input was extrapolated with a lower
+    /// order than the run's accuracy needs (too few points yet).
+    fn pass(&mut self, n: u64, repeating: bool) -> Result<bool, CosimError> {
         let plan = self.plan;
         let mut low = false;
+        if let Some(waves) = &mut self.waves {
+            waves.begin();
+        }
         match plan.master.ordering {
             Ordering::Jacobi => {
                 for m in 0..self.seats.len() {
                     if plan.due(m, n) {
-                        low |= self.prepare(m, n);
+                        low |= self.prepare(m, n, repeating);
                     } else {
                         lock(&self.seats[m]).due = false;
                     }
                 }
                 self.team.step();
                 for m in 0..self.seats.len() {
-                    self.check(m)?;
+                    if plan.due(m, n) {
+                        self.stepped(m)?;
+                    }
                 }
                 for &m in &plan.order {
                     if plan.due(m, n) {
@@ -193,9 +203,9 @@ impl<'a> Run<'a> {
             Ordering::GaussSeidel => {
                 for &m in &plan.order {
                     if plan.due(m, n) {
-                        low |= self.prepare(m, n);
+                        low |= self.prepare(m, n, repeating);
                         lock(&self.seats[m]).take_step();
-                        self.check(m)?;
+                        self.stepped(m)?;
                         self.evaluate(m, n + plan.every[m])?;
                     }
                 }
@@ -205,12 +215,13 @@ impl<'a> Run<'a> {
     }
 
     /// Sets up the step of sub-model `m` at macro step `n`: each driven
-    /// input follows the polynomial through the newest points of its
+    /// input's curve is the polynomial through the newest points of its
     /// output (one reached in this macro step included), of the run's
     /// order when it extrapolates, of at least order 1 when it
-    /// interpolates. Returns whether an extrapolation had too few points
-    /// for the run's accuracy.
-    fn prepare(&mut self, m: usize, n: u64) -> bool {
+    /// interpolates; in a repetition (`repeating`) it may follow its
+    /// output's recorded waveform instead ([`Waves::feed`]). Returns
+    /// whether an extrapolation had too few points for the run's accuracy.
+    fn prepare(&mut self, m: usize, n: u64, repeating: bool) -> bool {
         let plan = self.plan;
         let end = n + plan.every[m];
         let wanted = plan.master.extrapolation;
@@ -239,14 +250,17 @@ impl<'a> Run<'a> {
             let interpolates = newest >= end;
             let order = if interpolates { wanted.max(1) } else { wanted }.min(count - 1);
             low |= !interpolates && order + 1 < wanted;
-            seat.curves[i] = Curve::through(&points[..=order]);
+            seat.inputs[i].curve = Curve::through(&points[..=order]);
+        }
+        if let Some(waves) = &self.waves {
+            waves.feed(plan, m, n, repeating, &mut seat);
         }
         low
     }
 
     /// Computes the outputs of sub-model `m` at its point `tick`: each
     /// driven input takes the value its output has reached at that point,
-    /// or else its curve's value there.
+    /// or else its course's value there.
     fn evaluate(&mut self, m: usize, tick: u64) -> Result<(), CosimError> {
         let plan = self.plan;
         let t = plan.time(tick);
@@ -257,7 +271,7 @@ impl<'a> Run<'a> {
                 Some(l) if self.pending[l.from.model] == Some(tick) => {
                     l.scale * self.y[plan.offsets[l.from.model] + l.from.port] + l.offset
                 }
-                _ => seat.curves[i].at(t),
+                _ => seat.inputs[i].at(t),
             };
         }
         let y = &mut self.y[plan.offsets[m]..plan.offsets[m + 1]];
@@ -266,13 +280,17 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Returns the error of sub-model `m`'s last step, if any.
-    fn check(&self, m: usize) -> Result<(), CosimError> {
+    /// After sub-model `m`'s step: its error, if any, else its recording
+    /// of the step becomes its newest.
+    fn stepped(&mut self, m: usize) -> Result<(), CosimError> {
         let mut seat = lock(&self.seats[m]);
-        match seat.failed.take() {
-            Some(e) => Err(self.failed(m, seat.t, e)),
-            None => Ok(()),
+        if let Some(e) = seat.failed.take() {
+            return Err(self.failed(m, seat.t, e));
         }
+        if let Some(waves) = &mut self.waves {
+            waves.collect(m, &mut seat);
+        }
+        Ok(())
     }
 
     /// Calls `f` on every sub-model due at macro step `n`.
@@ -293,17 +311,13 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The largest change of a coupling value since `previous` (NaN when
-    /// one is not a number).
+    /// The largest change of a coupling value since `previous`, or of a
+    /// recorded sample since the pass before (NaN when one is not a
+    /// number).
     fn change(&self) -> f64 {
-        self.plan.coupled.iter().fold(0.0, |worst: f64, &k| {
-            let d = (self.y[k] - self.previous[k]).abs();
-            if d > worst || d.is_nan() {
-                d
-            } else {
-                worst
-            }
-        })
+        let recorded = self.waves.as_ref().map_or(0.0, Waves::change);
+        let values = self.plan.coupled.iter().map(|&k| (self.y[k] - self.previous[k]).abs());
+        values.fold(recorded, worse)
     }
 
     /// Counts a step whose iteration stopped with `change` left.

@@ -11,15 +11,19 @@ use std::thread;
 
 use tandem_models::Variable;
 
-use crate::curve::Curve;
+use crate::course::Course;
+use crate::recording::Recording;
 use crate::submodel::{SubModel, SubModelError};
 
 /// A sub-model and what its next step needs, shared between the master
 /// and the thread that steps it.
 pub(crate) struct Seat {
     pub(crate) model: Box<dyn SubModel>,
-    /// The curves of its inputs over the step.
-    pub(crate) curves: Vec<Curve>,
+    /// The courses of its inputs over the step.
+    pub(crate) inputs: Vec<Course>,
+    /// What its step records its coupling outputs into, when the macro
+    /// steps are iterated and it has a grid of its own.
+    pub(crate) record: Option<Recording>,
     /// Its inputs at a communication point.
     pub(crate) u: Vec<f64>,
     /// The step: from `t`, of `h` (s), taken when `due`.
@@ -35,7 +39,8 @@ impl Seat {
     pub(crate) fn new(model: Box<dyn SubModel>) -> Seat {
         let defaults: Vec<f64> = model.inputs().iter().map(|v: &Variable| v.default).collect();
         Seat {
-            curves: defaults.iter().map(|&d| Curve::constant(d)).collect(),
+            inputs: defaults.iter().map(|&d| Course::constant(d)).collect(),
+            record: None,
             u: defaults,
             model,
             t: 0.0,
@@ -51,16 +56,17 @@ impl Seat {
         if !self.due {
             return;
         }
-        let (model, curves) = (&mut self.model, &self.curves);
+        let (model, inputs, record) = (&mut self.model, &self.inputs, &mut self.record);
         let (t, h) = (self.t, self.h);
-        let result = catch_unwind(AssertUnwindSafe(|| model.step(t, h, curves))).unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(SubModelError::Panicked(message))
-        });
+        let result =
+            catch_unwind(AssertUnwindSafe(|| model.step(t, h, inputs, record.as_mut()))).unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(SubModelError::Panicked(message))
+            });
         self.failed = result.err();
     }
 }

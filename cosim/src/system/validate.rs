@@ -366,7 +366,7 @@ mod tests {
     use tandem_models::Variable;
 
     use super::*;
-    use crate::{Curve, SubModelError};
+    use crate::{Course, Recording, SubModelError};
 
     /// A participant that cannot go back, as an FMU without get/set state.
     struct Stuck(Feedthrough);
@@ -384,7 +384,7 @@ mod tests {
         fn evaluate(&mut self, _: &[f64], _: &mut [f64]) -> Result<(), SubModelError> {
             Ok(())
         }
-        fn step(&mut self, _: f64, _: f64, _: &[Curve]) -> Result<(), SubModelError> {
+        fn step(&mut self, _: f64, _: f64, _: &[Course], _: Option<&mut Recording>) -> Result<(), SubModelError> {
             Ok(())
         }
         fn save(&mut self) -> Result<(), SubModelError> {

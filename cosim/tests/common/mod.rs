@@ -1,6 +1,6 @@
 //! The two-mass oscillator split into two sub-models (`examples/mass1.json`,
-//! `examples/mass2.json`), and its exact solution from
-//! `tests/data/two_mass_oscillator.json`.
+//! `examples/mass2.json`) or whole in one (`tests/data/two_mass.json`), and
+//! its exact solution from `tests/data/two_mass_oscillator.json`.
 
 #![allow(dead_code)] // each test file uses its own part
 
@@ -58,6 +58,25 @@ to = "mass1.F"
     )
 }
 
+/// A system file of the oscillator whole, in one sub-model: macro step
+/// `step`, RK4 micro steps of `micro`. Its columns are those of [`split`]
+/// without `mass2.F`.
+pub fn whole(step: f64, stop: f64, micro: f64) -> String {
+    format!(
+        r#"
+[master]
+step = {step:e}
+stop = {stop}
+
+[[model]]
+name = "both"
+source = "../tests/data/two_mass.json"
+solver = "rk4"
+step = {micro:e}
+"#
+    )
+}
+
 /// Parses a system file written for [`ORIGIN`].
 pub fn parse(text: &str) -> System {
     tandem_cosim::parse(text, Path::new(ORIGIN)).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -70,8 +89,8 @@ pub fn run(text: &str) -> (Trace, Summary) {
     (trace, summary)
 }
 
-/// The (x1, x2, v1, v2) of the last row of a run of the split oscillator
-/// (columns mass1.x1, mass1.v1, mass2.x2, mass2.v2, mass2.F).
+/// The (x1, x2, v1, v2) of the last row of a run of the oscillator
+/// (columns x1, v1, x2, v2, then those not used).
 pub fn last_state(trace: &Trace) -> [f64; 4] {
     let r = trace.rows.last().unwrap();
     [r[0], r[2], r[1], r[3]]
