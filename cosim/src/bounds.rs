@@ -12,6 +12,9 @@ pub const MAX_CONNECTIONS: usize = 65_536;
 /// The largest `every` of a sub-model (base macro steps per communication
 /// step).
 pub const MAX_EVERY: i64 = 1_000_000;
+/// The most micro steps of a sub-model in one communication step (an
+/// iterated macro step keeps a sample of each coupling output at each).
+pub const MAX_MICRO_STEPS: f64 = 1e6;
 /// The largest `iterate.max_iterations`.
 pub const MAX_ITERATIONS: i64 = 1000;
 /// The most threads of a Jacobi run.

@@ -91,6 +91,15 @@ fn a_micro_step_that_does_not_divide_the_communication_step_is_refused() {
 }
 
 #[test]
+fn more_micro_steps_in_a_communication_step_than_the_bound_are_refused() {
+    assert_eq!(
+        refused("step = 0.001\n\n[[model]]", "step = 1e-9\n\n[[model]]"),
+        "examples/test.toml:9:8: model[0].step: 1e7 micro steps of 0.000000001 s in one communication step of 0.01 s, \
+         more than the bound of 1e6; give a longer step or a shorter communication step"
+    );
+}
+
+#[test]
 fn an_order_that_is_not_a_permutation_is_refused() {
     let order = |list: &str| refused(GS, &format!("{GS}\norder = {list}"));
     assert_eq!(

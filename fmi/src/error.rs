@@ -276,6 +276,17 @@ pub enum FmuError {
         /// This step's length.
         given: f64,
     },
+    /// A step from a time that is not finite, or of a length that is not
+    /// positive and finite.
+    #[error("FMU \"{fmu}\" cannot step from t = {t} s by {h} s\n  help: step from a finite time by a positive, finite length")]
+    BadStep {
+        /// The model's name.
+        fmu: String,
+        /// The step's start.
+        t: f64,
+        /// The step's length.
+        h: f64,
+    },
 }
 
 impl FmuError {

@@ -69,4 +69,5 @@ pub use load::{is_fmu, load, simulation_def, ModelLoadError, Use};
 pub use model::{FmuModel, InstanceLimit, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;
+pub use signals::MAX_FEEDTHROUGH;
 pub use slave::{FmuSlave, FmuState};

@@ -2,6 +2,7 @@
 //! its states, locates its state events (event indicators) and time
 //! events, and runs its event iteration.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tandem_models::{Layout, Model, NonFinite, StateRef};
@@ -89,7 +90,7 @@ impl FmuModel {
         let inputs = signals::inputs(description, Inputs::Continuous)?;
         let outputs = signals::outputs(description)?;
         let name = &description.model_name;
-        let feedthrough = signals::feedthrough(description, &inputs, &outputs);
+        let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
         let indicators = description.structure.event_indicators;
         let layout = Layout {
             states: states.iter().map(|&s| description.variables[s].name.clone()).collect(),
@@ -290,7 +291,8 @@ fn set_point(
 
 /// The discrete-state update repeated until the FMU needs no more (the
 /// instance is in event mode). Returns whether the continuous states
-/// changed, and the next time event.
+/// changed, and the next time event (one that is not finite or not after
+/// `t` is no event).
 fn iterate_events(instance: &mut dyn ModelExchange, name: &str, t: f64) -> Result<(bool, Option<f64>), FmuError> {
     let mut changed = false;
     for _ in 0..MAX_EVENT_ROUNDS {
@@ -300,7 +302,8 @@ fn iterate_events(instance: &mut dyn ModelExchange, name: &str, t: f64) -> Resul
             return Err(terminated(instance, name, t));
         }
         if !update.again {
-            return Ok((changed, update.next_event));
+            let next = update.next_event.filter(|&te| te.is_finite() && te > t);
+            return Ok((changed, next));
         }
     }
     Err(FmuError::EventIteration {
@@ -322,20 +325,18 @@ fn terminated(instance: &dyn ModelExchange, name: &str, t: f64) -> FmuError {
 /// derivative lists its dependencies.
 fn sparsity(description: &ModelDescription, states: &[usize]) -> Option<Vec<Vec<usize>>> {
     let derivatives = &description.structure.derivatives;
-    let dependencies: Vec<&Vec<usize>> = derivatives
-        .iter()
-        .map(|d| d.dependencies.as_ref())
-        .collect::<Option<_>>()?;
-    Some(
-        states
-            .iter()
-            .map(|state| {
-                (0..derivatives.len())
-                    .filter(|&i| dependencies[i].contains(state))
-                    .collect()
-            })
-            .collect(),
-    )
+    let column: HashMap<usize, usize> = states.iter().enumerate().map(|(j, &s)| (s, j)).collect();
+    let mut users = vec![Vec::new(); states.len()];
+    for (i, derivative) in derivatives.iter().enumerate() {
+        for state in derivative.dependencies.as_ref()? {
+            if let Some(&j) = column.get(state) {
+                if users[j].last() != Some(&i) {
+                    users[j].push(i);
+                }
+            }
+        }
+    }
+    Some(users)
 }
 
 impl Model for FmuModel {

@@ -437,7 +437,17 @@ impl<'a, 'input> Reader<'a, 'input> {
                         "ContinuousStateDerivative" => unknowns(&mut structure.derivatives, element)?,
                         "InitialUnknown" => unknowns(&mut structure.initial_unknowns, element)?,
                         "EventIndicator" => {
-                            self.unknown(element, index, variables)?;
+                            let indicator = self.unknown(element, index, variables)?;
+                            if variables[indicator.variable].array {
+                                return Err(self.error(
+                                    element,
+                                    format!(
+                                        "the event indicator \"{}\" is an array, which this importer does not handle",
+                                        variables[indicator.variable].name
+                                    ),
+                                    "export the FMU with scalar event indicators",
+                                ));
+                            }
                             structure.event_indicators += 1;
                         }
                         _ => {}
@@ -644,11 +654,12 @@ mod tests {
     <Float64 name="x" valueReference="10" start="1 2"><Dimension start="2"/></Float64>
     <Float64 name="der(x)" valueReference="11" derivative="10"><Dimension start="2"/></Float64>
     <UInt16 name="k" valueReference="12" causality="parameter" variability="fixed" start="5"/>
+    <Float64 name="z" valueReference="13"/>
   </ModelVariables>
   <ModelStructure>
     <ContinuousStateDerivative valueReference="11" dependencies="10"/>
-    <EventIndicator valueReference="10"/>
-    <EventIndicator valueReference="10"/>
+    <EventIndicator valueReference="13"/>
+    <EventIndicator valueReference="13"/>
   </ModelStructure>
 </fmiModelDescription>"#;
         let d = parse(xml).unwrap();
@@ -660,6 +671,13 @@ mod tests {
         assert_eq!(d.variables[3].kind, VariableType::OtherInteger("UInt16".to_string()));
         assert_eq!(d.structure.derivatives[0].dependencies, Some(vec![1]));
         assert_eq!(d.structure.event_indicators, 2);
+        // An array of indicators would hide how many there are.
+        let arrays = xml.replace(
+            "<EventIndicator valueReference=\"13\"/>",
+            "<EventIndicator valueReference=\"10\"/>",
+        );
+        let text = parse(&arrays).unwrap_err().to_string();
+        assert!(text.contains("the event indicator \"x\" is an array"), "{text}");
     }
 
     #[test]

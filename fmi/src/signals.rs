@@ -1,6 +1,8 @@
 //! The FMU's Real/Float64 inputs and outputs as Tandem variables, with
 //! their value references.
 
+use std::collections::HashMap;
+
 use tandem_models::Variable;
 
 use crate::description::{Causality, ModelDescription, ScalarVariable, Variability, VariableType};
@@ -61,26 +63,45 @@ fn collect(description: &ModelDescription, wanted: impl Fn(&ScalarVariable) -> b
     Ok(signals)
 }
 
+/// The most (output, input) pairs a feedthrough table holds.
+pub const MAX_FEEDTHROUGH: usize = 10_000_000;
+
 /// For each output of `outputs`, the positions in `inputs` of the inputs it
 /// depends on directly, from the model structure's output dependencies (all
 /// inputs when an output's are not stated, or the output is not listed).
-pub(crate) fn feedthrough(description: &ModelDescription, inputs: &Signals, outputs: &Signals) -> Vec<Vec<usize>> {
-    let position = |vr: u32, of: &Signals| of.vrs.iter().position(|&r| r == vr);
-    let all: Vec<usize> = (0..inputs.vrs.len()).collect();
-    let mut lists = vec![all.clone(); outputs.vrs.len()];
+pub(crate) fn feedthrough(
+    description: &ModelDescription,
+    inputs: &Signals,
+    outputs: &Signals,
+) -> Result<Vec<Vec<usize>>, FmuError> {
+    let (n_in, n_out) = (inputs.vrs.len(), outputs.vrs.len());
+    if n_in.saturating_mul(n_out) > MAX_FEEDTHROUGH {
+        return Err(FmuError::Unsupported {
+            fmu: description.model_name.clone(),
+            what: format!(
+                "{n_in} inputs and {n_out} outputs: the table of which output depends on which input would hold more \
+                 than {MAX_FEEDTHROUGH} pairs"
+            ),
+            help: "group the inputs and outputs into fewer variables",
+        });
+    }
+    let positions = |of: &Signals| -> HashMap<u32, usize> { of.vrs.iter().enumerate().map(|(i, &r)| (r, i)).collect() };
+    let (input_at, output_at) = (positions(inputs), positions(outputs));
+    let all: Vec<usize> = (0..n_in).collect();
+    let mut lists = vec![all; n_out];
     for unknown in &description.structure.outputs {
-        let Some(output) = position(description.variables[unknown.variable].value_reference, outputs) else {
+        let Some(&output) = output_at.get(&description.variables[unknown.variable].value_reference) else {
             continue;
         };
         if let Some(dependencies) = &unknown.dependencies {
             lists[output] = dependencies
                 .iter()
                 .filter(|&&d| description.variables[d].causality == Causality::Input)
-                .filter_map(|&d| position(description.variables[d].value_reference, inputs))
+                .filter_map(|&d| input_at.get(&description.variables[d].value_reference).copied())
                 .collect();
         }
     }
-    lists
+    Ok(lists)
 }
 
 /// The error of an array where a scalar is needed.

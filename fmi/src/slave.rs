@@ -63,7 +63,7 @@ impl FmuSlave {
         let assignments = parameters::resolve(description, parameters)?;
         let inputs = signals::inputs(description, Inputs::All)?;
         let outputs = signals::outputs(description)?;
-        let feedthrough = signals::feedthrough(description, &inputs, &outputs);
+        let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
         let mut instance = instantiate::co_simulation(loaded)?;
         parameters::apply(instance.as_mut(), &assignments)?;
         instance.enter_initialization(start, None, description.default_experiment.tolerance)?;
@@ -111,6 +111,13 @@ impl FmuSlave {
     pub fn do_step(&mut self, t: f64, h: f64) -> Result<(), FmuError> {
         if let Some(time) = self.terminated {
             return Err(self.terminated_error(time));
+        }
+        if !(t.is_finite() && h.is_finite() && h > 0.0) {
+            return Err(FmuError::BadStep {
+                fmu: self.name().to_string(),
+                t,
+                h,
+            });
         }
         if !self.variable_step {
             let first = *self.fixed_step.get_or_insert(h);

@@ -251,3 +251,19 @@ fn a_model_exchange_only_fmu_is_no_slave() {
         "{text}"
     );
 }
+
+#[test]
+fn a_step_that_is_not_positive_and_finite_is_refused_before_the_fmu_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = Fmu::open(built("oscillator", &dir)).unwrap();
+    let mut slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).unwrap();
+    for (t, h) in [(0.0, 0.0), (0.0, -1e-3), (0.0, f64::NAN), (f64::INFINITY, 1e-3)] {
+        let message = slave.do_step(t, h).unwrap_err().to_string();
+        assert!(
+            message.contains("cannot step from t = ") && message.contains("positive, finite"),
+            "{message}"
+        );
+    }
+    // The FMU is untouched: a good step still works.
+    slave.do_step(0.0, 1e-3).unwrap();
+}

@@ -151,7 +151,7 @@ pub enum CallError {
         suggestion: String,
     },
     /// The step would pass the stop time.
-    #[error("a step to t = {end} s passes the stop time {stop} s given at initialization")]
+    #[error("a step to t = {end} s passes the stop time {stop} s given at initialization (without one, Tandem's bound of {MAX_STOP} s)")]
     PastStop {
         /// Where the step would end.
         end: f64,
@@ -375,11 +375,10 @@ impl Instance {
             return Err(CallError::Time { given: t, at });
         }
         let steps = whole_steps(h, step)?;
-        let end = (self.sim_steps() + steps) as f64 * step;
-        if let Some(stop) = self.stop {
-            if end > stop + TIME_TOLERANCE * stop {
-                return Err(CallError::PastStop { end, stop });
-            }
+        let end = self.sim_steps() as f64 * step + steps as f64 * step;
+        let stop = self.stop.unwrap_or(MAX_STOP);
+        if end > stop + TIME_TOLERANCE * stop {
+            return Err(CallError::PastStop { end, stop });
         }
         for _ in 0..steps {
             if let Err(error) = self.run.step() {
@@ -519,6 +518,11 @@ mod tests {
         instance.get(&vrs, &mut values).unwrap();
         assert!(values.iter().all(|v| v.is_finite()), "{values:?}");
         let mut time = [f64::NAN];
+        instance.get(&[variables::TIME], &mut time).unwrap();
+        assert_eq!(time, [0.01]);
+        // A step far past the stop time is refused before any is taken.
+        let e = instance.step(0.01, 1e20).unwrap_err().to_string();
+        assert!(e.contains("passes the stop time 1 s"), "{e}");
         instance.get(&[variables::TIME], &mut time).unwrap();
         assert_eq!(time, [0.01]);
     }

@@ -323,7 +323,7 @@ impl<'a> Run<'a> {
     /// Counts a step whose iteration stopped with `change` left.
     fn unconverged(&mut self, change: f64) {
         self.counts.unconverged += 1;
-        self.counts.largest_change = self.counts.largest_change.max(change);
+        self.counts.largest_change = worse(self.counts.largest_change, change);
     }
 
     /// Records every sub-model's outputs at `tick`: those of its newest

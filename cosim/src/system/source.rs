@@ -12,6 +12,7 @@ use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, InterfaceKind, Parameters};
 use tandem_models::Model;
 
 use super::SystemError;
+use crate::bounds::MAX_MICRO_STEPS;
 use crate::fmu::CoSimulationFmu;
 use crate::slave::ModelSlave;
 use crate::submodel::{Feedthrough, SubModel, SubModelError};
@@ -169,6 +170,17 @@ pub fn fixed_step_for(spec: &ModelSpec, file: &Path, simulation: &SimulationDef)
             format!(
                 "the micro step {} s does not divide the communication step {cs} s (every × master.step); give step = \
                  {cs} / n s for a whole n",
+                settings.step
+            ),
+        )
+        .into());
+    }
+    if micro_steps > MAX_MICRO_STEPS {
+        return Err(at(
+            "step",
+            format!(
+                "{micro_steps:e} micro steps of {} s in one communication step of {cs} s, more than the bound of \
+                 {MAX_MICRO_STEPS:e}; give a longer step or a shorter communication step",
                 settings.step
             ),
         )

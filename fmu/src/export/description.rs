@@ -208,6 +208,8 @@ fn escape(text: &str) -> String {
             '\n' => escaped.push_str("&#10;"),
             '\t' => escaped.push_str("&#9;"),
             '\r' => escaped.push_str("&#13;"),
+            // XML 1.0 has no other control characters, not even escaped.
+            c if c.is_control() => escaped.push(' '),
             c => escaped.push(c),
         }
     }
