@@ -11,31 +11,21 @@ use tandem_runtime::record::{Both, Trace};
 
 use crate::out::say;
 use crate::progress::{human, Progress};
-use crate::sim::csv_file;
+use crate::sim::{csv_file, OutputArgs};
 
 /// Arguments of `tandem cosim`.
 #[derive(Args)]
 pub struct CosimArgs {
     /// The system file (TOML; see cosim/SYSTEM.md).
     system: PathBuf,
-    /// CSV file for every sub-model's outputs at every macro step (default:
-    /// the system file's name with .csv, in the results folder).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// The folder for the outputs when --out is not given.
-    #[arg(long, default_value = "results")]
-    results: PathBuf,
-    /// Also draw every output against time into this .svg or .png file.
-    #[arg(long)]
-    plot: Option<PathBuf>,
-    /// Allow a CSV file of more than 1e9 values (rows × columns).
-    #[arg(long)]
-    large_output: bool,
+    // Every sub-model's outputs at every macro step go to the CSV file.
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 /// Runs `tandem cosim`.
 pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
-    if let Some(plot) = &args.plot {
+    if let Some(plot) = &args.output.plot {
         crate::plot::check_path(plot)?;
     }
     let system = tandem_cosim::load(&args.system)?;
@@ -43,12 +33,12 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
     let names: Vec<String> = outputs.iter().map(|v| v.name.clone()).collect();
     let master = system.master();
     let (steps, step, order) = (master.steps, master.step, system.order().join(" → "));
-    check_output_size(steps as f64 + 1.0, names.len() + 1, args.large_output)
+    check_output_size(steps as f64 + 1.0, names.len() + 1, args.output.large_output)
         .with_context(|| args.system.display().to_string())?;
-    let (out, mut csv) = csv_file(args.out.as_deref(), &args.results, &args.system, &names)?;
+    let (out, mut csv) = csv_file(&args.output, &args.system, &names)?;
     let mut trace = Trace::default();
     let mut progress = Progress::new();
-    let result = if args.plot.is_some() {
+    let result = if args.output.plot.is_some() {
         system.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))
     } else {
         system.run(&mut csv, &mut |f| progress.update(f))
@@ -61,7 +51,7 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
             out.display()
         )
     })?;
-    if let Some(plot) = &args.plot {
+    if let Some(plot) = &args.output.plot {
         crate::plot::write(plot, file_stem(&args.system), &trace, &outputs)
             .with_context(|| format!("cannot draw {}", plot.display()))?;
     }
@@ -79,7 +69,8 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
         summary.macro_steps as f64 * step,
         human(summary.wall),
         out.display(),
-        args.plot
+        args.output
+            .plot
             .as_ref()
             .map(|p| format!(" and {}", p.display()))
             .unwrap_or_default()

@@ -43,16 +43,8 @@ pub struct SimArgs {
     /// Stop time in seconds (default: the model's, else 10).
     #[arg(long)]
     stop: Option<f64>,
-    /// CSV file for the outputs (default: the model's file name with .csv,
-    /// in the results folder).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// The folder for the outputs when --out is not given.
-    #[arg(long, default_value = "results")]
-    results: PathBuf,
-    /// Also draw every output against time into this .svg or .png file.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
     /// Locate zero crossings in time (on), or let modes switch only at
     /// grid steps (off: step-granular, as the CBD paper's simulator).
     #[arg(long, value_enum, default_value = "on")]
@@ -72,9 +64,24 @@ pub struct SimArgs {
     /// with the same time).
     #[arg(long)]
     record_events: bool,
+}
+
+/// Where an offline run writes its results.
+#[derive(Args)]
+pub struct OutputArgs {
+    /// CSV file for the outputs (default: the model's or system's file name
+    /// with .csv, in the results folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The folder for the outputs when --out is not given.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Also draw every output against time into this .svg or .png file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
     /// Allow a CSV file of more than 1e9 values (rows × columns).
     #[arg(long)]
-    large_output: bool,
+    pub large_output: bool,
 }
 
 /// On or off.
@@ -121,21 +128,22 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         atol: args.atol,
     };
     let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
-    if let Some(plot) = &args.plot {
+    if let Some(plot) = &args.output.plot {
         crate::plot::check_path(plot)?;
     }
     let layout = model.layout().clone();
     let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
     let rows = (settings.stop / settings.step).ceil() + 1.0;
-    check_output_size(rows, names.len() + 1, args.large_output).with_context(|| args.model.display().to_string())?;
-    let (out, mut csv) = csv_file(args.out.as_deref(), &args.results, &args.model, &names)?;
+    check_output_size(rows, names.len() + 1, args.output.large_output)
+        .with_context(|| args.model.display().to_string())?;
+    let (out, mut csv) = csv_file(&args.output, &args.model, &names)?;
     let mut trace = Trace::default();
     let events = args.events()?;
     let mut sim = Simulation::new(model.as_mut(), settings)
         .map_err(|e| located(&args.model, e))?
         .with_events(events);
     let mut progress = Progress::new();
-    let result = if args.plot.is_some() {
+    let result = if args.output.plot.is_some() {
         sim.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))
     } else {
         sim.run(&mut csv, &mut |f| progress.update(f))
@@ -152,7 +160,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
             )));
         }
     };
-    if let Some(plot) = &args.plot {
+    if let Some(plot) = &args.output.plot {
         crate::plot::write(plot, &title, &trace, &layout.outputs)
             .with_context(|| format!("cannot draw {}", plot.display()))?;
     }
@@ -181,7 +189,8 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         summary.steps as f64 / summary.wall.as_secs_f64().max(1e-9),
         summary.evaluations,
         out.display(),
-        args.plot
+        args.output
+            .plot
             .as_ref()
             .map(|p| format!(" and {}", p.display()))
             .unwrap_or_default()
@@ -224,17 +233,17 @@ fn located(model: &Path, error: SimError) -> anyhow::Error {
     anyhow::anyhow!("{}{at}: {error}{help}", model.display())
 }
 
-/// The CSV file of an offline run: `out` when given, else the source's
-/// name with `.csv` in the `results` folder (created when missing), with
+/// The CSV file of an offline run: `--out` when given, else the source's
+/// name with `.csv` in the results folder (created when missing), with
 /// its header written.
 pub fn csv_file(
-    out: Option<&Path>,
-    results: &Path,
+    output: &OutputArgs,
     source: &Path,
     names: &[String],
 ) -> anyhow::Result<(PathBuf, CsvRecorder<BufWriter<File>>)> {
-    let out = match out {
-        Some(out) => out.to_path_buf(),
+    let results = &output.results;
+    let out = match &output.out {
+        Some(out) => out.clone(),
         None => {
             std::fs::create_dir_all(results)
                 .with_context(|| format!("cannot create the results folder {}", results.display()))?;
