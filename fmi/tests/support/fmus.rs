@@ -3,8 +3,9 @@
 //! Each FMU is a folder `fmi/tests/fmus/<name>/` holding its
 //! `modelDescription.xml` (written by hand) and its `*.c` files, which may
 //! include the headers of `fmi/tests/fmus/common/` (the FMI types, declared
-//! there from the standard, model code shared between FMI versions, and
-//! `fmi2_stubs.h` / `fmi3_stubs.h`, which complete each FMU's binary with
+//! there from the standard, model code shared between FMI versions,
+//! `fmi2_instance.h` / `fmi3_instance.h` with what every FMU of a version
+//! does alike, and `fmi2_stubs.h` / `fmi3_stubs.h`, which complete each FMU's binary with
 //! the functions of the standard it does not implement itself, so that it
 //! exports the full function set importers such as FMPy require).
 //! [`build`] compiles the C files with the system C compiler (`cc -shared

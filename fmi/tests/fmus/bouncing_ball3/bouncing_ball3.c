@@ -21,12 +21,7 @@ typedef struct {
     fmi3LogMessageCallback log;
 } Instance;
 
-static fmi3Status fail(Instance *m, const char *message) {
-    if (m->log) {
-        m->log(m->env, fmi3Error, "logStatusError", message);
-    }
-    return fmi3Error;
-}
+#include "fmi3_instance.h"
 
 FMI3_EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String resources,
                                                       fmi3Boolean visible, fmi3Boolean logging,
@@ -48,8 +43,6 @@ FMI3_EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3Strin
     return m;
 }
 
-FMI3_EXPORT void fmi3FreeInstance(fmi3Instance instance) { free(instance); }
-
 FMI3_EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined,
                                                    fmi3Float64 tolerance, fmi3Float64 startTime,
                                                    fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
@@ -59,7 +52,6 @@ FMI3_EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Bo
 }
 
 FMI3_EXPORT fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) { (void)instance; return fmi3OK; }
-FMI3_EXPORT fmi3Status fmi3Terminate(fmi3Instance instance) { (void)instance; return fmi3OK; }
 
 FMI3_EXPORT fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
                                       fmi3Float64 values[], size_t nValues) {

@@ -12,7 +12,7 @@
  *     and the Model Exchange functions or fmi2DoStep);
  *   - FMI2_FMU_STATE if it implements fmi2GetFMUstate, fmi2SetFMUstate and
  *     fmi2FreeFMUstate itself (canGetAndSetFMUstate="true");
- *   - `static fmi2Status fail(Instance *m, const char *message)`, which logs
+ *   - `fail` (from fmi2_instance.h, included after its Instance typedef), which logs
  *     `message` with fmi2Error through the instance's logger and returns
  *     fmi2Error.
  *

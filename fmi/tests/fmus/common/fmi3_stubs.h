@@ -18,13 +18,13 @@
  *     without Event Mode: fmi3InstantiateCoSimulation and fmi3DoStep;
  *   - FMI3_FMU_STATE if it implements fmi3GetFMUState, fmi3SetFMUState and
  *     fmi3FreeFMUState itself (canGetAndSetFMUState="true");
- *   - `static fmi3Status fail(Instance *m, const char *message)`, which logs
+ *   - `fail` (from fmi3_instance.h, included after its Instance typedef), which logs
  *     `message` with fmi3Error through the instance's logger and returns
  *     fmi3Error;
  *
- * and its own fmi3FreeInstance, fmi3EnterInitializationMode,
- * fmi3ExitInitializationMode, fmi3Terminate, fmi3GetFloat64 and
- * fmi3SetFloat64.
+ * and its own fmi3EnterInitializationMode, fmi3ExitInitializationMode,
+ * fmi3GetFloat64 and fmi3SetFloat64 (fmi3FreeInstance and fmi3Terminate come
+ * from fmi3_instance.h).
  *
  * Generated here:
  *

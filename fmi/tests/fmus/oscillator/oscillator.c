@@ -20,12 +20,7 @@ typedef struct {
     char name[64];
 } Instance;
 
-static fmi2Status fail(Instance *m, const char *message) {
-    if (m->cb.logger) {
-        m->cb.logger(m->cb.componentEnvironment, m->name, fmi2Error, "logStatusError", message);
-    }
-    return fmi2Error;
-}
+#include "fmi2_instance.h"
 
 FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid, fmi2String resources,
                                           const fmi2CallbackFunctions *functions, fmi2Boolean visible,
@@ -67,8 +62,6 @@ FMI2_EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     m->osc.v = m->osc.v0;
     return fmi2OK;
 }
-
-FMI2_EXPORT fmi2Status fmi2Terminate(fmi2Component c) { (void)c; return fmi2OK; }
 
 static double *variable(Instance *m, fmi2ValueReference vr) {
     switch (vr) {

@@ -23,12 +23,7 @@ typedef struct {
     fmi3LogMessageCallback log;
 } Instance;
 
-static fmi3Status fail(Instance *m, const char *message) {
-    if (m->log) {
-        m->log(m->env, fmi3Error, "logStatusError", message);
-    }
-    return fmi3Error;
-}
+#include "fmi3_instance.h"
 
 FMI3_EXPORT fmi3Instance fmi3InstantiateCoSimulation(
     fmi3String name, fmi3String token, fmi3String resources, fmi3Boolean visible, fmi3Boolean logging,
@@ -55,8 +50,6 @@ FMI3_EXPORT fmi3Instance fmi3InstantiateCoSimulation(
     return m;
 }
 
-FMI3_EXPORT void fmi3FreeInstance(fmi3Instance instance) { free(instance); }
-
 FMI3_EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined,
                                                    fmi3Float64 tolerance, fmi3Float64 startTime,
                                                    fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
@@ -71,8 +64,6 @@ FMI3_EXPORT fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) {
     m->osc.v = m->osc.v0;
     return fmi3OK;
 }
-
-FMI3_EXPORT fmi3Status fmi3Terminate(fmi3Instance instance) { (void)instance; return fmi3OK; }
 
 static double *variable(Instance *m, fmi3ValueReference vr) {
     switch (vr) {

@@ -24,12 +24,7 @@ typedef struct {
     fmi3LogMessageCallback log;
 } Instance;
 
-static fmi3Status fail(Instance *m, const char *message) {
-    if (m->log) {
-        m->log(m->env, fmi3Error, "logStatusError", message);
-    }
-    return fmi3Error;
-}
+#include "fmi3_instance.h"
 
 static double derivative(const Instance *m) { return ((m->stepped ? m->amplitude : 0.0) - m->x) / m->tau; }
 
@@ -53,8 +48,6 @@ FMI3_EXPORT fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3Strin
     return m;
 }
 
-FMI3_EXPORT void fmi3FreeInstance(fmi3Instance instance) { free(instance); }
-
 FMI3_EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean toleranceDefined,
                                                    fmi3Float64 tolerance, fmi3Float64 startTime,
                                                    fmi3Boolean stopTimeDefined, fmi3Float64 stopTime) {
@@ -64,7 +57,6 @@ FMI3_EXPORT fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Bo
 }
 
 FMI3_EXPORT fmi3Status fmi3ExitInitializationMode(fmi3Instance instance) { (void)instance; return fmi3OK; }
-FMI3_EXPORT fmi3Status fmi3Terminate(fmi3Instance instance) { (void)instance; return fmi3OK; }
 
 FMI3_EXPORT fmi3Status fmi3GetFloat64(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
                                       fmi3Float64 values[], size_t nValues) {
