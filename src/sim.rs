@@ -25,24 +25,8 @@ pub struct SimArgs {
     /// name of a built-in model (rober, hires, vdpol, vdpolm, orego, e5,
     /// pollu, ev).
     model: PathBuf,
-    /// Integration method: euler, heun or rk4 (fixed step, explicit), or bdf
-    /// (variable step and order, implicit, for stiff models) (default: the
-    /// model's, else rk4).
-    #[arg(long)]
-    solver: Option<String>,
-    /// Fixed step in seconds; for bdf the output interval, which is also
-    /// its largest step (default: the model's, else 0.001).
-    #[arg(long)]
-    step: Option<f64>,
-    /// Relative tolerance of bdf (default: the model's, else 1e-6).
-    #[arg(long)]
-    rtol: Option<f64>,
-    /// Absolute tolerance of bdf (default: the model's, else 1e-8).
-    #[arg(long)]
-    atol: Option<f64>,
-    /// Stop time in seconds (default: the model's, else 10).
-    #[arg(long)]
-    stop: Option<f64>,
+    #[command(flatten)]
+    solver: SolverArgs,
     #[command(flatten)]
     output: OutputArgs,
     /// Locate zero crossings in time (on), or let modes switch only at
@@ -64,6 +48,42 @@ pub struct SimArgs {
     /// with the same time).
     #[arg(long)]
     record_events: bool,
+}
+
+/// The solver settings the command line gives over the model's own.
+#[derive(Args)]
+pub struct SolverArgs {
+    /// Integration method: euler, heun or rk4 (fixed step, explicit), or bdf
+    /// (variable step and order, implicit, for stiff models) (default: the
+    /// model's, else rk4).
+    #[arg(long)]
+    solver: Option<String>,
+    /// Fixed step in seconds; for bdf the output interval, which is also
+    /// its largest step (default: the model's, else 0.001).
+    #[arg(long)]
+    step: Option<f64>,
+    /// Relative tolerance of bdf (default: the model's, else 1e-6).
+    #[arg(long)]
+    rtol: Option<f64>,
+    /// Absolute tolerance of bdf (default: the model's, else 1e-8).
+    #[arg(long)]
+    atol: Option<f64>,
+    /// Stop time in seconds (default: the model's, else 10).
+    #[arg(long)]
+    stop: Option<f64>,
+}
+
+impl SolverArgs {
+    /// The settings given, to lay over the model's.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            solver: self.solver.clone(),
+            step: self.step,
+            stop: self.stop,
+            rtol: self.rtol,
+            atol: self.atol,
+        }
+    }
 }
 
 /// Where an offline run writes its results.
@@ -120,13 +140,7 @@ impl SimArgs {
 /// Runs `tandem sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let (mut model, simulation, title) = load(&args.model)?;
-    let overrides = Overrides {
-        solver: args.solver.clone(),
-        step: args.step,
-        stop: args.stop,
-        rtol: args.rtol,
-        atol: args.atol,
-    };
+    let overrides = args.solver.overrides();
     let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
     if let Some(plot) = &args.output.plot {
         crate::plot::check_path(plot)?;
