@@ -47,7 +47,8 @@ const PLATFORM: Platform = Platform {
 };
 #[cfg(all(target_os = "macos", target_arch = "aarch64"))]
 const PLATFORM: Platform = Platform {
-    fmi2: Some("darwin64"),
+    // FMI 2's darwin64 is x86_64 only.
+    fmi2: None,
     fmi3: Some("aarch64-darwin"),
 };
 #[cfg(not(any(

@@ -26,7 +26,7 @@ pub enum LibraryError {
         searched: Vec<PathBuf>,
     },
     /// FMI has no binaries folder for this machine.
-    #[error("FMI {version} names no binaries folder for {arch} {os}; export FMI 3.0 on x86_64 or aarch64 Linux or macOS, or x86_64 Windows (FMI 2.0: x86_64 only)")]
+    #[error("FMI {version} names no binaries folder for {arch} {os}; export FMI 3.0 on x86, x86_64 or aarch64 Linux, x86 or x86_64 Windows, or x86_64 or aarch64 macOS (FMI 2.0: x86 or x86_64 Linux or Windows, x86_64 macOS)")]
     Platform {
         /// The FMI version asked for.
         version: FmiVersion,
@@ -77,28 +77,16 @@ pub fn library_beside(exe: &Path) -> Result<PathBuf, LibraryError> {
 /// The folder under `binaries/` for this machine in an FMU of `version`,
 /// and the library's extension there.
 pub fn platform(version: FmiVersion) -> Result<(&'static str, &'static str), LibraryError> {
-    use std::env::consts::{ARCH, OS};
-    let folder = match (version, ARCH, OS) {
-        (FmiVersion::Fmi3, "x86_64", "linux") => Some("x86_64-linux"),
-        (FmiVersion::Fmi3, "aarch64", "linux") => Some("aarch64-linux"),
-        (FmiVersion::Fmi3, "x86_64", "macos") => Some("x86_64-darwin"),
-        (FmiVersion::Fmi3, "aarch64", "macos") => Some("aarch64-darwin"),
-        (FmiVersion::Fmi3, "x86_64", "windows") => Some("x86_64-windows"),
-        (FmiVersion::Fmi2, "x86_64", "linux") => Some("linux64"),
-        (FmiVersion::Fmi2, "x86_64", "macos") => Some("darwin64"),
-        (FmiVersion::Fmi2, "x86_64", "windows") => Some("win64"),
-        _ => None,
+    let standard = match version {
+        FmiVersion::Fmi3 => tandem_fmi::FmiVersion::V3,
+        FmiVersion::Fmi2 => tandem_fmi::FmiVersion::V2,
     };
-    let extension = match OS {
-        "macos" => ".dylib",
-        "windows" => ".dll",
-        _ => ".so",
-    };
-    folder.map(|folder| (folder, extension)).ok_or(LibraryError::Platform {
+    let folder = tandem_fmi::platform_folder(standard).ok_or(LibraryError::Platform {
         version,
-        arch: ARCH,
-        os: OS,
-    })
+        arch: std::env::consts::ARCH,
+        os: std::env::consts::OS,
+    })?;
+    Ok((folder, std::env::consts::DLL_SUFFIX))
 }
 
 #[cfg(test)]
