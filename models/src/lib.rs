@@ -24,5 +24,5 @@ pub mod model;
 pub mod plants;
 pub mod reference;
 
-pub use model::{Layout, Model, NonFinite, SampleTime, StateRef, Variable};
+pub use model::{Definition, Layout, Model, NonFinite, RetuneError, SampleTime, StateRef, Variable};
 pub use reference::{LoadError, LoadedModel, ModelRef};

@@ -6,7 +6,11 @@
 //! their own instance from [`Model::fork`]; instances share the immutable part
 //! (the compiled program) and own only their workspace.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
 
 /// The period and offset of a discrete rate, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -54,7 +58,7 @@ impl Variable {
 }
 
 /// Sizes and names of everything an integrator needs to allocate and report.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Layout {
     /// Continuous states, by name (e.g. `v` or `plant/x[2]`).
     pub states: Vec<String>,
@@ -164,10 +168,56 @@ pub trait Model: Send {
         false
     }
 
+    /// A definition of this model with parameter `param` of block `block`
+    /// (its path, `sub/inner`) set to `value`, for
+    /// [`Model::swap_definition`] on this instance or any of its forks.
+    /// Called off the real-time threads; may allocate. The default: the
+    /// model has no block parameters.
+    fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
+        let _ = (param, value);
+        Err(RetuneError {
+            block: Some(block.to_string()),
+            message: "this model has no block parameters to change (only JSON block diagrams do); change one of \
+                      its inputs instead"
+                .into(),
+        })
+    }
+
+    /// Puts `definition` (from [`Model::retune`]) in place of this
+    /// instance's, states and workspace kept; the replaced definition goes
+    /// back in `definition`, to be dropped off the real-time thread.
+    /// Returns `false` when it is not a definition of this model. Must not
+    /// allocate.
+    fn swap_definition(&mut self, definition: &mut Definition) -> bool {
+        let _ = definition;
+        false
+    }
+
+    /// The block parameters [`Model::retune`] can change, with their
+    /// values now: `(block path, parameter, value)`.
+    fn tunables(&self) -> Vec<(String, String, Value)> {
+        Vec::new()
+    }
+
     /// For each state `j`, the derivatives `ẋ_i` that depend on `x_j`, when
     /// known (finite-difference Jacobians then perturb independent states
     /// together). Called once before a run; may allocate.
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         None
     }
+}
+
+/// A model's definition prepared by [`Model::retune`]: shared, immutable,
+/// cheap to clone (one per integrator thread).
+#[derive(Clone)]
+pub struct Definition(pub(crate) Arc<dyn Any + Send + Sync>);
+
+/// Why a parameter cannot be changed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct RetuneError {
+    /// The block concerned, when there is one.
+    pub block: Option<String>,
+    /// What is wrong, with the fix.
+    pub message: String,
 }

@@ -69,12 +69,15 @@ pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
     let rates = resolve_rates(blocks, &nodes, &sources)?;
     let solve = diagram.algebraic_loops == Some(LoopPolicy::Solve);
     let (order, loops) = execution_order(blocks, &nodes, &sources, solve)?;
-    Ok(assemble(blocks, nodes, &sources, &rates, &order, &loops))
+    let mut program = assemble(blocks, nodes, &sources, &rates, &order, &loops);
+    program.source = Some(Box::new(diagram.clone()));
+    Ok(program)
 }
 
 fn block_error(fb: &FlatBlock, e: BlockError) -> DiagramError {
     match e {
         BlockError::Invalid { kind, message, help } => DiagramError {
+            port: None,
             kind,
             block: Some(fb.path.clone()),
             position: None,
@@ -139,6 +142,7 @@ fn connect(
                     link.text
                 ),
             )
+            .port(names[index])
             .help("remove one of the links; to add signals use a Sum block"));
         }
         feeds[to][index] = Some(Feed::Link {
@@ -158,6 +162,7 @@ fn connect(
                         subsystem,
                         format!("(Subsystem) input \"{port}\" is not connected"),
                     )
+                    .port(port)
                     .help(format!(
                         "add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{port}\"}}",
                         local_id(subsystem)
@@ -173,6 +178,7 @@ fn connect(
                         ins[k].name
                     ),
                 )
+                .port(ins[k].name.clone())
                 .help(format!(
                     "add a link {{\"from\": \"<block>.<port>\", \"to\": \"{}.{}\"}}, or feed it a Constant",
                     local_id(&fb.path),
@@ -576,6 +582,7 @@ fn execution_order(
     tear_and_order(&edges, &strongly_connected(&deps), strongly_connected).map_err(|cycle| {
         let names: Vec<&str> = cycle.iter().map(|&b| blocks[b].path.as_str()).collect();
         DiagramError {
+            port: None,
             kind: ErrorKind::AlgebraicLoop,
             block: names.first().map(|s| s.to_string()),
             position: None,
@@ -617,6 +624,7 @@ fn loop_error(blocks: &[FlatBlock], nodes: &[Node], sources: &[Vec<Source>], dep
         ));
     }
     DiagramError {
+        port: None,
         kind: ErrorKind::AlgebraicLoop,
         block: loops.first().and_then(|c| c.first()).map(|&b| blocks[b].path.clone()),
         position: None,

@@ -11,6 +11,9 @@ pub struct DiagramError {
     pub kind: ErrorKind,
     /// Full path of the block concerned (`sub/inner`), when there is one.
     pub block: Option<String>,
+    /// The block's port concerned (its name, as links spell it), when there
+    /// is one.
+    pub port: Option<Box<str>>,
     /// 1-based line and column in the file, when known.
     pub position: Option<(usize, usize)>,
     /// What is wrong.
@@ -25,10 +28,17 @@ impl DiagramError {
         DiagramError {
             kind,
             block: Some(block.to_string()),
+            port: None,
             position: None,
             message: message.into(),
             help: None,
         }
+    }
+
+    /// Names the block's port concerned.
+    pub fn port(mut self, port: impl Into<String>) -> Self {
+        self.port = Some(port.into().into_boxed_str());
+        self
     }
 
     /// Adds advice on how to fix the mistake.

@@ -244,6 +244,22 @@ fn unknown_type(name: &str, path: &str) -> DiagramError {
     ))
 }
 
+/// A subsystem's input and output port names: its inner `Inport` and
+/// `Outport` ids in order, then its control port.
+pub(crate) fn subsystem_ports(def: &BlockDef) -> Result<(Vec<String>, Vec<String>), DiagramError> {
+    let inner = def.blocks.as_deref().unwrap_or_default();
+    let named = |kind: &str| {
+        inner
+            .iter()
+            .filter(|b| b.kind == kind)
+            .map(|b| b.id.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut inputs = named("Inport");
+    inputs.extend(Control::read(def, &def.id)?.port_name().map(String::from));
+    Ok((inputs, named("Outport")))
+}
+
 /// How a subsystem's contents are enabled.
 #[derive(Clone, Copy)]
 enum Control {
@@ -459,6 +475,7 @@ fn resolve(
         format!("subsystem \"{}\"", prefix.trim_end_matches('/'))
     };
     let link_error = |message: String, help: String| DiagramError {
+        port: None,
         kind: ErrorKind::Link,
         block: None,
         position: None,

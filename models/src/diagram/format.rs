@@ -71,6 +71,19 @@ pub struct BlockDef {
     /// Subsystem links (type `Subsystem` only).
     #[serde(default)]
     pub links: Option<Vec<LinkDef>>,
+    /// Where an editor draws the block; the compiler ignores it.
+    #[serde(default)]
+    pub layout: Option<BlockLayout>,
+}
+
+/// A block's place on an editor's page (pixels, y downwards).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockLayout {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
 }
 
 /// A link from one output port to one or more input ports.

@@ -18,7 +18,9 @@ mod entry;
 mod error;
 mod flatten;
 pub mod format;
+mod ports;
 mod program;
+mod retune;
 mod sparsity;
 mod tearing;
 
@@ -28,6 +30,7 @@ use std::sync::Arc;
 
 pub use error::{invalid_utf8_at, locate_block, DiagramError, ErrorKind};
 pub use format::{Diagram, SimulationDef};
+pub use ports::{ports, Ports};
 pub use program::{BlockInfo, DiagramModel, Program};
 
 /// A compiled diagram and the simulation settings stored with it.
@@ -46,6 +49,7 @@ pub fn compile_str(text: &str) -> Result<Compiled, DiagramError> {
     // Editors on Windows may begin a UTF-8 file with a byte-order mark.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let syntax = |e: serde_json::Error| DiagramError {
+        port: None,
         kind: ErrorKind::Syntax,
         block: None,
         position: Some((e.line(), e.column())),
@@ -107,6 +111,7 @@ pub fn load(path: &Path) -> Result<Compiled, FileError> {
     let invalid = |message: String, position, help: &str| FileError::Diagram {
         path: shown.clone(),
         error: Box::new(DiagramError {
+            port: None,
             kind: ErrorKind::Syntax,
             block: None,
             position,

@@ -1,13 +1,18 @@
 //! The compiled program (immutable, shared between threads) and the model
 //! that evaluates it with a workspace of its own.
 
+use std::any::Any;
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::algebraic::{self, AlgebraicLoop, LoopWork, MAX_ITERATIONS};
 use super::entry::{Entry, Exec, Resolved};
 use super::error::listed;
+use super::format::Diagram;
+use super::retune::{retuned, tunables};
 use crate::blocks::{Block, Ctx, Slot, Switching};
-use crate::model::{Layout, Model, NonFinite, StateRef};
+use crate::model::{Definition, Layout, Model, NonFinite, RetuneError, StateRef};
 
 /// A block's identity, for reports and messages.
 #[derive(Clone, Debug)]
@@ -52,6 +57,9 @@ pub struct Program {
     info: Vec<BlockInfo>,
     /// Torn algebraic loops, in execution order.
     loops: Vec<AlgebraicLoop>,
+    /// The diagram it was compiled from, to compile it again with a
+    /// parameter changed.
+    pub(super) source: Option<Box<Diagram>>,
 }
 
 impl Program {
@@ -90,6 +98,7 @@ impl Program {
             layout,
             info,
             loops,
+            source: None,
         };
         program.latch_initial_outputs();
         program
@@ -121,6 +130,22 @@ impl Program {
             &mut work,
         );
         self.xd0 = xd;
+    }
+
+    /// Whether a model's workspace and states fit `other` as they fit this
+    /// program: the same signals, states, ports, rates, zero crossings and
+    /// algebraic loops.
+    pub(super) fn same_shape(&self, other: &Program) -> bool {
+        self.n_signals == other.n_signals
+            && self.slots == other.slots
+            && self.layout == other.layout
+            && self.x0.len() == other.x0.len()
+            && self.xd0.len() == other.xd0.len()
+            && self
+                .loops
+                .iter()
+                .map(|l| l.pairs.len())
+                .eq(other.loops.iter().map(|l| l.pairs.len()))
     }
 
     /// The blocks in execution order.
@@ -413,6 +438,28 @@ impl Model for DiagramModel {
 
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         self.program.sparsity.clone()
+    }
+
+    fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
+        let program: Arc<dyn Any + Send + Sync> = Arc::new(retuned(&self.program, block, param, value)?);
+        Ok(Definition(program))
+    }
+
+    fn swap_definition(&mut self, definition: &mut Definition) -> bool {
+        // A reference count and pointer casts: nothing is allocated, and
+        // the replaced program is dropped with `definition`, elsewhere.
+        match Arc::clone(&definition.0).downcast::<Program>() {
+            Ok(program) => {
+                let replaced: Arc<Program> = std::mem::replace(&mut self.program, program);
+                definition.0 = replaced;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn tunables(&self) -> Vec<(String, String, Value)> {
+        tunables(&self.program)
     }
 
     fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {
