@@ -13,6 +13,7 @@ use super::matrix::{matrix_exchange, MatrixError, MatrixPublisher};
 use super::metrics::Metrics;
 use super::outputs::OutputSink;
 use super::recording::{row_ring, RowReceiver};
+use super::retune::{retune_queues, Retuner};
 use super::settings::{Extrapolation, FastMethod, ImplicitWork, TandemSettings};
 use super::stepper::FastStepper;
 
@@ -35,6 +36,8 @@ pub struct Tandem {
     pub metrics: Arc<Metrics>,
     /// The recording's draining end.
     pub recording: Option<RowReceiver>,
+    /// Where block parameter changes are submitted.
+    pub retuner: Retuner,
 }
 
 /// A setting or model the tandem cannot run with.
@@ -129,6 +132,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
     let work = settings.implicit_work(shape.states);
     let integrates = matches!(work, ImplicitWork::Integrates(_));
     let matrices = matrices.filter(|_| settings.fast.refreshes_matrices(shape.states));
+    let (retuner, fast_retunes, implicit_retunes) = retune_queues(work != ImplicitWork::Nothing);
     let (implicit, sender, results) = if work != ImplicitWork::Nothing {
         let (sender, receiver) = frame_ring(shape, FRAME_RING);
         let (publisher, reader) = match integrates {
@@ -145,6 +149,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
             matrices,
             extrapolation,
             metrics: Arc::clone(&metrics),
+            retunes: implicit_retunes,
         };
         (Some(ImplicitSide::new(settings, parts)?), Some(sender), reader)
     } else {
@@ -159,11 +164,13 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         recorder,
         outputs,
         metrics: Arc::clone(&metrics),
+        retunes: Some(fast_retunes),
     };
     Ok(Tandem {
         fast: FastSide::new(settings, parts)?,
         implicit,
         metrics,
         recording,
+        retuner,
     })
 }

@@ -31,6 +31,7 @@ use super::inputs::InputSource;
 use super::metrics::{FrameSource, Metrics};
 use super::outputs::OutputSink;
 use super::recording::RowSender;
+use super::retune::FastRetunes;
 use super::settings::{FastMethod, Policy, TandemSettings};
 use super::stepper::FastStepper;
 use crate::rates::{set_hits, TickRate};
@@ -132,6 +133,7 @@ pub struct FastSide {
     u_time: f64,
     metrics: Arc<Metrics>,
     last_source: FrameSource,
+    retunes: Option<FastRetunes>,
 }
 
 /// The parts a fast side is built from.
@@ -152,6 +154,8 @@ pub struct FastParts {
     pub outputs: Option<Box<dyn OutputSink>>,
     /// Where to count.
     pub metrics: Arc<Metrics>,
+    /// Parameter changes to swap in at frame boundaries, if any.
+    pub retunes: Option<FastRetunes>,
 }
 
 impl FastSide {
@@ -166,6 +170,7 @@ impl FastSide {
             recorder,
             outputs,
             metrics,
+            retunes,
         } = parts;
         let rates = crate::rates::tick_rates(model.as_ref(), settings.frame)?;
         let layout = model.layout().clone();
@@ -218,6 +223,7 @@ impl FastSide {
             metrics,
             model,
             last_source: FrameSource::Explicit,
+            retunes,
         })
     }
 
@@ -258,6 +264,9 @@ impl FastSide {
             o.boundary(k);
         }
         let computing = clock.now();
+        if let Some(r) = &mut self.retunes {
+            r.apply(k, self.model.as_mut());
+        }
         self.u_time = self.u_time.max(self.inputs.read(t, &mut self.u));
 
         let (mut source, replayed) = match self.policy {

@@ -17,6 +17,7 @@ use super::exchange::{FrameReceiver, FrameRecord, RecordShape, ResultPublisher};
 use super::extrapolate::InputHistory;
 use super::matrix::MatrixPublisher;
 use super::metrics::Metrics;
+use super::retune::ImplicitRetunes;
 use super::settings::{Extrapolation, ImplicitSolver, TandemSettings};
 use crate::bdf::jacobian::Increments;
 use crate::bdf::{Bdf, BdfError, BdfOptions, Tolerance};
@@ -80,6 +81,7 @@ pub struct ImplicitSide {
     /// The frame whose state the newest matrix was prepared at.
     matrix_frame: Option<u64>,
     metrics: Arc<Metrics>,
+    retunes: Option<ImplicitRetunes>,
 }
 
 /// The BDF error a failed step reports, for tests.
@@ -99,6 +101,8 @@ pub struct ImplicitParts {
     pub extrapolation: Vec<Extrapolation>,
     /// Where to count.
     pub metrics: Arc<Metrics>,
+    /// Parameter changes the fast thread has applied, to follow.
+    pub retunes: Option<ImplicitRetunes>,
 }
 
 impl ImplicitSide {
@@ -111,6 +115,7 @@ impl ImplicitSide {
             matrices,
             extrapolation,
             metrics,
+            retunes,
         } = parts;
         let s = &settings.implicit;
         let layout = model.layout();
@@ -176,6 +181,7 @@ impl ImplicitSide {
             matrix_frame: None,
             metrics,
             model,
+            retunes,
         })
     }
 
@@ -248,6 +254,13 @@ impl ImplicitSide {
         self.receive();
         if !self.have_frame {
             return StepOutcome::Waiting;
+        }
+        if let Some(r) = &mut self.retunes {
+            let newest = (self.newest.t / self.frame).round() as u64;
+            if r.apply(newest, self.model.as_mut()) && self.synced {
+                // The new definition starts from the frame it applies at.
+                self.resync();
+            }
         }
         if self.integrator.is_none() {
             return if self.prepare_matrix() {

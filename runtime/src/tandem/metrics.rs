@@ -145,6 +145,11 @@ impl Snapshot {
         self.max
     }
 
+    /// The value bucket `i` stands for (see [`Scale`]).
+    pub fn bucket_value(&self, i: usize) -> f64 {
+        self.scale.reported(i)
+    }
+
     /// The count of each bucket (the last also holds everything above).
     pub fn bucket_counts(&self) -> &[u64] {
         &self.buckets

@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod outputs;
 pub mod preflight;
 pub mod recording;
+pub mod retune;
 pub mod settings;
 pub mod stepper;
 pub mod threads;
