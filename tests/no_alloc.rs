@@ -273,3 +273,61 @@ fn a_session_on_the_virtual_clock_with_a_replayed_bus_does_not_allocate() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Changes a parameter and an input at its 200th poll, with the counter
+/// off while it does (preparing a change allocates, off the frames).
+struct Changer {
+    controls: tandem_session::Controls,
+    polls: u64,
+    applied: Vec<tandem_session::Applied>,
+    last_v_ref: f64,
+}
+
+impl tandem_session::Observer for Changer {
+    fn record(&mut self, _: f64, y: &[f64]) {
+        self.last_v_ref = y[1];
+    }
+    fn tick(&mut self, running: bool) {
+        counting_alloc::watch(false);
+        self.polls += 1;
+        if self.polls == 200 {
+            self.controls
+                .set_parameter("speed_map", "gain", &serde_json::json!(30.0))
+                .unwrap();
+            self.controls.set_input("pedal", 0.6).unwrap();
+        }
+        self.applied.extend(self.controls.applied());
+        counting_alloc::watch(running);
+    }
+}
+
+#[test]
+fn changing_a_running_sessions_parameter_and_input_does_not_allocate_in_its_frames() {
+    use tandem_session::{bind, ClockMode, Options, Session};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::temp_dir().join(format!("tandem-no-alloc-retune-{}", std::process::id()));
+    let config = tandem_config::load_run_config(
+        &root.join("config/examples/cruise.toml"),
+        tandem_models::plants::PROFILES,
+    )
+    .unwrap();
+    let mut plan = bind(config).unwrap();
+    plan.settings.duration = 5.0;
+    let mut session = Session::new(plan, Options::new(ClockMode::Virtual, &dir)).unwrap();
+    let mut changer = Changer {
+        controls: session.controls().unwrap(),
+        polls: 0,
+        applied: Vec::new(),
+        last_v_ref: f64::NAN,
+    };
+    let before = counting_alloc::count();
+    let report = session.run(&mut changer).unwrap();
+    let n = counting_alloc::count() - before;
+    assert!(report.failure.is_none());
+    // Asked after 200 frames (the 200th poll): frame 200 may have begun on
+    // the real clock, so the change is due at frame 201, on both sides.
+    assert_eq!(changer.applied, [tandem_session::Applied { seq: 1, frame: 201 }]);
+    assert_eq!(changer.last_v_ref, 30.0 * 0.6);
+    assert_eq!(n, 0, "{n} allocations in the frames of a retuned session");
+    let _ = std::fs::remove_dir_all(&dir);
+}

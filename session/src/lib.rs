@@ -34,6 +34,7 @@
 
 pub mod bind;
 pub mod bus;
+pub mod controls;
 pub mod device;
 pub mod inputs;
 pub mod log;
@@ -46,5 +47,6 @@ mod session;
 pub mod transmit;
 
 pub use bind::{bind, BindError, Plan};
+pub use controls::{Applied, ControlError, Controls};
 pub use report::Report;
 pub use session::{ClockMode, Observer, Options, Session, SessionError};

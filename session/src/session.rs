@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, BufWriter};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -35,6 +36,7 @@ use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 
 use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
 use crate::bus::{BusDevice, BusFeed};
+use crate::controls::{Controls, InputOverrides, Overridden};
 use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
 use crate::inputs::{DeviceInputs, Fault};
 use crate::log::{wall_ns, BusLogWriter, LogHub};
@@ -116,6 +118,24 @@ pub trait Observer {
 
 /// An observer that watches nothing.
 impl Observer for () {}
+
+/// Two observers, each shown everything, the first first.
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn live(&mut self, t: f64, stats: &mut LiveStats) {
+        self.0.live(t, stats);
+        self.1.live(t, stats);
+    }
+
+    fn record(&mut self, t: f64, y: &[f64]) {
+        self.0.record(t, y);
+        self.1.record(t, y);
+    }
+
+    fn tick(&mut self, running: bool) {
+        self.0.tick(running);
+        self.1.tick(running);
+    }
+}
 
 /// A session that cannot be built or run.
 #[derive(Debug, thiserror::Error)]
@@ -231,6 +251,12 @@ pub struct Session {
 /// take while they run.
 struct Parts {
     name: String,
+    /// The recorded outputs' names, when there is a recording.
+    recorded: Option<Vec<String>>,
+    /// The handle on the run, until taken.
+    controls: Option<Controls>,
+    /// Set to stop the run at its next frame.
+    stop: Arc<AtomicBool>,
     settings: TandemSettings,
     implicit_work: ImplicitWork,
     costs: VirtualCosts,
@@ -506,6 +532,8 @@ impl Session {
         let fault = Arc::new(Fault::default());
         let dropped_outputs = Arc::new(Counter::default());
         let (inputs, outputs, transmitter) = wire(halves, &devices, inputs, layout, &fault, &dropped_outputs);
+        let overrides = Arc::new(InputOverrides::new(layout.inputs.len()));
+        let inputs = Box::new(Overridden::new(inputs, Arc::clone(&overrides)));
         let csv = match &record {
             Some(r) => {
                 if r.file.is_some() {
@@ -516,6 +544,9 @@ impl Session {
             }
             None => None,
         };
+        let recorded = record
+            .as_ref()
+            .map(|r| r.signals.iter().map(|&i| layout.outputs[i].name.clone()).collect());
         let record_plan = record.map(|r| RecordPlan {
             signals: r.signals,
             decimation: r.decimation,
@@ -543,8 +574,21 @@ impl Session {
             }
             _ => None,
         };
+        let stop = Arc::new(AtomicBool::new(false));
+        let implicit_model = tandem.implicit.is_some();
+        let controls = Controls::new(
+            model,
+            tandem.retuner,
+            implicit_model,
+            overrides,
+            Arc::clone(&tandem.metrics),
+            Arc::clone(&stop),
+        );
         let parts = Parts {
             name,
+            recorded,
+            controls: Some(controls),
+            stop,
             settings,
             implicit_work,
             costs: virtual_costs,
@@ -587,6 +631,33 @@ impl Session {
     /// The preflight, on the real clock.
     pub fn preflight(&self) -> Option<&Preflight> {
         self.parts.preflight.as_ref()
+    }
+
+    /// The clock it runs on.
+    pub fn clock(&self) -> ClockMode {
+        self.parts.options.clock
+    }
+
+    /// The names of the outputs the recording holds (in the order of the
+    /// rows [`Observer::record`] sees), when the run records.
+    pub fn recorded(&self) -> Option<&[String]> {
+        self.parts.recorded.as_deref()
+    }
+
+    /// The handle that sets inputs, changes parameters and stops the run
+    /// from another thread; there is one, and the first call takes it.
+    pub fn controls(&mut self) -> Option<Controls> {
+        self.parts.controls.take()
+    }
+
+    /// The counters both sides write, to read while the run goes on.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.parts.metrics
+    }
+
+    /// The devices, to read their counters while the run goes on.
+    pub fn devices(&self) -> Vec<DeviceView> {
+        self.parts.device_views()
     }
 
     /// Runs to the end of the duration (or until a failure, a fault or a
@@ -731,12 +802,13 @@ impl Parts {
         }
         let mut replay_error = None;
         let costs = &self.costs;
-        let (replay, feeds, transmitter, recording, fault) = (
+        let (replay, feeds, transmitter, recording, fault, stop) = (
             &mut self.replay,
             &mut self.feeds,
             &mut self.transmitter,
             &mut self.recording,
             &self.fault,
+            &self.stop,
         );
         let result = run_virtual(fast, implicit, self.settings.frames(), nanos(frame), costs, &mut |k| {
             if let Some(t) = transmitter.as_mut() {
@@ -757,7 +829,7 @@ impl Parts {
             if every.is_some_and(|e| (k + 1) % e == 0) {
                 observer.live((k + 1) as f64 * frame, live);
             }
-            if fault.get().is_some() {
+            if fault.get().is_some() || stop.load(Ordering::Acquire) {
                 return ControlFlow::Break(());
             }
             ControlFlow::Continue(())
@@ -808,7 +880,7 @@ impl Parts {
             .min(Duration::from_millis(100));
         let started = Instant::now();
         let mut last_print = Instant::now();
-        let (recording, fault) = (&mut self.recording, &self.fault);
+        let (recording, fault, stop) = (&mut self.recording, &self.fault, &self.stop);
         let outcome = run_realtime(
             &self.settings,
             fast,
@@ -820,7 +892,7 @@ impl Parts {
                 if let Some(r) = recording.as_mut() {
                     r.drain(observer);
                 }
-                if fault.get().is_some() {
+                if fault.get().is_some() || stop.load(Ordering::Acquire) {
                     control.request_stop();
                 }
                 if let Some(interval) = interval {
