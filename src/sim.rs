@@ -114,26 +114,14 @@ enum Switch {
 impl SimArgs {
     /// The event settings the arguments ask for.
     fn events(&self) -> anyhow::Result<EventSettings> {
-        if !(self.event_tolerance > 0.0 && self.event_tolerance < 1e-3) {
-            anyhow::bail!(
-                "--event-tolerance must be between 0 and 1e-3 (relative), found {}",
-                self.event_tolerance
-            );
-        }
-        if self.max_consecutive_events < 2 {
-            anyhow::bail!(
-                "--max-consecutive-events must be at least 2, found {}",
-                self.max_consecutive_events
-            );
-        }
-        Ok(EventSettings {
-            locate: self.events == Switch::On,
-            tolerance: self.event_tolerance,
-            max_consecutive: self.max_consecutive_events,
-            chatter: self.chatter,
-            record: self.record_events,
-            ..EventSettings::default()
-        })
+        EventSettings::with_options(
+            self.events == Switch::On,
+            self.event_tolerance,
+            self.max_consecutive_events,
+            self.chatter,
+            self.record_events,
+        )
+        .map_err(|e| anyhow::anyhow!("--{} {e}", e.option().replace('_', "-")))
     }
 }
 

@@ -88,7 +88,52 @@ impl Default for EventSettings {
     }
 }
 
+/// An event option out of its range.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum EventOptionError {
+    /// The bracket tolerance.
+    #[error("must be between 0 and 1e-3 (relative), found {0}")]
+    Tolerance(f64),
+    /// The chattering count.
+    #[error("must be at least 2, found {0}")]
+    MaxConsecutive(u32),
+}
+
+impl EventOptionError {
+    /// The option's name (`event_tolerance`, `max_consecutive_events`).
+    pub fn option(&self) -> &'static str {
+        match self {
+            EventOptionError::Tolerance(_) => "event_tolerance",
+            EventOptionError::MaxConsecutive(_) => "max_consecutive_events",
+        }
+    }
+}
+
 impl EventSettings {
+    /// The defaults with the options a user gives, each checked.
+    pub fn with_options(
+        locate: bool,
+        tolerance: f64,
+        max_consecutive: u32,
+        chatter: ChatterPolicy,
+        record: bool,
+    ) -> Result<Self, EventOptionError> {
+        if !(tolerance > 0.0 && tolerance < 1e-3) {
+            return Err(EventOptionError::Tolerance(tolerance));
+        }
+        if max_consecutive < 2 {
+            return Err(EventOptionError::MaxConsecutive(max_consecutive));
+        }
+        Ok(EventSettings {
+            locate,
+            tolerance,
+            max_consecutive,
+            chatter,
+            record,
+            ..EventSettings::default()
+        })
+    }
+
     /// The absolute time tolerance near `t`.
     pub fn tolerance_at(&self, t: f64) -> f64 {
         self.tolerance * t.abs().max(1.0)

@@ -27,7 +27,7 @@ pub mod sim;
 pub mod tandem;
 
 pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
-pub use events::{ChatterPolicy, EventSettings};
+pub use events::{ChatterPolicy, EventOptionError, EventSettings};
 pub use explicit::{ExplicitRk, Method};
 pub use implicit::{FixedImplicit, ImplicitMethod, ImplicitSettings, ImplicitStats, NewtonReport};
 pub use named::UnknownName;
