@@ -12,6 +12,7 @@ mod progress;
 mod record;
 mod replay;
 mod run;
+mod serve;
 mod sim;
 
 use std::path::PathBuf;
@@ -59,6 +60,9 @@ enum Command {
     /// Pack a model (a JSON block diagram or a built-in model) as an FMI
     /// Co-Simulation FMU.
     Export(export::ExportArgs),
+    /// Serve the web front end: a diagram editor, offline runs streamed
+    /// live, and a dashboard of real-time runs.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&args),
         Command::Cosim(args) => cosim::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -46,6 +46,14 @@ pub struct RunArgs {
     /// Allow a recording of more than 1e9 values (rows × columns).
     #[arg(long)]
     pub large_output: bool,
+    /// Also serve the web front end at this address (e.g. 127.0.0.1:8080),
+    /// with this run on its dashboard while it runs.
+    #[arg(long)]
+    pub serve: Option<std::net::SocketAddr>,
+    /// The token the front end's requests must carry (needed with --serve
+    /// on an address other than loopback).
+    #[arg(long, env = "TANDEM_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// A time interval such as `1s` or `500ms`.
@@ -147,7 +155,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         large_output: args.large_output,
         ..Options::new(clock, &args.results)
     };
-    let session = match Session::new(plan, options) {
+    let mut session = match Session::new(plan, options) {
         Ok(session) => session,
         Err(SessionError::NotRealTime { missing, preflight }) => {
             say!("preflight:\n{preflight}");
@@ -155,15 +163,61 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(session_error(&args.config, e)),
     };
+    let dashboard = match args.serve {
+        Some(listen) => Some(serve_dashboard(&mut session, args, listen)?),
+        None => None,
+    };
     announce(&session, clock);
     // The virtual ECU talks over the buses; on the virtual clock there are none.
     let mut ecu = match ecu.filter(|_| clock == ClockMode::Real) {
         Some(config) => Some(crate::ecu::spawn(&config, session.settings().duration)?),
         None => None,
     };
-    let report = session.run(&mut PrintLive);
+    let report = match dashboard {
+        Some((run, observer)) => {
+            let report = session.run(&mut (PrintLive, observer));
+            run.finish(report.as_ref().map_err(ToString::to_string));
+            report
+        }
+        None => session.run(&mut PrintLive),
+    };
     if let Some(ecu) = ecu.as_mut() {
         ecu.finish();
     }
     conclude(&report?, args.stats_json.as_deref())
+}
+
+/// Starts `tandem serve` on `listen` on a thread of its own, with this
+/// session on its dashboard; returns once it listens.
+fn serve_dashboard(
+    session: &mut Session,
+    args: &RunArgs,
+    listen: std::net::SocketAddr,
+) -> anyhow::Result<(std::sync::Arc<tandem_serve::LiveRun>, tandem_serve::RunObserver)> {
+    let limits = tandem_serve::Limits::default();
+    let config = args.config.display().to_string();
+    let (run, observer) = tandem_serve::attach(session, "r0".into(), config, limits.run_values, None)
+        .context("the session's controls are taken")?;
+    let options = tandem_serve::Options {
+        token: args.token.clone(),
+        limits,
+        ..tandem_serve::Options::new(listen, ".".into())
+    };
+    let (ready, listening) = std::sync::mpsc::channel();
+    let served = std::sync::Arc::clone(&run);
+    let failed = ready.clone();
+    std::thread::Builder::new()
+        .name("serve".into())
+        .spawn(move || {
+            let result = tandem_serve::serve_with(options, vec![served], |address| {
+                let _ = ready.send(Ok(address));
+            });
+            if let Err(e) = result {
+                let _ = failed.send(Err(e));
+            }
+        })
+        .context("cannot start the server's thread")?;
+    let address = listening.recv().context("the server's thread ended")??;
+    say!("dashboard: http://{address}/ (this run is r0)");
+    Ok((run, observer))
 }

@@ -2,7 +2,7 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
@@ -14,6 +14,7 @@ mod fmi;
 mod io;
 mod parallel;
 mod realtime;
+mod serve;
 mod soak;
 mod speed;
 mod stiff;
@@ -57,6 +58,10 @@ enum Which {
     /// a Co-Simulation FMU stepped by Tandem against FMPy (builds the test
     /// FMUs with cc).
     Fmi,
+    /// `tandem serve`: a 1e6-row simulation with and without a streaming
+    /// client, and the EV plant's wake-up latency with and without a
+    /// dashboard (--seconds per run).
+    Serve,
 }
 
 /// Tandem's benchmarks.
@@ -104,6 +109,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Soak => soak::run(&args.config, args.seconds, Duration::from_secs_f64(args.interval)),
         Which::Cosim => cosim::run(args.seconds),
         Which::Fmi => fmi::run(args.seconds),
+        Which::Serve => serve::run(args.seconds),
     }
 }
 

@@ -1,0 +1,168 @@
+//! `tandem serve`: the web front end's server. It serves the page (built
+//! from `web/` and embedded in the binary) and an HTTP and WebSocket API
+//! (`serve/API.md`): the block library, model checks, offline
+//! simulations streamed while they run, and real-time runs with their
+//! live statistics, outputs and changes.
+//!
+//! The work is done by Tandem's libraries on threads of their own: a
+//! simulation on a worker thread, a run by its session (whose real-time
+//! threads never wait for the server: the server reads the lock-free
+//! metrics and the rows the session drains). The async side only moves
+//! bytes.
+//!
+//! ```no_run
+//! use tandem_serve::{serve, Options};
+//! let options = Options::new("127.0.0.1:8080".parse().unwrap(), ".".into());
+//! serve(options, |address| println!("listening on http://{address}")).unwrap();
+//! ```
+
+mod app;
+mod error;
+mod folder;
+mod job;
+mod library;
+mod live;
+mod page;
+mod registry;
+mod runs;
+mod simulations;
+mod state;
+mod table;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::state::App;
+
+pub use live::{attach, LiveRun, RunObserver};
+
+/// The bounds the server keeps to.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// The largest request body (bytes).
+    pub body: usize,
+    /// Simulations running at once.
+    pub simulations: usize,
+    /// Real-time runs running at once.
+    pub runs: usize,
+    /// Values (rows × columns) one simulation may keep.
+    pub values: usize,
+    /// Wall time of one simulation.
+    pub wall: Duration,
+    /// Values a run's live table keeps (the oldest rows go first).
+    pub run_values: usize,
+    /// Ended simulations and runs kept for their results.
+    pub kept: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body: 16 << 20,
+            simulations: 4,
+            runs: 2,
+            values: 20_000_000,
+            wall: Duration::from_secs(600),
+            run_values: 4_000_000,
+            kept: 32,
+        }
+    }
+}
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// The only folder the API reads and writes.
+    pub folder: PathBuf,
+    /// The token every API request must carry; required when `listen` is
+    /// not a loopback address.
+    pub token: Option<String>,
+    /// Its bounds.
+    pub limits: Limits,
+}
+
+impl Options {
+    /// Listening on `listen`, serving `folder`, with no token and the
+    /// default limits.
+    pub fn new(listen: SocketAddr, folder: PathBuf) -> Self {
+        Options {
+            listen,
+            folder,
+            token: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A non-loopback address without a token.
+    #[error(
+        "--listen {0}: listening on an address other than loopback needs a token; give --token (or TANDEM_TOKEN), \
+         or listen on 127.0.0.1"
+    )]
+    TokenRequired(SocketAddr),
+    /// The folder cannot be used.
+    #[error("--folder {}: {cause}; give an existing folder", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What the system said.
+        cause: std::io::Error,
+    },
+    /// The address cannot be bound, or the server failed.
+    #[error("{what}: {cause}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// What the system said.
+        cause: std::io::Error,
+    },
+}
+
+/// Serves until the process ends, calling `ready` with the bound address
+/// once it listens. `runs` are real-time runs started elsewhere (the
+/// command line's) to show beside the server's own.
+pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    serve_with(options, Vec::new(), ready)
+}
+
+/// As [`serve`], with `runs` already going (see [`attach`]).
+pub fn serve_with(options: Options, runs: Vec<Arc<LiveRun>>, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    if options.token.is_none() && !options.listen.ip().is_loopback() {
+        return Err(ServeError::TokenRequired(options.listen));
+    }
+    let folder = options.folder.canonicalize().map_err(|cause| ServeError::Folder {
+        path: options.folder.clone(),
+        cause,
+    })?;
+    let io = |what: String| move |cause| ServeError::Io { what, cause };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io("cannot start the server's threads".into()))?;
+    let listen = options.listen;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(io(format!("cannot listen on {listen}")))?;
+        let address = listener
+            .local_addr()
+            .map_err(io("cannot read the bound address".into()))?;
+        let app = App::new(folder, options.token, options.limits);
+        for run in runs {
+            // Runs started elsewhere are not this server's to limit.
+            let _ = app.runs.add(run, usize::MAX);
+        }
+        ready(address);
+        axum::serve(listener, app::router(app))
+            .await
+            .map_err(io("the server stopped".into()))
+    })
+}

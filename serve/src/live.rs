@@ -1,0 +1,235 @@
+//! A real-time run seen from the server: its session's lock-free metrics,
+//! the recorded rows its observer hands over, its controls and the log
+//! of its changes.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tandem_runtime::tandem::metrics::{FrameSource, Histogram, Metrics};
+use tandem_session::report::devices::{self, DeviceView};
+use tandem_session::{ClockMode, Controls, Observer, Report, Session};
+
+use crate::registry::Entry;
+use crate::table::Table;
+
+/// How often the observer hands recorded rows to the table.
+const FLUSH_EVERY: Duration = Duration::from_millis(50);
+
+/// How a run stands.
+#[derive(Clone, Debug)]
+enum RunState {
+    Running,
+    Ended { failure: Option<String>, report: Value },
+}
+
+/// A real-time run seen from the server.
+pub struct LiveRun {
+    pub(crate) id: String,
+    name: String,
+    config: String,
+    clock: ClockMode,
+    frame: f64,
+    duration: f64,
+    inputs: Vec<String>,
+    pub(crate) table: Arc<Table>,
+    metrics: Arc<Metrics>,
+    devices: Vec<DeviceView>,
+    pub(crate) controls: Mutex<Controls>,
+    pub(crate) changes: Mutex<Vec<Value>>,
+    state: Mutex<RunState>,
+}
+
+impl LiveRun {
+    pub(crate) fn is_running(&self) -> bool {
+        matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), RunState::Running)
+    }
+
+    /// Run time now (s), from the frames run.
+    pub(crate) fn now(&self) -> f64 {
+        self.metrics.frames.get() as f64 * self.frame
+    }
+
+    pub(crate) fn json(&self) -> Value {
+        let tunable: Vec<Value> = self
+            .controls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .tunables()
+            .into_iter()
+            .map(|(block, param, value)| json!({"block": block, "param": param, "value": value}))
+            .collect();
+        let (state, error, report) = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            RunState::Running => ("running", None, Value::Null),
+            RunState::Ended { failure, report } => (
+                if failure.is_some() { "failed" } else { "done" },
+                failure.clone(),
+                report.clone(),
+            ),
+        };
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "config": self.config,
+            "state": state,
+            "clock": match self.clock { ClockMode::Real => "real", ClockMode::Virtual => "virtual" },
+            "frame": self.frame,
+            "duration": self.duration,
+            "frames": self.metrics.frames.get(),
+            "outputs": &self.table.columns()[1..],
+            "inputs": self.inputs,
+            "tunable": tunable,
+            "error": error,
+            "report": report,
+        })
+    }
+
+    /// The run's statistics now, counted from its start.
+    pub(crate) fn stats(&self) -> Value {
+        let m = &*self.metrics;
+        let sources: serde_json::Map<String, Value> = FrameSource::ALL
+            .iter()
+            .map(|&s| (s.name().to_string(), json!(m.from_source(s))))
+            .collect();
+        json!({
+            "type": "stats",
+            "t": self.now(),
+            "frames": m.frames.get(),
+            "missed": m.missed(),
+            "unusable": m.unusable(),
+            "sources": sources,
+            "wake_ns": histogram(&m.wake_latency),
+            "compute_ns": histogram(&m.compute),
+            "devices": devices::json(&self.devices),
+        })
+    }
+
+    /// Logs a change: into the list, and on the server's standard error.
+    pub(crate) fn log_change(&self, entry: Value) {
+        eprintln!("run {}: change {entry}", self.id);
+        self.changes.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+    }
+
+    /// Records the run's end.
+    pub fn finish(&self, outcome: Result<&Report, String>) {
+        let (failure, report) = match outcome {
+            Ok(report) => (report.failure.clone(), report.json()),
+            Err(e) => (Some(e), Value::Null),
+        };
+        let state = if failure.is_some() { "failed" } else { "done" };
+        self.table
+            .end(json!({"type": "end", "state": state, "error": failure, "report": report}));
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = RunState::Ended { failure, report };
+    }
+}
+
+/// `{p50, p99, max, histogram: [[value, count], …]}` of a histogram (ns),
+/// its empty buckets left out.
+fn histogram(h: &Histogram) -> Value {
+    let s = h.snapshot();
+    let finite = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
+    let buckets: Vec<Value> = (s.bucket_counts().iter().enumerate())
+        .filter(|(_, &c)| c > 0)
+        .map(|(i, &c)| json!([s.bucket_value(i), c]))
+        .collect();
+    json!({"count": s.count, "p50": finite(s.percentile(0.5)), "p99": finite(s.percentile(0.99)), "max": finite(s.max), "histogram": buckets})
+}
+
+/// What the session shows a [`LiveRun`]: its recorded rows, and each poll
+/// of its watching thread (a normal thread), where applied changes are
+/// logged and a paced virtual run waits for the wall clock.
+pub struct RunObserver {
+    run: Arc<LiveRun>,
+    rows: Vec<f64>,
+    flushed: Instant,
+    started: Instant,
+    /// Run time per wall time, on the virtual clock.
+    pace: Option<f64>,
+}
+
+impl Observer for RunObserver {
+    fn record(&mut self, t: f64, y: &[f64]) {
+        self.rows.push(t);
+        self.rows.extend_from_slice(y);
+    }
+
+    fn tick(&mut self, running: bool) {
+        if !running || self.flushed.elapsed() >= FLUSH_EVERY {
+            self.run
+                .table
+                .append(&self.rows, Some(self.run.now() / self.run.duration));
+            self.rows.clear();
+            self.flushed = Instant::now();
+            let applied = self.run.controls.lock().unwrap_or_else(|e| e.into_inner()).applied();
+            for a in applied {
+                let requested = self
+                    .run
+                    .changes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .find(|c| c["seq"] == a.seq)
+                    .cloned();
+                let mut entry = requested.unwrap_or_else(|| json!({"type": "change", "seq": a.seq}));
+                entry["applied_at_frame"] = json!(a.frame);
+                entry["applied_at"] = json!(a.frame as f64 * self.run.frame);
+                self.run.log_change(entry);
+            }
+        }
+        if let Some(pace) = self.pace.filter(|_| running) {
+            let ahead = self.run.now() / pace - self.started.elapsed().as_secs_f64();
+            if ahead > 0.002 {
+                std::thread::sleep(Duration::from_secs_f64(ahead));
+            }
+        }
+    }
+}
+
+/// Makes `session` a [`LiveRun`] called `id` (its configuration shown as
+/// `config`), keeping at most `keep` recorded values, and the observer to
+/// run it with. `pace`: run time per wall time on the virtual clock.
+pub fn attach(
+    session: &mut Session,
+    id: String,
+    config: String,
+    keep: usize,
+    pace: Option<f64>,
+) -> Option<(Arc<LiveRun>, RunObserver)> {
+    let controls = session.controls()?;
+    let settings = session.settings();
+    let mut columns = vec!["time".to_string()];
+    columns.extend(session.recorded().unwrap_or_default().iter().cloned());
+    let run = Arc::new(LiveRun {
+        id,
+        name: session.name().to_string(),
+        config,
+        clock: session.clock(),
+        frame: settings.frame,
+        duration: settings.duration,
+        inputs: controls.inputs(),
+        table: Table::new(columns, keep, None),
+        metrics: Arc::clone(session.metrics()),
+        devices: session.devices(),
+        controls: Mutex::new(controls),
+        changes: Mutex::new(Vec::new()),
+        state: Mutex::new(RunState::Running),
+    });
+    let observer = RunObserver {
+        run: Arc::clone(&run),
+        rows: Vec::new(),
+        flushed: Instant::now(),
+        started: Instant::now(),
+        pace,
+    };
+    Some((run, observer))
+}
+
+impl Entry for LiveRun {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn running(&self) -> bool {
+        self.is_running()
+    }
+}

@@ -1,0 +1,73 @@
+//! The simulations or runs a server knows: running ones, and the newest
+//! ended ones up to a count (older ended ones are forgotten).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::ApiError;
+
+/// What a registry holds.
+pub trait Entry {
+    /// Its id (`s1`, `r2`).
+    fn id(&self) -> &str;
+    /// Whether it still runs.
+    fn running(&self) -> bool;
+}
+
+/// Entries, newest last.
+pub struct Registry<T> {
+    entries: Mutex<VecDeque<Arc<T>>>,
+    /// Ended entries kept.
+    kept: usize,
+    /// What an entry is called in messages (`simulation`, `run`).
+    noun: &'static str,
+}
+
+impl<T: Entry> Registry<T> {
+    /// Empty; keeping `kept` ended entries, called `noun`s.
+    pub fn new(kept: usize, noun: &'static str) -> Self {
+        Registry {
+            entries: Mutex::new(VecDeque::new()),
+            kept,
+            noun,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Arc<T>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `entry` unless `limit` entries run already (429), forgetting
+    /// the oldest ended ones beyond the kept count.
+    pub fn add(&self, entry: Arc<T>, limit: usize) -> Result<(), ApiError> {
+        let mut entries = self.lock();
+        if entries.iter().filter(|e| e.running()).count() >= limit {
+            return Err(ApiError::busy(&format!("{}s", self.noun), limit));
+        }
+        entries.push_back(entry);
+        while entries.iter().filter(|e| !e.running()).count() > self.kept {
+            let Some(oldest) = entries.iter().position(|e| !e.running()) else {
+                break;
+            };
+            entries.remove(oldest);
+        }
+        Ok(())
+    }
+
+    /// The entry `id`, or a 404 naming the listing.
+    pub fn get(&self, id: &str) -> Result<Arc<T>, ApiError> {
+        self.lock().iter().find(|e| e.id() == id).cloned().ok_or_else(|| {
+            ApiError::not_found(format!("no {} \"{id}\"; GET /api/{}s lists them", self.noun, self.noun))
+        })
+    }
+
+    /// Every entry, oldest first.
+    pub fn all(&self) -> Vec<Arc<T>> {
+        self.lock().iter().cloned().collect()
+    }
+
+    /// Forgets `id`.
+    pub fn remove(&self, id: &str) {
+        self.lock().retain(|e| e.id() != id);
+    }
+}

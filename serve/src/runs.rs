@@ -1,0 +1,205 @@
+//! Real-time runs: started here from a run configuration in the served
+//! folder, or by `tandem run --serve` (see [`attach`]); their live
+//! statistics read from the session's lock-free metrics, their recorded
+//! outputs from the rows the session drains, and changes of inputs and
+//! block parameters made through the session's [`Controls`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tandem_config::bounds::check_duration;
+use tandem_config::load_run_config;
+use tandem_models::plants;
+use tandem_session::{bind, ClockMode, ControlError, Options, Session};
+
+use crate::error::{parse_body, ApiError};
+use crate::folder::resolve;
+use crate::live::attach;
+use crate::state::App;
+use crate::table;
+
+/// How often a run's stream sends statistics.
+const STATS_EVERY: Duration = Duration::from_millis(200);
+
+/// `POST /api/runs`'s body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartRequest {
+    config: String,
+    #[serde(default)]
+    virtual_clock: bool,
+    #[serde(default)]
+    duration: Option<f64>,
+    #[serde(default)]
+    pace: Option<f64>,
+}
+
+/// `POST /api/runs`: starts a run of a configuration in the folder.
+pub async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
+    let request: StartRequest = parse_body(&body)?;
+    if let Some(pace) = request.pace {
+        if !(pace.is_finite() && pace > 0.0 && pace <= 1e6) {
+            return Err(ApiError::unprocessable(format!(
+                "pace: {pace} is not a run-time-to-wall-time ratio between 0 and 1e6; give e.g. 1 (as fast as the \
+                 real clock) or leave it out (as fast as possible)"
+            ))
+            .at("key", "pace"));
+        }
+    }
+    let clock = if request.virtual_clock {
+        ClockMode::Virtual
+    } else {
+        ClockMode::Real
+    };
+    let path = resolve(&app.folder, &request.config)?;
+    let unprocessable =
+        |e: &dyn std::fmt::Display| ApiError::unprocessable(e.to_string()).at("path", request.config.as_str());
+    let mut config = load_run_config(&path, plants::PROFILES).map_err(|e| unprocessable(&e))?;
+    if let Some(d) = request.duration {
+        check_duration(d).map_err(|e| ApiError::unprocessable(format!("duration: {e}")).at("key", "duration"))?;
+        if d < config.settings.frame {
+            return Err(ApiError::unprocessable(format!(
+                "duration: the run ({d} s) is shorter than one frame ({} s); make it at least the frame",
+                config.settings.frame
+            ))
+            .at("key", "duration"));
+        }
+        config.settings.duration = d;
+    }
+    let plan = bind(config).map_err(|e| unprocessable(&e))?;
+    let options = Options::new(clock, app.folder.join("results"));
+    let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
+    let id = app.id("r");
+    let pace = request.pace.filter(|_| clock == ClockMode::Virtual);
+    let (run, mut observer) = attach(&mut session, id, request.config.clone(), app.limits.run_values, pace)
+        .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    app.runs.add(Arc::clone(&run), app.limits.runs)?;
+    let ended = Arc::clone(&run);
+    std::thread::Builder::new()
+        .name(format!("run {}", run.id))
+        .spawn(move || {
+            let report = session.run(&mut observer);
+            ended.finish(report.as_ref().map_err(|e| e.to_string()));
+        })
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
+    Ok((StatusCode::CREATED, Json(run.json())).into_response())
+}
+
+/// `GET /api/runs`.
+pub async fn list(State(app): State<Arc<App>>) -> Json<Value> {
+    let runs = app.runs.all();
+    Json(json!({"runs": runs.iter().map(|r| r.json()).collect::<Vec<_>>()}))
+}
+
+/// `GET /api/runs/ID`.
+pub async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(app.runs.get(&id)?.json()))
+}
+
+/// `DELETE /api/runs/ID`: asks the run to stop.
+pub async fn stop(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    let run = app.runs.get(&id)?;
+    run.controls.lock().unwrap_or_else(|e| e.into_inner()).stop();
+    Ok(StatusCode::ACCEPTED)
+}
+
+/// `POST /api/runs/ID/changes`'s body: an input or a block parameter.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangeRequest {
+    #[serde(default)]
+    input: Option<String>,
+    #[serde(default)]
+    block: Option<String>,
+    #[serde(default)]
+    param: Option<String>,
+    value: Value,
+}
+
+/// `POST /api/runs/ID/changes`: sets an input, or changes a block
+/// parameter at a frame boundary.
+pub async fn change(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let run = app.runs.get(&id)?;
+    let request: ChangeRequest = parse_body(&body)?;
+    if !run.is_running() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("run \"{id}\" has ended; start it again to change it"),
+        ));
+    }
+    let requested_at = run.now();
+    let refused = |e: ControlError, key: &str| ApiError::unprocessable(e.to_string()).at("key", key);
+    let mut controls = run.controls.lock().unwrap_or_else(|e| e.into_inner());
+    let entry = match (&request.input, &request.block, &request.param) {
+        (Some(input), None, None) => {
+            let value = request.value.as_f64().ok_or_else(|| {
+                ApiError::unprocessable(format!(
+                    "value: {} is not a number; give one such as 0.5",
+                    request.value
+                ))
+                .at("key", "value")
+            })?;
+            let frame = controls.set_input(input, value).map_err(|e| refused(e, "input"))?;
+            json!({"type": "change", "what": format!("input {input}"), "value": value,
+                   "requested_at": requested_at, "applies_at_frame": frame})
+        }
+        (None, Some(block), Some(param)) => {
+            let (seq, frame) = controls
+                .set_parameter(block, param, &request.value)
+                .map_err(|e| refused(e, "param").at("block", block.as_str()))?;
+            json!({"type": "change", "seq": seq, "what": format!("block {block} parameter {param}"),
+                   "value": request.value, "requested_at": requested_at, "applies_at_frame": frame})
+        }
+        _ => return Err(ApiError::bad_request(
+            "give either {\"input\": NAME, \"value\": NUMBER} or {\"block\": PATH, \"param\": NAME, \"value\": VALUE}",
+        )),
+    };
+    drop(controls);
+    run.log_change(entry.clone());
+    Ok((StatusCode::ACCEPTED, Json(entry)))
+}
+
+/// `GET /api/runs/ID/changes`.
+pub async fn changes(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let run = app.runs.get(&id)?;
+    let changes = run.changes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok(Json(json!({"changes": changes})))
+}
+
+/// `GET /api/runs/ID/stream`: the WebSocket of statistics, rows and
+/// changes.
+pub async fn stream(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response, ApiError> {
+    let run = app.runs.get(&id)?;
+    let table = Arc::clone(&run.table);
+    let mut changes_sent = 0;
+    let mut last_stats = Instant::now() - STATS_EVERY;
+    Ok(upgrade.on_upgrade(move |socket| {
+        table::stream(socket, table, STATS_EVERY, move |status| {
+            let mut messages = Vec::new();
+            if last_stats.elapsed() >= STATS_EVERY || status.end.is_some() {
+                last_stats = Instant::now();
+                messages.push(run.stats());
+            }
+            let changes = run.changes.lock().unwrap_or_else(|e| e.into_inner());
+            messages.extend(changes[changes_sent..].iter().cloned());
+            changes_sent = changes.len();
+            messages
+        })
+    }))
+}
