@@ -18,6 +18,7 @@ mod entry;
 mod error;
 mod flatten;
 pub mod format;
+mod instance;
 mod ports;
 mod program;
 mod retune;
@@ -30,8 +31,9 @@ use std::sync::Arc;
 
 pub use error::{invalid_utf8_at, locate_block, DiagramError, ErrorKind};
 pub use format::{Diagram, SimulationDef};
+pub use instance::DiagramModel;
 pub use ports::{ports, Ports};
-pub use program::{BlockInfo, DiagramModel, Program};
+pub use program::{BlockInfo, Program};
 
 /// A compiled diagram and the simulation settings stored with it.
 pub struct Compiled {

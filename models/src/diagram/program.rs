@@ -1,18 +1,11 @@
-//! The compiled program (immutable, shared between threads) and the model
-//! that evaluates it with a workspace of its own.
+//! The compiled program: immutable, shared between threads; each thread
+//! evaluates it with a workspace of its own (`instance.rs`).
 
-use std::any::Any;
-use std::sync::Arc;
-
-use serde_json::Value;
-
-use super::algebraic::{self, AlgebraicLoop, LoopWork, MAX_ITERATIONS};
+use super::algebraic::{self, AlgebraicLoop, LoopWork};
 use super::entry::{Entry, Exec, Resolved};
-use super::error::listed;
 use super::format::Diagram;
-use super::retune::{retuned, tunables};
 use crate::blocks::{Block, Ctx, Slot, Switching};
-use crate::model::{Definition, Layout, Model, NonFinite, RetuneError, StateRef};
+use crate::model::{Layout, NonFinite};
 
 /// A block's identity, for reports and messages.
 #[derive(Clone, Debug)]
@@ -39,21 +32,21 @@ impl BlockInfo {
 /// A compiled block diagram: blocks in execution order and the layout of
 /// their signals and states.
 pub struct Program {
-    blocks: Vec<Box<dyn Block>>,
-    entries: Vec<Entry>,
+    pub(super) blocks: Vec<Box<dyn Block>>,
+    pub(super) entries: Vec<Entry>,
     slots: Vec<Slot>,
-    n_signals: usize,
-    x0: Vec<f64>,
-    xd0: Vec<f64>,
+    pub(super) n_signals: usize,
+    pub(super) x0: Vec<f64>,
+    pub(super) xd0: Vec<f64>,
     /// (model input index, signal offset) copied before each evaluation.
     input_copies: Vec<(usize, u32)>,
     /// Signal offsets of the model outputs.
-    output_slots: Vec<u32>,
+    pub(super) output_slots: Vec<u32>,
     /// Entries with continuous or discrete states.
-    stateful: Vec<u32>,
+    pub(super) stateful: Vec<u32>,
     /// For each state, the derivatives that may depend on it.
-    sparsity: Option<Vec<Vec<usize>>>,
-    layout: Layout,
+    pub(super) sparsity: Option<Vec<Vec<usize>>>,
+    pub(super) layout: Layout,
     info: Vec<BlockInfo>,
     /// Torn algebraic loops, in execution order.
     loops: Vec<AlgebraicLoop>,
@@ -184,7 +177,7 @@ impl Program {
     }
 
     /// Scratch memory for solving the loops, one per loop.
-    fn loop_work(&self) -> Vec<LoopWork> {
+    pub(super) fn loop_work(&self) -> Vec<LoopWork> {
         self.loops.iter().map(|l| LoopWork::new(l.pairs.len())).collect()
     }
 
@@ -254,7 +247,7 @@ impl Program {
     /// slots of `xd` and may switch modes; blocks that do not run read their
     /// held outputs and cannot switch.
     #[allow(clippy::too_many_arguments)]
-    fn pass(
+    pub(super) fn pass(
         &self,
         signals: &mut [f64],
         distance: &mut [f64],
@@ -328,7 +321,7 @@ impl Program {
     }
 
     /// The first block output (in execution order) that is not finite.
-    fn locate_nonfinite(&self, signals: &[f64], t: f64) -> Option<NonFinite> {
+    pub(super) fn locate_nonfinite(&self, signals: &[f64], t: f64) -> Option<NonFinite> {
         for (e, info) in self.entries.iter().zip(&self.info) {
             for (j, s) in self.outputs_of(e).iter().enumerate() {
                 let values = &signals[s.offset as usize..(s.offset + s.width) as usize];
@@ -366,206 +359,5 @@ fn copy_outputs(outs: &[Slot], signals: &mut [f64], hold: &mut [f64], latch: boo
             sig.copy_from_slice(held);
         }
         k += s.width as usize;
-    }
-}
-
-/// A [`Program`] with a workspace: the [`Model`] of a block diagram.
-pub struct DiagramModel {
-    program: Arc<Program>,
-    signals: Vec<f64>,
-    /// Switching distances of the zero crossings, from the last pass.
-    distance: Vec<f64>,
-    x: Vec<f64>,
-    xd: Vec<f64>,
-    /// Scratch of the algebraic loops.
-    loops: Vec<LoopWork>,
-}
-
-impl DiagramModel {
-    /// A model evaluating `program` with a fresh workspace.
-    pub fn new(program: Arc<Program>) -> Self {
-        let mut signals = vec![0.0; program.n_signals];
-        signals[0] = 1.0;
-        let x = program.x0.clone();
-        let xd = program.xd0.clone();
-        let distance = vec![f64::INFINITY; program.layout.zero_crossings.len()];
-        DiagramModel {
-            loops: program.loop_work(),
-            program,
-            signals,
-            distance,
-            x,
-            xd,
-        }
-    }
-
-    /// The compiled program.
-    pub fn program(&self) -> &Arc<Program> {
-        &self.program
-    }
-
-    /// Copies the state into the workspace and runs a minor pass.
-    fn minor_pass(&mut self, s: StateRef<'_>) {
-        self.x.copy_from_slice(s.x);
-        self.xd.copy_from_slice(s.xd);
-        self.program.pass(
-            &mut self.signals,
-            &mut self.distance,
-            s.t,
-            &mut self.x,
-            &mut self.xd,
-            s.u,
-            None,
-            &mut self.loops,
-        );
-    }
-
-    fn gather_outputs(&self, y: &mut [f64]) {
-        for (y, &offset) in y.iter_mut().zip(&self.program.output_slots) {
-            *y = self.signals[offset as usize];
-        }
-    }
-}
-
-impl Model for DiagramModel {
-    fn layout(&self) -> &Layout {
-        &self.program.layout
-    }
-
-    fn fork(&self) -> Box<dyn Model> {
-        Box::new(DiagramModel::new(self.program.clone()))
-    }
-
-    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
-        self.program.sparsity.clone()
-    }
-
-    fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
-        let program: Arc<dyn Any + Send + Sync> = Arc::new(retuned(&self.program, block, param, value)?);
-        Ok(Definition(program))
-    }
-
-    fn swap_definition(&mut self, definition: &mut Definition) -> bool {
-        // A reference count and pointer casts: nothing is allocated, and
-        // the replaced program is dropped with `definition`, elsewhere.
-        match Arc::clone(&definition.0).downcast::<Program>() {
-            Ok(program) => {
-                let replaced: Arc<Program> = std::mem::replace(&mut self.program, program);
-                definition.0 = replaced;
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    fn tunables(&self) -> Vec<(String, String, Value)> {
-        tunables(&self.program)
-    }
-
-    fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {
-        x.copy_from_slice(&self.program.x0);
-        xd.copy_from_slice(&self.program.xd0);
-    }
-
-    fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]) {
-        self.minor_pass(s);
-        let p = &*self.program;
-        for &i in &p.stateful {
-            let e = &p.entries[i as usize];
-            let dx = &mut dx[e.x.0 as usize..e.x.1 as usize];
-            if dx.is_empty() {
-                continue;
-            }
-            if e.guard.is_some_and(|g| self.signals[g as usize] <= 0.0) {
-                dx.fill(0.0);
-                continue;
-            }
-            let mut c = p.context(
-                e,
-                s.t,
-                false,
-                &mut self.signals,
-                &mut self.x,
-                dx,
-                &mut self.xd,
-                &mut self.distance,
-            );
-            p.blocks[i as usize].derivatives(&mut c);
-        }
-    }
-
-    fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]) {
-        self.minor_pass(s);
-        self.gather_outputs(y);
-    }
-
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        self.x.copy_from_slice(x);
-        for w in &mut self.loops {
-            w.failed = None;
-        }
-        self.program.pass(
-            &mut self.signals,
-            &mut self.distance,
-            t,
-            &mut self.x,
-            xd,
-            u,
-            Some(hits),
-            &mut self.loops,
-        );
-        self.gather_outputs(y);
-        if let Some((k, residual)) = self
-            .loops
-            .iter()
-            .enumerate()
-            .find_map(|(k, w)| w.failed.map(|r| (k, r)))
-        {
-            let l = &self.program.loops()[k];
-            return Err(NonFinite {
-                time: t,
-                place: format!(
-                    "the algebraic loop through {} (Newton did not converge in {MAX_ITERATIONS} iterations, residual {residual:.1e})",
-                    listed(&l.blocks)
-                ),
-                value: f64::NAN,
-            });
-        }
-        // A non-finite value in a branch that nothing uses (the unselected
-        // input of a Switch) is harmless; one reaching a state or an output
-        // is not.
-        if x.iter().chain(y.iter()).all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(self
-                .program
-                .locate_nonfinite(&self.signals, t)
-                .expect("a non-finite signal belongs to a block output"))
-        }
-    }
-
-    fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
-        self.minor_pass(s);
-        z.copy_from_slice(&self.distance);
-    }
-
-    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], _u: &[f64]) {
-        let p = &*self.program;
-        for &i in &p.stateful {
-            let e = &p.entries[i as usize];
-            if !p.runs(e, &self.signals, Some(hits)) {
-                continue;
-            }
-            let mut c = p.context(e, t, true, &mut self.signals, x, &mut [], xd, &mut self.distance);
-            p.blocks[i as usize].update(&mut c);
-        }
     }
 }
