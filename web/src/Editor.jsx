@@ -196,22 +196,19 @@ function Canvas({ model, setModel, library }) {
     },
     [path, setModel],
   );
-  const undo = useCallback(() => {
-    const last = history.current.undo.pop();
-    if (last) {
-      history.current.redo.push(latest.current);
-      latest.current = last;
-      setModel((m) => ({ ...m, doc: last }));
-    }
-  }, [setModel]);
-  const redo = useCallback(() => {
-    const next = history.current.redo.pop();
-    if (next) {
-      history.current.undo.push(latest.current);
-      latest.current = next;
-      setModel((m) => ({ ...m, doc: next }));
-    }
-  }, [setModel]);
+  // One step back (undo) or forward (redo) through the history.
+  const travel = useCallback(
+    (from, to) => {
+      const doc = from.pop();
+      if (!doc) return;
+      to.push(latest.current);
+      latest.current = doc;
+      setModel((m) => ({ ...m, doc }));
+    },
+    [setModel],
+  );
+  const undo = useCallback(() => travel(history.current.undo, history.current.redo), [travel]);
+  const redo = useCallback(() => travel(history.current.redo, history.current.undo), [travel]);
   useEffect(() => {
     const key = (e) => {
       if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== 'z' || e.target.tagName === 'INPUT') return;

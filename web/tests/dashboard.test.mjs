@@ -3,18 +3,9 @@
 // changed from the page, and the output answering (v_ref = gain × pedal).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { browser, serve, shot } from './support.mjs';
+import { perFile, shot } from './support.mjs';
 
-let server;
-let chrome;
-before(async () => {
-  server = await serve();
-  chrome = await browser();
-});
-after(async () => {
-  await chrome?.browser.close();
-  server?.stop();
-});
+const shared = perFile(before, after);
 
 /** Waits until `locator`'s text passes `ok`; returns it. */
 async function until(locator, ok, timeout = 15000) {
@@ -28,7 +19,7 @@ async function until(locator, ok, timeout = 15000) {
 }
 
 test('a running session\'s counters advance, and a new gain shows in its output', async () => {
-  const { page } = chrome;
+  const { page, server } = shared;
   await page.goto(server.url);
   await page.getByRole('tab', { name: 'Dashboard' }).click();
   await page.getByLabel('configuration').fill('config/examples/cruise.toml');

@@ -10,26 +10,17 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseModel, serialize, detectStyle } from '../src/format.js';
 import { removeLink, splitEnd, targets } from '../src/model.js';
-import { browser, drag, root, serve, shot, tandem } from './support.mjs';
+import { drag, perFile, root, shot, tandem } from './support.mjs';
 
-let server;
-let chrome;
-before(async () => {
-  server = await serve();
-  chrome = await browser();
-});
-after(async () => {
-  await chrome?.browser.close();
-  server?.stop();
-});
+const shared = perFile(before, after);
 
 async function post(path, body) {
-  const r = await fetch(server.url + path, { method: 'POST', body });
+  const r = await fetch(shared.server.url + path, { method: 'POST', body });
   return { status: r.status, json: await r.json() };
 }
 
 test('the cruise control built from the palette runs to the command line\'s final speed', async () => {
-  const { page } = chrome;
+  const { page, server } = shared;
   const file = JSON.parse(readFileSync(join(root, 'models/examples/cruise_control.json'), 'utf8'));
   await page.goto(server.url);
   await page.getByTestId('palette-Gain').waitFor();
@@ -93,7 +84,7 @@ test('the cruise control built from the palette runs to the command line\'s fina
 });
 
 test('a link removed from the bouncing ball shows its error on the right port', async () => {
-  const { page } = chrome;
+  const { page, server } = shared;
   await page.goto(server.url);
   await page.getByLabel('open model').selectOption('bouncing_ball.json');
   await page.getByTestId('block-velocity').waitFor();

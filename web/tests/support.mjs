@@ -67,3 +67,17 @@ export async function drag(page, from, to) {
   await page.mouse.up();
   await page.waitForTimeout(100);
 }
+
+/** A server and a browser for the tests of one file, closed after them. */
+export function perFile(before, after) {
+  const shared = {};
+  before(async () => {
+    shared.server = await serve();
+    Object.assign(shared, await browser());
+  });
+  after(async () => {
+    await shared.browser?.close();
+    shared.server?.stop();
+  });
+  return shared;
+}
