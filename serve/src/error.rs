@@ -123,3 +123,16 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             .at("column", e.column())
     })
 }
+
+/// Runs `work` (compiling a model, building a session) on the blocking
+/// pool, so that a large model never holds up the server's other requests.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the server failed on this request ({e}); please report it with the request"),
+        ))
+    })
+}

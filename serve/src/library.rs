@@ -9,7 +9,7 @@ use tandem_models::diagram::format::BlockDef;
 use tandem_models::diagram::{self, compile_str};
 use tandem_models::{blocks, Model};
 
-use crate::error::{parse_body, ApiError};
+use crate::error::{blocking, parse_body, ApiError};
 
 /// The model format's JSON Schema, as `models/schema.json` has it.
 fn schema() -> &'static Value {
@@ -64,8 +64,13 @@ pub async fn ports(body: Bytes) -> Result<Json<Value>, ApiError> {
 /// `POST /api/check`: compiles a model's text; its summary, or the error
 /// at its block, port, line and column.
 pub async fn check(body: Bytes) -> Result<Json<Value>, ApiError> {
-    let text = std::str::from_utf8(&body).map_err(|e| {
-        let (line, column) = diagram::invalid_utf8_at(&body, e.valid_up_to());
+    blocking(move || check_text(&body)).await.map(Json)
+}
+
+/// The summary of a model's text, or its error.
+fn check_text(body: &[u8]) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body).map_err(|e| {
+        let (line, column) = diagram::invalid_utf8_at(body, e.valid_up_to());
         ApiError::unprocessable(format!("{line}:{column}: the model is not UTF-8; save it as UTF-8"))
             .at("line", line)
             .at("column", column)
@@ -74,7 +79,7 @@ pub async fn check(body: Bytes) -> Result<Json<Value>, ApiError> {
     let program = compiled.model.program();
     let layout = compiled.model.layout();
     let names = |v: &[tandem_models::Variable]| v.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
-    Ok(Json(json!({
+    Ok(json!({
         "ok": true,
         "name": compiled.name,
         "blocks": program.blocks().len(),
@@ -89,5 +94,5 @@ pub async fn check(body: Bytes) -> Result<Json<Value>, ApiError> {
             "rtol": compiled.simulation.rtol,
             "atol": compiled.simulation.atol,
         },
-    })))
+    }))
 }

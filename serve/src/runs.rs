@@ -20,7 +20,7 @@ use tandem_config::load_run_config;
 use tandem_models::plants;
 use tandem_session::{bind, ClockMode, ControlError, Options, Session};
 
-use crate::error::{parse_body, ApiError};
+use crate::error::{blocking, parse_body, ApiError};
 use crate::folder::resolve;
 use crate::live::attach;
 use crate::state::App;
@@ -44,7 +44,12 @@ struct StartRequest {
 
 /// `POST /api/runs`: starts a run of a configuration in the folder.
 pub async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
-    let request: StartRequest = parse_body(&body)?;
+    blocking(move || start_blocking(&app, &body)).await
+}
+
+/// What `start` does, off the server's threads.
+fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
+    let request: StartRequest = parse_body(body)?;
     if let Some(pace) = request.pace {
         if !(pace.is_finite() && pace > 0.0 && pace <= 1e6) {
             return Err(ApiError::unprocessable(format!(

@@ -19,7 +19,7 @@ use tandem_models::Model;
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::{EventSettings, Simulation, UnknownName};
 
-use crate::error::{parse_body, ApiError};
+use crate::error::{blocking, parse_body, ApiError};
 use crate::job::{self, sim_error, Job};
 use crate::registry::Entry;
 use crate::state::App;
@@ -87,7 +87,12 @@ fn setting_error(e: tandem_config::SettingsError) -> ApiError {
 
 /// `POST /api/simulations`: checks everything, then starts the run.
 pub async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
-    let request: Request = parse_body(&body)?;
+    blocking(move || start_blocking(&app, &body)).await
+}
+
+/// What `start` does, off the server's threads.
+fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
+    let request: Request = parse_body(body)?;
     let compiled = compile_str(&request.model).map_err(|e| ApiError::model(&e))?;
     let overrides = Overrides {
         solver: request.solver.clone(),
