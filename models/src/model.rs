@@ -212,6 +212,12 @@ pub trait Model: Send {
 #[derive(Clone)]
 pub struct Definition(pub(crate) Arc<dyn Any + Send + Sync>);
 
+impl fmt::Debug for Definition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Definition")
+    }
+}
+
 /// Why a parameter cannot be changed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]

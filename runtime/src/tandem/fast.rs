@@ -265,7 +265,7 @@ impl FastSide {
         }
         let computing = clock.now();
         if let Some(r) = &mut self.retunes {
-            r.apply(k, self.model.as_mut());
+            r.apply(k, t, self.model.as_mut());
         }
         self.u_time = self.u_time.max(self.inputs.read(t, &mut self.u));
 
@@ -367,7 +367,8 @@ impl FastSide {
             return (FrameSource::Explicit, 0);
         };
         let r = results.latest();
-        if r.seq == self.last_used {
+        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.t0));
+        if r.seq == self.last_used || stale {
             return (FrameSource::Explicit, 0);
         }
         let from = if r.covers(t) {
@@ -425,7 +426,8 @@ impl FastSide {
             return FrameSource::Explicit;
         };
         let r = results.latest();
-        if !(r.covers(t) && r.published_at <= now) {
+        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.t0));
+        if !(r.covers(t) && r.published_at <= now) || stale {
             self.metrics.implicit_late.increment();
             return FrameSource::Explicit;
         }

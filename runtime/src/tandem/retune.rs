@@ -46,6 +46,8 @@ pub struct FastRetunes {
     inbox: HeapCons<Change>,
     /// To the implicit thread, or back to the submitter when there is none.
     next: HeapProd<Change>,
+    /// Time of the frame the newest change applied at (s), if any.
+    changed_at: Option<f64>,
 }
 
 /// The implicit thread's end.
@@ -75,6 +77,7 @@ pub fn retune_queues(implicit: bool) -> (Retuner, FastRetunes, Option<ImplicitRe
         FastRetunes {
             inbox: fast_inbox,
             next,
+            changed_at: None,
         },
         implicit_end,
     )
@@ -114,18 +117,27 @@ impl Retuner {
 }
 
 impl FastRetunes {
-    /// At the start of frame `k`: swaps in every change due by then and
-    /// passes it on. Allocates nothing.
-    pub fn apply(&mut self, k: u64, model: &mut dyn Model) {
+    /// At the start of frame `k` (at `t`): swaps in every change due by
+    /// then and passes it on. Allocates nothing.
+    pub fn apply(&mut self, k: u64, t: f64, model: &mut dyn Model) {
         while self.inbox.first().is_some_and(|c| c.not_before <= k) {
             let Some(mut change) = self.inbox.try_pop() else {
                 return;
             };
             model.swap_definition(&mut change.fast);
             change.applied_at = Some(k);
+            self.changed_at = Some(t);
             // The ring has room for every change in flight.
             let _ = self.next.try_push(change);
         }
+    }
+}
+
+impl FastRetunes {
+    /// Whether an implicit step from `t0` began before the newest change:
+    /// it integrated the replaced definition, and stands for nothing now.
+    pub fn predates_change(&self, t0: f64) -> bool {
+        self.changed_at.is_some_and(|at| t0 < at - 1e-9)
     }
 }
 
@@ -150,5 +162,81 @@ impl ImplicitRetunes {
             let _ = self.back.try_push(change);
         }
         applied
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tandem_models::diagram::compile_str;
+    use tandem_models::StateRef;
+
+    /// `y = k u` with `k` changeable.
+    fn gain() -> Box<dyn Model> {
+        let text = r#"{"blocks": [{"id": "u", "type": "Inport"}, {"id": "k", "type": "Gain", "params": {"gain": 2.0}},
+            {"id": "y", "type": "Output"}], "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "y"}]}"#;
+        Box::new(compile_str(text).unwrap().model)
+    }
+
+    fn output(model: &mut dyn Model) -> f64 {
+        let mut y = [0.0];
+        model.outputs(
+            StateRef {
+                t: 0.0,
+                x: &[],
+                xd: &[],
+                u: &[1.0],
+            },
+            &mut y,
+        );
+        y[0]
+    }
+
+    #[test]
+    fn both_sides_take_a_change_at_the_same_frame_and_it_comes_back() {
+        let (mut retuner, mut fast, implicit) = retune_queues(true);
+        let mut implicit = implicit.unwrap();
+        let (mut fast_model, mut implicit_model) = (gain(), gain());
+        let definition = fast_model.retune("k", "gain", &json!(5.0)).unwrap();
+        retuner.submit(1, 10, definition, true).unwrap();
+        fast.apply(9, 0.09, fast_model.as_mut());
+        assert_eq!(output(fast_model.as_mut()), 2.0, "not before its frame");
+        fast.apply(10, 0.10, fast_model.as_mut());
+        assert_eq!(output(fast_model.as_mut()), 5.0, "at its frame");
+        assert!(fast.predates_change(0.09) && !fast.predates_change(0.10));
+        assert!(
+            !implicit.apply(9, implicit_model.as_mut()),
+            "the implicit side waits for frame 10's record"
+        );
+        assert_eq!(output(implicit_model.as_mut()), 2.0);
+        assert!(retuner.applied().is_empty(), "not back before both sides have it");
+        assert!(implicit.apply(10, implicit_model.as_mut()));
+        assert_eq!(output(implicit_model.as_mut()), 5.0);
+        let back = retuner.applied();
+        assert_eq!((back.len(), back[0].seq, back[0].applied_at), (1, 1, Some(10)));
+    }
+
+    #[test]
+    fn too_many_changes_in_flight_are_refused() {
+        let (mut retuner, _fast, _) = retune_queues(false);
+        let model = gain();
+        for seq in 0..MAX_PENDING as u64 {
+            retuner
+                .submit(seq, 0, model.retune("k", "gain", &json!(3.0)).unwrap(), false)
+                .unwrap();
+        }
+        assert!(retuner
+            .submit(99, 0, model.retune("k", "gain", &json!(3.0)).unwrap(), false)
+            .is_err());
+    }
+
+    #[test]
+    fn a_change_of_shape_is_refused_where_it_is_prepared() {
+        let model = gain();
+        let e = model.retune("k", "gain", &json!([1.0, 2.0])).unwrap_err();
+        assert!(e.message.contains("cannot take"), "{}", e.message);
+        let e = model.retune("nothing", "gain", &json!(1.0)).unwrap_err();
+        assert!(e.message.contains("no block \"nothing\""), "{}", e.message);
     }
 }
