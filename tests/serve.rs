@@ -522,10 +522,16 @@ fn a_running_session_streams_and_takes_a_new_gain_at_a_frame() {
         .expect("the change, applied");
     let at = applied["applied_at"].as_f64().unwrap();
     assert_eq!(applied["what"], "block speed_map parameter gain");
+    let (mut before, mut after) = (0, 0);
     for row in streamed.values.chunks_exact(4) {
         let expected = if row[0] < at - 1e-9 { 25.0 } else { 15.0 };
         assert_eq!(row[2], expected, "v_ref at t = {} (applied at {at})", row[0]);
+        *(if expected == 25.0 { &mut before } else { &mut after }) += 1;
     }
+    assert!(
+        before > 10 && after > 10,
+        "{before} rows before the change, {after} after"
+    );
     let changes = server.json(&format!("/api/runs/{id}/changes"));
     assert_eq!(
         changes["changes"].as_array().unwrap().len(),
@@ -535,6 +541,11 @@ fn a_running_session_streams_and_takes_a_new_gain_at_a_frame() {
     let status = server.json(&format!("/api/runs/{id}"));
     assert_eq!(status["state"], "done");
     assert_eq!(status["report"]["frames"], 800);
+    assert_eq!(
+        status["report"]["recording"]["rows"],
+        streamed.values.len() / 4,
+        "the stream has every recorded row, the last ones drained after the frames included"
+    );
 }
 
 #[test]

@@ -145,21 +145,35 @@ pub struct RunObserver {
     started: Instant,
     /// Run time per wall time, on the virtual clock.
     pace: Option<f64>,
+    /// The frames have stopped: the last rows drained go to the table at
+    /// once.
+    stopped: bool,
+}
+
+impl RunObserver {
+    /// Hands the rows held to the table.
+    fn flush(&mut self) {
+        self.run
+            .table
+            .append(&self.rows, Some(self.run.now() / self.run.duration));
+        self.rows.clear();
+        self.flushed = Instant::now();
+    }
 }
 
 impl Observer for RunObserver {
     fn record(&mut self, t: f64, y: &[f64]) {
         self.rows.push(t);
         self.rows.extend_from_slice(y);
+        if self.stopped {
+            self.flush();
+        }
     }
 
     fn tick(&mut self, running: bool) {
+        self.stopped = !running;
         if !running || self.flushed.elapsed() >= FLUSH_EVERY {
-            self.run
-                .table
-                .append(&self.rows, Some(self.run.now() / self.run.duration));
-            self.rows.clear();
-            self.flushed = Instant::now();
+            self.flush();
             let applied = self.run.controls.lock().unwrap_or_else(|e| e.into_inner()).applied();
             for a in applied {
                 let requested = self
@@ -220,6 +234,7 @@ pub fn attach(
         flushed: Instant::now(),
         started: Instant::now(),
         pace,
+        stopped: false,
     };
     Some((run, observer))
 }

@@ -47,6 +47,11 @@ use crate::report::{RecordingReport, ReplayReport, Report};
 use crate::serial::SerialDevice;
 use crate::transmit::{transmit_paths, Transmitter};
 
+/// Every how many frames a run on the virtual clock hands its recorded
+/// rows to the observer (and the CSV file): often enough for a paced run's
+/// live plot, seldom enough to batch them.
+const VIRTUAL_DRAIN: u64 = 32;
+
 /// Which clock a session runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockMode {
@@ -820,7 +825,7 @@ impl Parts {
                     return ControlFlow::Break(());
                 }
             }
-            if k % 1024 == 1023 {
+            if k % VIRTUAL_DRAIN == VIRTUAL_DRAIN - 1 {
                 if let Some(r) = recording.as_mut() {
                     r.drain(observer);
                 }
