@@ -9,11 +9,12 @@ use clap::Args;
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
 use tandem_fmi::Use;
-use tandem_models::diagram::{locate_block, SimulationDef};
+use tandem_models::diagram::SimulationDef;
 use tandem_models::reference::file_stem;
 use tandem_models::{Model, ModelRef};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
 use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Solver, Summary};
+use tandem_session::offline::sim_error_message;
 
 use crate::out::say;
 use crate::progress::{human, Progress};
@@ -219,20 +220,8 @@ fn load(model: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)>
 /// `error` headed by the model file, with the line and column of the block
 /// it names when it names one.
 fn located(model: &Path, error: SimError) -> anyhow::Error {
-    let block = match &error {
-        SimError::SampleTime(e) => Some(e.user.as_str()),
-        _ => None,
-    };
-    let at = block
-        .and_then(|b| Some((b, locate_block(&std::fs::read_to_string(model).ok()?, b)?)))
-        .map_or(String::new(), |(b, (line, column))| {
-            format!(":{line}:{column}: block \"{b}\"")
-        });
-    let help = match &error {
-        SimError::SampleTime(_) => "\n  help: make the sample time a multiple of the step, or give a step (--step or simulation.step) that divides it",
-        _ => "",
-    };
-    anyhow::anyhow!("{}{at}: {error}{help}", model.display())
+    let text = std::fs::read_to_string(model).ok();
+    anyhow::anyhow!(sim_error_message(&model.display().to_string(), text.as_deref(), &error))
 }
 
 /// The CSV file of an offline run: `--out` when given, else the source's

@@ -188,6 +188,9 @@ pub struct Snapshot {
     u: Vec<f64>,
 }
 
+/// Fills a run's inputs for a time: see [`Simulation::run_driven`].
+type InputFn<'a> = dyn FnMut(f64, &mut [f64]) + 'a;
+
 /// A fixed-step simulation of one model.
 ///
 /// [`Simulation::run`] runs it to the stop time; a co-simulation master
@@ -344,15 +347,44 @@ impl<'m> Simulation<'m> {
     /// (including t = 0), and calling `progress` with the fraction done
     /// about a hundred times.
     pub fn run(&mut self, recorder: &mut dyn Recorder, progress: &mut dyn FnMut(f64)) -> Result<Summary, SimError> {
+        self.run_inner(recorder, progress, None)
+    }
+
+    /// As [`Simulation::run`], with the inputs given by `inputs` at each
+    /// grid point (it fills them for time `t`) and held until the next.
+    pub fn run_driven(
+        &mut self,
+        recorder: &mut dyn Recorder,
+        progress: &mut dyn FnMut(f64),
+        inputs: &mut dyn FnMut(f64, &mut [f64]),
+    ) -> Result<Summary, SimError> {
+        self.run_inner(recorder, progress, Some(inputs))
+    }
+
+    fn run_inner(
+        &mut self,
+        recorder: &mut dyn Recorder,
+        progress: &mut dyn FnMut(f64),
+        mut inputs: Option<&mut InputFn<'_>>,
+    ) -> Result<Summary, SimError> {
         let start = Instant::now();
         let total = self.total_steps();
         let every = (total / 100).max(1);
+        let mut u = self.u.clone();
+        let mut drive = |sim: &mut Self| {
+            if let Some(f) = inputs.as_mut() {
+                f(sim.time(), &mut u);
+                sim.set_inputs(&u);
+            }
+        };
         while self.n < total {
             if self.n.is_multiple_of(every) {
                 progress(self.n as f64 / total as f64);
             }
+            drive(self);
             self.step(recorder)?;
         }
+        drive(self);
         self.major_step()?;
         recorder.record(self.time(), &self.y)?;
         recorder.finish()?;

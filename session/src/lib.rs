@@ -40,6 +40,7 @@ pub mod inputs;
 pub mod log;
 pub mod mapping;
 pub mod metrics;
+pub mod offline;
 pub mod replay;
 pub mod report;
 pub mod serial;
