@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tandem_runtime::tandem::metrics::{FrameSource, Histogram, Metrics};
-use tandem_session::report::devices::{self, DeviceView};
+use tandem_runtime::tandem::metrics::Metrics;
+use tandem_session::report::devices::DeviceView;
+use tandem_session::report::live::counters_json;
 use tandem_session::{ClockMode, Controls, Observer, Report, Session};
 
 use crate::registry::Entry;
@@ -86,22 +87,10 @@ impl LiveRun {
 
     /// The run's statistics now, counted from its start.
     pub(crate) fn stats(&self) -> Value {
-        let m = &*self.metrics;
-        let sources: serde_json::Map<String, Value> = FrameSource::ALL
-            .iter()
-            .map(|&s| (s.name().to_string(), json!(m.from_source(s))))
-            .collect();
-        json!({
-            "type": "stats",
-            "t": self.now(),
-            "frames": m.frames.get(),
-            "missed": m.missed(),
-            "unusable": m.unusable(),
-            "sources": sources,
-            "wake_ns": histogram(&m.wake_latency),
-            "compute_ns": histogram(&m.compute),
-            "devices": devices::json(&self.devices),
-        })
+        let mut stats = counters_json(&self.metrics, &self.devices);
+        stats["type"] = json!("stats");
+        stats["t"] = json!(self.now());
+        stats
     }
 
     /// Logs a change: into the list, and on the server's standard error.
@@ -121,18 +110,6 @@ impl LiveRun {
             .end(json!({"type": "end", "state": state, "error": failure, "report": report}));
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = RunState::Ended { failure, report };
     }
-}
-
-/// `{p50, p99, max, histogram: [[value, count], …]}` of a histogram (ns),
-/// its empty buckets left out.
-fn histogram(h: &Histogram) -> Value {
-    let s = h.snapshot();
-    let finite = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
-    let buckets: Vec<Value> = (s.bucket_counts().iter().enumerate())
-        .filter(|(_, &c)| c > 0)
-        .map(|(i, &c)| json!([s.bucket_value(i), c]))
-        .collect();
-    json!({"count": s.count, "p50": finite(s.percentile(0.5)), "p99": finite(s.percentile(0.99)), "max": finite(s.max), "histogram": buckets})
 }
 
 /// What the session shows a [`LiveRun`]: its recorded rows, and each poll

@@ -287,6 +287,40 @@ impl BusDevice {
     pub fn take_feed(&mut self) -> Option<BusFeed> {
         self.feed.take()
     }
+
+    /// On the virtual clock, the receive side of an in-process transport,
+    /// to poll at frame boundaries (after [`Device::configure`]; none for
+    /// other transports or once taken).
+    pub fn take_inline(&mut self) -> Option<InlineBus> {
+        let rx = self.receiver.take()?;
+        let feed = self.feed.take()?;
+        Some(InlineBus { rx, feed })
+    }
+}
+
+/// A bus on an in-process transport in a run on the virtual clock: what
+/// the other nodes sent is received at the frame boundary where the run
+/// polls it, so runs that advance in lock-step (each frame's sends done
+/// before any run polls for that boundary) exchange frames
+/// deterministically.
+pub struct InlineBus {
+    rx: Box<dyn CanReceiver>,
+    feed: BusFeed,
+}
+
+impl InlineBus {
+    /// Receives every frame waiting, as received at run time `time` (s),
+    /// logged at `log_ns`, and hands their samples to the fast side.
+    pub fn poll(&mut self, time: f64, log_ns: i64) {
+        loop {
+            match self.rx.recv(Duration::ZERO) {
+                Ok(Some(received)) => self.feed.receive(&received.frame, time, log_ns),
+                Ok(None) => break,
+                Err(e) => self.feed.count_error(&e),
+            }
+        }
+        self.feed.flush();
+    }
 }
 
 impl Device for BusDevice {
@@ -307,7 +341,13 @@ impl Device for BusDevice {
             Some(l) => (Some(l.rx), Some((l.tx, l.clock))),
             None => (None, None),
         };
-        let sender = if setup.traffic == Traffic::Live {
+        let in_process = matches!(self.transport, TransportConfig::Virtual { .. });
+        let opened = match setup.traffic {
+            Traffic::Live => true,
+            Traffic::Offline => in_process,
+            Traffic::Replay => false,
+        };
+        let sender = if opened {
             let duplex = open_transport(&self.transport).map_err(|e| DeviceError {
                 device: format!("bus {}", self.name),
                 message: e.to_string(),

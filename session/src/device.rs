@@ -30,8 +30,9 @@ pub enum Traffic {
     /// No transport: received frames come from a recorded log, sent frames
     /// go to the bus log only.
     Replay,
-    /// No transport and nothing received (a run on the virtual clock): sent
-    /// frames go to the bus log only.
+    /// A run on the virtual clock: no transport but the in-process
+    /// (`virtual`) ones, polled at frame boundaries by the run itself;
+    /// otherwise nothing is received and sent frames go to the bus log only.
     Offline,
 }
 

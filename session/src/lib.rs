@@ -41,11 +41,13 @@ pub mod log;
 pub mod mapping;
 pub mod metrics;
 pub mod offline;
+pub mod peer;
 pub mod replay;
 pub mod report;
 pub mod serial;
 mod session;
 pub mod transmit;
+pub mod watch;
 
 pub use bind::{bind, BindError, Plan};
 pub use controls::{Applied, ControlError, Controls};

@@ -35,7 +35,7 @@ use tandem_runtime::tandem::virtual_clock::{run_virtual, VirtualCosts};
 use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 
 use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
-use crate::bus::{BusDevice, BusFeed};
+use crate::bus::{BusDevice, BusFeed, InlineBus};
 use crate::controls::{Controls, InputOverrides, Overridden};
 use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
 use crate::inputs::{DeviceInputs, Fault};
@@ -45,11 +45,11 @@ use crate::report::devices::DeviceView;
 use crate::report::live::LiveStats;
 use crate::report::{RecordingReport, ReplayReport, Report};
 use crate::serial::SerialDevice;
-use crate::transmit::{transmit_paths, Transmitter};
+use crate::transmit::{transmit_paths, SendAtFrameEnd, Transmitter};
 
 /// Every how many frames a run on the virtual clock hands its recorded
-/// rows to the observer (and the CSV file): often enough for a paced run's
-/// live plot, seldom enough to batch them.
+/// rows to the observer (and the CSV file) unless told otherwise: often
+/// enough for a paced run's live plot, seldom enough to batch them.
 const VIRTUAL_DRAIN: u64 = 32;
 
 /// Which clock a session runs on.
@@ -80,6 +80,9 @@ pub struct Options {
     pub live_interval: Option<Duration>,
     /// Allow a recording above [`MAX_OUTPUT_VALUES`](tandem_config::bounds::MAX_OUTPUT_VALUES).
     pub large_output: bool,
+    /// On the virtual clock, every how many frames the recorded rows are
+    /// handed to the observer (1: before each [`Observer::tick`]).
+    pub virtual_drain: u64,
 }
 
 impl Options {
@@ -93,6 +96,7 @@ impl Options {
             replay: None,
             live_interval: None,
             large_output: false,
+            virtual_drain: VIRTUAL_DRAIN,
         }
     }
 }
@@ -113,9 +117,11 @@ pub trait Observer {
     }
 
     /// While the frames run, at each poll of the watching thread (on the
-    /// virtual clock, after each frame) with `running`; once more with
-    /// `running` false when the real-time work has stopped, before the
-    /// session closes its devices and files.
+    /// virtual clock, after each frame, before the in-process buses receive
+    /// for the next: an observer that waits here holds the run, which is
+    /// how runs sharing such buses advance in lock-step) with `running`;
+    /// once more with `running` false when the real-time work has stopped,
+    /// before the session closes its devices and files.
     fn tick(&mut self, running: bool) {
         let _ = running;
     }
@@ -271,6 +277,9 @@ struct Parts {
     recording: Option<Recording>,
     devices: Vec<Box<dyn Device>>,
     feeds: Vec<Option<BusFeed>>,
+    /// The buses on in-process transports, polled at each frame boundary
+    /// on the virtual clock.
+    inline: Vec<InlineBus>,
     replay: Option<LogFeed>,
     transmitter: Option<Transmitter>,
     log: Option<(BusLogWriter, PathBuf)>,
@@ -377,6 +386,8 @@ struct Configured {
     halves: Vec<Halves>,
     /// Each bus's receive side, when replaying.
     feeds: Vec<Option<BusFeed>>,
+    /// The buses on in-process transports, on the virtual clock.
+    inline: Vec<InlineBus>,
     fault_names: FaultNames,
 }
 
@@ -394,6 +405,7 @@ fn configure_devices(
         devices: Vec::new(),
         halves: Vec::new(),
         feeds: Vec::new(),
+        inline: Vec::new(),
         fault_names: Vec::new(),
     };
     for (i, bus) in buses.into_iter().enumerate() {
@@ -411,8 +423,10 @@ fn configure_devices(
         c.fault_names.push((format!("bus {}", bus.name), messages));
         let mut device = BusDevice::new(&bus.name, i as u16, bus.transport, bus.map);
         c.halves.push(device.configure(Setup { traffic, frame, log })?);
-        if traffic == Traffic::Replay {
-            c.feeds.push(device.take_feed());
+        match traffic {
+            Traffic::Replay => c.feeds.push(device.take_feed()),
+            Traffic::Offline => c.inline.extend(device.take_inline()),
+            Traffic::Live => {}
         }
         c.devices.push(Box::new(device));
     }
@@ -530,6 +544,7 @@ impl Session {
             devices,
             halves,
             feeds,
+            inline,
             fault_names,
         } = configured;
 
@@ -537,6 +552,10 @@ impl Session {
         let fault = Arc::new(Fault::default());
         let dropped_outputs = Arc::new(Counter::default());
         let (inputs, outputs, transmitter) = wire(halves, &devices, inputs, layout, &fault, &dropped_outputs);
+        let outputs = match outputs {
+            Some(o) if !inline.is_empty() => Some(Box::new(SendAtFrameEnd(o)) as Box<dyn OutputSink>),
+            o => o,
+        };
         let overrides = Arc::new(InputOverrides::new(layout.inputs.len()));
         let inputs = Box::new(Overridden::new(inputs, Arc::clone(&overrides)));
         let csv = match &record {
@@ -603,6 +622,7 @@ impl Session {
             recording,
             devices,
             feeds,
+            inline,
             replay,
             transmitter,
             log,
@@ -807,14 +827,17 @@ impl Parts {
         }
         let mut replay_error = None;
         let costs = &self.costs;
-        let (replay, feeds, transmitter, recording, fault, stop) = (
+        let (replay, feeds, inline, transmitter, recording, fault, stop) = (
             &mut self.replay,
             &mut self.feeds,
+            &mut self.inline,
             &mut self.transmitter,
             &mut self.recording,
             &self.fault,
             &self.stop,
         );
+        let drain = self.options.virtual_drain.max(1);
+        let (origin_ns, frame_ns) = (replay.as_ref().map_or(0, LogFeed::start_ns), nanos(frame));
         let result = run_virtual(fast, implicit, self.settings.frames(), nanos(frame), costs, &mut |k| {
             if let Some(t) = transmitter.as_mut() {
                 t.pump();
@@ -825,12 +848,18 @@ impl Parts {
                     return ControlFlow::Break(());
                 }
             }
-            if k % VIRTUAL_DRAIN == VIRTUAL_DRAIN - 1 {
+            if k % drain == drain - 1 {
                 if let Some(r) = recording.as_mut() {
                     r.drain(observer);
                 }
             }
             observer.tick(true);
+            // What the other nodes sent up to this boundary (runs in
+            // lock-step are past their sends once the observer returns).
+            let boundary = k + 1;
+            for bus in inline.iter_mut() {
+                bus.poll(boundary as f64 * frame, origin_ns + boundary as i64 * frame_ns);
+            }
             if every.is_some_and(|e| (k + 1) % e == 0) {
                 observer.live((k + 1) as f64 * frame, live);
             }

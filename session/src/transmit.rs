@@ -74,6 +74,22 @@ impl OutputSink for FastOutputs {
     }
 }
 
+/// The fast side's outputs on the virtual clock when the run shares
+/// in-process buses with others: what a frame's outputs make due is sent
+/// as soon as the frame ends rather than when the next one starts (the
+/// same boundary in virtual time), so that runs advancing in lock-step
+/// have all sent for a boundary before any of them receives at it.
+pub struct SendAtFrameEnd(pub Box<dyn OutputSink>);
+
+impl OutputSink for SendAtFrameEnd {
+    fn boundary(&mut self, _k: u64) {}
+
+    fn write(&mut self, k: u64, t: f64, y: &[f64]) {
+        self.0.write(k, t, y);
+        self.0.boundary(k + 1);
+    }
+}
+
 /// The transmit paths of `writers` (each with its device's counters) for
 /// rows of `outputs` values: those that may run on the fast thread go into
 /// the fast thread's outputs, the others behind a queue to a transmitter

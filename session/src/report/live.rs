@@ -1,11 +1,12 @@
-//! A line of live statistics per interval: frames, wake-up latency,
-//! compute time, sources, misses, Newton iterations and each device's
-//! counts.
+//! Live statistics: a line per interval (frames, wake-up latency, compute
+//! time, sources, misses, Newton iterations and each device's counts), and
+//! the counters since the start as JSON for dashboards and scripts.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
+use serde_json::{json, Value};
+use tandem_runtime::tandem::metrics::{FrameSource, Histogram, Metrics, Snapshot};
 
 use super::devices::{self, DeviceView};
 use super::units::ns;
@@ -80,4 +81,35 @@ impl LiveStats {
         line.push_str(&devices::live(&self.devices));
         line
     }
+}
+
+/// The counters since the start, read without stopping anything: frames,
+/// misses, unusable results, frames by source, the wake-up and compute
+/// histograms (ns) and each device's counts.
+pub fn counters_json(metrics: &Metrics, devices: &[DeviceView]) -> Value {
+    let sources: serde_json::Map<String, Value> = FrameSource::ALL
+        .iter()
+        .map(|&s| (s.name().to_string(), json!(metrics.from_source(s))))
+        .collect();
+    json!({
+        "frames": metrics.frames.get(),
+        "missed": metrics.missed(),
+        "unusable": metrics.unusable(),
+        "sources": sources,
+        "wake_ns": histogram_json(&metrics.wake_latency),
+        "compute_ns": histogram_json(&metrics.compute),
+        "devices": devices::json(devices),
+    })
+}
+
+/// `{count, p50, p99, max, histogram: [[value, count], …]}` of a histogram
+/// (ns), its empty buckets left out.
+fn histogram_json(h: &Histogram) -> Value {
+    let s = h.snapshot();
+    let finite = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
+    let buckets: Vec<Value> = (s.bucket_counts().iter().enumerate())
+        .filter(|(_, &c)| c > 0)
+        .map(|(i, &c)| json!([s.bucket_value(i), c]))
+        .collect();
+    json!({"count": s.count, "p50": finite(s.percentile(0.5)), "p99": finite(s.percentile(0.99)), "max": finite(s.max), "histogram": buckets})
 }
