@@ -1,0 +1,109 @@
+//! `Bus`: a node of its own on a session's bus, sending and receiving
+//! frames and DBC messages.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use tandem_io::{CanFrame, CanId};
+use tandem_session::peer::Peer;
+
+use crate::errors::{chain, raise, Place, TandemIOError};
+
+/// A received frame: identifier, whether it is extended, payload, and the
+/// DBC message it is with its signals, when the DBC knows it.
+type Frame = (u32, bool, Vec<u8>, Option<(String, Vec<(String, f64)>)>);
+
+/// A node on a session's bus.
+#[pyclass(name = "Bus", module = "tandem._tandem", frozen)]
+pub struct PyBus {
+    /// The node; none once closed.
+    peer: Mutex<Option<Peer>>,
+}
+
+impl PyBus {
+    /// The node `peer`.
+    pub fn new(peer: Peer) -> Self {
+        PyBus {
+            peer: Mutex::new(Some(peer)),
+        }
+    }
+
+    /// Runs `f` on the node, or fails once it is closed.
+    fn with<T>(&self, f: impl FnOnce(&mut Peer) -> PyResult<T>) -> PyResult<T> {
+        let mut peer = self.peer.lock().unwrap_or_else(PoisonError::into_inner);
+        match peer.as_mut() {
+            Some(p) => f(p),
+            None => Err(raise::<TandemIOError>(
+                "this bus node is closed; join the bus again with session.bus(name)".into(),
+                Place::default(),
+            )),
+        }
+    }
+}
+
+fn io_error(e: &dyn std::error::Error) -> PyErr {
+    raise::<TandemIOError>(chain(e), Place::default())
+}
+
+#[pymethods]
+impl PyBus {
+    /// The DBC's message names.
+    #[getter]
+    fn messages(&self) -> PyResult<Vec<String>> {
+        self.with(|p| Ok(p.dbc().messages().iter().map(|m| m.name.clone()).collect()))
+    }
+
+    /// Leaves the bus (the others no longer keep frames for it).
+    fn close(&self) {
+        *self.peer.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Sends a frame: identifier `id` (extended when `extended`), payload
+    /// `data` (a CAN FD frame when `fd` or longer than 8 bytes).
+    #[pyo3(signature = (id, data, extended=false, fd=false))]
+    fn send_frame(&self, id: u32, data: Vec<u8>, extended: bool, fd: bool) -> PyResult<()> {
+        let id = match (extended, u16::try_from(id)) {
+            (true, _) => CanId::extended(id),
+            (false, Ok(id)) => CanId::standard(id),
+            (false, Err(_)) => Err(tandem_io::FrameError::IdRange(id, 11)),
+        }
+        .map_err(|e| io_error(&e))?;
+        let frame = if fd || data.len() > 8 {
+            CanFrame::fd(id, &data, true, false)
+        } else {
+            CanFrame::data(id, &data)
+        }
+        .map_err(|e| io_error(&e))?;
+        self.with(|p| p.send_frame(&frame).map_err(|e| io_error(&e)))
+    }
+
+    /// Sends DBC message `message` with `signals` (name, physical value);
+    /// returns its identifier and payload.
+    fn send_message(&self, message: &str, signals: Vec<(String, f64)>) -> PyResult<(u32, Vec<u8>)> {
+        let frame = self.with(|p| p.send_message(message, &signals).map_err(|e| io_error(&e)))?;
+        Ok((frame.id().raw(), frame.payload().to_vec()))
+    }
+
+    /// The next frame the other nodes sent, waiting up to `timeout` seconds
+    /// of wall time (0: only what has arrived), or None.
+    #[pyo3(signature = (timeout=0.0))]
+    fn receive(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Frame>> {
+        let wait = Duration::try_from_secs_f64(timeout.max(0.0)).unwrap_or(Duration::ZERO);
+        py.detach(|| {
+            self.with(|p| {
+                let Some(r) = p.receive(wait).map_err(|e| io_error(&e))? else {
+                    return Ok(None);
+                };
+                let decoded = p.decode(&r.frame).map(|(name, signals)| (name.to_string(), signals));
+                let f = r.frame;
+                Ok(Some((
+                    f.id().raw(),
+                    f.id().is_extended(),
+                    f.payload().to_vec(),
+                    decoded,
+                )))
+            })
+        })
+    }
+}

@@ -1,0 +1,402 @@
+//! `Model`: a model loaded for offline runs (a JSON block diagram from a
+//! file or text, a Model Exchange FMU, a built-in plant), inspected,
+//! changed (parameters, inputs as time series) and simulated with the
+//! options of `tandem sim`, the interpreter free while it runs.
+
+use std::io;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use pyo3::prelude::*;
+use pyo3::types::PyByteArray;
+use serde_json::{json, Value};
+use tandem_config::bounds::check_output_size;
+use tandem_config::{fixed_step, Overrides};
+use tandem_fmi::{ModelLoadError, Use};
+use tandem_models::diagram::{compile_str, SimulationDef};
+use tandem_models::reference::ModelRef;
+use tandem_models::Model;
+use tandem_runtime::record::Recorder;
+use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Summary};
+use tandem_session::offline::{sim_error_message, InputSeries, Inputs};
+
+use crate::errors::{chain, raise, ConfigError, ModelError, Place, RunFault, TandemIOError};
+
+/// Rows between two looks for a Ctrl-C while a simulation runs.
+const SIGNAL_CHECK_ROWS: usize = 4096;
+/// The most values reserved before a run (the rest as it grows).
+const RESERVED_VALUES: f64 = 1e7;
+
+/// A loaded model and what was changed of it.
+struct Loaded {
+    /// The file or name it came from (`<dict>`, `<text>` for text).
+    source: String,
+    /// Its JSON, when it is a block diagram.
+    text: Option<String>,
+    model: Box<dyn Model>,
+    simulation: SimulationDef,
+    name: String,
+    inputs: Inputs,
+}
+
+/// A model for offline runs.
+#[pyclass(name = "Model", module = "tandem._tandem", frozen)]
+pub struct PyModel {
+    loaded: Mutex<Loaded>,
+}
+
+impl PyModel {
+    fn lock(&self) -> MutexGuard<'_, Loaded> {
+        self.loaded.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A model that cannot be loaded, as `tandem sim` says it: a file that
+/// cannot be read is an I/O error, the rest model errors.
+fn load_error(error: &ModelLoadError) -> PyErr {
+    use tandem_models::diagram::FileError;
+    use tandem_models::reference::LoadError;
+    match error {
+        ModelLoadError::Model(LoadError::File(FileError::Diagram { path, error: d })) => {
+            raise::<ModelError>(chain(error), Place::of_diagram(path, d))
+        }
+        ModelLoadError::Model(LoadError::File(FileError::Io { path, .. })) => raise::<TandemIOError>(
+            chain(error),
+            Place {
+                file: Some(path.clone()),
+                ..Place::default()
+            },
+        ),
+        _ => raise::<ModelError>(chain(error), Place::default()),
+    }
+}
+
+/// A keyword argument's error, with its name.
+fn option_error(source: &str, key: &str, message: impl std::fmt::Display) -> PyErr {
+    raise::<ConfigError>(format!("{source}: {key}: {message}"), Place::key(key))
+}
+
+/// The rows of a run, kept in memory; looks for Ctrl-C now and then.
+struct Rows {
+    values: Vec<f64>,
+    rows: usize,
+    interrupted: Option<PyErr>,
+}
+
+impl Recorder for Rows {
+    fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
+        self.values.push(t);
+        self.values.extend_from_slice(y);
+        self.rows += 1;
+        if self.rows.is_multiple_of(SIGNAL_CHECK_ROWS) {
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                self.interrupted = Some(e);
+                return Err(io::Error::other("interrupted"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `values` as a bytearray of little-endian doubles.
+fn doubles(py: Python<'_>, values: &[f64]) -> PyResult<Py<PyByteArray>> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Ok(PyByteArray::new(py, &bytes).unbind())
+}
+
+/// A run's summary as JSON text.
+fn summary_json(summary: &Summary, stop: f64) -> String {
+    json!({
+        "steps": summary.steps,
+        "stop": stop,
+        "evaluations": summary.evaluations,
+        "events": summary.events,
+        "shortened": summary.shortened,
+        "disabled": summary.disabled,
+        "restarts": summary.restarts,
+        "bdf": summary.bdf.as_ref().map(|s| s.to_string()),
+        "wall_s": summary.wall.as_secs_f64(),
+    })
+    .to_string()
+}
+
+/// What a simulation returns: the column names, the rows (time first) as
+/// little-endian doubles, and the summary as JSON text.
+type Outcome = (Vec<String>, Py<PyByteArray>, String);
+
+#[pymethods]
+impl PyModel {
+    /// Loads a JSON block diagram or an FMU from its path, or a built-in
+    /// model by name (as `tandem sim` takes them).
+    #[staticmethod]
+    fn load(source: &str) -> PyResult<PyModel> {
+        let reference = ModelRef::parse(source, Path::new(""));
+        let text = match &reference {
+            ModelRef::File(path) if path.extension().is_some_and(|e| e == "json") => std::fs::read_to_string(path).ok(),
+            _ => None,
+        };
+        let loaded = tandem_fmi::load(&reference, Use::Offline).map_err(|e| load_error(&e))?;
+        let inputs = Inputs::new(loaded.model.layout().inputs.len());
+        Ok(PyModel {
+            loaded: Mutex::new(Loaded {
+                source: source.to_string(),
+                text,
+                model: loaded.model,
+                simulation: loaded.simulation,
+                name: loaded.name,
+                inputs,
+            }),
+        })
+    }
+
+    /// Compiles a block diagram from its JSON `text`; errors name `source`.
+    #[staticmethod]
+    fn from_json(text: &str, source: &str) -> PyResult<PyModel> {
+        let compiled = compile_str(text).map_err(|e| {
+            let separator = if e.position.is_some() { ":" } else { ": " };
+            raise::<ModelError>(format!("{source}{separator}{e}"), Place::of_diagram(source, &e))
+        })?;
+        let model: Box<dyn Model> = Box::new(compiled.model);
+        let inputs = Inputs::new(model.layout().inputs.len());
+        Ok(PyModel {
+            loaded: Mutex::new(Loaded {
+                source: source.to_string(),
+                text: Some(text.to_string()),
+                name: compiled.name.unwrap_or_else(|| source.to_string()),
+                model,
+                simulation: compiled.simulation,
+                inputs,
+            }),
+        })
+    }
+
+    /// The model's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.lock().name.clone()
+    }
+
+    /// Where it came from.
+    #[getter]
+    fn source(&self) -> String {
+        self.lock().source.clone()
+    }
+
+    /// Its JSON text, for a block diagram.
+    #[getter]
+    fn text(&self) -> Option<String> {
+        self.lock().text.clone()
+    }
+
+    /// Its inputs: (name, default, unit).
+    #[getter]
+    fn inputs(&self) -> Vec<(String, f64, Option<String>)> {
+        let l = self.lock();
+        let layout = l.model.layout();
+        layout
+            .inputs
+            .iter()
+            .map(|v| (v.name.clone(), v.default, v.unit.clone()))
+            .collect()
+    }
+
+    /// Its outputs: (name, unit).
+    #[getter]
+    fn outputs(&self) -> Vec<(String, Option<String>)> {
+        let l = self.lock();
+        let layout = l.model.layout();
+        layout
+            .outputs
+            .iter()
+            .map(|v| (v.name.clone(), v.unit.clone()))
+            .collect()
+    }
+
+    /// Its continuous states, by name.
+    #[getter]
+    fn states(&self) -> Vec<String> {
+        self.lock().model.layout().states.clone()
+    }
+
+    /// Its discrete rates: (a block running at it, period, offset).
+    #[getter]
+    fn sample_times(&self) -> Vec<(String, f64, f64)> {
+        let l = self.lock();
+        let layout = l.model.layout();
+        (layout.rates.iter().zip(&layout.rate_users))
+            .map(|(r, user)| (user.clone(), r.period, r.offset))
+            .collect()
+    }
+
+    /// Its tunable parameters as JSON text: `[[block, param, value], …]`.
+    #[getter]
+    fn parameters(&self) -> String {
+        Value::from(
+            (self.lock().model.tunables().into_iter())
+                .map(|(b, p, v)| json!([b, p, v]))
+                .collect::<Vec<_>>(),
+        )
+        .to_string()
+    }
+
+    /// Its own simulation settings as JSON text.
+    #[getter]
+    fn settings(&self) -> String {
+        let l = self.lock();
+        let s = &l.simulation;
+        json!({"solver": s.solver, "step": s.step, "stop": s.stop, "rtol": s.rtol, "atol": s.atol}).to_string()
+    }
+
+    /// Sets parameter `param` of block `block` to the JSON `value`; a
+    /// change of the model's shape (signals, states, ports, rates) is
+    /// refused.
+    fn set_parameter(&self, block: &str, param: &str, value: &str) -> PyResult<()> {
+        let value: Value = serde_json::from_str(value)
+            .map_err(|e| raise::<ModelError>(format!("{block}.{param}: {e}"), Place::key(param)))?;
+        let mut l = self.lock();
+        let place = || Place {
+            block: Some(block.to_string()),
+            key: Some(param.to_string()),
+            file: Some(l.source.clone()),
+            ..Place::default()
+        };
+        let mut definition = l
+            .model
+            .retune(block, param, &value)
+            .map_err(|e| raise::<ModelError>(format!("{}: {e}", l.source), place()))?;
+        l.model.swap_definition(&mut definition);
+        Ok(())
+    }
+
+    /// Drives input `name` by `values` at `times` (joined linearly, or each
+    /// held until the next when `hold`), sampled at every step.
+    fn set_input(&self, name: &str, times: Vec<f64>, values: Vec<f64>, hold: bool) -> PyResult<()> {
+        let mut l = self.lock();
+        let index = input_index(&l, name)?;
+        let series = InputSeries::new(times, values, hold)
+            .map_err(|e| raise::<ModelError>(format!("{}: input \"{name}\": {e}", l.source), Place::key(name)))?;
+        l.inputs.set(index, Some(series));
+        Ok(())
+    }
+
+    /// Returns input `name` to its default.
+    fn clear_input(&self, name: &str) -> PyResult<()> {
+        let mut l = self.lock();
+        let index = input_index(&l, name)?;
+        l.inputs.set(index, None);
+        Ok(())
+    }
+
+    /// Simulates a fresh copy of the model with `tandem sim`'s options
+    /// over its own settings; the interpreter is free meanwhile and
+    /// Ctrl-C stops it.
+    #[pyo3(signature = (solver=None, step=None, stop=None, rtol=None, atol=None, events=true, event_tolerance=1e-12, chatter="stop", max_consecutive_events=1000, record_events=false, large_output=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate(
+        &self,
+        py: Python<'_>,
+        solver: Option<String>,
+        step: Option<f64>,
+        stop: Option<f64>,
+        rtol: Option<f64>,
+        atol: Option<f64>,
+        events: bool,
+        event_tolerance: f64,
+        chatter: &str,
+        max_consecutive_events: u32,
+        record_events: bool,
+        large_output: bool,
+    ) -> PyResult<Outcome> {
+        let (model, settings, events, source, text, inputs, columns) = {
+            let l = self.lock();
+            let source = l.source.clone();
+            let overrides = Overrides {
+                solver,
+                step,
+                stop,
+                rtol,
+                atol,
+            };
+            let settings = fixed_step(&l.simulation, &overrides).map_err(|e| {
+                let key = e.origin.trim_start_matches("--").replace('-', "_");
+                option_error(&source, &key, &e.message)
+            })?;
+            let chatter: ChatterPolicy = chatter.parse().map_err(|e| option_error(&source, "chatter", e))?;
+            let events =
+                EventSettings::with_options(events, event_tolerance, max_consecutive_events, chatter, record_events)
+                    .map_err(|e| option_error(&source, e.option(), &e))?;
+            let mut columns = vec!["time".to_string()];
+            columns.extend(l.model.layout().outputs.iter().map(|v| v.name.clone()));
+            let rows = (settings.stop / settings.step).ceil() + 1.0;
+            check_output_size(rows, columns.len(), large_output).map_err(|e| option_error(&source, "stop", e))?;
+            (
+                l.model.fork(),
+                settings,
+                events,
+                source,
+                l.text.clone(),
+                l.inputs.clone(),
+                columns,
+            )
+        };
+        let sim_error = |e: &SimError| sim_error_message(&source, text.as_deref(), e);
+        let mut simulation = Simulation::owning(model, settings).map_err(|e| {
+            let block = match &e {
+                SimError::SampleTime(r) => Some(r.user.clone()),
+                _ => None,
+            };
+            raise::<ModelError>(
+                sim_error(&e),
+                Place {
+                    block,
+                    ..Place::default()
+                },
+            )
+        })?;
+        simulation = simulation.with_events(events);
+        let expected = ((settings.stop / settings.step).ceil() + 1.0) * columns.len() as f64;
+        let mut rows = Rows {
+            values: Vec::with_capacity(expected.min(RESERVED_VALUES) as usize),
+            rows: 0,
+            interrupted: None,
+        };
+        let result = py.detach(|| inputs.run(&mut simulation, &mut rows, &mut |_| {}));
+        if let Some(interrupted) = rows.interrupted {
+            return Err(interrupted);
+        }
+        match result {
+            Ok(summary) => Ok((
+                columns,
+                doubles(py, &rows.values)?,
+                summary_json(&summary, settings.stop),
+            )),
+            Err(e) => {
+                let error = raise::<RunFault>(sim_error(&e), Place::default());
+                error
+                    .value(py)
+                    .setattr("partial", (columns, doubles(py, &rows.values)?))?;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// The index of input `name`, or an error listing the inputs.
+fn input_index(l: &Loaded, name: &str) -> PyResult<usize> {
+    let inputs = &l.model.layout().inputs;
+    inputs.iter().position(|v| v.name == name).ok_or_else(|| {
+        let known: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
+        raise::<ModelError>(
+            format!(
+                "{}: no input \"{name}\"; its inputs: {}",
+                l.source,
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            Place::key(name),
+        )
+    })
+}
