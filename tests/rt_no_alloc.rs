@@ -4,12 +4,15 @@
 //! thousands of frames of a whole session: the fast and the implicit
 //! thread, and a CAN bus's receive thread, its decoding into model inputs
 //! and its transmit path, with a second node on the same in-process bus
-//! playing the ECU.
+//! playing the ECU. The same holds while a script polls a watched session
+//! as the Python package does (the script's thread and the watcher's are
+//! not counted: they are normal threads).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tandem_config::{parse_run_config, TransportConfig};
@@ -24,20 +27,50 @@ struct Counting;
 static ARMED: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+/// Held by each test: they share the counter.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// The normal threads that may allocate: a script polling a session, and
+/// the thread that watches a session for it.
+const NOT_COUNTED: [&str; 2] = ["script", "session watcher"];
+
+thread_local! {
+    /// Whether this thread is one of them, once known.
+    static EXEMPT: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Counts an allocation when armed, on a counted thread.
+fn count() {
+    if !ARMED.load(Relaxed) {
+        return;
+    }
+    let exempt = EXEMPT
+        .try_with(|e| match e.get() {
+            Some(exempt) => exempt,
+            None => {
+                // Exempt while looking at the name, which may allocate.
+                e.set(Some(true));
+                let exempt = std::thread::current().name().is_some_and(|n| NOT_COUNTED.contains(&n));
+                e.set(Some(exempt));
+                exempt
+            }
+        })
+        .unwrap_or(false);
+    if !exempt {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+    }
+}
+
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.load(Relaxed) {
-            ALLOCATIONS.fetch_add(1, Relaxed);
-        }
+        count();
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ARMED.load(Relaxed) {
-            ALLOCATIONS.fetch_add(1, Relaxed);
-        }
+        count();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -93,6 +126,7 @@ signals = {{ MotorTorque = "motor_torque", DcVoltage = "dc_voltage" }}
 
 #[test]
 fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let dbc = Dbc::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc")).unwrap();
     let command = dbc.message("ECU_Command").unwrap();
     let mut payload = vec![0u8; command.len];
@@ -156,4 +190,63 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
             "{policy}: allocations on the real-time and I/O paths"
         );
     }
+}
+
+#[test]
+fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it() {
+    use tandem_session::watch::Watched;
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+
+    let channel = "rt-no-alloc-watched".to_string();
+    let config = parse_run_config(&config(&channel, "correct"), Path::new("rt-no-alloc.toml"), PROFILES).unwrap();
+    let mut plan = bind(config).unwrap();
+    plan.settings.fast.placement.core = None;
+    plan.settings.implicit.placement.core = None;
+    let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-watched-{}", std::process::id()));
+    let session = Session::new(plan, Watched::options(ClockMode::Real, &results)).unwrap();
+    let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
+    let mut watched = Watched::start(session).unwrap();
+
+    // What the Python package's Session does, as fast as it can: read the
+    // newest values, the recording and the counters, write an input.
+    let script = std::thread::Builder::new()
+        .name("script".into())
+        .spawn(move || {
+            while watched.time() < 0.2 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            ALLOCATIONS.store(0, Relaxed);
+            ARMED.store(true, Relaxed);
+            let (mut polls, mut rows, mut newest) = (0u64, 0usize, 0.0);
+            while watched.time() < 2.5 {
+                if let Some((t, _)) = watched.latest() {
+                    newest = t;
+                }
+                rows = watched.rows(0).len();
+                let counters = watched.counters();
+                let grade = if polls % 2 == 0 { 0.01 } else { 0.02 };
+                watched.controls().set_input("road_grade", grade).unwrap();
+                while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {}
+                assert!(counters["frames"].as_u64().unwrap() > 0);
+                polls += 1;
+            }
+            ARMED.store(false, Relaxed);
+            let report = watched.stop().unwrap().unwrap();
+            (polls, rows, newest, report)
+        })
+        .unwrap();
+    let (polls, rows, newest, report) = script.join().unwrap();
+    let _ = std::fs::remove_dir_all(&results);
+
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    assert!(polls > 1000, "the script polled {polls} times");
+    assert!(
+        rows > 0 && newest > 2.0,
+        "the script saw rows ({rows} values, the newest at {newest} s)"
+    );
+    assert_eq!(
+        ALLOCATIONS.load(Relaxed),
+        0,
+        "allocations on the real-time and I/O paths while a script polled"
+    );
 }

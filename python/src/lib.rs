@@ -18,7 +18,6 @@ fn _tandem(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::PyModel>()?;
     m.add_class::<session::PySession>()?;
     m.add_class::<bus::PyBus>()?;
-    m.add_function(wrap_pyfunction!(session::virtual_time, m)?)?;
     m.add_function(wrap_pyfunction!(session::toml_from_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -310,12 +310,6 @@ impl PySession {
     }
 }
 
-/// The process's virtual clock now (s).
-#[pyfunction]
-pub fn virtual_time() -> f64 {
-    virtual_clock_now()
-}
-
 /// A configuration given as JSON text (a dict's), as TOML text.
 #[pyfunction]
 pub fn toml_from_json(text: &str) -> PyResult<String> {

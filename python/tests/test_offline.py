@@ -233,7 +233,7 @@ def test_the_interpreter_runs_other_threads_while_a_model_simulates() -> None:
     assert woke >= 10, f"the waiting thread woke {woke} times during the simulation"
 
 
-def test_ctrl_c_stops_a_long_simulation_cleanly() -> None:
+def test_ctrl_c_stops_a_long_simulation_cleanly(tmp_path: Path) -> None:
     script = f"""
 import os, signal, threading, time, tandem
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
@@ -244,6 +244,7 @@ try:
 except KeyboardInterrupt:
     print("interrupted after", round(time.monotonic() - started, 1), "s")
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    # Away from the sources, so that the installed package is imported.
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("interrupted after"), done.stdout + done.stderr

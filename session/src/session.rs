@@ -117,14 +117,20 @@ pub trait Observer {
     }
 
     /// While the frames run, at each poll of the watching thread (on the
-    /// virtual clock, after each frame, before the in-process buses receive
-    /// for the next: an observer that waits here holds the run, which is
-    /// how runs sharing such buses advance in lock-step) with `running`;
-    /// once more with `running` false when the real-time work has stopped,
-    /// before the session closes its devices and files.
+    /// virtual clock, after each frame and its sends, before the in-process
+    /// buses receive for the next) with `running`; once more with `running`
+    /// false when the real-time work has stopped, before the session closes
+    /// its devices and files.
     fn tick(&mut self, running: bool) {
         let _ = running;
     }
+
+    /// On the virtual clock, after the in-process buses have received for
+    /// the next frame, before it starts. Runs sharing such buses advance in
+    /// lock-step by waiting in both calls: every run's sends done before any
+    /// receives (in `tick`), every run's receives done before any computes
+    /// on (here).
+    fn received(&mut self) {}
 }
 
 /// An observer that watches nothing.
@@ -145,6 +151,11 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     fn tick(&mut self, running: bool) {
         self.0.tick(running);
         self.1.tick(running);
+    }
+
+    fn received(&mut self) {
+        self.0.received();
+        self.1.received();
     }
 }
 
@@ -855,11 +866,12 @@ impl Parts {
             }
             observer.tick(true);
             // What the other nodes sent up to this boundary (runs in
-            // lock-step are past their sends once the observer returns).
+            // lock-step are all past their sends once `tick` returns).
             let boundary = k + 1;
             for bus in inline.iter_mut() {
                 bus.poll(boundary as f64 * frame, origin_ns + boundary as i64 * frame_ns);
             }
+            observer.received();
             if every.is_some_and(|e| (k + 1) % e == 0) {
                 observer.live((k + 1) as f64 * frame, live);
             }

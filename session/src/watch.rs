@@ -43,14 +43,20 @@ pub struct Gate {
     frame: f64,
     /// The process clock's time when the session started.
     start: f64,
+    /// Its number of frames: after the last it is not held.
+    frames: u64,
 }
 
 #[derive(Default)]
 struct GateState {
-    /// Frames completed.
+    /// Frames completed (with their sends).
     done: u64,
+    /// Boundaries received at (the frames after them may start).
+    received: u64,
     /// Frames the session may complete.
     granted: u64,
+    /// Boundaries the session may receive at.
+    receive: u64,
     /// The frames have stopped.
     ended: bool,
     /// Stop holding: the session is being stopped.
@@ -58,13 +64,24 @@ struct GateState {
 }
 
 impl Gate {
-    /// On the run's thread after each frame: waits until the next frame is
-    /// granted.
-    fn pass(&self) {
+    /// On the run's thread after each frame and its sends: waits until
+    /// every session is past its sends.
+    fn sent(&self) {
         let mut s = lock(&self.state);
         s.done += 1;
         self.turn.notify_all();
-        while s.granted <= s.done && !s.released {
+        while s.receive < s.done && s.done < self.frames && !s.released {
+            s = self.turn.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// On the run's thread once its buses have received: waits until the
+    /// next frame is granted.
+    fn received(&self) {
+        let mut s = lock(&self.state);
+        s.received = s.done;
+        self.turn.notify_all();
+        while s.granted <= s.done && s.done < self.frames && !s.released {
             s = self.turn.wait(s).unwrap_or_else(PoisonError::into_inner);
         }
     }
@@ -89,12 +106,30 @@ impl Gate {
         }
     }
 
-    /// Waits until the frames granted are done (or the run has ended).
-    fn wait(&self) {
+    /// Waits until `done` says the session is there: the run ended or is
+    /// being stopped, or the session waits past its last frame for the run
+    /// to end.
+    fn wait_for(&self, done: impl Fn(&GateState) -> bool) {
         let mut s = lock(&self.state);
-        while s.done < s.granted && !s.ended && !s.released {
+        while !(s.ended || s.released || done(&s)) {
             s = self.turn.wait(s).unwrap_or_else(PoisonError::into_inner);
         }
+    }
+
+    /// Waits until the frames granted are done with their sends.
+    fn wait_sent(&self) {
+        self.wait_for(|s| s.done >= s.granted && s.done < self.frames);
+    }
+
+    /// Lets the session receive at the boundary after its last frame done,
+    /// and waits until it has.
+    fn receive_and_wait(&self) {
+        {
+            let mut s = lock(&self.state);
+            s.receive = s.done;
+            self.turn.notify_all();
+        }
+        self.wait_for(|s| s.received >= s.done);
     }
 
     fn done(&self) -> u64 {
@@ -120,10 +155,10 @@ pub fn virtual_clock_now() -> f64 {
 }
 
 /// Advances the process's virtual clock to `to` (s, never back), in steps
-/// of the shortest frame of the sessions on it: at each step every session
-/// completes the frames that end by then before any goes on, so that
-/// sessions sharing in-process buses exchange frames at the same
-/// boundaries every time.
+/// of the shortest frame of the sessions on it. Each step has two phases:
+/// every session completes the frames that end by then, with their sends;
+/// then every session receives at its next boundary. So sessions sharing
+/// in-process buses exchange frames at the same boundaries every time.
 pub fn advance_virtual_clock(to: f64) {
     let mut clock = lock(&CLOCK);
     if to <= clock.now {
@@ -144,7 +179,10 @@ pub fn advance_virtual_clock(to: f64) {
             gate.grant(t);
         }
         for gate in &gates {
-            gate.wait();
+            gate.wait_sent();
+        }
+        for gate in &gates {
+            gate.receive_and_wait();
         }
     }
     clock.now = to;
@@ -167,13 +205,19 @@ impl Observer for Watcher {
     fn tick(&mut self, running: bool) {
         if running {
             if let Some(gate) = &self.gate {
-                gate.pass();
+                gate.sent();
             }
             return;
         }
         lock(&self.shared).ended = true;
         if let Some(gate) = &self.gate {
             gate.end();
+        }
+    }
+
+    fn received(&mut self) {
+        if let Some(gate) = &self.gate {
+            gate.received();
         }
     }
 }
@@ -224,6 +268,7 @@ impl Watched {
                 turn: Condvar::new(),
                 frame,
                 start: process.now,
+                frames: session.settings().frames(),
             });
             process.gates.push(Arc::downgrade(&gate));
             gate
@@ -254,7 +299,8 @@ impl Watched {
         watched.runner = Some(runner);
         if let Some(gate) = &watched.gate {
             // Its first frame, so that its first row is there to read.
-            gate.wait();
+            gate.wait_sent();
+            gate.receive_and_wait();
         }
         Ok(watched)
     }
