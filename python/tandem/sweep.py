@@ -12,6 +12,9 @@ import numpy as np
 
 from ._model import Model, ModelSource, Result
 
+#: Tasks per worker thread a sweep on Dask is cut into.
+TASKS_PER_THREAD = 4
+
 
 class SweepResult:
     """A sweep's results: the parameter table (one row per run), the common
@@ -81,17 +84,31 @@ def table(
     raise ValueError(f"method {method!r}: use 'grid', 'list' or 'random'")
 
 
-def run_one(model: Model, values: Mapping[str, float], options: Mapping[str, Any]) -> Result:
+def run_one(
+    model: Model, values: Mapping[str, float], options: Mapping[str, Any], outputs: Optional[Sequence[str]] = None
+) -> Result:
     """One run of a sweep: ``values`` set on a copy of ``model`` (a name
     with a dot is a parameter ``block.param``, one without an input),
-    simulated with ``options``."""
+    simulated with ``options``; only ``outputs`` kept when given (less to
+    send back from a worker)."""
     run = model.copy()
     for name, value in values.items():
         if "." in name:
             run.set_parameter(name, value)
         else:
             run.set_input(name, value)
-    return run.sim(**options)
+    result = run.sim(**options)
+    if outputs is None:
+        return result
+    kept = ["time", *outputs]
+    return Result(kept, result.data[:, [result.columns.index(c) for c in kept]].copy(), result.summary)
+
+
+def run_many(
+    model: Model, rows: Sequence[Mapping[str, float]], options: Mapping[str, Any], outputs: Optional[Sequence[str]]
+) -> List[Result]:
+    """Several runs of a sweep, in order (one Dask task)."""
+    return [run_one(model, row, options, outputs) for row in rows]
 
 
 def _gather(results: Sequence[Result], names: Optional[Sequence[str]]) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
@@ -131,15 +148,20 @@ def sweep(
     runs = table(parameters, method, samples, seed)
     count = len(next(iter(runs.values())))
     rows: List[Dict[str, float]] = [{n: float(v[i]) for n, v in runs.items()} for i in range(count)]
+    unknown = [o for o in outputs or [] if o not in model.outputs]
+    if unknown:
+        raise KeyError(f"no output {', '.join(map(repr, unknown))}; outputs: {', '.join(model.outputs)}")
     if serial:
-        results = [run_one(model, row, options) for row in _progress(rows, progress and count > 1)]
+        results = [run_one(model, row, options, outputs) for row in _progress(rows, progress and count > 1)]
     else:
-        results = _on_dask(model, rows, options, scheduler, workers, progress and count > 1)
+        results = _on_dask(model, rows, options, outputs, scheduler, workers, progress and count > 1)
     time, gathered = _gather(results, outputs)
     return SweepResult(runs, time, gathered)
 
 
 def _progress(items: Any, show: bool, total: Optional[int] = None) -> Any:
+    """``items`` with a progress bar when asked and tqdm is installed (with
+    ``items`` None: the bar, to update by hand, or None)."""
     if not show:
         return items
     try:
@@ -153,6 +175,7 @@ def _on_dask(
     model: Model,
     rows: List[Dict[str, float]],
     options: Mapping[str, Any],
+    outputs: Optional[Sequence[str]],
     scheduler: Optional[str],
     workers: int,
     progress: bool,
@@ -166,11 +189,21 @@ def _on_dask(
     else:
         client = Client(scheduler)
     try:
+        # A few tasks per worker thread, each of several runs: enough to
+        # balance the load, few enough that Dask's cost per task is small
+        # against the runs.
+        threads = max(1, sum(client.nthreads().values()))
+        size = max(1, -(-len(rows) // (threads * TASKS_PER_THREAD)))
+        chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
         shared = client.scatter(model, broadcast=True)
-        futures = [client.submit(run_one, shared, row, dict(options), pure=False) for row in rows]
-        for _ in _progress(as_completed(futures), progress, len(futures)):
-            pass
-        return client.gather(futures)
+        futures = [client.submit(run_many, shared, chunk, dict(options), outputs, pure=False) for chunk in chunks]
+        bar = _progress(None, progress, len(rows))
+        for future in as_completed(futures):
+            if bar is not None:
+                bar.update(len(chunks[futures.index(future)]))
+        if bar is not None:
+            bar.close()
+        return [result for chunk in client.gather(futures) for result in chunk]
     finally:
         client.close()
         if cluster is not None:
