@@ -124,6 +124,16 @@ signals = {{ MotorTorque = "motor_torque", DcVoltage = "dc_voltage" }}
     )
 }
 
+/// The plan of [`config`], unpinned where SCHED_FIFO is refused: the
+/// property does not depend on the placement.
+fn unpinned_plan(channel: &str, policy: &str) -> tandem_session::Plan {
+    let config = parse_run_config(&config(channel, policy), Path::new("rt-no-alloc.toml"), PROFILES).unwrap();
+    let mut plan = bind(config).unwrap();
+    plan.settings.fast.placement.core = None;
+    plan.settings.implicit.placement.core = None;
+    plan
+}
+
 #[test]
 fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
@@ -134,13 +144,7 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
     let frame = CanFrame::data(command.id, &payload).unwrap();
     for policy in ["correct", "select"] {
         let channel = format!("rt-no-alloc-{policy}");
-        let text = config(&channel, policy);
-        let config = parse_run_config(&text, Path::new("rt-no-alloc.toml"), PROFILES).unwrap();
-        let mut plan = bind(config).unwrap();
-        // Unpinned where SCHED_FIFO is refused: the property does not
-        // depend on the placement.
-        plan.settings.fast.placement.core = None;
-        plan.settings.implicit.placement.core = None;
+        let plan = unpinned_plan(&channel, policy);
         let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-{}", std::process::id()));
         let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
 
@@ -198,10 +202,7 @@ fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it(
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
 
     let channel = "rt-no-alloc-watched".to_string();
-    let config = parse_run_config(&config(&channel, "correct"), Path::new("rt-no-alloc.toml"), PROFILES).unwrap();
-    let mut plan = bind(config).unwrap();
-    plan.settings.fast.placement.core = None;
-    plan.settings.implicit.placement.core = None;
+    let plan = unpinned_plan(&channel, "correct");
     let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-watched-{}", std::process::id()));
     let session = Session::new(plan, Watched::options(ClockMode::Real, &results)).unwrap();
     let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
