@@ -38,6 +38,36 @@ fn assert_run_does_not_allocate(name: &str, text: &str, solver: Solver, step: f6
 }
 
 #[test]
+fn a_run_driven_by_an_input_series_does_not_allocate() {
+    use tandem_session::offline::{InputSeries, Inputs};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/examples/cruise_control.json"
+    ))
+    .unwrap();
+    let mut inputs = Inputs::new(1);
+    inputs.set(
+        0,
+        Some(InputSeries::new(vec![0.0, 20.0, 40.0], vec![0.5, 0.7, 0.6], false).unwrap()),
+    );
+    for solver in [Method::Rk4.into(), Solver::BDF] {
+        let mut compiled = diagram::compile_str(&text).unwrap();
+        let settings = FixedStep {
+            solver,
+            step: 0.01,
+            stop: 50.0,
+        };
+        let mut sim = Simulation::new(&mut compiled.model, settings).unwrap();
+        let mut sink = Checksum(0.0);
+        let n = allocations_in(|| {
+            inputs.run(&mut sim, &mut sink, &mut |_| {}).unwrap();
+        });
+        assert!(sink.0.is_finite());
+        assert_eq!(n, 0, "{solver}: {n} allocations during a driven run");
+    }
+}
+
+#[test]
 fn example_runs_do_not_allocate() {
     let root = env!("CARGO_MANIFEST_DIR");
     for (name, step, stop) in [

@@ -47,6 +47,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TandemIOError", py.get_type::<TandemIOError>())?;
     m.add("RunFault", py.get_type::<RunFault>())?;
+    // Defaults for errors raised without a place (and by the Python half).
+    let base = py.get_type::<TandemError>();
+    for name in ["file", "line", "column", "block", "port", "key"] {
+        base.setattr(name, py.None())?;
+    }
+    py.get_type::<RunFault>().setattr("partial", py.None())?;
     Ok(())
 }
 

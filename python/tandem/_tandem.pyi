@@ -18,7 +18,7 @@ class ConfigError(TandemError): ...
 class TandemIOError(TandemError): ...
 
 class RunFault(TandemError):
-    partial: object
+    partial: Optional[object]
 
 class Model:
     @staticmethod

@@ -185,6 +185,8 @@ def test_bad_options_inputs_and_parameters_raise_typed_errors_naming_them() -> N
     with pytest.raises(tandem.TandemIOError, match="cannot read the model"):
         tandem.Model("missing/model.json")
     assert issubclass(tandem.RunFault, tandem.TandemError)
+    # Every error has the place attributes, None where unknown.
+    assert tandem.ConfigError("x").line is None and tandem.RunFault("y").partial is None
 
 
 def test_a_run_that_fails_raises_run_fault_with_the_rows_before(tmp_path: Path) -> None:

@@ -216,6 +216,8 @@ pub struct Simulation<'m> {
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
+    /// The inputs a driven run fills at each grid point.
+    u_driven: Vec<f64>,
     y: Vec<f64>,
     hits: Vec<bool>,
     /// No rate hits (event instants between grid steps).
@@ -280,7 +282,7 @@ impl<'m> Simulation<'m> {
         let rates = tick_rates(&*model, settings.step)?;
         let layout = model.layout();
         let (n, nd, nz) = (layout.states.len(), layout.discrete, layout.zero_crossings.len());
-        let u = layout.inputs.iter().map(|v| v.default).collect();
+        let u: Vec<f64> = layout.inputs.iter().map(|v| v.default).collect();
         let y = vec![0.0; layout.outputs.len()];
         let hits = vec![false; rates.len()];
         let no_hits = hits.clone();
@@ -318,6 +320,7 @@ impl<'m> Simulation<'m> {
             xd_before: xd.clone(),
             x,
             xd,
+            u_driven: u.clone(),
             u,
             y,
             hits,
@@ -370,11 +373,13 @@ impl<'m> Simulation<'m> {
         let start = Instant::now();
         let total = self.total_steps();
         let every = (total / 100).max(1);
-        let mut u = self.u.clone();
         let mut drive = |sim: &mut Self| {
             if let Some(f) = inputs.as_mut() {
+                let mut u = std::mem::take(&mut sim.u_driven);
+                u.copy_from_slice(&sim.u);
                 f(sim.time(), &mut u);
                 sim.set_inputs(&u);
+                sim.u_driven = u;
             }
         };
         while self.n < total {
