@@ -120,7 +120,10 @@ class Session:
                 f"{name!r} is not recorded; add it to the configuration's [record] signals (recorded: "
                 f"{', '.join(self._recorded) or 'nothing'})"
             )
-        return self.values()[name]
+        values = self.values()
+        if not values:
+            raise KeyError(f"{name!r}: no row recorded yet (t = {self.time:g} s); step or wait first")
+        return values[name]
 
     def __setitem__(self, name: str, value: float) -> None:
         self.set_input(name, value)

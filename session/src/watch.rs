@@ -36,7 +36,7 @@ struct Seen {
 }
 
 /// Where a session on the virtual clock is held between frames.
-pub struct Gate {
+struct Gate {
     state: Mutex<GateState>,
     turn: Condvar,
     /// The session's frame (s).
@@ -106,9 +106,8 @@ impl Gate {
         }
     }
 
-    /// Waits until `done` says the session is there: the run ended or is
-    /// being stopped, or the session waits past its last frame for the run
-    /// to end.
+    /// Waits until `done` holds, the run has ended, or it is being
+    /// stopped.
     fn wait_for(&self, done: impl Fn(&GateState) -> bool) {
         let mut s = lock(&self.state);
         while !(s.ended || s.released || done(&s)) {
