@@ -8,7 +8,6 @@ use std::time::Duration;
 use crate::out::say;
 use anyhow::{bail, Context};
 use clap::Args;
-use tandem_config::bounds::check_duration;
 use tandem_config::{load_run_config, RunConfig};
 use tandem_models::plants;
 use tandem_session::report::live::LiveStats;
@@ -66,12 +65,7 @@ pub fn parse_interval(s: &str) -> Result<Duration, tandem_config::DurationError>
 pub fn load(path: &Path, duration: Option<f64>) -> anyhow::Result<RunConfig> {
     let mut config = load_run_config(path, plants::PROFILES)?;
     if let Some(d) = duration {
-        check_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
-        let frame = config.settings.frame;
-        if d < frame {
-            bail!("--duration: the run ({d} s) is shorter than one frame ({frame} s); make it at least the frame");
-        }
-        config.settings.duration = d;
+        config.set_duration(d).map_err(|e| anyhow::anyhow!("--duration: {e}"))?;
     }
     Ok(config)
 }

@@ -49,7 +49,8 @@ pub use error::{ConfigError, Located, Location};
 pub use load::{load_run_config, parse_run_config, read_text};
 pub use raw::run_config_schema;
 pub use run::{
-    EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
+    EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, RunLengthError, DEFAULT_DURATION, DEFAULT_FRAME,
+    MAX_COUNT,
 };
 
 pub use simulation::{

@@ -85,7 +85,37 @@ pub struct RunConfig {
     pub ecu: Option<EcuConfig>,
 }
 
+/// A run length given instead of the configuration's that cannot be.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunLengthError {
+    /// Not a length a run may have.
+    #[error(transparent)]
+    OutOfRange(#[from] crate::bounds::DurationOutOfRange),
+    /// Shorter than one frame.
+    #[error("the run ({duration} s) is shorter than one frame ({frame} s); make it at least the frame")]
+    ShorterThanFrame {
+        /// The length given (s).
+        duration: f64,
+        /// The frame (s).
+        frame: f64,
+    },
+}
+
 impl RunConfig {
+    /// Runs for `seconds` instead of the configuration's duration.
+    pub fn set_duration(&mut self, seconds: f64) -> Result<(), RunLengthError> {
+        crate::bounds::check_duration(seconds)?;
+        let frame = self.settings.frame;
+        if seconds < frame {
+            return Err(RunLengthError::ShorterThanFrame {
+                duration: seconds,
+                frame,
+            });
+        }
+        self.settings.duration = seconds;
+        Ok(())
+    }
+
     /// An error about `value`, at its place in this file.
     pub fn error_at<T>(&self, value: &Located<T>, message: String) -> ConfigError {
         value.error(&self.file, message)

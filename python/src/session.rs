@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
-use tandem_config::bounds::check_duration;
 use tandem_config::{load_run_config, parse_run_config, ConfigError as TomlConfigError, RunConfig, TransportConfig};
 use tandem_io::dbc::Dbc;
 use tandem_models::plants::PROFILES;
@@ -75,15 +74,9 @@ fn read_config(source: &str, text: Option<&str>, duration: Option<f64>) -> PyRes
     }
     .map_err(|e| config_error(&e))?;
     if let Some(d) = duration {
-        check_duration(d).map_err(|e| raise::<ConfigError>(format!("duration: {e}"), Place::key("duration")))?;
-        let frame = config.settings.frame;
-        if d < frame {
-            return Err(raise::<ConfigError>(
-                format!("duration: the run ({d} s) is shorter than one frame ({frame} s); make it at least the frame"),
-                Place::key("duration"),
-            ));
-        }
-        config.settings.duration = d;
+        config
+            .set_duration(d)
+            .map_err(|e| raise::<ConfigError>(format!("duration: {e}"), Place::key("duration")))?;
     }
     Ok(config)
 }

@@ -85,8 +85,11 @@ def test_a_bad_configuration_raises_config_error_with_the_command_lines_message(
     assert (caught.value.file, caught.value.line, caught.value.key) == (str(bad), line, "frame")
     with pytest.raises(tandem.ConfigError, match="clock"):
         tandem.Session(CRUISE, clock="sundial")
-    with pytest.raises(tandem.ConfigError, match="duration"):
-        tandem.Session(CRUISE, duration=-1)
+    for duration in ("-1", "0.001"):
+        with pytest.raises(tandem.ConfigError) as caught:
+            tandem.Session(CRUISE, duration=float(duration))
+        cli_says = cli_error("run", CRUISE, "--virtual-clock", "--duration", duration)
+        assert caught.value.key == "duration" and "--" + str(caught.value) == cli_says
 
 
 def test_a_bus_node_on_the_virtual_clock_needs_an_in_process_bus(tmp_path: Path) -> None:
