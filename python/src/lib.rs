@@ -5,11 +5,19 @@
 //! Python half (`python/tandem/`) wraps it in the documented API.
 
 use pyo3::prelude::*;
+use pyo3::types::PyByteArray;
 
 mod bus;
 mod errors;
 mod model;
 mod session;
+
+/// `values` as a bytearray of little-endian doubles (numpy reads it
+/// without a copy).
+fn doubles(py: Python<'_>, values: &[f64]) -> Py<PyByteArray> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    PyByteArray::new(py, &bytes).unbind()
+}
 
 /// The module.
 #[pymodule]

@@ -13,13 +13,14 @@ use serde_json::{json, Value};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
 use tandem_fmi::{ModelLoadError, Use};
-use tandem_models::diagram::{compile_str, SimulationDef};
-use tandem_models::reference::ModelRef;
+use tandem_models::diagram::{compile_str, FileError, SimulationDef};
+use tandem_models::reference::{LoadError, ModelRef};
 use tandem_models::Model;
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Summary};
-use tandem_session::offline::{sim_error_message, InputSeries, Inputs};
+use tandem_session::offline::{sim_error_block, sim_error_message, InputSeries, Inputs};
 
+use crate::doubles;
 use crate::errors::{chain, raise, ConfigError, ModelError, Place, RunFault, TandemIOError};
 
 /// Rows between two looks for a Ctrl-C while a simulation runs.
@@ -54,8 +55,6 @@ impl PyModel {
 /// A model that cannot be loaded, as `tandem sim` says it: a file that
 /// cannot be read is an I/O error, the rest model errors.
 fn load_error(error: &ModelLoadError) -> PyErr {
-    use tandem_models::diagram::FileError;
-    use tandem_models::reference::LoadError;
     match error {
         ModelLoadError::Model(LoadError::File(FileError::Diagram { path, error: d })) => {
             raise::<ModelError>(chain(error), Place::of_diagram(path, d))
@@ -96,12 +95,6 @@ impl Recorder for Rows {
         }
         Ok(())
     }
-}
-
-/// `values` as a bytearray of little-endian doubles.
-fn doubles(py: Python<'_>, values: &[f64]) -> PyResult<Py<PyByteArray>> {
-    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    Ok(PyByteArray::new(py, &bytes).unbind())
 }
 
 /// A run's summary as JSON text.
@@ -153,8 +146,12 @@ impl PyModel {
     #[staticmethod]
     fn from_json(text: &str, source: &str) -> PyResult<PyModel> {
         let compiled = compile_str(text).map_err(|e| {
-            let separator = if e.position.is_some() { ":" } else { ": " };
-            raise::<ModelError>(format!("{source}{separator}{e}"), Place::of_diagram(source, &e))
+            let place = Place::of_diagram(source, &e);
+            let error = FileError::Diagram {
+                path: source.to_string(),
+                error: Box::new(e),
+            };
+            raise::<ModelError>(error.to_string(), place)
         })?;
         let model: Box<dyn Model> = Box::new(compiled.model);
         let inputs = Inputs::new(model.layout().inputs.len());
@@ -307,7 +304,7 @@ impl PyModel {
         record_events: bool,
         large_output: bool,
     ) -> PyResult<Outcome> {
-        let (model, settings, events, source, text, inputs, columns) = {
+        let (model, settings, events, source, text, inputs, columns, expected_rows) = {
             let l = self.lock();
             let source = l.source.clone();
             let overrides = Overrides {
@@ -337,26 +334,20 @@ impl PyModel {
                 l.text.clone(),
                 l.inputs.clone(),
                 columns,
+                rows,
             )
         };
         let sim_error = |e: &SimError| sim_error_message(&source, text.as_deref(), e);
         let mut simulation = Simulation::owning(model, settings).map_err(|e| {
-            let block = match &e {
-                SimError::SampleTime(r) => Some(r.user.clone()),
-                _ => None,
+            let place = Place {
+                block: sim_error_block(&e).map(str::to_string),
+                ..Place::default()
             };
-            raise::<ModelError>(
-                sim_error(&e),
-                Place {
-                    block,
-                    ..Place::default()
-                },
-            )
+            raise::<ModelError>(sim_error(&e), place)
         })?;
         simulation = simulation.with_events(events);
-        let expected = ((settings.stop / settings.step).ceil() + 1.0) * columns.len() as f64;
         let mut rows = Rows {
-            values: Vec::with_capacity(expected.min(RESERVED_VALUES) as usize),
+            values: Vec::with_capacity((expected_rows * columns.len() as f64).min(RESERVED_VALUES) as usize),
             rows: 0,
             interrupted: None,
         };
@@ -367,14 +358,14 @@ impl PyModel {
         match result {
             Ok(summary) => Ok((
                 columns,
-                doubles(py, &rows.values)?,
+                doubles(py, &rows.values),
                 summary_json(&summary, settings.stop),
             )),
             Err(e) => {
                 let error = raise::<RunFault>(sim_error(&e), Place::default());
                 error
                     .value(py)
-                    .setattr("partial", (columns, doubles(py, &rows.values)?))?;
+                    .setattr("partial", (columns, doubles(py, &rows.values)))?;
                 Err(error)
             }
         }

@@ -17,6 +17,7 @@ use tandem_session::watch::{advance_virtual_clock, virtual_clock_now, Watched};
 use tandem_session::{bind, BindError, ClockMode, ControlError, Session, SessionError};
 
 use crate::bus::PyBus;
+use crate::doubles;
 use crate::errors::{chain, raise, ConfigError, ModelError, Place, RunFault, TandemIOError};
 
 /// How long a wait on the real clock sleeps between looks for a Ctrl-C.
@@ -194,9 +195,7 @@ impl PySession {
     /// The recorded rows from row `start` on, as little-endian doubles
     /// (time, then the recorded outputs).
     fn rows(&self, py: Python<'_>, start: usize) -> Py<PyByteArray> {
-        let values = self.watched().rows(start);
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        PyByteArray::new(py, &bytes).unbind()
+        doubles(py, &self.watched().rows(start))
     }
 
     /// Sets model input `name` from the next frame on; returns that frame.

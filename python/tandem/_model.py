@@ -11,6 +11,10 @@ import numpy as np
 from . import _tandem
 
 ModelSource = Union[str, "os.PathLike[str]", Mapping[str, Any], "Model"]
+#: How a model is loaded: ("json", text, source name) or ("load", path or name, "").
+Spec = Tuple[str, str, str]
+#: A change made to a model: the method, its arguments and keywords.
+Change = Tuple[str, tuple, Dict[str, Any]]
 
 
 class Result:
@@ -90,35 +94,29 @@ class Model:
     """
 
     def __init__(self, source: ModelSource):
-        self._changes: List[Tuple[str, tuple, Dict[str, Any]]] = []
         if isinstance(source, Model):
-            self._native = source._reload()
-            self._spec = source._spec
-            for method, args, keywords in source._changes:
-                getattr(self, method)(*args, **keywords)
-            return
-        if isinstance(source, Mapping):
-            self._spec: Tuple[str, str, str] = ("json", json.dumps(source), "<dict>")
+            spec, changes = source._spec, source._changes
+        elif isinstance(source, Mapping):
+            spec, changes = ("json", json.dumps(source), "<dict>"), []
         elif isinstance(source, (str, os.PathLike)):
-            self._spec = ("load", os.fspath(source), "")
+            spec, changes = ("load", os.fspath(source), ""), []
         else:
             raise TypeError(f"a model is a path, a built-in name or a dict, not {type(source).__name__}")
-        self._native = self._reload()
+        self._start(spec, changes)
 
     @classmethod
     def from_json(cls, text: str, source: str = "<text>") -> "Model":
         """A block diagram from its JSON text; errors name ``source``."""
-        model = cls.__new__(cls)
-        model._changes = []
-        model._spec = ("json", text, source)
-        model._native = model._reload()
-        return model
+        return _restore(("json", text, source), [])
 
-    def _reload(self) -> "_tandem.Model":
-        kind, text, source = self._spec
-        if kind == "json":
-            return _tandem.Model.from_json(text, source)
-        return _tandem.Model.load(text)
+    def _start(self, spec: Spec, changes: List[Change]) -> None:
+        """Loads the model ``spec`` names, then makes ``changes`` to it."""
+        self._spec = spec
+        self._changes: List[Change] = []
+        kind, text, source = spec
+        self._native = _tandem.Model.from_json(text, source) if kind == "json" else _tandem.Model.load(text)
+        for method, args, keywords in changes:
+            getattr(self, method)(*args, **keywords)
 
     def __reduce__(self) -> Any:
         # Sent to Dask workers as its source and the changes made to it.
@@ -276,13 +274,9 @@ class Model:
         return f"<tandem.Model {self.name!r}: {len(self.inputs)} inputs, {len(self.outputs)} outputs>"
 
 
-def _restore(spec: Tuple[str, str, str], changes: List[Tuple[str, tuple, Dict[str, Any]]]) -> Model:
+def _restore(spec: Spec, changes: List[Change]) -> Model:
     model = Model.__new__(Model)
-    model._changes = []
-    model._spec = spec
-    model._native = model._reload()
-    for method, args, keywords in changes:
-        getattr(model, method)(*args, **keywords)
+    model._start(spec, changes)
     return model
 
 

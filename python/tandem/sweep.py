@@ -197,10 +197,11 @@ def _on_dask(
         chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
         shared = client.scatter(model, broadcast=True)
         futures = [client.submit(run_many, shared, chunk, dict(options), outputs, pure=False) for chunk in chunks]
+        runs_of = {future.key: len(chunk) for future, chunk in zip(futures, chunks)}
         bar = _progress(None, progress, len(rows))
         for future in as_completed(futures):
             if bar is not None:
-                bar.update(len(chunks[futures.index(future)]))
+                bar.update(runs_of[future.key])
         if bar is not None:
             bar.close()
         return [result for chunk in client.gather(futures) for result in chunk]

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tandem_models::diagram::locate_block;
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{SimError, Simulation};
+use tandem_session::offline::sim_error_block;
 
 use crate::error::ApiError;
 use crate::registry::Entry;
@@ -106,12 +107,8 @@ impl Entry for Job {
 /// A simulation's error as `tandem sim` words it, at the block's line
 /// and column when it names one.
 pub(crate) fn sim_error(model: &str, error: &SimError) -> ApiError {
-    let block = match error {
-        SimError::SampleTime(e) => Some(e.user.as_str()),
-        _ => None,
-    };
     let mut e = ApiError::unprocessable(error.to_string());
-    if let Some(block) = block {
+    if let Some(block) = sim_error_block(error) {
         e = e.at("block", block);
         if let Some((line, column)) = locate_block(model, block) {
             e = e.at("line", line).at("column", column);

@@ -49,11 +49,6 @@ pub enum SeriesError {
 }
 
 impl InputSeries {
-    /// `value` at all times.
-    pub fn constant(value: f64) -> Result<Self, SeriesError> {
-        Self::new(vec![0.0], vec![value], true)
-    }
-
     /// `values` at `times` (increasing), joined linearly, or each held
     /// until the next when `hold`.
     pub fn new(times: Vec<f64>, values: Vec<f64>, hold: bool) -> Result<Self, SeriesError> {
@@ -142,15 +137,20 @@ impl Inputs {
     }
 }
 
+/// The block whose definition a run's error is about (a sample time off
+/// the step grid), to place the error at.
+pub fn sim_error_block(error: &SimError) -> Option<&str> {
+    match error {
+        SimError::SampleTime(e) => Some(e.user.as_str()),
+        _ => None,
+    }
+}
+
 /// `error` as `tandem sim` words it: headed by `source` (the model's file
 /// or name), at the line and column of the block it names in `text` (the
 /// model's JSON, when it is one), with the fix.
 pub fn sim_error_message(source: &str, text: Option<&str>, error: &SimError) -> String {
-    let block = match error {
-        SimError::SampleTime(e) => Some(e.user.as_str()),
-        _ => None,
-    };
-    let at = block
+    let at = sim_error_block(error)
         .and_then(|b| Some((b, locate_block(text?, b)?)))
         .map_or(String::new(), |(b, (line, column))| {
             format!(":{line}:{column}: block \"{b}\"")
@@ -177,7 +177,7 @@ mod tests {
         );
         let held = InputSeries::new(vec![1.0, 2.0], vec![10.0, 20.0], true).unwrap();
         assert_eq!([held.at(1.9), held.at(2.0)], [10.0, 20.0]);
-        assert_eq!(InputSeries::constant(3.5).unwrap().at(-1.0), 3.5);
+        assert_eq!(InputSeries::new(vec![0.0], vec![3.5], true).unwrap().at(-1.0), 3.5);
     }
 
     #[test]
