@@ -35,6 +35,7 @@ mod duration;
 mod error;
 mod load;
 mod locate;
+mod place;
 mod raw;
 mod run;
 mod simulation;
@@ -47,6 +48,7 @@ pub use bus::{
 pub use duration::{Duration, DurationError, DURATION_PATTERN};
 pub use error::{ConfigError, Located, Location};
 pub use load::{load_run_config, parse_run_config, read_text};
+pub use place::TomlPlace;
 pub use raw::run_config_schema;
 pub use run::{
     EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, RunLengthError, DEFAULT_DURATION, DEFAULT_FRAME,

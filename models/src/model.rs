@@ -199,6 +199,14 @@ pub trait Model: Send {
         Vec::new()
     }
 
+    /// For each output, the inputs it depends on directly (at the same
+    /// instant, with no state in between), when known; `None`: every
+    /// output may depend on every input. Orders co-simulation participants.
+    /// Called once before a run; may allocate.
+    fn direct_feedthrough(&self) -> Option<Vec<Vec<usize>>> {
+        None
+    }
+
     /// For each state `j`, the derivatives `ẋ_i` that depend on `x_j`, when
     /// known (finite-difference Jacobians then perturb independent states
     /// together). Called once before a run; may allocate.

@@ -14,7 +14,7 @@ use super::CosimError;
 use crate::curve::Curve;
 use crate::history::{History, DEPTH};
 use crate::submodel::SubModelError;
-use crate::system::Ordering;
+use crate::system::{Ordering, PointInputs};
 
 /// Counters for the summary.
 #[derive(Clone, Copy, Debug, Default)]
@@ -259,16 +259,18 @@ impl<'a> Run<'a> {
     }
 
     /// Computes the outputs of sub-model `m` at its point `tick`: each
-    /// driven input takes the value its output has reached at that point,
-    /// or else its course's value there.
+    /// driven input takes the value its output has reached at that point
+    /// (at t = 0, or always with the newest point inputs), or else its
+    /// course's value there.
     fn evaluate(&mut self, m: usize, tick: u64) -> Result<(), CosimError> {
         let plan = self.plan;
         let t = plan.time(tick);
+        let newest = tick == 0 || plan.master.point_inputs == PointInputs::Newest;
         let mut guard = lock(&self.seats[m]);
         let seat = &mut *guard;
         for (i, driver) in plan.drivers[m].iter().enumerate() {
             seat.u[i] = match driver {
-                Some(l) if self.pending[l.from.model] == Some(tick) => {
+                Some(l) if newest && self.pending[l.from.model] == Some(tick) => {
                     l.scale * self.y[plan.offsets[l.from.model] + l.from.port] + l.offset
                 }
                 _ => seat.inputs[i].at(t),

@@ -5,7 +5,7 @@
 use tandem_config::ConfigError;
 use toml::Spanned;
 
-use super::place::Place;
+use tandem_config::TomlPlace as Place;
 use super::raw::RawConnection;
 use tandem_models::Variable;
 

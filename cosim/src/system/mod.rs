@@ -3,7 +3,6 @@
 //! checked before anything runs.
 
 mod connections;
-mod place;
 mod raw;
 mod source;
 mod validate;
@@ -14,12 +13,13 @@ use tandem_config::{read_text, ConfigError};
 use tandem_models::Variable;
 
 pub use source::{fixed_step_for, load_source, ModelSpec};
-pub use validate::{DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS};
+pub use raw::RawConnection;
+pub use validate::{assemble, DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS};
 
 use crate::bounds::MAX_SYSTEM_FILE;
 use crate::graph::Link;
 use crate::submodel::SubModel;
-use place::Place;
+use tandem_config::TomlPlace as Place;
 
 /// Why a system file cannot be used. Shown as
 /// `FILE:LINE:COLUMN: KEY: MESSAGE`.
@@ -38,6 +38,19 @@ pub enum Ordering {
     /// One after the other; each takes the new values of those before it
     /// (interpolated).
     GaussSeidel,
+}
+
+/// The inputs a sub-model's outputs are computed with at its new
+/// communication point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointInputs {
+    /// The newest values of the outputs driving them, those already
+    /// computed at this point included (in feedthrough order).
+    Newest,
+    /// The values it held over the step that reached the point: every
+    /// direct feedthrough between sub-models is one macro step late, as
+    /// with DCP slaves in lock-step (their outputs leave with the step).
+    Held,
 }
 
 /// The fixed-point iteration of each macro step.
@@ -66,6 +79,9 @@ pub struct Master {
     pub iterate: Option<Iterate>,
     /// Threads stepping a Jacobi macro step (1: the caller's alone).
     pub threads: usize,
+    /// The inputs of the outputs at communication points after t = 0 (at
+    /// t = 0 they are always the newest).
+    pub point_inputs: PointInputs,
 }
 
 impl Master {
@@ -75,12 +91,19 @@ impl Master {
     }
 }
 
-/// A sub-model of a system.
-pub(crate) struct Participant {
+/// A sub-model of a system, with its name.
+pub struct Participant {
     pub(crate) name: String,
     pub(crate) model: Box<dyn SubModel>,
     /// Base macro steps per communication step.
     pub(crate) every: u64,
+}
+
+impl Participant {
+    /// `model`, named `name`, communicating every `every` base macro steps.
+    pub fn new(name: String, model: Box<dyn SubModel>, every: u64) -> Participant {
+        Participant { name, model, every }
+    }
 }
 
 /// The sub-models' names, listed for messages.
@@ -153,7 +176,11 @@ pub fn load(path: &Path) -> Result<System, SystemError> {
 /// Checks the system `text`, read from `file`: errors name `file`, and
 /// relative sources resolve against its directory.
 pub fn parse(text: &str, file: &Path) -> Result<System, SystemError> {
-    let place = Place { text, file };
+    let place = Place {
+        text,
+        file,
+        guide: "cosim/SYSTEM.md",
+    };
     let raw = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
     validate::validate(&place, raw)
 }

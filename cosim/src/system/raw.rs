@@ -34,6 +34,8 @@ pub(crate) struct RawMaster {
     pub(crate) iterate: Option<Spanned<RawIterate>>,
     #[serde(default)]
     pub(crate) threads: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(crate) point_inputs: Option<Spanned<String>>,
 }
 
 /// `master.iterate`: the fixed-point iteration of each macro step.
@@ -65,14 +67,19 @@ pub(crate) struct RawModel {
     pub(crate) parameters: BTreeMap<String, Spanned<f64>>,
 }
 
-/// `[[connection]]`: an output driving an input.
+/// `[[connection]]`: an output driving an input, as written (also the
+/// connections of a federation file).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct RawConnection {
-    pub(crate) from: Spanned<String>,
-    pub(crate) to: Spanned<String>,
+pub struct RawConnection {
+    /// `<model>.<output>`.
+    pub from: Spanned<String>,
+    /// `<model>.<input>`.
+    pub to: Spanned<String>,
+    /// The input is `scale * output + offset`.
     #[serde(default)]
-    pub(crate) scale: Option<Spanned<f64>>,
+    pub scale: Option<Spanned<f64>>,
+    /// See `scale`.
     #[serde(default)]
-    pub(crate) offset: Option<Spanned<f64>>,
+    pub offset: Option<Spanned<f64>>,
 }

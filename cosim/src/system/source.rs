@@ -72,7 +72,11 @@ pub fn load_source(spec: &ModelSpec, file: &Path) -> Result<Box<dyn SubModel>, S
             let loaded = builtin.load().map_err(|e| unusable(&e))?;
             let settings = fixed_step_for(spec, file, &loaded.simulation)?;
             let layout = loaded.model.layout();
-            let feedthrough = Feedthrough::all(layout.inputs.len(), layout.outputs.len());
+            let (inputs, outputs) = (layout.inputs.len(), layout.outputs.len());
+            let feedthrough = match loaded.model.direct_feedthrough() {
+                Some(lists) => Feedthrough::from_lists(inputs, lists).map_err(|e| unusable(&e))?,
+                None => Feedthrough::all(inputs, outputs),
+            };
             ModelSlave::new(loaded.model, settings, feedthrough)
         }
     };

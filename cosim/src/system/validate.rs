@@ -8,10 +8,10 @@ use tandem_runtime::UnknownName;
 use toml::Spanned;
 
 use super::connections::{links, loop_path};
-use super::place::Place;
-use super::raw::{RawMaster, RawModel, RawSystem};
+use tandem_config::TomlPlace as Place;
+use super::raw::{RawConnection, RawMaster, RawModel, RawSystem};
 use super::source::{load_source, ModelSpec};
-use super::{names, Iterate, Master, Ordering, Participant, System, SystemError};
+use super::{names, Iterate, Master, Ordering, Participant, PointInputs, System, SystemError};
 use crate::bounds::{MAX_EVERY, MAX_ITERATIONS, MAX_MODELS, MAX_THREADS};
 use crate::graph::{self, Link};
 use crate::submodel::Feedthrough;
@@ -43,9 +43,12 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem) -> Result<System, Syst
     };
     let ordering = ordering(place, m)?;
     let iterate = iterate(place, m)?;
+    let point_inputs = point_inputs(place, m, ordering, iterate.is_some())?;
     let mut participants = participants(place, &raw.model, step, steps)?;
     let links = links(place, &raw.connection, &participants)?;
-    solvable(place, &raw, &links, &participants, iterate.is_some())?;
+    if iterate.is_none() && point_inputs == PointInputs::Newest {
+        solvable(place, &raw.connection, &links, &participants, ITERATE_FIX)?;
+    }
     let order = order(place, m, ordering, &participants, &links)?;
     let threads = threads(place, m, ordering, participants.len())?;
     let rollback = rollback(place, m, &mut participants)?;
@@ -57,6 +60,7 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem) -> Result<System, Syst
             extrapolation,
             iterate,
             threads,
+            point_inputs,
         },
         participants,
         links,
@@ -70,28 +74,62 @@ fn feedthrough(participants: &[Participant]) -> Vec<&Feedthrough> {
     participants.iter().map(|p| p.model.feedthrough()).collect()
 }
 
-/// Refuses an algebraic loop unless the master iterates.
+/// How a system file solves an algebraic loop.
+const ITERATE_FIX: &str = "add iterate = { tolerance = 1e-9 } to [master] to solve the loop by fixed-point iteration";
+
+/// Refuses an algebraic loop; `fix` says how the file can solve one.
 fn solvable(
     place: &Place<'_>,
-    raw: &RawSystem,
+    connections: &[RawConnection],
     links: &[Link],
     participants: &[Participant],
-    iterates: bool,
+    fix: &str,
 ) -> Result<(), ConfigError> {
-    let Some(cycle) = graph::algebraic_loop(&feedthrough(participants), links).filter(|_| !iterates) else {
+    let Some(cycle) = graph::algebraic_loop(&feedthrough(participants), links) else {
         return Ok(());
     };
     let first = cycle.iter().copied().min().unwrap_or_default();
     Err(place.error(
-        raw.connection[first].to.span(),
+        connections[first].to.span(),
         &format!("connection[{first}]"),
         format!(
             "algebraic loop between sub-models: {}; each output on it depends directly on the input before it, so \
-             no order of the sub-models computes them: add iterate = {{ tolerance = 1e-9 }} to [master] to solve \
-             the loop by fixed-point iteration, or connect an output that does not depend directly on its inputs",
+             no order of the sub-models computes them: {fix}, or connect an output that does not depend directly \
+             on its inputs",
             loop_path(&cycle, links, participants)
         ),
     ))
+}
+
+/// A Jacobi system of participants loaded elsewhere (the remote members
+/// of a federation) and the `[[connection]]` tables of `place`'s file: every
+/// end a known port, each input driven once, the order from feedthrough,
+/// and, with the newest point inputs, no algebraic loop (`loop_fix` says
+/// how that file can break one). Such a system does not iterate and does
+/// not go back.
+pub fn assemble(
+    place: &Place<'_>,
+    master: Master,
+    participants: Vec<Participant>,
+    connections: &[RawConnection],
+    loop_fix: &str,
+) -> Result<System, SystemError> {
+    let links = links(place, connections, &participants)?;
+    if master.point_inputs == PointInputs::Newest {
+        solvable(place, connections, &links, &participants, loop_fix)?;
+    }
+    let order = graph::order(&feedthrough(&participants), &links);
+    Ok(System {
+        master: Master {
+            ordering: Ordering::Jacobi,
+            iterate: None,
+            ..master
+        },
+        participants,
+        links,
+        order,
+        rollback: false,
+    })
 }
 
 /// The order of the sub-models: `master.order` (Gauss–Seidel only), else
@@ -147,6 +185,31 @@ fn count(place: &Place<'_>, value: &Spanned<i64>, key: &str, min: i64, max: i64)
 fn whole(ratio: f64) -> Option<u64> {
     let n = ratio.round();
     (n >= 1.0 && (ratio - n).abs() <= 1e-9 * n).then_some(n as u64)
+}
+
+/// `master.point_inputs`: held inputs need Jacobi without iteration.
+fn point_inputs(place: &Place<'_>, m: &RawMaster, ordering: Ordering, iterates: bool) -> Result<PointInputs, ConfigError> {
+    let Some(written) = &m.point_inputs else {
+        return Ok(PointInputs::Newest);
+    };
+    let error = |message: &str| Err(place.error(written.span(), "master.point_inputs", message.into()));
+    match written.get_ref().as_str() {
+        "newest" => Ok(PointInputs::Newest),
+        "held" if ordering == Ordering::GaussSeidel => error(
+            "held point inputs need ordering = \"jacobi\" (Gauss-Seidel steps each sub-model from the newest \
+             values); remove one of the two",
+        ),
+        "held" if iterates => error(
+            "held point inputs delay every feedthrough by a macro step, so there is no loop to iterate on; \
+             remove iterate or point_inputs",
+        ),
+        "held" => Ok(PointInputs::Held),
+        other => Err(place.error(
+            written.span(),
+            "master.point_inputs",
+            format!("unknown point inputs \"{other}\"; use \"newest\" (the default) or \"held\""),
+        )),
+    }
 }
 
 /// `master.ordering`.
@@ -406,6 +469,7 @@ mod tests {
         let place = Place {
             text,
             file: Path::new("s.toml"),
+            guide: "cosim/SYSTEM.md",
         };
         let master: RawMaster = toml::from_str(text).unwrap();
         let e = rollback(&place, &master, &mut participants).unwrap_err();

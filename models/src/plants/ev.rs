@@ -769,6 +769,12 @@ impl Model for EvPlant {
         y[Y_MOTOR_TEMPERATURE] = x[TEMP_MOTOR];
     }
 
+    /// Every output is a function of the states alone: the torque follows
+    /// the q-axis current, the battery current the pack's states.
+    fn direct_feedthrough(&self) -> Option<Vec<Vec<usize>>> {
+        Some(vec![Vec::new(); self.layout.outputs.len()])
+    }
+
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         let mut columns = vec![Vec::new(); STATE_COUNT];
         for (i, row) in ROW_DEPENDENCIES.iter().enumerate() {
@@ -1070,6 +1076,19 @@ mod tests {
         assert_eq!(dx, dx_fork);
         let y = outputs(&mut m, &x, &[0.0; 3]);
         assert_eq!((y[Y_SOC], y[Y_DC_VOLTAGE], y[Y_BATTERY_CURRENT]), (80.0, x[V_DC], 0.0));
+    }
+
+    #[test]
+    fn no_output_follows_an_input_directly_as_the_plant_declares() {
+        let (mut m, mut x) = initial();
+        assert_eq!(m.direct_feedthrough(), Some(vec![Vec::new(); 13]));
+        // A state away from rest, so that every signal is in play.
+        for (k, v) in x.iter_mut().enumerate() {
+            *v += 0.1 * (k as f64 + 1.0);
+        }
+        let rest = outputs(&mut m, &x, &[0.0; 3]);
+        let pushed = outputs(&mut m, &x, &[250.0, 0.8, 0.05]);
+        assert_eq!(rest, pushed);
     }
 
     /// Test 1: pole–zero cancellation and exact feed-forward make the
