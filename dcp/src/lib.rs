@@ -9,3 +9,4 @@ pub mod pdu;
 pub mod ports;
 pub mod types;
 pub mod values;
+pub mod slave;

@@ -1,0 +1,109 @@
+//! Inputs of a real-time slave: the newest two samples of each input
+//! element, stamped with the communication point they were sent for (the
+//! sender's sequence id: DCP data carries no time), from which each step
+//! holds or extrapolates them; and how old data is when it arrives.
+
+use tandem_cosim::{Course, Curve};
+use tandem_runtime::tandem::metrics::{Histogram, Scale};
+
+use super::config::Extrapolation;
+
+/// Data age buckets: 1 µs to 10 s, 100 per decade.
+const AGE_BUCKETS: usize = 700;
+
+/// The newest samples of every input element.
+pub(crate) struct Samples {
+    /// Per element: the newest and the one before, as (point, value).
+    newest: Vec<[Option<(i64, f64)>; 2]>,
+    /// The age of data on arrival (s): now minus the wall time of the
+    /// point it was sent for.
+    pub(crate) ages: Histogram,
+}
+
+impl Samples {
+    /// Room for `elements` input elements.
+    pub(crate) fn new(elements: usize) -> Samples {
+        Samples {
+            newest: vec![[None; 2]; elements],
+            ages: Histogram::new(
+                Scale::Log {
+                    min: 1e-6,
+                    per_decade: 100.0,
+                },
+                AGE_BUCKETS,
+            ),
+        }
+    }
+
+    /// Forgets every sample.
+    pub(crate) fn clear(&mut self) {
+        self.newest.fill([None; 2]);
+    }
+
+    /// Element `element` took `value` at communication point `point`.
+    pub(crate) fn push(&mut self, element: usize, point: i64, value: f64) {
+        let slot = &mut self.newest[element];
+        if slot[0].is_some_and(|(p, _)| p >= point) {
+            return;
+        }
+        slot[1] = slot[0];
+        slot[0] = Some((point, value));
+    }
+
+    /// The newest point any element has, if any.
+    pub(crate) fn newest_point(&self) -> Option<i64> {
+        self.newest.iter().filter_map(|s| s[0].map(|(p, _)| p)).min()
+    }
+
+    /// What element `element` follows over a step, points being `h`
+    /// seconds apart; `default` before any sample.
+    pub(crate) fn course(&self, element: usize, extrapolation: Extrapolation, h: f64, default: f64) -> Course {
+        let point = |(p, v): (i64, f64)| (p as f64 * h, v);
+        let curve = match (self.newest[element], extrapolation) {
+            ([None, _], _) => Curve::constant(default),
+            ([Some((_, v)), _], Extrapolation::Hold) | ([Some((_, v)), None], _) => Curve::constant(v),
+            ([Some(a), Some(b)], Extrapolation::Linear) => Curve::through(&[point(a), point(b)]),
+        };
+        Course {
+            curve,
+            ..Course::default()
+        }
+    }
+}
+
+/// The full count of a 16-bit sequence id `seq`, given the full count
+/// `last` of the one before it (the nearest count with these low bits).
+pub(crate) fn unwrap_seq(last: Option<i64>, seq: u16) -> i64 {
+    let Some(last) = last else {
+        return seq as i64;
+    };
+    let delta = seq.wrapping_sub(last as u16) as i16;
+    last + delta as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_hold_or_extrapolate_and_keep_only_newer_points() {
+        let mut s = Samples::new(1);
+        assert_eq!(s.course(0, Extrapolation::Linear, 0.1, 7.0).at(1.0), 7.0);
+        s.push(0, 2, 1.0);
+        assert_eq!(s.course(0, Extrapolation::Linear, 0.1, 7.0).at(1.0), 1.0);
+        s.push(0, 3, 2.0);
+        s.push(0, 1, 9.0);
+        assert_eq!(s.newest_point(), Some(3));
+        let line = s.course(0, Extrapolation::Linear, 0.1, 0.0);
+        assert!((line.at(0.4) - 3.0).abs() < 1e-12);
+        assert_eq!(s.course(0, Extrapolation::Hold, 0.1, 0.0).at(0.4), 2.0);
+    }
+
+    #[test]
+    fn sequence_ids_unwrap_across_their_wrap() {
+        assert_eq!(unwrap_seq(None, 5), 5);
+        assert_eq!(unwrap_seq(Some(65535), 0), 65536);
+        assert_eq!(unwrap_seq(Some(65536), 65535), 65535);
+        assert_eq!(unwrap_seq(Some(70000), (70003 % 65536) as u16), 70003);
+    }
+}

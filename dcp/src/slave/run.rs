@@ -1,0 +1,933 @@
+//! The slave itself: its sockets, its state machine, and its model.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tandem_config::ConfigError;
+use tandem_cosim::{load_source, Course, SubModel, SystemError};
+use tandem_runtime::tandem::metrics::Snapshot;
+use tandem_runtime::tandem::settings::Placement;
+use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
+
+use super::clock::wait_readable;
+use super::config::SlaveConfig;
+use super::realtime::{unwrap_seq, Samples};
+use super::wiring::Wiring;
+use super::SlaveCounters;
+use crate::description::Description;
+use crate::pdu::{request_header, DataKind, Pdu, Request, Response};
+use crate::ports::Ports;
+use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
+use crate::values;
+
+/// Why a slave cannot start or go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SlaveError {
+    /// Its file or its model.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Its model cannot be described.
+    #[error("{file}: {message}")]
+    Model {
+        /// The slave file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A socket.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// The master a slave is registered with.
+#[derive(Clone, Copy, Debug)]
+struct Registration {
+    id: u8,
+    op_mode: OpMode,
+    master: SocketAddr,
+    /// The sequence id of the last request carried out.
+    last_seq: u16,
+}
+
+/// The clock of a real-time run: point `k` is due at `origin + k h`.
+#[derive(Clone, Copy, Debug)]
+struct RealTime {
+    origin: Instant,
+    next: i64,
+}
+
+/// A DCP slave running one Tandem model.
+pub struct Slave {
+    config: SlaveConfig,
+    description: Description,
+    control: UdpSocket,
+    /// Data sockets bound for `CFG_source_network_information` on ports
+    /// other than the control port.
+    data: Vec<UdpSocket>,
+    state: State,
+    registration: Option<Registration>,
+    /// The last request carried out, and everything it sent.
+    last_request: Vec<u8>,
+    replies: Vec<(SocketAddr, Vec<u8>)>,
+    /// A request is being answered: what is sent is kept in `replies`.
+    answering: bool,
+    wiring: Wiring,
+    model: Option<Box<dyn SubModel>>,
+    /// Input and output elements.
+    u: Vec<f64>,
+    y: Vec<f64>,
+    courses: Vec<Course>,
+    /// Resolution ticks since t = 0.
+    ticks: u64,
+    /// The newest full sequence count of each input data id.
+    in_seq: BTreeMap<u16, i64>,
+    /// The next sequence id of each output data id.
+    out_seq: BTreeMap<u16, u16>,
+    /// Input data arrived since the last step.
+    fresh: bool,
+    /// The previous step had fresh data: the next one waits for it.
+    expect_data: bool,
+    samples: Samples,
+    realtime: Option<RealTime>,
+    last_heard: Instant,
+    last_error: ErrorCode,
+    counters: SlaveCounters,
+    rx: Vec<u8>,
+    out: Vec<u8>,
+    scratch: Vec<f64>,
+}
+
+impl Slave {
+    /// Loads the model of `config` (to describe it) and binds its control
+    /// socket.
+    pub fn bind(config: SlaveConfig) -> Result<Slave, SlaveError> {
+        let model = load(&config)?;
+        let feedthrough = model.feedthrough();
+        let lists: Vec<Vec<usize>> = (0..feedthrough.output_count())
+            .map(|o| feedthrough.inputs_of(o).to_vec())
+            .collect();
+        let ports = Ports::of(model.inputs(), model.outputs(), &config.types, Some(&lists)).map_err(|e| {
+            SlaveError::Model {
+                file: config.file.display().to_string(),
+                message: format!("types: {e}"),
+            }
+        })?;
+        let control = UdpSocket::bind(config.control).map_err(|source| SlaveError::Io {
+            what: format!("cannot listen on {} for control PDUs", config.control),
+            source,
+        })?;
+        control.set_nonblocking(true).map_err(|source| SlaveError::Io {
+            what: "cannot make the control socket non-blocking".into(),
+            source,
+        })?;
+        let local = match control.local_addr() {
+            Ok(SocketAddr::V4(a)) => a,
+            _ => config.control,
+        };
+        let description = Description {
+            name: config.name().to_string(),
+            uuid: config.uuid,
+            op_modes: vec![OpMode::HardRealTime, OpMode::SoftRealTime, OpMode::NonRealTime],
+            fixed_resolution: None,
+            control: Some(SocketAddrV4::new(config.host, local.port())),
+            heartbeat: Some(config.master_timeout),
+            ports,
+        };
+        let inputs = model.inputs().len();
+        let outputs = model.outputs().len();
+        Ok(Slave {
+            u: model.inputs().iter().map(|v| v.default).collect(),
+            y: vec![0.0; outputs],
+            courses: vec![Course::default(); inputs],
+            samples: Samples::new(inputs),
+            config,
+            description,
+            control,
+            data: Vec::new(),
+            state: State::Alive,
+            registration: None,
+            last_request: Vec::with_capacity(MAX_PDU),
+            replies: Vec::new(),
+            answering: false,
+            wiring: Wiring::default(),
+            model: None,
+            ticks: 0,
+            in_seq: BTreeMap::new(),
+            out_seq: BTreeMap::new(),
+            fresh: false,
+            expect_data: false,
+            realtime: None,
+            last_heard: Instant::now(),
+            last_error: ErrorCode::None,
+            counters: SlaveCounters::default(),
+            rx: vec![0; MAX_PDU + 1],
+            out: Vec::with_capacity(MAX_PDU),
+            scratch: vec![0.0; inputs.max(1)],
+        })
+    }
+
+    /// Its description.
+    pub fn description(&self) -> &Description {
+        &self.description
+    }
+
+    /// The address its control socket is bound to.
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        match self.control.local_addr() {
+            Ok(SocketAddr::V4(a)) => a,
+            _ => self.config.control,
+        }
+    }
+
+    /// What it counted so far.
+    pub fn counters(&self) -> SlaveCounters {
+        self.counters
+    }
+
+    /// The ages of input data on arrival in real time (s).
+    pub fn data_ages(&self) -> Snapshot {
+        self.samples.ages.snapshot()
+    }
+
+    /// Serves masters until `stop` is set: requests, data and, in real
+    /// time, the steps on its own clock.
+    pub fn serve(&mut self, stop: &AtomicBool) -> Result<(), SlaveError> {
+        while !stop.load(Ordering::Relaxed) {
+            let timeout = match (self.realtime, self.step_h()) {
+                (Some(rt), Some(h)) if self.state.runs() => {
+                    let due = rt.origin + Duration::from_secs_f64(h * rt.next as f64);
+                    due.saturating_duration_since(Instant::now()).min(Duration::from_millis(50))
+                }
+                _ => Duration::from_millis(50),
+            };
+            let mut fds = [self.control.as_raw_fd(); 8];
+            let n = 1 + self.data.len().min(7);
+            for (fd, s) in fds[1..].iter_mut().zip(&self.data) {
+                *fd = s.as_raw_fd();
+            }
+            wait_readable(&fds[..n], timeout).map_err(|source| SlaveError::Io {
+                what: "cannot wait for PDUs".into(),
+                source,
+            })?;
+            self.drain();
+            self.realtime_steps();
+            self.watch_master();
+        }
+        Ok(())
+    }
+
+    /// Handles every datagram waiting on its sockets.
+    fn drain(&mut self) {
+        for k in 0..=self.data.len() {
+            loop {
+                let socket = if k == 0 { &self.control } else { &self.data[k - 1] };
+                match socket.recv_from(&mut self.rx) {
+                    Ok((n, from)) => {
+                        let bytes = std::mem::take(&mut self.rx);
+                        self.datagram(&bytes[..n.min(MAX_PDU)], from);
+                        self.rx = bytes;
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+
+    /// One datagram.
+    fn datagram(&mut self, bytes: &[u8], from: SocketAddr) {
+        match Pdu::read(bytes) {
+            Ok(Pdu::Request { seq, receiver, body }) => self.request(bytes, seq, receiver, body, from),
+            Ok(Pdu::Data {
+                kind: DataKind::InputOutput,
+                seq,
+                id,
+                payload,
+            }) => self.data_in(seq, id, payload),
+            Ok(_) => self.counters.malformed += 1,
+            Err(_) => {
+                self.counters.malformed += 1;
+                // A request of the wrong length is answered, if it is ours.
+                if let Some((_, seq, receiver)) = request_header(bytes) {
+                    if self.for_me(receiver) && self.sequence_ok(seq) {
+                        self.nack(seq, receiver, ErrorCode::InvalidLength, from);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a request with `receiver` is for this slave.
+    fn for_me(&self, receiver: u8) -> bool {
+        match self.registration {
+            Some(r) => r.id == receiver,
+            None => receiver > 0,
+        }
+    }
+
+    /// Whether `seq` is the next sequence id (always, before registration).
+    fn sequence_ok(&self, seq: u16) -> bool {
+        self.registration.is_none_or(|r| r.last_seq.wrapping_add(1) == seq)
+    }
+
+    /// A request of the master.
+    fn request(&mut self, bytes: &[u8], seq: u16, receiver: u8, body: Request<'_>, from: SocketAddr) {
+        if !self.for_me(receiver) {
+            self.counters.malformed += 1;
+            return;
+        }
+        self.last_heard = Instant::now();
+        if let Some(r) = self.registration {
+            if seq == r.last_seq && bytes == self.last_request.as_slice() {
+                self.counters.repeats += 1;
+                for (to, reply) in &self.replies {
+                    let _ = self.control.send_to(reply, to);
+                }
+                return;
+            }
+            if !self.sequence_ok(seq) {
+                self.nack(seq, receiver, ErrorCode::InvalidSequenceId, from);
+                return;
+            }
+        }
+        self.counters.requests += 1;
+        self.replies.clear();
+        self.answering = true;
+        let result = self
+            .supported(&body)
+            .and_then(|()| self.allowed(&body))
+            .and_then(|()| self.carry_out(seq, receiver, body, from));
+        self.answering = false;
+        match result {
+            Ok(()) => {
+                if let Some(r) = &mut self.registration {
+                    r.last_seq = seq;
+                }
+                self.last_request.clear();
+                self.last_request.extend_from_slice(bytes);
+            }
+            Err(code) => self.nack(seq, receiver, code, from),
+        }
+    }
+
+    /// Refuses a request.
+    fn nack(&mut self, seq: u16, receiver: u8, code: ErrorCode, from: SocketAddr) {
+        self.counters.refused += 1;
+        let expected = self.registration.map_or(seq, |r| r.last_seq.wrapping_add(1));
+        let pdu = Pdu::Response {
+            seq,
+            sender: receiver,
+            body: Response::Nack {
+                expected,
+                error: code.code(),
+            },
+        };
+        pdu.write(&mut self.out);
+        let _ = self.control.send_to(&self.out, from);
+    }
+
+    /// The support check: what this slave never does, or not in its mode.
+    fn supported(&self, body: &Request<'_>) -> Result<(), ErrorCode> {
+        let nrt = self.registration.map(|r| r.op_mode) == Some(OpMode::NonRealTime);
+        match body {
+            Request::Logging { .. } | Request::Log { .. } => Err(ErrorCode::NotSupportedPdu),
+            Request::Steps { .. } if nrt => Err(ErrorCode::NotSupportedPdu),
+            Request::DoStep { .. } if !nrt => Err(ErrorCode::NotSupportedPdu),
+            _ => Ok(()),
+        }
+    }
+
+    /// The state check: which requests each state takes.
+    fn allowed(&self, body: &Request<'_>) -> Result<(), ErrorCode> {
+        use State::*;
+        let s = self.state;
+        let ok = match body {
+            Request::Register { .. } => s == Alive,
+            Request::Deregister { .. } => matches!(s, Configuration | Stopped | ErrorResolved),
+            Request::Prepare { .. } => s == Configuration,
+            Request::Configure { .. } => s == Prepared,
+            Request::Initialize { .. } => s == Configured,
+            Request::Run { .. } => matches!(s, Configured | Synchronized),
+            Request::DoStep { .. } => s.runs(),
+            Request::SendOutputs { .. } => matches!(s, Initialized | Computed),
+            Request::Stop { .. } => s.stoppable(),
+            Request::Reset { .. } => matches!(s, Stopped | ErrorResolved),
+            Request::State => true,
+            Request::Error => matches!(s, ErrorHandling | ErrorResolved),
+            Request::Log { .. } => s != Alive,
+            _ => s == Configuration,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(ErrorCode::NotAllowedInState)
+        }
+    }
+
+    /// The semantic checks and the request carried out.
+    fn carry_out(&mut self, seq: u16, receiver: u8, body: Request<'_>, from: SocketAddr) -> Result<(), ErrorCode> {
+        if body.state().is_some_and(|s| s != self.state.code()) {
+            return Err(ErrorCode::InvalidStateId);
+        }
+        match body {
+            Request::Register {
+                uuid,
+                op_mode,
+                major,
+                minor,
+                ..
+            } => {
+                if uuid != self.description.uuid {
+                    return Err(ErrorCode::InvalidUuid);
+                }
+                let op_mode = OpMode::from_code(op_mode).ok_or(ErrorCode::InvalidOpMode)?;
+                if major != VERSION.0 {
+                    return Err(ErrorCode::InvalidMajorVersion);
+                }
+                if minor != VERSION.1 {
+                    return Err(ErrorCode::InvalidMinorVersion);
+                }
+                self.registration = Some(Registration {
+                    id: receiver,
+                    op_mode,
+                    master: from,
+                    last_seq: seq,
+                });
+                self.ack(seq);
+                self.enter(State::Configuration);
+            }
+            Request::State => {
+                let pdu = Pdu::Response {
+                    seq,
+                    sender: receiver,
+                    body: Response::StateAck { state: self.state.code() },
+                };
+                self.reply_to(from, pdu);
+            }
+            Request::Error => {
+                let pdu = Pdu::Response {
+                    seq,
+                    sender: receiver,
+                    body: Response::ErrorAck {
+                        error: self.last_error.code(),
+                    },
+                };
+                self.reply_to(from, pdu);
+            }
+            Request::Deregister { .. } => {
+                self.ack(seq);
+                self.enter(State::Alive);
+                self.forget();
+            }
+            Request::Reset { .. } => {
+                self.ack(seq);
+                self.wiring = Wiring::default();
+                self.data.clear();
+                self.enter(State::Configuration);
+            }
+            Request::Prepare { .. } => {
+                let nrt = self.op_mode() == OpMode::NonRealTime;
+                if let Some(code) = self.wiring.incomplete(false, !nrt) {
+                    return Err(code);
+                }
+                self.open_data_sockets()?;
+                self.ack(seq);
+                self.enter(State::Preparing);
+                self.enter(State::Prepared);
+            }
+            Request::Configure { .. } => {
+                self.start_model()?;
+                self.ack(seq);
+                self.enter(State::Configuring);
+                self.enter(State::Configured);
+            }
+            Request::Initialize { .. } => {
+                self.take_fresh_data()?;
+                self.ack(seq);
+                self.enter(State::Initializing);
+                self.evaluate();
+                self.enter(State::Initialized);
+            }
+            Request::SendOutputs { .. } => {
+                self.ack(seq);
+                if self.state == State::Initialized {
+                    self.enter(State::SendingI);
+                    self.send_outputs(true);
+                    self.enter(State::Configured);
+                } else {
+                    self.enter(State::SendingD);
+                    self.send_outputs(false);
+                    self.enter(State::Running);
+                }
+            }
+            Request::Run { start, .. } => self.run(seq, start)?,
+            Request::DoStep { steps, .. } => {
+                let h = self.seconds(steps as u64).ok_or(ErrorCode::InvalidSteps)?;
+                if steps == 0 || !self.whole_micro_steps(h) {
+                    return Err(ErrorCode::InvalidSteps);
+                }
+                self.take_fresh_data()?;
+                self.ack(seq);
+                self.enter(State::Computing);
+                let t = self.seconds(self.ticks).unwrap_or(0.0);
+                for (course, &u) in self.courses.iter_mut().zip(&self.u) {
+                    *course = Course::constant(u);
+                }
+                if !self.step_model(t, h) {
+                    return Ok(());
+                }
+                self.ticks += steps as u64;
+                self.enter(State::Computed);
+            }
+            Request::Stop { .. } => {
+                self.ack(seq);
+                self.enter(State::Stopping);
+                self.realtime = None;
+                self.enter(State::Stopped);
+            }
+            config => {
+                self.configure(config)?;
+                self.ack(seq);
+            }
+        }
+        Ok(())
+    }
+
+    /// A `CFG_*` request.
+    fn configure(&mut self, body: Request<'_>) -> Result<(), ErrorCode> {
+        let ports = &self.description.ports;
+        match body {
+            Request::TimeRes { numerator, denominator } => {
+                if numerator == 0 || denominator == 0 {
+                    return Err(ErrorCode::InvalidTimeResolution);
+                }
+                self.wiring.resolution = Some((numerator, denominator));
+            }
+            Request::Steps { steps, data_id } => {
+                if steps == 0 {
+                    return Err(ErrorCode::InvalidSteps);
+                }
+                self.wiring.steps.insert(data_id, steps);
+            }
+            Request::Input {
+                data_id,
+                pos,
+                target_vr,
+                source_type,
+            } => self.wiring.input(ports, data_id, pos, target_vr, source_type)?,
+            Request::Output { data_id, pos, source_vr } => self.wiring.output(ports, data_id, pos, source_vr)?,
+            Request::Clear => self.wiring = Wiring::default(),
+            Request::TargetNetwork { data_id, network } | Request::SourceNetwork { data_id, network } => {
+                if network.transport != crate::types::Transport::UdpIpv4.code() {
+                    return Err(ErrorCode::InvalidTransportProtocol);
+                }
+                let address = network.as_udp().ok_or(ErrorCode::InvalidNetworkInformation)?;
+                if matches!(body, Request::TargetNetwork { .. }) {
+                    if address.ip().is_unspecified() || address.port() == 0 {
+                        return Err(ErrorCode::InvalidNetworkInformation);
+                    }
+                    let targets = self.wiring.targets.entry(data_id).or_default();
+                    if !targets.contains(&address) {
+                        targets.push(address);
+                    }
+                } else {
+                    self.wiring.sources.insert(data_id, address);
+                }
+            }
+            Request::Parameter { .. } | Request::TunableParameter { .. } => {
+                return Err(ErrorCode::InvalidValueReference)
+            }
+            Request::ParamNetwork { network, .. } => {
+                if network.transport != crate::types::Transport::UdpIpv4.code() {
+                    return Err(ErrorCode::InvalidTransportProtocol);
+                }
+            }
+            Request::Scope { data_id, scope } => {
+                let scope = Scope::from_code(scope).ok_or(ErrorCode::InvalidScope)?;
+                self.wiring.scopes.insert(data_id, scope);
+            }
+            _ => return Err(ErrorCode::NotAllowedInState),
+        }
+        Ok(())
+    }
+
+    /// `STC_run`: from CONFIGURED to SYNCHRONIZED at once (the start time
+    /// is the real-time clock's origin), from SYNCHRONIZED to RUNNING.
+    fn run(&mut self, seq: u16, start: i64) -> Result<(), ErrorCode> {
+        if self.state == State::Synchronized {
+            self.ack(seq);
+            self.enter(State::Running);
+            return Ok(());
+        }
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        if start != 0 && (start as f64) < now.as_secs_f64().floor() {
+            return Err(ErrorCode::InvalidStartTime);
+        }
+        let mode = self.op_mode();
+        if mode == OpMode::HardRealTime {
+            self.go_hard_real_time()?;
+        }
+        self.ack(seq);
+        self.enter(State::Synchronizing);
+        if mode != OpMode::NonRealTime {
+            let wait = Duration::from_secs(start.max(0) as u64).saturating_sub(now);
+            self.realtime = Some(RealTime {
+                origin: Instant::now() + wait,
+                next: 0,
+            });
+            self.samples.clear();
+        }
+        self.enter(State::Synchronized);
+        Ok(())
+    }
+
+    /// Pins the serving thread and raises it to SCHED_FIFO, or refuses the
+    /// run.
+    fn go_hard_real_time(&mut self) -> Result<(), ErrorCode> {
+        let placement = Placement {
+            core: self.config.core,
+            priority: 80,
+        };
+        let setup = place_current_thread(placement);
+        let mut refusals: Vec<String> = setup.refusals().map(|r| r.to_string()).collect();
+        if let Err(r) = lock_memory() {
+            refusals.push(r.to_string());
+        }
+        if refusals.is_empty() {
+            return Ok(());
+        }
+        eprintln!(
+            "{}: hard real time refused: {}; run as root on a real-time kernel, or use soft real time",
+            self.config.name(),
+            refusals.join("; ")
+        );
+        Err(ErrorCode::Generic)
+    }
+
+    /// Binds a socket for every input data id that comes in on a port
+    /// other than the control port.
+    fn open_data_sockets(&mut self) -> Result<(), ErrorCode> {
+        let control = self.local_addr();
+        self.data.clear();
+        let mut ports: Vec<u16> = self.wiring.sources.values().map(|a| a.port()).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        for port in ports.into_iter().filter(|&p| p != control.port()) {
+            let socket = UdpSocket::bind(SocketAddrV4::new(*self.config.control.ip(), port))
+                .map_err(|_| ErrorCode::InvalidNetworkInformation)?;
+            socket
+                .set_nonblocking(true)
+                .map_err(|_| ErrorCode::InvalidNetworkInformation)?;
+            self.data.push(socket);
+        }
+        Ok(())
+    }
+
+    /// Loads the model afresh at t = 0 and computes its first outputs.
+    fn start_model(&mut self) -> Result<(), ErrorCode> {
+        let model = load(&self.config).map_err(|e| {
+            eprintln!("{}: {e}", self.config.name());
+            ErrorCode::Generic
+        })?;
+        self.u = model.inputs().iter().map(|v| v.default).collect();
+        self.model = Some(model);
+        self.ticks = 0;
+        self.in_seq.clear();
+        self.out_seq.clear();
+        self.fresh = false;
+        self.expect_data = false;
+        self.realtime = None;
+        self.evaluate();
+        Ok(())
+    }
+
+    /// In lock-step, refuses a step whose input data has not arrived after
+    /// the previous step had data; then starts waiting for the next.
+    fn take_fresh_data(&mut self) -> Result<(), ErrorCode> {
+        let lock_step = self.op_mode() == OpMode::NonRealTime && !self.wiring.inputs.is_empty();
+        if lock_step && self.expect_data && !self.fresh {
+            return Err(ErrorCode::Generic);
+        }
+        self.expect_data = self.fresh;
+        self.fresh = false;
+        Ok(())
+    }
+
+    /// The outputs at the current point with the current inputs.
+    fn evaluate(&mut self) {
+        let Some(model) = &mut self.model else { return };
+        if let Err(e) = model.evaluate(&self.u, &mut self.y) {
+            let message = format!("the model failed at t = {} s: {e}", self.seconds(self.ticks).unwrap_or(0.0));
+            self.fail(&message);
+        }
+    }
+
+    /// One step of the model from `t` over `h`, inputs following the
+    /// courses; then its outputs at the new point. Whether it went well.
+    fn step_model(&mut self, t: f64, h: f64) -> bool {
+        let Some(model) = &mut self.model else { return false };
+        if let Err(e) = model.step(t, h, &self.courses, None) {
+            self.fail(&format!("the model failed stepping from t = {t} s: {e}"));
+            return false;
+        }
+        for (u, c) in self.u.iter_mut().zip(&self.courses) {
+            *u = c.at(t + h);
+        }
+        self.evaluate();
+        self.state != State::ErrorHandling && self.state != State::ErrorResolved
+    }
+
+    /// Sends every output data id in force now. Allocates nothing but the
+    /// copies kept to answer a repeated request.
+    fn send_outputs(&mut self, initializing: bool) {
+        let Slave {
+            wiring,
+            out_seq,
+            out,
+            description,
+            y,
+            control,
+            counters,
+            replies,
+            answering,
+            ..
+        } = self;
+        let mut failed = None;
+        'ids: for (&id, slots) in &wiring.outputs {
+            if !wiring.active(id, initializing) {
+                continue;
+            }
+            let seq = out_seq.entry(id).or_insert(0);
+            Pdu::data_header(DataKind::InputOutput, *seq, id, out);
+            *seq = seq.wrapping_add(1);
+            for slot in slots {
+                let v = &description.ports.outputs[slot.variable];
+                if let Err(e) = values::encode(slot.data_type, &y[v.elements.clone()], out) {
+                    failed = Some(format!("output {}: {e}", v.name));
+                    break 'ids;
+                }
+            }
+            for to in &wiring.targets[&id] {
+                let _ = control.send_to(out, to);
+                counters.data_out += 1;
+                if *answering {
+                    replies.push((SocketAddr::V4(*to), out.clone()));
+                }
+            }
+        }
+        if let Some(message) = failed {
+            self.fail(&message);
+        }
+    }
+
+    /// A data PDU.
+    fn data_in(&mut self, seq: u16, id: u16, payload: &[u8]) {
+        use State::*;
+        let initializing = matches!(self.state, Configured | Initializing | Initialized | SendingI);
+        let taking = (Configured.code()..=SendingD.code()).contains(&self.state.code());
+        let Some(slots) = self.wiring.inputs.get(&id).filter(|_| taking) else {
+            self.counters.malformed += 1;
+            return;
+        };
+        if !self.wiring.active(id, initializing) {
+            return;
+        }
+        let last = self.in_seq.get(&id).copied();
+        let full = unwrap_seq(last, seq);
+        if let Some(last) = last {
+            if full <= last {
+                self.counters.data_stale += 1;
+                return;
+            }
+            self.counters.data_lost += (full - last - 1) as u64;
+        }
+        let mut at = 0;
+        let mut filled = 0;
+        for slot in slots {
+            let v = &self.description.ports.inputs[slot.variable];
+            let into = &mut self.scratch[filled..filled + v.width()];
+            match values::decode(slot.data_type, &payload[at..], into) {
+                Ok(n) => at += n,
+                Err(_) => {
+                    self.counters.malformed += 1;
+                    return;
+                }
+            }
+            filled += v.width();
+        }
+        if at != payload.len() {
+            self.counters.malformed += 1;
+            return;
+        }
+        let mut filled = 0;
+        for slot in slots {
+            let v = &self.description.ports.inputs[slot.variable];
+            for (k, element) in v.elements.clone().enumerate() {
+                self.u[element] = self.scratch[filled + k];
+                self.samples.push(element, full, self.scratch[filled + k]);
+            }
+            filled += v.width();
+        }
+        self.in_seq.insert(id, full);
+        self.fresh = true;
+        self.counters.data_in += 1;
+        if let (Some(rt), Some(h)) = (self.realtime, self.step_h()) {
+            let sent = rt.origin + Duration::from_secs_f64(h * full.max(0) as f64);
+            self.samples.ages.record(Instant::now().saturating_duration_since(sent).as_secs_f64());
+        }
+    }
+
+    /// The real-time steps now due: at point k, the outputs of point k
+    /// leave, then the model steps to k + 1 with its inputs held or
+    /// extrapolated from their newest samples.
+    fn realtime_steps(&mut self) {
+        let (Some(mut rt), Some(h)) = (self.realtime, self.step_h()) else {
+            return;
+        };
+        if !self.state.runs() {
+            return;
+        }
+        let now = Instant::now();
+        let due = |k: i64| rt.origin + Duration::from_secs_f64(h * k as f64);
+        if now < due(rt.next) {
+            return;
+        }
+        if now > due(rt.next + 1) {
+            self.counters.missed_deadlines += 1;
+            if self.op_mode() == OpMode::HardRealTime {
+                self.fail(&format!("missed the deadline of point {} in hard real time", rt.next));
+                return;
+            }
+        }
+        let k = rt.next;
+        self.send_outputs(false);
+        if !self.wiring.inputs.is_empty() && self.samples.newest_point().is_none_or(|p| p < k - 1) && k > 1 {
+            self.counters.late_inputs += 1;
+        }
+        let extrapolation = self.config.extrapolation;
+        for (i, course) in self.courses.iter_mut().enumerate() {
+            *course = self.samples.course(i, extrapolation, h, self.u[i]);
+        }
+        let t = k as f64 * h;
+        if self.step_model(t, h) {
+            rt.next = k + 1;
+            self.realtime = Some(rt);
+        }
+    }
+
+    /// Stops and returns to ALIVE when the master has been silent too
+    /// long.
+    fn watch_master(&mut self) {
+        if self.registration.is_none() || self.last_heard.elapsed().as_secs_f64() < self.config.master_timeout {
+            return;
+        }
+        self.counters.master_lost += 1;
+        eprintln!(
+            "{}: no request from the master for {} s: stopped, waiting for a master again",
+            self.config.name(),
+            self.config.master_timeout
+        );
+        self.last_error = ErrorCode::HeartbeatMissed;
+        self.enter(State::ErrorHandling);
+        self.realtime = None;
+        self.enter(State::ErrorResolved);
+        self.state = State::Alive;
+        self.forget();
+    }
+
+    /// Goes to ERRORHANDLING and ERRORRESOLVED over a fault, saying why.
+    fn fail(&mut self, message: &str) {
+        eprintln!("{}: {message}", self.config.name());
+        self.last_error = ErrorCode::Generic;
+        self.realtime = None;
+        self.enter(State::ErrorHandling);
+        self.enter(State::ErrorResolved);
+    }
+
+    /// Forgets the master and its configuration.
+    fn forget(&mut self) {
+        self.registration = None;
+        self.wiring = Wiring::default();
+        self.data.clear();
+        self.model = None;
+        self.realtime = None;
+    }
+
+    /// The registered operating mode (non-real-time before registration).
+    fn op_mode(&self) -> OpMode {
+        self.registration.map_or(OpMode::NonRealTime, |r| r.op_mode)
+    }
+
+    /// `ticks` of the resolution in seconds, once there is one.
+    fn seconds(&self, ticks: u64) -> Option<f64> {
+        let (n, d) = self.wiring.resolution?;
+        Some(ticks as f64 * n as f64 / d as f64)
+    }
+
+    /// The real-time communication step: its outputs' steps (the least)
+    /// at the resolution.
+    fn step_h(&self) -> Option<f64> {
+        let steps = self.wiring.steps.values().copied().min().unwrap_or(1);
+        self.seconds(steps as u64)
+    }
+
+    /// Whether `h` is a whole number of the model's micro steps.
+    fn whole_micro_steps(&self, h: f64) -> bool {
+        let micro = self.config.model.communication_step;
+        let n = (h / micro).round();
+        n >= 1.0 && (n * micro - h).abs() <= 1e-9 * h
+    }
+
+    /// `RSP_ack` for `seq`.
+    fn ack(&mut self, seq: u16) {
+        let sender = self.registration.map_or(0, |r| r.id);
+        if let Some(master) = self.registration.map(|r| r.master) {
+            self.reply_to(
+                master,
+                Pdu::Response {
+                    seq,
+                    sender,
+                    body: Response::Ack,
+                },
+            );
+        }
+    }
+
+    /// Enters `state` and notifies the master.
+    fn enter(&mut self, state: State) {
+        self.state = state;
+        if let Some(r) = self.registration {
+            self.reply_to(
+                r.master,
+                Pdu::StateChanged {
+                    sender: r.id,
+                    state: state.code(),
+                },
+            );
+        }
+    }
+
+    /// Sends `pdu` to `to`, keeping it to answer a repeated request.
+    fn reply_to(&mut self, to: SocketAddr, pdu: Pdu<'_>) {
+        pdu.write(&mut self.out);
+        let _ = self.control.send_to(&self.out, to);
+        if self.answering {
+            self.replies.push((to, self.out.clone()));
+        }
+    }
+}
+
+/// The slave's model, loaded as a co-simulation participant.
+fn load(config: &SlaveConfig) -> Result<Box<dyn SubModel>, SlaveError> {
+    load_source(&config.model, &config.file).map_err(|e| match e {
+        SystemError::Invalid(e) => SlaveError::Config(e),
+    })
+}
