@@ -10,3 +10,4 @@ pub mod ports;
 pub mod types;
 pub mod values;
 pub mod slave;
+pub mod federation;

@@ -684,9 +684,27 @@ impl Request<'_> {
     }
 }
 
+/// The full count of a 16-bit sequence id `seq`, given the full count
+/// `last` of the one before it (the nearest count with these low bits).
+pub fn unwrap_seq(last: Option<i64>, seq: u16) -> i64 {
+    let Some(last) = last else {
+        return seq as i64;
+    };
+    let delta = seq.wrapping_sub(last as u16) as i16;
+    last + delta as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequence_ids_unwrap_across_their_wrap() {
+        assert_eq!(unwrap_seq(None, 5), 5);
+        assert_eq!(unwrap_seq(Some(65535), 0), 65536);
+        assert_eq!(unwrap_seq(Some(65536), 65535), 65535);
+        assert_eq!(unwrap_seq(Some(70000), (70003 % 65536) as u16), 70003);
+    }
 
     #[test]
     fn every_request_round_trips() {

@@ -69,7 +69,7 @@ pub(crate) struct RawModel {
 
 /// `[[connection]]`: an output driving an input, as written (also the
 /// connections of a federation file).
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConnection {
     /// `<model>.<output>`.

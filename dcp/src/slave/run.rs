@@ -15,11 +15,11 @@ use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
 
 use super::clock::wait_readable;
 use super::config::SlaveConfig;
-use super::realtime::{unwrap_seq, Samples};
+use super::realtime::Samples;
 use super::wiring::Wiring;
 use super::SlaveCounters;
 use crate::description::Description;
-use crate::pdu::{request_header, DataKind, Pdu, Request, Response};
+use crate::pdu::{request_header, unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
 use crate::values;

@@ -1,0 +1,255 @@
+//! The federation file (`tandem federate FEDERATION.toml`, documented in
+//! `dcp/FEDERATION.md`): the members, where they listen, how their ports
+//! connect, the step, the stop time and the operating mode.
+
+use std::net::SocketAddrV4;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tandem_config::{read_text, ConfigError, TomlPlace};
+use tandem_cosim::RawConnection;
+use toml::Spanned;
+
+use crate::description::Description;
+use crate::types::OpMode;
+
+/// Where the format is documented.
+pub const GUIDE: &str = "dcp/FEDERATION.md";
+
+/// The largest federation file read.
+const MAX_FILE: u64 = 16 << 20;
+
+/// The most members of a federation (slave ids are one byte; 0 is the
+/// master's).
+pub const MAX_SLAVES: usize = 255;
+
+/// One member.
+#[derive(Clone, Debug)]
+pub struct Member {
+    /// Its name in the federation.
+    pub name: String,
+    /// Its description.
+    pub description: Description,
+    /// Where its control PDUs go.
+    pub address: SocketAddrV4,
+}
+
+/// A checked federation file.
+#[derive(Debug)]
+pub struct Federation {
+    /// The file.
+    pub file: PathBuf,
+    /// Its text, for the places of later errors.
+    pub text: String,
+    /// The communication step (s).
+    pub step: f64,
+    /// Steps to the stop time.
+    pub steps: u64,
+    /// Lock-step (NRT), soft or hard real time.
+    pub mode: OpMode,
+    /// How long the master waits for an answer before sending again.
+    pub timeout: Duration,
+    /// How many times it sends again before giving a member up.
+    pub retries: u32,
+    /// Real time: how far ahead of now the common start is.
+    pub start_delay: Duration,
+    /// The members.
+    pub members: Vec<Member>,
+    /// The connections as written (checked when the run is assembled).
+    pub connections: Vec<RawConnection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFederation {
+    federation: RawSettings,
+    #[serde(default)]
+    slave: Vec<RawSlave>,
+    #[serde(default)]
+    connection: Vec<RawConnection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    step: Spanned<f64>,
+    stop: Spanned<f64>,
+    #[serde(default)]
+    mode: Option<Spanned<String>>,
+    #[serde(default)]
+    timeout: Option<Spanned<f64>>,
+    #[serde(default)]
+    retries: Option<Spanned<i64>>,
+    #[serde(default)]
+    start_delay: Option<Spanned<f64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlave {
+    name: Spanned<String>,
+    description: Spanned<String>,
+    #[serde(default)]
+    address: Option<Spanned<String>>,
+}
+
+impl Federation {
+    /// Reads and checks the federation file at `path`, with the
+    /// descriptions it names.
+    pub fn load(path: &Path) -> Result<Federation, ConfigError> {
+        let text = read_text(path, MAX_FILE, "federation file", "dcp/examples/ev.toml is an example")?;
+        Federation::parse(text, path)
+    }
+
+    /// Checks the federation file `text`, read from `file`.
+    pub fn parse(text: String, file: &Path) -> Result<Federation, ConfigError> {
+        let place = TomlPlace {
+            text: &text,
+            file,
+            guide: GUIDE,
+        };
+        let raw: RawFederation = toml::from_str(&text).map_err(|e| place.toml_error(&e))?;
+        let s = &raw.federation;
+        let seconds = |v: &Spanned<f64>, key: &str, min: f64, max: f64| {
+            let x = *v.get_ref();
+            if (min..=max).contains(&x) {
+                Ok(x)
+            } else {
+                Err(place.error(v.span(), key, format!("must be from {min:e} to {max:e} seconds, found {x}")))
+            }
+        };
+        let step = seconds(&s.step, "federation.step", 1e-6, 1e6)?;
+        let stop = seconds(&s.stop, "federation.stop", 1e-6, 1e9)?;
+        let ratio = stop / step;
+        let steps = ratio.round();
+        if steps < 1.0 || (ratio - steps).abs() > 1e-9 * steps {
+            return Err(place.error(
+                s.stop.span(),
+                "federation.stop",
+                format!("the stop time {stop} s is not a whole number of steps of {step} s; make it a multiple of federation.step"),
+            ));
+        }
+        let mode = match s.mode.as_ref().map(|m| (m, m.get_ref().as_str())) {
+            None | Some((_, "lock-step")) => OpMode::NonRealTime,
+            Some((_, "soft-real-time")) => OpMode::SoftRealTime,
+            Some((_, "hard-real-time")) => OpMode::HardRealTime,
+            Some((m, other)) => {
+                return Err(place.error(
+                    m.span(),
+                    "federation.mode",
+                    format!("unknown mode \"{other}\"; use \"lock-step\" (the default), \"soft-real-time\" or \"hard-real-time\""),
+                ))
+            }
+        };
+        let timeout = match &s.timeout {
+            Some(t) => seconds(t, "federation.timeout", 1e-3, 60.0)?,
+            None => 0.5,
+        };
+        let retries = match &s.retries {
+            Some(r) if !(0..=1000).contains(r.get_ref()) => {
+                return Err(place.error(r.span(), "federation.retries", format!("must be from 0 to 1000, found {}", r.get_ref())))
+            }
+            Some(r) => *r.get_ref() as u32,
+            None => 4,
+        };
+        let start_delay = match &s.start_delay {
+            Some(d) => seconds(d, "federation.start_delay", 0.0, 3600.0)?,
+            None => 1.0,
+        };
+        if raw.slave.is_empty() {
+            return Err(place.error(0..0, "slave", "a federation needs at least one [[slave]]".into()));
+        }
+        if let Some(extra) = raw.slave.get(MAX_SLAVES) {
+            return Err(place.error(
+                extra.name.span(),
+                &format!("slave[{MAX_SLAVES}]"),
+                format!("a federation has at most {MAX_SLAVES} slaves"),
+            ));
+        }
+        let base = file.parent().unwrap_or(Path::new(""));
+        let mut members: Vec<Member> = Vec::with_capacity(raw.slave.len());
+        for (i, r) in raw.slave.iter().enumerate() {
+            let key = |k: &str| format!("slave[{i}].{k}");
+            let name = r.name.get_ref();
+            if name.is_empty() || name.contains('.') {
+                return Err(place.error(r.name.span(), &key("name"), "must be a name without '.', not empty".into()));
+            }
+            if let Some(first) = members.iter().position(|m| &m.name == name) {
+                return Err(place.error(
+                    r.name.span(),
+                    &key("name"),
+                    format!("\"{name}\" is already the name of slave[{first}]; give each slave its own name"),
+                ));
+            }
+            let path = base.join(r.description.get_ref());
+            let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
+            let xml = std::fs::read_to_string(&path)
+                .map_err(|e| at_description(format!("cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE", path.display())))?;
+            let description = Description::read(&xml)
+                .map_err(|e| at_description(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
+            if !description.op_modes.contains(&mode) {
+                return Err(at_description(format!(
+                    "slave \"{name}\" does not support {} (its description allows {}); choose another federation.mode",
+                    mode.name(),
+                    description.op_modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            let address = match &r.address {
+                Some(a) => a.get_ref().parse().map_err(|_| {
+                    place.error(
+                        a.span(),
+                        &key("address"),
+                        format!("\"{}\" is not an IPv4 address and port, e.g. \"10.0.0.2:8000\"", a.get_ref()),
+                    )
+                })?,
+                None => description.control.ok_or_else(|| {
+                    at_description("the description gives no control host and port; give address = \"IP:PORT\"".into())
+                })?,
+            };
+            members.push(Member {
+                name: name.clone(),
+                description,
+                address,
+            });
+        }
+        if mode != OpMode::NonRealTime {
+            if let Some((i, c)) = raw
+                .connection
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.scale.is_some() || c.offset.is_some())
+            {
+                let at = c.scale.as_ref().or(c.offset.as_ref()).map_or(c.from.span(), |v| v.span());
+                return Err(place.error(
+                    at,
+                    &format!("connection[{i}]"),
+                    "in real time data goes from slave to slave as it is: scale and offset need lock-step, where the \
+                     master passes the values on; remove them or scale inside a model"
+                        .into(),
+                ));
+            }
+        }
+        Ok(Federation {
+            file: file.to_path_buf(),
+            step,
+            steps: steps as u64,
+            mode,
+            timeout: Duration::from_secs_f64(timeout),
+            retries,
+            start_delay: Duration::from_secs_f64(start_delay),
+            members,
+            connections: raw.connection,
+            text,
+        })
+    }
+
+    /// The places of the file, for errors found when the run is assembled.
+    pub fn place(&self) -> TomlPlace<'_> {
+        TomlPlace {
+            text: &self.text,
+            file: &self.file,
+            guide: GUIDE,
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! The master's line to one slave: requests with their sequence ids,
+//! answers waited for with a timeout, everything sent again when an answer
+//! is missing, and the slave's output data taken as it comes.
+//!
+//! Policies: a request unanswered within the timeout is sent again with
+//! the same sequence id (the slave answers a repeat without doing it
+//! twice), up to the retries, then the slave is given up, by name; an
+//! `INVALID_SEQUENCE_ID` refusal expecting a later id means the request
+//! was already carried out; a `PROTOCOL_ERROR_GENERIC` refusal of a step
+//! (its input data lost) sends the step's data again; any other refusal,
+//! or a slave that reports ERRORHANDLING or ALIVE (restarted), ends the
+//! run with the slave's name and the code.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
+use crate::ports::Ports;
+use crate::slave::wiring::Slot;
+use crate::types::{ErrorCode, State, MAX_PDU};
+use crate::values;
+
+/// What went wrong with a slave.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// No answer after every retry.
+    #[error("slave \"{slave}\" at {address} does not answer {request} after {tries} tries over {waited:.1} s; is it running, and reachable?")]
+    Silent {
+        /// Its name.
+        slave: String,
+        /// Its address.
+        address: SocketAddrV4,
+        /// The request.
+        request: &'static str,
+        /// Tries.
+        tries: u32,
+        /// Seconds waited in all.
+        waited: f64,
+    },
+    /// A refusal.
+    #[error("slave \"{slave}\" refused {request}: {code}")]
+    Refused {
+        /// Its name.
+        slave: String,
+        /// The request.
+        request: &'static str,
+        /// The error code (its name, or its number when unknown).
+        code: String,
+    },
+    /// A state it should not be in.
+    #[error("slave \"{slave}\" reports state {state}: {why}")]
+    State {
+        /// Its name.
+        slave: String,
+        /// The state.
+        state: String,
+        /// What it means.
+        why: &'static str,
+    },
+    /// Output data the master cannot read.
+    #[error("slave \"{slave}\" sent output {port} that cannot be read: {message}")]
+    Data {
+        /// Its name.
+        slave: String,
+        /// The port.
+        port: String,
+        /// Why.
+        message: String,
+    },
+    /// A socket.
+    #[error("slave \"{slave}\": {what}: {source}")]
+    Io {
+        /// Its name.
+        slave: String,
+        /// What was being done.
+        what: &'static str,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// What the line counted; shared with the federation's report.
+#[derive(Debug, Default)]
+pub struct LinkStats {
+    /// Requests sent (first tries).
+    pub requests: AtomicU64,
+    /// Datagrams sent again after a timeout or a refusal.
+    pub resent: AtomicU64,
+    /// Output data dropped as duplicates or older than the newest.
+    pub stale: AtomicU64,
+    /// Datagrams that were not PDUs, not for this line or not understood.
+    pub malformed: AtomicU64,
+}
+
+/// The master's socket and protocol state for one slave.
+pub(crate) struct Link {
+    pub(crate) name: String,
+    socket: UdpSocket,
+    pub(crate) address: SocketAddrV4,
+    pub(crate) id: u8,
+    next_seq: u16,
+    timeout: Duration,
+    retries: u32,
+    pub(crate) stats: Arc<LinkStats>,
+    /// The sequence id of the next input data.
+    data_seq: u16,
+    /// The newest output data's full sequence count.
+    out_seq: Option<i64>,
+    datagrams: Vec<Vec<u8>>,
+    rx: Vec<u8>,
+    /// When the slave was last heard from.
+    last_heard: Instant,
+}
+
+/// Output data expected in an exchange: its data id, slots, and where the
+/// values go.
+pub(crate) struct Outputs<'a> {
+    pub(crate) data_id: u16,
+    pub(crate) slots: &'a [Slot],
+    pub(crate) ports: &'a Ports,
+    pub(crate) into: &'a mut [f64],
+}
+
+impl Link {
+    /// A line to slave `id` named `name` at `address`.
+    pub(crate) fn open(
+        name: &str,
+        id: u8,
+        address: SocketAddrV4,
+        timeout: Duration,
+        retries: u32,
+    ) -> Result<Link, LinkError> {
+        let io = |what, source| LinkError::Io {
+            slave: name.to_string(),
+            what,
+            source,
+        };
+        let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
+            .map_err(|e| io("cannot open a UDP socket", e))?;
+        socket.connect(address).map_err(|e| io("cannot reach its address", e))?;
+        Ok(Link {
+            name: name.to_string(),
+            socket,
+            address,
+            id,
+            next_seq: 0,
+            timeout,
+            retries,
+            stats: Arc::default(),
+            data_seq: 0,
+            out_seq: None,
+            datagrams: Vec::new(),
+            rx: vec![0; MAX_PDU + 1],
+            last_heard: Instant::now(),
+        })
+    }
+
+    /// The master's address as the slave sees it (where its data goes).
+    pub(crate) fn local(&self) -> SocketAddrV4 {
+        match self.socket.local_addr() {
+            Ok(SocketAddr::V4(a)) => a,
+            _ => SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
+        }
+    }
+
+    /// Sends `requests` (after input data `data` of `data_id`, when given)
+    /// and waits until the last is acknowledged and, when `outputs` is
+    /// given, its data has come.
+    pub(crate) fn exchange(
+        &mut self,
+        data: Option<(u16, &[Slot], &Ports, &[f64])>,
+        requests: &[Request<'_>],
+        mut outputs: Option<Outputs<'_>>,
+    ) -> Result<(), LinkError> {
+        let first = self.next_seq;
+        self.datagrams.resize_with(requests.len() + 1, Vec::new);
+        let mut n = 0;
+        if let Some((data_id, slots, ports, u)) = data {
+            let out = &mut self.datagrams[0];
+            Pdu::data_header(DataKind::InputOutput, self.data_seq, data_id, out);
+            self.data_seq = self.data_seq.wrapping_add(1);
+            for slot in slots {
+                let v = &ports.inputs[slot.variable];
+                values::encode(slot.data_type, &u[v.elements.clone()], out).map_err(|e| LinkError::Data {
+                    slave: self.name.clone(),
+                    port: v.name.clone(),
+                    message: format!("the input value cannot be sent: {e}"),
+                })?;
+            }
+            n = 1;
+        }
+        for (k, body) in requests.iter().enumerate() {
+            let pdu = Pdu::Request {
+                seq: first.wrapping_add(k as u16),
+                receiver: self.id,
+                body: *body,
+            };
+            pdu.write(&mut self.datagrams[n + k]);
+        }
+        let total = n + requests.len();
+        let last = first.wrapping_add(requests.len() as u16 - 1);
+        self.next_seq = last.wrapping_add(1);
+        let name = requests.last().map_or("?", |r| r.name());
+        self.stats.requests.fetch_add(requests.len() as u64, Ordering::Relaxed);
+        let started = Instant::now();
+        let mut tries = 0;
+        let mut acked = false;
+        let mut got_data = outputs.is_none();
+        loop {
+            if tries > 0 {
+                self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
+            }
+            for d in &self.datagrams[..total] {
+                self.socket.send(d).map_err(|source| LinkError::Io {
+                    slave: self.name.clone(),
+                    what: "cannot send",
+                    source,
+                })?;
+            }
+            tries += 1;
+            let deadline = Instant::now() + self.timeout;
+            let mut resend = false;
+            while !(acked && got_data) && !resend {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                self.socket.set_read_timeout(Some(left)).ok();
+                let size = match self.socket.recv(&mut self.rx) {
+                    Ok(size) => size,
+                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => break,
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                    Err(source) => {
+                        return Err(LinkError::Io {
+                            slave: self.name.clone(),
+                            what: "cannot receive",
+                            source,
+                        })
+                    }
+                };
+                let rx = std::mem::take(&mut self.rx);
+                let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, name, &mut outputs);
+                self.rx = rx;
+                match heard? {
+                    Heard::Acked => acked = true,
+                    Heard::Data => got_data = true,
+                    Heard::Resend => resend = true,
+                    Heard::Nothing => {}
+                }
+            }
+            if acked && got_data {
+                return Ok(());
+            }
+            if tries > self.retries {
+                return Err(LinkError::Silent {
+                    slave: self.name.clone(),
+                    address: self.address,
+                    request: name,
+                    tries,
+                    waited: started.elapsed().as_secs_f64(),
+                });
+            }
+        }
+    }
+
+    /// One datagram from the slave during an exchange of requests
+    /// `first..=last`.
+    fn heard(
+        &mut self,
+        bytes: &[u8],
+        first: u16,
+        last: u16,
+        request: &'static str,
+        outputs: &mut Option<Outputs<'_>>,
+    ) -> Result<Heard, LinkError> {
+        self.last_heard = Instant::now();
+        let in_exchange = |seq: u16| seq.wrapping_sub(first) <= last.wrapping_sub(first);
+        match Pdu::read(bytes) {
+            Ok(Pdu::Response { seq, body, .. }) if in_exchange(seq) => match body {
+                Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
+                Response::Nack { expected, error } => {
+                    let code = ErrorCode::from_code(error);
+                    // Already carried out: the slave expects a later id.
+                    let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
+                        && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
+                    match code {
+                        Some(ErrorCode::InvalidSequenceId) if done && seq == last => Ok(Heard::Acked),
+                        Some(ErrorCode::InvalidSequenceId) => Ok(Heard::Nothing),
+                        Some(ErrorCode::Generic) => Ok(Heard::Resend),
+                        _ => Err(LinkError::Refused {
+                            slave: self.name.clone(),
+                            request,
+                            code: match code {
+                                Some(ErrorCode::NotAllowedInState) => {
+                                    "PROTOCOL_ERROR_PDU_NOT_ALLOWED_IN_THIS_STATE: it is not in the state the master \
+                                     left it in (restarted, or taken by another master)"
+                                        .to_string()
+                                }
+                                Some(c) => c.name().to_string(),
+                                None => format!("error code 0x{error:04X}"),
+                            },
+                        }),
+                    }
+                }
+                _ => Ok(Heard::Nothing),
+            },
+            Ok(Pdu::StateChanged { state, .. }) => match State::from_code(state) {
+                Some(s @ (State::ErrorHandling | State::ErrorResolved)) => Err(LinkError::State {
+                    slave: self.name.clone(),
+                    state: s.name().into(),
+                    why: "it met an error (its own output says which)",
+                }),
+                _ => Ok(Heard::Nothing),
+            },
+            Ok(Pdu::Data {
+                kind: DataKind::InputOutput,
+                seq,
+                id,
+                payload,
+            }) => {
+                let Some(out) = outputs.as_mut().filter(|o| o.data_id == id) else {
+                    self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Heard::Nothing);
+                };
+                let full = unwrap_seq(self.out_seq, seq);
+                if self.out_seq.is_some_and(|l| full <= l) {
+                    self.stats.stale.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Heard::Nothing);
+                }
+                let mut at = 0;
+                for slot in out.slots {
+                    let v = &out.ports.outputs[slot.variable];
+                    at += values::decode(slot.data_type, &payload[at..], &mut out.into[v.elements.clone()]).map_err(
+                        |e| LinkError::Data {
+                            slave: self.name.clone(),
+                            port: v.name.clone(),
+                            message: e.to_string(),
+                        },
+                    )?;
+                }
+                self.out_seq = Some(full);
+                Ok(Heard::Data)
+            }
+            Ok(_) => Ok(Heard::Nothing),
+            Err(_) => {
+                self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                Ok(Heard::Nothing)
+            }
+        }
+    }
+
+    /// Asks the slave's state (`INF_state`) without waiting for the answer;
+    /// gives the slave up when nothing has come from it for `silence`.
+    pub(crate) fn heartbeat(&mut self, silence: Duration) -> Result<(), LinkError> {
+        if self.last_heard.elapsed() > silence {
+            return Err(LinkError::Silent {
+                slave: self.name.clone(),
+                address: self.address,
+                request: "INF_state (the heartbeat)",
+                tries: (silence.as_millis() / 500) as u32,
+                waited: self.last_heard.elapsed().as_secs_f64(),
+            });
+        }
+        let pdu = Pdu::Request {
+            seq: self.next_seq,
+            receiver: self.id,
+            body: Request::State,
+        };
+        self.next_seq = self.next_seq.wrapping_add(1);
+        let mut out = std::mem::take(&mut self.datagrams);
+        out.resize_with(1, Vec::new);
+        pdu.write(&mut out[0]);
+        let sent = self.socket.send(&out[0]);
+        self.datagrams = out;
+        sent.map(|_| ()).map_err(|source| LinkError::Io {
+            slave: self.name.clone(),
+            what: "cannot send",
+            source,
+        })
+    }
+
+    /// The next output data waiting, without blocking: its full sequence
+    /// count (the point it was sent for), its values in `outputs.into`.
+    pub(crate) fn take_data(&mut self, outputs: &mut Outputs<'_>) -> Result<Option<i64>, LinkError> {
+        let io = |source| LinkError::Io {
+            slave: String::new(),
+            what: "cannot receive",
+            source,
+        };
+        self.socket.set_nonblocking(true).map_err(io)?;
+        let mut wanted = Some(Outputs {
+            data_id: outputs.data_id,
+            slots: outputs.slots,
+            ports: outputs.ports,
+            into: &mut *outputs.into,
+        });
+        let result = loop {
+            let size = match self.socket.recv(&mut self.rx) {
+                Ok(size) => size,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(e) => break Err(io(e)),
+            };
+            let rx = std::mem::take(&mut self.rx);
+            let next = self.next_seq;
+            let heard = self.heard(&rx[..size.min(MAX_PDU)], next, next, "data", &mut wanted);
+            self.rx = rx;
+            match heard {
+                Ok(Heard::Data) => break Ok(self.out_seq),
+                Ok(_) => continue,
+                Err(e) => break Err(e),
+            }
+        };
+        self.socket.set_nonblocking(false).map_err(io)?;
+        result
+    }
+}
+
+/// What one datagram meant to an exchange.
+enum Heard {
+    Nothing,
+    Acked,
+    Data,
+    Resend,
+}

@@ -1,0 +1,347 @@
+//! A federation in soft or hard real time: every member registered in
+//! that mode, data wired from slave to slave (each output a connection
+//! takes goes straight to the slave it drives) and a copy of every output
+//! to the master; a common start a little ahead; heartbeats (`INF_state`)
+//! every half second, a member silent for three seconds given up; then
+//! stop, deregister, and the recording written a row per step, a missing
+//! value held from the step before and counted.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tandem_runtime::record::Recorder;
+use tandem_runtime::tandem::metrics::{Histogram, Scale, Snapshot};
+
+use super::link::{Link, Outputs};
+use super::{Federation, FederationError};
+use crate::pdu::{Network, Request};
+use crate::ports::Variable;
+use crate::slave::wiring::Slot;
+use crate::types::{Scope, State, VERSION};
+
+/// How often the master asks each member's state.
+const HEARTBEAT: Duration = Duration::from_millis(500);
+
+/// How long a member may be silent before it is given up.
+const SILENCE: Duration = Duration::from_secs(3);
+
+/// The most values a real-time recording holds.
+const MAX_VALUES: u64 = 100_000_000;
+
+/// What the master received from one member.
+#[derive(Clone, Debug)]
+pub struct SlaveReception {
+    /// Its name.
+    pub name: String,
+    /// Steps whose outputs never came (held from the step before).
+    pub missing: u64,
+    /// The age of its data on arrival at the master (s).
+    pub ages: Snapshot,
+}
+
+/// What a real-time federation reports.
+#[derive(Clone, Debug)]
+pub struct RealTimeReport {
+    /// Steps recorded.
+    pub steps: u64,
+    /// Per member.
+    pub members: Vec<SlaveReception>,
+}
+
+/// The variable named `name` among `variables`.
+fn find<'a>(variables: &'a [Variable], name: &str) -> Option<(usize, &'a Variable)> {
+    variables.iter().enumerate().find(|(_, v)| v.name == name)
+}
+
+/// Runs `federation` in its real-time mode.
+pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Result<RealTimeReport, FederationError> {
+    let place = federation.place();
+    let members = &federation.members;
+    let mut links = Vec::with_capacity(members.len());
+    for (k, m) in members.iter().enumerate() {
+        links.push(Link::open(&m.name, k as u8 + 1, m.address, federation.timeout, federation.retries)?);
+    }
+    // Connections at the level of variables: (from member, from var, to member, to var).
+    let mut wires: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, c) in federation.connections.iter().enumerate() {
+        let end = |text: &str, inputs: bool, key: &str, span: std::ops::Range<usize>| {
+            let (m, v) = text.split_once('.').unwrap_or((text, ""));
+            let member = members.iter().position(|x| x.name == m);
+            let found = member.and_then(|k| {
+                let ports = &members[k].description.ports;
+                find(if inputs { &ports.inputs } else { &ports.outputs }, v).map(|(j, _)| (k, j))
+            });
+            found.ok_or_else(|| {
+                place.error(
+                    span,
+                    &format!("connection[{i}].{key}"),
+                    format!(
+                        "no {} \"{v}\" of a member \"{m}\"; write <member>.<{}>, the members being: {}",
+                        if inputs { "input" } else { "output" },
+                        if inputs { "input" } else { "output" },
+                        members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })
+        };
+        let from = end(c.from.get_ref(), false, "from", c.from.span()).map_err(tandem_cosim::SystemError::from)?;
+        let to = end(c.to.get_ref(), true, "to", c.to.span()).map_err(tandem_cosim::SystemError::from)?;
+        wires.entry((from.0, to.0)).or_default().push((from.1, to.1));
+    }
+    let steps_total = federation.steps;
+    let width: usize = members.iter().map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum::<usize>()).sum();
+    if (steps_total + 1) * width as u64 > MAX_VALUES {
+        return Err(FederationError::Record(std::io::Error::other(format!(
+            "{} steps of {width} outputs pass the bound of {MAX_VALUES:e} recorded values; record a shorter run",
+            steps_total + 1
+        ))));
+    }
+    // Register and configure every member.
+    let mut record_slots: Vec<Vec<Slot>> = Vec::new();
+    let mut next_id: u16 = 1;
+    let mut ticks = Vec::new();
+    for (k, m) in members.iter().enumerate() {
+        let d = &m.description;
+        let link = &mut links[k];
+        let (n, den) = d.fixed_resolution.unwrap_or((1, 1_000_000));
+        let steps = (federation.step * den as f64 / n as f64).round().max(1.0) as u32;
+        ticks.push(steps);
+        link.exchange(
+            None,
+            &[Request::Register {
+                state: State::Alive.code(),
+                uuid: d.uuid,
+                op_mode: federation.mode.code(),
+                major: VERSION.0,
+                minor: VERSION.1,
+            }],
+            None,
+        )?;
+        link.exchange(None, &[Request::TimeRes { numerator: n, denominator: den }], None)?;
+        // Its copy to the master.
+        let slots: Vec<Slot> = d
+            .ports
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(j, v)| Slot {
+                pos: j as u16,
+                variable: j,
+                data_type: v.data_type,
+            })
+            .collect();
+        let id = next_id;
+        next_id += 1;
+        let mut scratch = [0; 6];
+        for s in &slots {
+            link.exchange(
+                None,
+                &[Request::Output {
+                    data_id: id,
+                    pos: s.pos,
+                    source_vr: d.ports.outputs[s.variable].vr,
+                }],
+                None,
+            )?;
+        }
+        if !slots.is_empty() {
+            let master = link.local();
+            for body in [
+                Request::Steps { steps, data_id: id },
+                Request::TargetNetwork {
+                    data_id: id,
+                    network: Network::udp(master, &mut scratch),
+                },
+                Request::Scope {
+                    data_id: id,
+                    scope: Scope::All.code(),
+                },
+            ] {
+                link.exchange(None, &[body], None)?;
+            }
+        }
+        record_slots.push(slots);
+    }
+    for (&(from, to), pairs) in &wires {
+        let id = next_id;
+        next_id += 1;
+        let (fd, td) = (&members[from].description, &members[to].description);
+        for (pos, &(fv, tv)) in pairs.iter().enumerate() {
+            links[from].exchange(
+                None,
+                &[Request::Output {
+                    data_id: id,
+                    pos: pos as u16,
+                    source_vr: fd.ports.outputs[fv].vr,
+                }],
+                None,
+            )?;
+            links[to].exchange(
+                None,
+                &[Request::Input {
+                    data_id: id,
+                    pos: pos as u16,
+                    target_vr: td.ports.inputs[tv].vr,
+                    source_type: fd.ports.outputs[fv].data_type.code(),
+                }],
+                None,
+            )?;
+        }
+        let mut a = [0; 6];
+        let mut b = [0; 6];
+        let target = members[to].address;
+        for body in [
+            Request::Steps {
+                steps: ticks[from],
+                data_id: id,
+            },
+            Request::TargetNetwork {
+                data_id: id,
+                network: Network::udp(target, &mut a),
+            },
+            Request::Scope {
+                data_id: id,
+                scope: Scope::All.code(),
+            },
+        ] {
+            links[from].exchange(None, &[body], None)?;
+        }
+        for body in [
+            Request::SourceNetwork {
+                data_id: id,
+                network: Network::udp(target, &mut b),
+            },
+            Request::Scope {
+                data_id: id,
+                scope: Scope::All.code(),
+            },
+        ] {
+            links[to].exchange(None, &[body], None)?;
+        }
+    }
+    for link in &mut links {
+        link.exchange(None, &[Request::Prepare { state: State::Configuration.code() }], None)?;
+        link.exchange(None, &[Request::Configure { state: State::Prepared.code() }], None)?;
+    }
+    // The common start, in whole seconds of UNIX time.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let start_unix = (now + federation.start_delay).as_secs() + 1;
+    let origin = Instant::now() + Duration::from_secs(start_unix).saturating_sub(now);
+    for link in &mut links {
+        link.exchange(
+            None,
+            &[Request::Run {
+                state: State::Configured.code(),
+                start: start_unix as i64,
+            }],
+            None,
+        )?;
+    }
+    for link in &mut links {
+        link.exchange(
+            None,
+            &[Request::Run {
+                state: State::Synchronized.code(),
+                start: start_unix as i64,
+            }],
+            None,
+        )?;
+    }
+    let result = receive(federation, &mut links, &record_slots, origin, recorder);
+    for link in &mut links {
+        let _ = link.exchange(None, &[Request::Stop { state: State::Running.code() }], None);
+        let _ = link.exchange(None, &[Request::Deregister { state: State::Stopped.code() }], None);
+    }
+    result
+}
+
+/// The run itself: the copies received and recorded, heartbeats sent.
+fn receive(
+    federation: &Federation,
+    links: &mut [Link],
+    slots: &[Vec<Slot>],
+    origin: Instant,
+    recorder: &mut dyn Recorder,
+) -> Result<RealTimeReport, FederationError> {
+    let h = federation.step;
+    let steps = federation.steps;
+    let widths: Vec<usize> = federation
+        .members
+        .iter()
+        .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum())
+        .collect();
+    let mut table: Vec<Vec<Option<Vec<f64>>>> = widths.iter().map(|_| vec![None; steps as usize + 1]).collect();
+    let ages: Vec<Histogram> = widths
+        .iter()
+        .map(|_| {
+            Histogram::new(
+                Scale::Log {
+                    min: 1e-6,
+                    per_decade: 100.0,
+                },
+                700,
+            )
+        })
+        .collect();
+    let end = origin + Duration::from_secs_f64(h * steps as f64 + 0.2);
+    let mut next_heartbeat = Instant::now();
+    let mut values = vec![0.0; widths.iter().copied().max().unwrap_or(0)];
+    while Instant::now() < end {
+        if Instant::now() >= next_heartbeat {
+            for link in links.iter_mut() {
+                link.heartbeat(SILENCE)?;
+            }
+            next_heartbeat += HEARTBEAT;
+        }
+        for (k, link) in links.iter_mut().enumerate() {
+            while let Some(point) = link.take_data(
+                &mut Outputs {
+                    data_id: k as u16 + 1,
+                    slots: &slots[k],
+                    ports: &federation.members[k].description.ports,
+                    into: &mut values[..widths[k]],
+                },
+            )? {
+                let sent = origin + Duration::from_secs_f64(h * point.max(0) as f64);
+                ages[k].record(Instant::now().saturating_duration_since(sent).as_secs_f64());
+                if let Some(row) = table[k].get_mut(point.max(0) as usize) {
+                    *row = Some(values[..widths[k]].to_vec());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let mut row = vec![0.0; widths.iter().sum()];
+    let mut missing = vec![0u64; widths.len()];
+    for n in 0..=steps as usize {
+        let mut at = 0;
+        for (k, w) in widths.iter().enumerate() {
+            match &table[k][n] {
+                Some(v) => row[at..at + w].copy_from_slice(v),
+                None => missing[k] += 1,
+            }
+            at += w;
+        }
+        recorder.record(n as f64 * h, &row)?;
+    }
+    recorder.finish()?;
+    Ok(RealTimeReport {
+        steps,
+        members: federation
+            .members
+            .iter()
+            .enumerate()
+            .map(|(k, m)| SlaveReception {
+                name: m.name.clone(),
+                missing: missing[k],
+                ages: ages[k].snapshot(),
+            })
+            .collect(),
+    })
+}
+
+impl From<tandem_config::ConfigError> for FederationError {
+    fn from(e: tandem_config::ConfigError) -> Self {
+        FederationError::File(e.into())
+    }
+}
