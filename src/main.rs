@@ -4,6 +4,7 @@
 
 mod check;
 mod cosim;
+mod dcp;
 mod ecu;
 mod export;
 mod out;
@@ -57,6 +58,11 @@ enum Command {
     /// Co-simulate a system of sub-models (JSON diagrams, built-in plants,
     /// FMUs), each with its own solver, coupled at macro steps.
     Cosim(cosim::CosimArgs),
+    /// Serve a model (JSON diagram, built-in plant, FMU) as a DCP slave over
+    /// UDP, or write its DCP slave description.
+    DcpSlave(dcp::SlaveArgs),
+    /// Run a federation of DCP slaves as its master: lock-step or real time.
+    Federate(dcp::FederateArgs),
     /// Pack a model (a JSON block diagram or a built-in model) as an FMI
     /// Co-Simulation FMU.
     Export(export::ExportArgs),
@@ -78,6 +84,8 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Cosim(args) => cosim::run(&args),
+        Command::DcpSlave(args) => dcp::slave(&args),
+        Command::Federate(args) => dcp::federate(&args),
         Command::Export(args) => export::run(&args),
         Command::Serve(args) => serve::run(&args),
     };
