@@ -214,11 +214,18 @@ impl Link {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
             }
             for d in &self.datagrams[..total] {
-                self.socket.send(d).map_err(|source| LinkError::Io {
-                    slave: self.name.clone(),
-                    what: "cannot send",
-                    source,
-                })?;
+                // Refused: nothing listens there now; waiting for an answer
+                // and sending again is the policy for that too.
+                match self.socket.send(d) {
+                    Err(e) if e.kind() != io::ErrorKind::ConnectionRefused => {
+                        return Err(LinkError::Io {
+                            slave: self.name.clone(),
+                            what: "cannot send",
+                            source: e,
+                        })
+                    }
+                    _ => {}
+                }
             }
             tries += 1;
             let deadline = Instant::now() + self.timeout;

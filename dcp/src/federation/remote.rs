@@ -4,6 +4,8 @@
 //! its inputs as data, then `STC_do_step` and `STC_send_outputs` sent
 //! back to back, so that a step costs one round trip.
 
+use std::net::SocketAddrV4;
+
 use tandem_cosim::{Course, Feedthrough, Recording, SubModel, SubModelError};
 use tandem_models::Variable as Port;
 
@@ -113,12 +115,14 @@ impl RemoteSlave {
             resolution,
             state: State::Alive,
         };
-        remote.register(&d.uuid)?;
+        remote.register(&d.uuid, d.control.unwrap_or(member.address))?;
         Ok(remote)
     }
 
-    /// `STC_register` to CONFIGURED.
-    fn register(&mut self, uuid: &[u8; 16]) -> Result<(), LinkError> {
+    /// `STC_register` to CONFIGURED; `own_address` is where the slave says
+    /// it listens (its input data comes there through the same path as its
+    /// control PDUs).
+    fn register(&mut self, uuid: &[u8; 16], own_address: SocketAddrV4) -> Result<(), LinkError> {
         let link = &mut self.link;
         link.exchange(
             None,
@@ -153,7 +157,7 @@ impl RemoteSlave {
         if !self.input_slots.is_empty() {
             config.push(Request::SourceNetwork {
                 data_id: INPUT_DATA,
-                network: Network::udp(link.address, &mut source),
+                network: Network::udp(own_address, &mut source),
             });
             config.push(Request::Scope {
                 data_id: INPUT_DATA,

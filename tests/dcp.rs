@@ -1,0 +1,301 @@
+//! DCP federations end to end: the EV federation of `dcp/examples/` (the
+//! plant, its virtual ECU, a driver with the road) run by `tandem
+//! federate` against three `tandem dcp-slave` processes, across network
+//! namespaces made here (root needed; skipped with a message otherwise)
+//! and through a UDP relay that loses, duplicates and reorders datagrams.
+//! In lock-step the recording must equal, byte for byte, `tandem cosim`'s
+//! of the same system in one process.
+
+mod common;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use common::{root, scratch, tandem, tandem_ok};
+
+const MEMBERS: [(&str, &str, &str); 3] = [
+    ("plant", "ev", "solver = \"rk4\"\nstep = 0.0001\n"),
+    ("ecu", "models/examples/ev_speed_controller.json", "step = 0.01\n"),
+    ("driver", "dcp/examples/driver.json", "step = 0.01\n"),
+];
+
+/// The connections of `dcp/examples/ev.toml`.
+fn connections() -> String {
+    let text = std::fs::read_to_string(root().join("dcp/examples/ev.toml")).unwrap();
+    text[text.find("[[connection]]").unwrap()..].to_string()
+}
+
+/// The source of a member, as its files give it.
+fn source(s: &str) -> String {
+    if s.contains('/') {
+        root().join(s).display().to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// The in-process twin of a federation of `stop` seconds, run by `tandem
+/// cosim`: its CSV.
+fn in_process(dir: &Path, stop: f64) -> Vec<u8> {
+    let mut system = format!("[master]\nstep = 0.01\nstop = {stop}\nextrapolation = 0\npoint_inputs = \"held\"\n");
+    for (name, src, extra) in MEMBERS {
+        system += &format!("\n[[model]]\nname = \"{name}\"\nsource = \"{}\"\n{extra}", source(src));
+    }
+    system += "\n";
+    system += &connections();
+    std::fs::write(dir.join("twin.toml"), system).unwrap();
+    tandem_ok(dir, &["cosim", "twin.toml", "--out", "twin.csv"]);
+    std::fs::read(dir.join("twin.csv")).unwrap()
+}
+
+/// Slave processes, killed when dropped.
+struct Slaves(Vec<Child>);
+
+impl Drop for Slaves {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Writes the three slave files (control addresses from `control`) and
+/// their descriptions, and starts the slaves, each under `prefix` (e.g.
+/// `ip netns exec NS`).
+fn start_slaves(dir: &Path, control: &[String; 3], prefix: &[Vec<String>; 3]) -> Slaves {
+    let mut slaves = Slaves(Vec::new());
+    for (k, (name, src, extra)) in MEMBERS.iter().enumerate() {
+        let file = dir.join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!("name = \"{name}\"\nsource = \"{}\"\n{extra}control = \"{}\"\n", source(src), control[k]),
+        )
+        .unwrap();
+        let command = |args: &[&str]| {
+            let mut all: Vec<String> = prefix[k].clone();
+            all.push(env!("CARGO_BIN_EXE_tandem").into());
+            all.extend(args.iter().map(|a| a.to_string()));
+            let mut c = Command::new(&all[0]);
+            c.args(&all[1..]).current_dir(dir);
+            c
+        };
+        let description = format!("{name}.dcpx");
+        let out = command(&["dcp-slave", &format!("{name}.toml"), "--description", &description])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let child = command(&["dcp-slave", &format!("{name}.toml")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        slaves.0.push(child);
+    }
+    thread::sleep(Duration::from_millis(300));
+    slaves
+}
+
+/// A federation file of the three members at `addresses`, `stop` long.
+fn federation(dir: &Path, addresses: &[String; 3], stop: f64, extra: &str) -> PathBuf {
+    let mut text = format!("[federation]\nstep = 0.01\nstop = {stop}\n{extra}");
+    for (k, (name, _, _)) in MEMBERS.iter().enumerate() {
+        text += &format!(
+            "\n[[slave]]\nname = \"{name}\"\ndescription = \"{name}.dcpx\"\naddress = \"{}\"\n",
+            addresses[k]
+        );
+    }
+    text += "\n";
+    text += &connections();
+    let path = dir.join("fed.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Network namespaces with a veth pair each to this one, removed when
+/// dropped.
+struct Namespaces(Vec<String>);
+
+impl Namespaces {
+    /// Three hosts 10.201.k.2, reached from here at 10.201.k.1; `None`
+    /// (saying why) where namespaces cannot be made.
+    fn make() -> Option<Namespaces> {
+        let id = std::process::id() % 10000;
+        let mut made = Namespaces(Vec::new());
+        for k in 0..3 {
+            let ns = format!("tdcp{id}n{k}");
+            let (outer, inner) = (format!("td{id}o{k}"), format!("td{id}i{k}"));
+            let steps: [&[&str]; 7] = [
+                &["netns", "add", &ns],
+                &["link", "add", &outer, "type", "veth", "peer", "name", &inner],
+                &["link", "set", &inner, "netns", &ns],
+                &["addr", "add", &format!("10.201.{k}.1/24"), "dev", &outer],
+                &["link", "set", &outer, "up"],
+                &["-n", &ns, "addr", "add", &format!("10.201.{k}.2/24"), "dev", &inner],
+                &["-n", &ns, "link", "set", &inner, "up"],
+            ];
+            for args in steps {
+                let ok = Command::new("ip").args(args).status().is_ok_and(|s| s.success());
+                if args[0] == "netns" {
+                    made.0.push(ns.clone());
+                }
+                if !ok {
+                    eprintln!("SKIPPED: cannot make network namespaces (ip {}): run as root with iproute2", args.join(" "));
+                    return None;
+                }
+            }
+            let _ = Command::new("ip").args(["-n", &ns, "link", "set", "lo", "up"]).status();
+        }
+        Some(made)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in &self.0 {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+#[test]
+fn a_lock_step_federation_across_three_hosts_equals_the_same_system_in_one_process() {
+    let Some(namespaces) = Namespaces::make() else { return };
+    let dir = scratch("dcp-netns");
+    let control: [String; 3] = std::array::from_fn(|k| format!("10.201.{k}.2:47000"));
+    let prefix: [Vec<String>; 3] =
+        std::array::from_fn(|k| vec!["ip".into(), "netns".into(), "exec".into(), namespaces.0[k].clone()]);
+    let _slaves = start_slaves(&dir, &control, &prefix);
+    let fed = federation(&dir, &control, 5.0, "mode = \"lock-step\"\n");
+    let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    assert!(out.contains("3 members in lock-step, 500 steps"), "{out}");
+    let federated = std::fs::read(dir.join("fed.csv")).unwrap();
+    assert_eq!(federated, in_process(&dir, 5.0), "the federation's CSV differs from tandem cosim's");
+    // And the plant answered the ECU: it is moving towards 10 m/s.
+    let table = common::Table::read(&dir.join("fed.csv"));
+    let v = table.column("plant.vehicle_speed");
+    assert!(v[v.len() - 1] > 5.0 && v[v.len() - 1] < 15.0, "{}", v[v.len() - 1]);
+}
+
+/// A UDP relay between the master and one slave that loses, duplicates
+/// and holds back (reorders) datagrams going to the slave, and loses some
+/// of its answers.
+struct Relay {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Relay {
+    fn start(slave: SocketAddr) -> Relay {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(slave).unwrap();
+        front.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+        back.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+        let address = front.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let halt = stop.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            let mut master = None;
+            let (mut down, mut up) = (0u64, 0u64);
+            let mut held: Option<Vec<u8>> = None;
+            while !halt.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = front.recv_from(&mut buf) {
+                    master = Some(from);
+                    down += 1;
+                    let d = &buf[..n];
+                    match down % 97 {
+                        13 => {}                          // lost
+                        29 => {
+                            let _ = back.send(d);         // duplicated
+                            let _ = back.send(d);
+                        }
+                        53 => held = Some(d.to_vec()),    // held back: goes after the next
+                        _ => {
+                            let _ = back.send(d);
+                            if let Some(h) = held.take() {
+                                let _ = back.send(&h);
+                            }
+                        }
+                    }
+                }
+                if let Ok(n) = back.recv(&mut buf) {
+                    up += 1;
+                    if let (Some(m), false) = (master, up % 89 == 41) {
+                        let _ = front.send_to(&buf[..n], m);
+                    }
+                }
+            }
+        });
+        Relay { address, stop }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn lost_duplicated_and_reordered_datagrams_leave_a_lock_step_federation_bit_identical() {
+    let dir = scratch("dcp-faults");
+    let ports = [47311, 47312, 47313];
+    let control: [String; 3] = std::array::from_fn(|k| format!("127.0.0.1:{}", ports[k]));
+    let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
+    let relays: Vec<Relay> = control.iter().map(|c| Relay::start(c.parse().unwrap())).collect();
+    let through: [String; 3] = std::array::from_fn(|k| relays[k].address.to_string());
+    let fed = federation(&dir, &through, 2.0, "timeout = 0.05\nretries = 20\n");
+    let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    let resent: u64 = out
+        .lines()
+        .filter_map(|l| l.split(" requests, ").nth(1)?.split(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert!(resent > 0, "no datagram was sent again:\n{out}");
+    assert_eq!(std::fs::read(dir.join("fed.csv")).unwrap(), in_process(&dir, 2.0));
+}
+
+#[test]
+fn a_slave_that_vanishes_is_named_and_the_rows_before_are_kept() {
+    let dir = scratch("dcp-vanish");
+    let control: [String; 3] = ["127.0.0.1:47321".into(), "127.0.0.1:47322".into(), "127.0.0.1:47323".into()];
+    let mut slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
+    let fed = federation(&dir, &control, 600.0, "timeout = 0.05\nretries = 3\n");
+    let killer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(700));
+        let _ = slaves.0[1].kill();
+        slaves
+    });
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    drop(killer.join());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("slave \"ecu\" at 127.0.0.1:47322 does not answer") && err.contains("after 4 tries"),
+        "{err}"
+    );
+    let rows = std::fs::read_to_string(dir.join("fed.csv")).unwrap().lines().count();
+    assert!(rows > 10, "{rows} rows kept");
+}
+
+#[test]
+fn a_federation_file_with_a_mistake_names_its_place() {
+    let dir = scratch("dcp-bad");
+    std::fs::write(
+        dir.join("f.toml"),
+        "[federation]\nstep = 0.01\nstop = 1\n\n[[slave]]\nname = \"p\"\ndescription = \"nope.dcpx\"\n",
+    )
+    .unwrap();
+    let out = tandem(&dir, &["federate", "f.toml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("f.toml:7:15: slave[0].description: cannot read"), "{err}");
+    std::fs::write(dir.join("f.toml"), "[federation]\nstep = 0.01\nstop = 1.005\n").unwrap();
+    let err = String::from_utf8_lossy(&tandem(&dir, &["federate", "f.toml"]).stderr).to_string();
+    assert!(err.contains("f.toml:3:8: federation.stop: the stop time 1.005 s is not a whole number"), "{err}");
+}
