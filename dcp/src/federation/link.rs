@@ -100,6 +100,8 @@ pub(crate) struct Link {
     pub(crate) name: String,
     socket: UdpSocket,
     pub(crate) address: SocketAddrV4,
+    /// The master's address as the slave sees it.
+    local: SocketAddrV4,
     pub(crate) id: u8,
     next_seq: u16,
     timeout: Duration,
@@ -140,8 +142,19 @@ impl Link {
         };
         let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
             .map_err(|e| io("cannot open a UDP socket", e))?;
-        socket.connect(address).map_err(|e| io("cannot reach its address", e))?;
+        // The interface that reaches the slave gives the master's address
+        // as the slave sees it. The socket itself stays unconnected: data
+        // may come from another port of the slave's, or through a relay.
+        let probe = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
+            .and_then(|p| p.connect(address).and(p.local_addr()))
+            .map_err(|e| io("cannot reach its address", e))?;
+        let port = socket.local_addr().map_err(|e| io("cannot read the socket's address", e))?.port();
+        let local = match probe {
+            SocketAddr::V4(a) => SocketAddrV4::new(*a.ip(), port),
+            SocketAddr::V6(_) => SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+        };
         Ok(Link {
+            local,
             name: name.to_string(),
             socket,
             address,
@@ -160,10 +173,7 @@ impl Link {
 
     /// The master's address as the slave sees it (where its data goes).
     pub(crate) fn local(&self) -> SocketAddrV4 {
-        match self.socket.local_addr() {
-            Ok(SocketAddr::V4(a)) => a,
-            _ => SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
-        }
+        self.local
     }
 
     /// Sends `requests` (after input data `data` of `data_id`, when given)
@@ -216,7 +226,7 @@ impl Link {
             for d in &self.datagrams[..total] {
                 // Refused: nothing listens there now; waiting for an answer
                 // and sending again is the policy for that too.
-                match self.socket.send(d) {
+                match self.socket.send_to(d, self.address) {
                     Err(e) if e.kind() != io::ErrorKind::ConnectionRefused => {
                         return Err(LinkError::Io {
                             slave: self.name.clone(),
@@ -380,7 +390,7 @@ impl Link {
         let mut out = std::mem::take(&mut self.datagrams);
         out.resize_with(1, Vec::new);
         pdu.write(&mut out[0]);
-        let sent = self.socket.send(&out[0]);
+        let sent = self.socket.send_to(&out[0], self.address);
         self.datagrams = out;
         sent.map(|_| ()).map_err(|source| LinkError::Io {
             slave: self.name.clone(),
