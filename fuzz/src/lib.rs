@@ -116,6 +116,28 @@ pub fn udp(data: &[u8]) {
     let _ = tandem_io::udp::decode(data);
 }
 
+/// A DCP datagram: decoded; a PDU that decodes encodes back to the same
+/// bytes; a data PDU's payload read as every data type; and the same bytes
+/// read as a DCP slave description.
+pub fn dcp(data: &[u8]) {
+    use tandem_dcp::pdu::Pdu;
+    use tandem_dcp::types::DataType;
+    if let Ok(pdu) = Pdu::read(data) {
+        let mut out = Vec::new();
+        pdu.write(&mut out);
+        assert_eq!(out, data, "a decoded PDU encodes back to other bytes");
+        if let Pdu::Data { payload, .. } = pdu {
+            let mut values = [0.0; 8];
+            for &t in DataType::ALL {
+                let _ = tandem_dcp::values::decode(t, payload, &mut values);
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = tandem_dcp::description::Description::read(text);
+    }
+}
+
 /// A line of the serial `name=value` protocol, with every field read.
 pub fn serial_line(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {

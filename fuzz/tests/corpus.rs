@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 8] = [
+const TARGETS: [(&str, Check); 9] = [
     ("model", tandem_fuzz::model),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
     ("candump", tandem_fuzz::candump),
     ("slcan", tandem_fuzz::slcan),
     ("udp", tandem_fuzz::udp),
+    ("dcp", tandem_fuzz::dcp),
     ("serial_line", tandem_fuzz::serial_line),
     ("model_description", tandem_fuzz::model_description),
 ];
