@@ -22,6 +22,9 @@ pub struct Description {
     pub op_modes: Vec<OpMode>,
     /// A fixed time resolution (numerator, denominator), if it has one.
     pub fixed_resolution: Option<(u32, u32)>,
+    /// The resolution it recommends when it takes any (numerator,
+    /// denominator).
+    pub recommended_resolution: Option<(u32, u32)>,
     /// Where its control PDUs go, when the description says.
     pub control: Option<SocketAddrV4>,
     /// The longest silence of the master it tolerates, when it monitors
@@ -124,8 +127,14 @@ impl Description {
                 let _ = writeln!(x, "    <Resolution numerator=\"{n}\" denominator=\"{d}\" fixed=\"true\"/>");
             }
             None => {
-                x.push_str("    <Resolution numerator=\"1\" denominator=\"1000000\" fixed=\"false\" recommended=\"true\"/>\n");
-                x.push_str("    <Resolution numerator=\"1\" denominator=\"1000\" fixed=\"false\"/>\n");
+                let (n, d) = self.recommended_resolution.unwrap_or((1, 1_000_000));
+                let _ = writeln!(
+                    x,
+                    "    <Resolution numerator=\"{n}\" denominator=\"{d}\" fixed=\"false\" recommended=\"true\"/>"
+                );
+                if (n, d) != (1, 1_000_000) {
+                    x.push_str("    <Resolution numerator=\"1\" denominator=\"1000000\" fixed=\"false\"/>\n");
+                }
             }
         }
         x.push_str("  </TimeRes>\n");
@@ -153,7 +162,9 @@ impl Description {
             self.heartbeat.is_some()
         );
         x.push_str("  <Variables>\n");
-        for v in self.ports.all() {
+        // Outputs first: DCPLib's example master takes the first variable
+        // as the output and the second as the input.
+        for v in self.ports.outputs.iter().chain(&self.ports.inputs) {
             write_variable(&mut x, v);
         }
         x.push_str("  </Variables>\n</dcpSlaveDescription>\n");
@@ -217,10 +228,15 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                     .collect()
             })
             .unwrap_or_default();
-        let fixed_resolution = child(root, "TimeRes")
-            .and_then(|t| child(t, "Resolution"))
-            .filter(|r| r.attribute("fixed").unwrap_or("true") == "true")
-            .and_then(|r| Some((r.attribute("numerator")?.parse().ok()?, r.attribute("denominator")?.parse().ok()?)));
+        let resolution = |want: &dyn Fn(Node<'_, '_>) -> bool| {
+            child(root, "TimeRes")?
+                .children()
+                .filter(|r| r.has_tag_name("Resolution"))
+                .find(|r| want(*r))
+                .and_then(|r| Some((r.attribute("numerator")?.parse().ok()?, r.attribute("denominator")?.parse().ok()?)))
+        };
+        let fixed_resolution = resolution(&|r| r.attribute("fixed").unwrap_or("true") == "true");
+        let recommended_resolution = resolution(&|r| r.attribute("recommended") == Some("true"));
         let control = child(root, "TransportProtocols")
             .and_then(|t| child(t, "UDP_IPv4"))
             .and_then(|u| child(u, "Control"))
@@ -309,6 +325,7 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
             uuid,
             op_modes,
             fixed_resolution,
+            recommended_resolution,
             control,
             heartbeat,
             ports,
@@ -391,6 +408,7 @@ mod tests {
             uuid: parse_uuid("01234567-89ab-cdef-0123-456789abcdef").unwrap(),
             op_modes: vec![OpMode::NonRealTime, OpMode::SoftRealTime],
             fixed_resolution: None,
+            recommended_resolution: Some((1, 100)),
             control: Some(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 8000)),
             heartbeat: Some(5.0),
             ports,

@@ -177,13 +177,15 @@ impl Link {
     }
 
     /// Sends `requests` (after input data `data` of `data_id`, when given)
-    /// and waits until the last is acknowledged and, when `outputs` is
-    /// given, its data has come.
+    /// and waits until the last is acknowledged, the slave has notified
+    /// state `until` (when given: a slave may acknowledge a transition
+    /// before it ends) and, when `outputs` is given, its data has come.
     pub(crate) fn exchange(
         &mut self,
         data: Option<(u16, &[Slot], &Ports, &[f64])>,
         requests: &[Request<'_>],
         mut outputs: Option<Outputs<'_>>,
+        until: Option<State>,
     ) -> Result<(), LinkError> {
         let first = self.next_seq;
         self.datagrams.resize_with(requests.len() + 1, Vec::new);
@@ -219,6 +221,7 @@ impl Link {
         let mut tries = 0;
         let mut acked = false;
         let mut got_data = outputs.is_none();
+        let mut reached = until.is_none();
         loop {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
@@ -240,7 +243,7 @@ impl Link {
             tries += 1;
             let deadline = Instant::now() + self.timeout;
             let mut resend = false;
-            while !(acked && got_data) && !resend {
+            while !(acked && got_data && reached) && !resend {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
@@ -262,13 +265,14 @@ impl Link {
                 let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, name, &mut outputs);
                 self.rx = rx;
                 match heard? {
+                    Heard::State(s) => reached |= Some(s) == until,
                     Heard::Acked => acked = true,
                     Heard::Data => got_data = true,
                     Heard::Resend => resend = true,
                     Heard::Nothing => {}
                 }
             }
-            if acked && got_data {
+            if acked && got_data && reached {
                 return Ok(());
             }
             if tries > self.retries {
@@ -330,7 +334,8 @@ impl Link {
                     state: s.name().into(),
                     why: "it met an error (its own output says which)",
                 }),
-                _ => Ok(Heard::Nothing),
+                Some(s) => Ok(Heard::State(s)),
+                None => Ok(Heard::Nothing),
             },
             Ok(Pdu::Data {
                 kind: DataKind::InputOutput,
@@ -439,6 +444,7 @@ impl Link {
 /// What one datagram meant to an exchange.
 enum Heard {
     Nothing,
+    State(State),
     Acked,
     Data,
     Resend,

@@ -116,8 +116,9 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 minor: VERSION.1,
             }],
             None,
+            Some(State::Configuration),
         )?;
-        link.exchange(None, &[Request::TimeRes { numerator: n, denominator: den }], None)?;
+        link.exchange(None, &[Request::TimeRes { numerator: n, denominator: den }], None, None)?;
         // Its copy to the master.
         let slots: Vec<Slot> = d
             .ports
@@ -142,6 +143,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                     source_vr: d.ports.outputs[s.variable].vr,
                 }],
                 None,
+                None,
             )?;
         }
         if !slots.is_empty() {
@@ -157,7 +159,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                     scope: Scope::All.code(),
                 },
             ] {
-                link.exchange(None, &[body], None)?;
+                link.exchange(None, &[body], None, None)?;
             }
         }
         record_slots.push(slots);
@@ -175,6 +177,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                     source_vr: fd.ports.outputs[fv].vr,
                 }],
                 None,
+                None,
             )?;
             links[to].exchange(
                 None,
@@ -184,6 +187,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                     target_vr: td.ports.inputs[tv].vr,
                     source_type: fd.ports.outputs[fv].data_type.code(),
                 }],
+                None,
                 None,
             )?;
         }
@@ -204,7 +208,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 scope: Scope::All.code(),
             },
         ] {
-            links[from].exchange(None, &[body], None)?;
+            links[from].exchange(None, &[body], None, None)?;
         }
         for body in [
             Request::SourceNetwork {
@@ -216,12 +220,14 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 scope: Scope::All.code(),
             },
         ] {
-            links[to].exchange(None, &[body], None)?;
+            links[to].exchange(None, &[body], None, None)?;
         }
     }
     for link in &mut links {
-        link.exchange(None, &[Request::Prepare { state: State::Configuration.code() }], None)?;
-        link.exchange(None, &[Request::Configure { state: State::Prepared.code() }], None)?;
+        let prepare = Request::Prepare { state: State::Configuration.code() };
+        link.exchange(None, &[prepare], None, Some(State::Prepared))?;
+        let configure = Request::Configure { state: State::Prepared.code() };
+        link.exchange(None, &[configure], None, Some(State::Configured))?;
     }
     // The common start, in whole seconds of UNIX time.
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -235,6 +241,7 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 start: start_unix as i64,
             }],
             None,
+            Some(State::Synchronized),
         )?;
     }
     for link in &mut links {
@@ -245,12 +252,15 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 start: start_unix as i64,
             }],
             None,
+            Some(State::Running),
         )?;
     }
     let result = receive(federation, &mut links, &record_slots, origin, recorder);
     for link in &mut links {
-        let _ = link.exchange(None, &[Request::Stop { state: State::Running.code() }], None);
-        let _ = link.exchange(None, &[Request::Deregister { state: State::Stopped.code() }], None);
+        let stop = Request::Stop { state: State::Running.code() };
+        let _ = link.exchange(None, &[stop], None, Some(State::Stopped));
+        let deregister = Request::Deregister { state: State::Stopped.code() };
+        let _ = link.exchange(None, &[deregister], None, Some(State::Alive));
     }
     result
 }

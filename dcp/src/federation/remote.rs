@@ -134,6 +134,7 @@ impl RemoteSlave {
                 minor: VERSION.1,
             }],
             None,
+            Some(State::Configuration),
         )?;
         let (numerator, denominator) = self.resolution;
         let mut config = vec![Request::TimeRes { numerator, denominator }];
@@ -175,16 +176,17 @@ impl RemoteSlave {
             });
         }
         for body in &config {
-            link.exchange(None, std::slice::from_ref(body), None)?;
+            link.exchange(None, std::slice::from_ref(body), None, None)?;
         }
-        link.exchange(None, &[Request::Prepare { state: State::Configuration.code() }], None)?;
-        link.exchange(None, &[Request::Configure { state: State::Prepared.code() }], None)?;
+        link.exchange(None, &[Request::Prepare { state: State::Configuration.code() }], None, Some(State::Prepared))?;
+        link.exchange(None, &[Request::Configure { state: State::Prepared.code() }], None, Some(State::Configured))?;
         self.state = State::Configured;
         Ok(())
     }
 
-    /// Input data and `requests`, waiting for the outputs when `outputs`.
-    fn exchange(&mut self, requests: &[Request<'_>], outputs: bool) -> Result<(), LinkError> {
+    /// Input data and `requests`, waiting for the outputs when `outputs`
+    /// and for state `until`.
+    fn exchange(&mut self, requests: &[Request<'_>], outputs: bool, until: State) -> Result<(), LinkError> {
         let data = (!self.input_slots.is_empty()).then_some((INPUT_DATA, &self.input_slots[..], &self.ports, &self.u[..]));
         let outputs = (outputs && !self.output_slots.is_empty()).then_some(Outputs {
             data_id: OUTPUT_DATA,
@@ -192,7 +194,7 @@ impl RemoteSlave {
             ports: &self.ports,
             into: &mut self.y,
         });
-        self.link.exchange(data, requests, outputs)
+        self.link.exchange(data, requests, outputs, Some(until))
     }
 
     /// The number of resolution ticks in `h` seconds.
@@ -205,11 +207,18 @@ impl RemoteSlave {
     fn leave(&mut self) {
         let stoppable = self.state.stoppable();
         if stoppable {
-            let _ = self.link.exchange(None, &[Request::Stop { state: self.state.code() }], None);
+            let _ = self
+                .link
+                .exchange(None, &[Request::Stop { state: self.state.code() }], None, Some(State::Stopped));
             self.state = State::Stopped;
         }
         if matches!(self.state, State::Stopped | State::Configuration) {
-            let _ = self.link.exchange(None, &[Request::Deregister { state: self.state.code() }], None);
+            let _ = self.link.exchange(
+                None,
+                &[Request::Deregister { state: self.state.code() }],
+                None,
+                Some(State::Alive),
+            );
         }
     }
 }
@@ -249,6 +258,7 @@ impl SubModel for RemoteSlave {
                     Request::SendOutputs { state: State::Initialized.code() },
                 ],
                 true,
+                State::Configured,
             )
             .map_err(failed)?;
         }
@@ -259,10 +269,20 @@ impl SubModel for RemoteSlave {
     fn step(&mut self, t: f64, h: f64, inputs: &[Course], _: Option<&mut Recording>) -> Result<(), SubModelError> {
         if self.state == State::Configured {
             self.link
-                .exchange(None, &[Request::Run { state: State::Configured.code(), start: 0 }], None)
+                .exchange(
+                    None,
+                    &[Request::Run { state: State::Configured.code(), start: 0 }],
+                    None,
+                    Some(State::Synchronized),
+                )
                 .map_err(failed)?;
             self.link
-                .exchange(None, &[Request::Run { state: State::Synchronized.code(), start: 0 }], None)
+                .exchange(
+                    None,
+                    &[Request::Run { state: State::Synchronized.code(), start: 0 }],
+                    None,
+                    Some(State::Running),
+                )
                 .map_err(failed)?;
             self.state = State::Running;
         }
@@ -276,6 +296,7 @@ impl SubModel for RemoteSlave {
                 Request::SendOutputs { state: State::Computed.code() },
             ],
             true,
+            State::Running,
         )
         .map_err(failed)
     }

@@ -138,6 +138,7 @@ impl Slave {
             uuid: config.uuid,
             op_modes: vec![OpMode::HardRealTime, OpMode::SoftRealTime, OpMode::NonRealTime],
             fixed_resolution: None,
+            recommended_resolution: whole_per_second(config.model.communication_step),
             control: Some(SocketAddrV4::new(config.host, local.port())),
             heartbeat: Some(config.master_timeout),
             ports,
@@ -923,6 +924,13 @@ impl Slave {
             self.replies.push((to, self.out.clone()));
         }
     }
+}
+
+/// `(1, n)` when `step` is `1 / n` s for a whole `n`: the resolution at
+/// which one step count is one micro step.
+fn whole_per_second(step: f64) -> Option<(u32, u32)> {
+    let n = (1.0 / step).round();
+    ((1.0..=u32::MAX as f64).contains(&n) && (n * step - 1.0).abs() < 1e-9).then_some((1, n as u32))
 }
 
 /// The slave's model, loaded as a co-simulation participant.
