@@ -299,3 +299,29 @@ fn a_federation_file_with_a_mistake_names_its_place() {
     let err = String::from_utf8_lossy(&tandem(&dir, &["federate", "f.toml"]).stderr).to_string();
     assert!(err.contains("f.toml:3:8: federation.stop: the stop time 1.005 s is not a whole number"), "{err}");
 }
+
+#[test]
+fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run() {
+    let dir = scratch("dcp-srt");
+    let control: [String; 3] = ["127.0.0.1:47331".into(), "127.0.0.1:47332".into(), "127.0.0.1:47333".into()];
+    let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
+    let fed = federation(&dir, &control, 3.0, "mode = \"soft-real-time\"\nstart_delay = 0.2\n");
+    let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "srt.csv"]);
+    assert!(out.contains("3 members in SRT, 300 steps"), "{out}");
+    // Every member's rows are counted; a missing one is held. Bounded:
+    // at most a tenth of the steps missing, and data at most a step old
+    // at the median.
+    for line in out.lines().filter(|l| l.contains("steps missing")) {
+        let missing: u64 = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(missing <= 30, "{line}");
+        let p50: f64 = line.split("p50 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(p50 < 10_000.0, "{line}");
+    }
+    // Slave to slave, a step late, extrapolated: close to lock-step.
+    let srt = common::Table::read(&dir.join("srt.csv"));
+    std::fs::write(dir.join("twin.csv"), in_process(&dir, 3.0)).unwrap();
+    let twin = common::Table::read(&dir.join("twin.csv"));
+    let (a, b) = (srt.column("plant.vehicle_speed"), twin.column("plant.vehicle_speed"));
+    assert_eq!(a.len(), 301);
+    assert!((a[300] - b[300]).abs() < 0.5, "soft real time {} against lock-step {}", a[300], b[300]);
+}

@@ -10,6 +10,7 @@
 //! fmpy`); the benchmarks install nothing.
 
 mod cosim;
+mod dcp;
 mod fmi;
 mod io;
 mod parallel;
@@ -62,6 +63,10 @@ enum Which {
     /// client, and the EV plant's wake-up latency with and without a
     /// dashboard (--seconds per run).
     Serve,
+    /// DCP between two network namespaces: lock-step steps per second
+    /// against a UDP ping-pong, and data age in soft real time at 1 kHz
+    /// (needs root; runs the tandem binary built beside it).
+    Dcp,
 }
 
 /// Tandem's benchmarks.
@@ -110,6 +115,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Cosim => cosim::run(args.seconds),
         Which::Fmi => fmi::run(args.seconds),
         Which::Serve => serve::run(args.seconds),
+        Which::Dcp => dcp::run(args.seconds),
     }
 }
 
