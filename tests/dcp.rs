@@ -325,3 +325,76 @@ fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run
     assert_eq!(a.len(), 301);
     assert!((a[300] - b[300]).abs() < 0.5, "soft real time {} against lock-step {}", a[300], b[300]);
 }
+
+/// The driver alone as a slave on `port` (with `extra` keys), its
+/// description written; and a federation file of it, `stop` long.
+fn lone_driver(dir: &Path, port: u16, extra: &str, stop: f64) -> (Command, PathBuf) {
+    let file = dir.join("driver.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"driver\"\nsource = \"{}\"\nstep = 0.01\ncontrol = \"127.0.0.1:{port}\"\n{extra}",
+            source("dcp/examples/driver.json")
+        ),
+    )
+    .unwrap();
+    tandem_ok(dir, &["dcp-slave", "driver.toml", "--description", "driver.dcpx"]);
+    let fed = dir.join("fed.toml");
+    std::fs::write(
+        &fed,
+        format!(
+            "[federation]\nstep = 0.01\nstop = {stop}\ntimeout = 0.2\nretries = 10\n\n[[slave]]\nname = \"driver\"\n\
+             description = \"driver.dcpx\"\n\n[[connection]]\nfrom = \"driver.road_grade\"\nto = \"driver.distance\"\n"
+        ),
+    )
+    .unwrap();
+    let mut slave = Command::new(env!("CARGO_BIN_EXE_tandem"));
+    slave.args(["dcp-slave", "driver.toml"]).current_dir(dir).stdout(Stdio::null()).stderr(Stdio::null());
+    (slave, fed)
+}
+
+#[test]
+fn a_slave_whose_master_vanishes_returns_to_alive_for_the_next_master() {
+    let dir = scratch("dcp-master-gone");
+    let (mut slave, fed) = lone_driver(&dir, 47341, "master_timeout = 0.5\n", 1000.0);
+    let _slave = Slaves(vec![slave.spawn().unwrap()]);
+    thread::sleep(Duration::from_millis(300));
+    let mut master = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["federate", fed.to_str().unwrap(), "--out", "first.csv"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    thread::sleep(Duration::from_millis(500));
+    master.kill().unwrap();
+    master.wait().unwrap();
+    // Registered with a master that is gone: until its timeout, a new
+    // master is refused; after it, the slave takes the new one.
+    thread::sleep(Duration::from_millis(1000));
+    std::fs::write(&fed, std::fs::read_to_string(&fed).unwrap().replace("stop = 1000", "stop = 1")).unwrap();
+    let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "second.csv"]);
+    assert!(out.contains("1 members in lock-step, 100 steps"), "{out}");
+}
+
+#[test]
+fn a_slave_that_restarts_in_the_middle_of_a_run_is_named() {
+    let dir = scratch("dcp-restart");
+    let (mut slave, fed) = lone_driver(&dir, 47351, "", 1000.0);
+    let mut first = slave.spawn().unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let restarter = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        first.kill().unwrap();
+        first.wait().unwrap();
+        Slaves(vec![slave.spawn().unwrap()])
+    });
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    let _second = restarter.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("slave \"driver\" refused STC_do_step: PROTOCOL_ERROR_PDU_NOT_ALLOWED_IN_THIS_STATE: it is not in the state the master left it in (restarted"),
+        "{err}"
+    );
+}

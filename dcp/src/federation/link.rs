@@ -216,6 +216,10 @@ impl Link {
         let last = first.wrapping_add(requests.len() as u16 - 1);
         self.next_seq = last.wrapping_add(1);
         let name = requests.last().map_or("?", |r| r.name());
+        let mut names = [""; 4];
+        for (n, r) in names.iter_mut().zip(requests) {
+            *n = r.name();
+        }
         self.stats.requests.fetch_add(requests.len() as u64, Ordering::Relaxed);
         let started = Instant::now();
         let mut tries = 0;
@@ -262,7 +266,7 @@ impl Link {
                     }
                 };
                 let rx = std::mem::take(&mut self.rx);
-                let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, name, &mut outputs);
+                let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, &names, &mut outputs);
                 self.rx = rx;
                 match heard? {
                     Heard::State(s) => reached |= Some(s) == until,
@@ -294,7 +298,7 @@ impl Link {
         bytes: &[u8],
         first: u16,
         last: u16,
-        request: &'static str,
+        names: &[&'static str],
         outputs: &mut Option<Outputs<'_>>,
     ) -> Result<Heard, LinkError> {
         self.last_heard = Instant::now();
@@ -313,7 +317,7 @@ impl Link {
                         Some(ErrorCode::Generic) => Ok(Heard::Resend),
                         _ => Err(LinkError::Refused {
                             slave: self.name.clone(),
-                            request,
+                            request: names.get(seq.wrapping_sub(first) as usize).copied().unwrap_or("a request"),
                             code: match code {
                                 Some(ErrorCode::NotAllowedInState) => {
                                     "PROTOCOL_ERROR_PDU_NOT_ALLOWED_IN_THIS_STATE: it is not in the state the master \
@@ -428,7 +432,7 @@ impl Link {
             };
             let rx = std::mem::take(&mut self.rx);
             let next = self.next_seq;
-            let heard = self.heard(&rx[..size.min(MAX_PDU)], next, next, "data", &mut wanted);
+            let heard = self.heard(&rx[..size.min(MAX_PDU)], next, next, &["INF_state"], &mut wanted);
             self.rx = rx;
             match heard {
                 Ok(Heard::Data) => break Ok(self.out_seq),

@@ -337,11 +337,14 @@ impl Slave {
 
     /// The support check: what this slave never does, or not in its mode.
     fn supported(&self, body: &Request<'_>) -> Result<(), ErrorCode> {
-        let nrt = self.registration.map(|r| r.op_mode) == Some(OpMode::NonRealTime);
+        // The mode's own refusals need a mode: before registration the
+        // state check answers.
+        let mode = self.registration.map(|r| r.op_mode);
+        let nrt = mode == Some(OpMode::NonRealTime);
         match body {
             Request::Logging { .. } | Request::Log { .. } => Err(ErrorCode::NotSupportedPdu),
             Request::Steps { .. } if nrt => Err(ErrorCode::NotSupportedPdu),
-            Request::DoStep { .. } if !nrt => Err(ErrorCode::NotSupportedPdu),
+            Request::DoStep { .. } if mode.is_some() && !nrt => Err(ErrorCode::NotSupportedPdu),
             _ => Ok(()),
         }
     }
