@@ -62,7 +62,13 @@ pub fn federate(args: &FederateArgs) -> anyhow::Result<()> {
         .with_context(|| args.federation.display().to_string())?;
     let (out, mut csv) = csv_file(&args.output, &args.federation, &names)?;
     let stem = file_stem(&args.federation);
-    let rows_note = || format!("{} (the rows before this are in {})", args.federation.display(), out.display());
+    let rows_note = || {
+        format!(
+            "{} (the rows before this are in {})",
+            args.federation.display(),
+            out.display()
+        )
+    };
     if federation.mode == OpMode::NonRealTime {
         let mut progress = Progress::new();
         let result = federation::run_lock_step(&federation, &mut csv, &mut |f| progress.update(f));

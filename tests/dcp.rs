@@ -74,7 +74,11 @@ fn start_slaves(dir: &Path, control: &[String; 3], prefix: &[Vec<String>; 3]) ->
         let file = dir.join(format!("{name}.toml"));
         std::fs::write(
             &file,
-            format!("name = \"{name}\"\nsource = \"{}\"\n{extra}control = \"{}\"\n", source(src), control[k]),
+            format!(
+                "name = \"{name}\"\nsource = \"{}\"\n{extra}control = \"{}\"\n",
+                source(src),
+                control[k]
+            ),
         )
         .unwrap();
         let command = |args: &[&str]| {
@@ -145,7 +149,10 @@ impl Namespaces {
                     made.0.push(ns.clone());
                 }
                 if !ok {
-                    eprintln!("SKIPPED: cannot make network namespaces (ip {}): run as root with iproute2", args.join(" "));
+                    eprintln!(
+                        "SKIPPED: cannot make network namespaces (ip {}): run as root with iproute2",
+                        args.join(" ")
+                    );
                     return None;
                 }
             }
@@ -175,7 +182,11 @@ fn a_lock_step_federation_across_three_hosts_equals_the_same_system_in_one_proce
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
     assert!(out.contains("3 members in lock-step, 500 steps"), "{out}");
     let federated = std::fs::read(dir.join("fed.csv")).unwrap();
-    assert_eq!(federated, in_process(&dir, 5.0), "the federation's CSV differs from tandem cosim's");
+    assert_eq!(
+        federated,
+        in_process(&dir, 5.0),
+        "the federation's CSV differs from tandem cosim's"
+    );
     // And the plant answered the ECU: it is moving towards 10 m/s.
     let table = common::Table::read(&dir.join("fed.csv"));
     let v = table.column("plant.vehicle_speed");
@@ -211,12 +222,12 @@ impl Relay {
                     down += 1;
                     let d = &buf[..n];
                     match down % 97 {
-                        13 => {}                          // lost
+                        13 => {} // lost
                         29 => {
-                            let _ = back.send(d);         // duplicated
+                            let _ = back.send(d); // duplicated
                             let _ = back.send(d);
                         }
-                        53 => held = Some(d.to_vec()),    // held back: goes after the next
+                        53 => held = Some(d.to_vec()), // held back: goes after the next
                         _ => {
                             let _ = back.send(d);
                             if let Some(h) = held.take() {
@@ -264,7 +275,11 @@ fn lost_duplicated_and_reordered_datagrams_leave_a_lock_step_federation_bit_iden
 #[test]
 fn a_slave_that_vanishes_is_named_and_the_rows_before_are_kept() {
     let dir = scratch("dcp-vanish");
-    let control: [String; 3] = ["127.0.0.1:47321".into(), "127.0.0.1:47322".into(), "127.0.0.1:47323".into()];
+    let control: [String; 3] = [
+        "127.0.0.1:47321".into(),
+        "127.0.0.1:47322".into(),
+        "127.0.0.1:47323".into(),
+    ];
     let mut slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
     let fed = federation(&dir, &control, 600.0, "timeout = 0.05\nretries = 3\n");
     let killer = thread::spawn(move || {
@@ -297,13 +312,20 @@ fn a_federation_file_with_a_mistake_names_its_place() {
     assert!(err.contains("f.toml:7:15: slave[0].description: cannot read"), "{err}");
     std::fs::write(dir.join("f.toml"), "[federation]\nstep = 0.01\nstop = 1.005\n").unwrap();
     let err = String::from_utf8_lossy(&tandem(&dir, &["federate", "f.toml"]).stderr).to_string();
-    assert!(err.contains("f.toml:3:8: federation.stop: the stop time 1.005 s is not a whole number"), "{err}");
+    assert!(
+        err.contains("f.toml:3:8: federation.stop: the stop time 1.005 s is not a whole number"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run() {
     let dir = scratch("dcp-srt");
-    let control: [String; 3] = ["127.0.0.1:47331".into(), "127.0.0.1:47332".into(), "127.0.0.1:47333".into()];
+    let control: [String; 3] = [
+        "127.0.0.1:47331".into(),
+        "127.0.0.1:47332".into(),
+        "127.0.0.1:47333".into(),
+    ];
     let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
     let fed = federation(&dir, &control, 3.0, "mode = \"soft-real-time\"\nstart_delay = 0.2\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "srt.csv"]);
@@ -312,9 +334,25 @@ fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run
     // at most a tenth of the steps missing, and data at most a step old
     // at the median.
     for line in out.lines().filter(|l| l.contains("steps missing")) {
-        let missing: u64 = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let missing: u64 = line
+            .split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(missing <= 30, "{line}");
-        let p50: f64 = line.split("p50 ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let p50: f64 = line
+            .split("p50 ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(p50 < 10_000.0, "{line}");
     }
     // Slave to slave, a step late, extrapolated: close to lock-step.
@@ -323,7 +361,12 @@ fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run
     let twin = common::Table::read(&dir.join("twin.csv"));
     let (a, b) = (srt.column("plant.vehicle_speed"), twin.column("plant.vehicle_speed"));
     assert_eq!(a.len(), 301);
-    assert!((a[300] - b[300]).abs() < 0.5, "soft real time {} against lock-step {}", a[300], b[300]);
+    assert!(
+        (a[300] - b[300]).abs() < 0.5,
+        "soft real time {} against lock-step {}",
+        a[300],
+        b[300]
+    );
 }
 
 /// The driver alone as a slave on `port` (with `extra` keys), its
@@ -349,7 +392,11 @@ fn lone_driver(dir: &Path, port: u16, extra: &str, stop: f64) -> (Command, PathB
     )
     .unwrap();
     let mut slave = Command::new(env!("CARGO_BIN_EXE_tandem"));
-    slave.args(["dcp-slave", "driver.toml"]).current_dir(dir).stdout(Stdio::null()).stderr(Stdio::null());
+    slave
+        .args(["dcp-slave", "driver.toml"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     (slave, fed)
 }
 
@@ -372,7 +419,13 @@ fn a_slave_whose_master_vanishes_returns_to_alive_for_the_next_master() {
     // Registered with a master that is gone: until its timeout, a new
     // master is refused; after it, the slave takes the new one.
     thread::sleep(Duration::from_millis(1000));
-    std::fs::write(&fed, std::fs::read_to_string(&fed).unwrap().replace("stop = 1000", "stop = 1")).unwrap();
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed)
+            .unwrap()
+            .replace("stop = 1000", "stop = 1"),
+    )
+    .unwrap();
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "second.csv"]);
     assert!(out.contains("1 members in lock-step, 100 steps"), "{out}");
 }

@@ -117,14 +117,20 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
     )?;
     let in_ns = |args: &[&str]| {
         let mut c = Command::new("ip");
-        c.args(["netns", "exec", &ns.0]).arg(&exe).args(args).current_dir(dir.path());
+        c.args(["netns", "exec", &ns.0])
+            .arg(&exe)
+            .args(args)
+            .current_dir(dir.path());
         c
     };
     let status = in_ns(&["dcp-slave", "slave.toml", "--description", "driver.dcpx"]).status()?;
     if !status.success() {
         bail!("tandem dcp-slave could not describe the slave (is tandem built beside tandem-bench?)");
     }
-    let mut slave = in_ns(&["dcp-slave", "slave.toml"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+    let mut slave = in_ns(&["dcp-slave", "slave.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
     std::thread::sleep(Duration::from_millis(300));
     let federate = |mode: &str, stop: f64| -> anyhow::Result<String> {
         std::fs::write(
@@ -146,8 +152,16 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
     };
     let steps = (seconds * 5000.0).max(2000.0).round();
     let lock = federate("lock-step", steps / 1000.0)?;
-    let summary = lock.split(" s in ").nth(1).context("no wall time in tandem federate's summary")?;
-    let wall: f64 = summary.split(' ').next().unwrap_or("").parse().context("the wall time")?;
+    let summary = lock
+        .split(" s in ")
+        .nth(1)
+        .context("no wall time in tandem federate's summary")?;
+    let wall: f64 = summary
+        .split(' ')
+        .next()
+        .unwrap_or("")
+        .parse()
+        .context("the wall time")?;
     let unit = match summary.split(' ').nth(1).map(|u| u.trim_end_matches(';')) {
         Some("ms") => 1e-3,
         Some("µs") => 1e-6,

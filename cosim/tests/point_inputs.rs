@@ -58,9 +58,16 @@ fn held_point_inputs_need_jacobi_without_iteration() {
     )
     .err()
     .unwrap();
-    assert!(e.to_string().starts_with("s.toml:5:16: master.point_inputs: held point inputs need ordering = \"jacobi\""), "{e}");
-    let e = tandem_cosim::parse("[master]\nstep = 0.1\nstop = 1\npoint_inputs = \"late\"\n", Path::new("s.toml"))
-        .err()
-        .unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("s.toml:5:16: master.point_inputs: held point inputs need ordering = \"jacobi\""),
+        "{e}"
+    );
+    let e = tandem_cosim::parse(
+        "[master]\nstep = 0.1\nstop = 1\npoint_inputs = \"late\"\n",
+        Path::new("s.toml"),
+    )
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("unknown point inputs \"late\""), "{e}");
 }

@@ -124,7 +124,10 @@ impl Description {
         x.push_str("  <TimeRes>\n");
         match self.fixed_resolution {
             Some((n, d)) => {
-                let _ = writeln!(x, "    <Resolution numerator=\"{n}\" denominator=\"{d}\" fixed=\"true\"/>");
+                let _ = writeln!(
+                    x,
+                    "    <Resolution numerator=\"{n}\" denominator=\"{d}\" fixed=\"true\"/>"
+                );
             }
             None => {
                 let (n, d) = self.recommended_resolution.unwrap_or((1, 1_000_000));
@@ -203,7 +206,13 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
             }
         };
         if root.tag_name().name() != "dcpSlaveDescription" {
-            return Err(at(root, format!("the root element is <{}>, not <dcpSlaveDescription>", root.tag_name().name())));
+            return Err(at(
+                root,
+                format!(
+                    "the root element is <{}>, not <dcpSlaveDescription>",
+                    root.tag_name().name()
+                ),
+            ));
         }
         let attr = |node: Node<'a, 'a>, name: &str| -> Result<&'a str, DescriptionError> {
             node.attribute(name)
@@ -214,8 +223,12 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
         }
         let name = attr(root, "dcpSlaveName")?.to_string();
         let uuid_attr = attr(root, "uuid")?;
-        let uuid = parse_uuid(uuid_attr)
-            .ok_or_else(|| at(root, format!("uuid \"{uuid_attr}\" is not 8-4-4-4-12 hexadecimal digits")))?;
+        let uuid = parse_uuid(uuid_attr).ok_or_else(|| {
+            at(
+                root,
+                format!("uuid \"{uuid_attr}\" is not 8-4-4-4-12 hexadecimal digits"),
+            )
+        })?;
         let op_modes = child(root, "OpMode")
             .map(|m| {
                 m.children()
@@ -233,7 +246,12 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                 .children()
                 .filter(|r| r.has_tag_name("Resolution"))
                 .find(|r| want(*r))
-                .and_then(|r| Some((r.attribute("numerator")?.parse().ok()?, r.attribute("denominator")?.parse().ok()?)))
+                .and_then(|r| {
+                    Some((
+                        r.attribute("numerator")?.parse().ok()?,
+                        r.attribute("denominator")?.parse().ok()?,
+                    ))
+                })
         };
         let fixed_resolution = resolution(&|r| r.attribute("fixed").unwrap_or("true") == "true");
         let recommended_resolution = resolution(&|r| r.attribute("recommended") == Some("true"));
@@ -268,11 +286,15 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
             } else {
                 Causality::Output
             };
-            let Some((typed, data_type)) = kind
-                .children()
-                .find_map(|c| DataType::parse(c.tag_name().name()).filter(|_| c.is_element()).map(|t| (c, t)))
-            else {
-                return Err(at(kind, format!("variable \"{name}\" has no type element (Float64, Int32, …)")));
+            let Some((typed, data_type)) = kind.children().find_map(|c| {
+                DataType::parse(c.tag_name().name())
+                    .filter(|_| c.is_element())
+                    .map(|t| (c, t))
+            }) else {
+                return Err(at(
+                    kind,
+                    format!("variable \"{name}\" has no type element (Float64, Int32, …)"),
+                ));
             };
             let width: usize = child(kind, "Dimensions")
                 .map(|d| {
@@ -301,7 +323,11 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                     })
                     .unwrap_or_default()
             });
-            let count = if causality == Causality::Input { &mut inputs } else { &mut outputs };
+            let count = if causality == Causality::Input {
+                &mut inputs
+            } else {
+                &mut outputs
+            };
             let elements = *count..*count + width;
             *count += width;
             let variable = Variable {
@@ -365,7 +391,11 @@ fn write_variable(x: &mut String, v: &Variable) {
     if let Some((lo, hi)) = v.range.filter(|_| v.data_type != DataType::Binary) {
         let _ = write!(x, " min=\"{}\" max=\"{}\"", number(lo), number(hi));
     }
-    if let Some(u) = v.unit.as_deref().filter(|_| matches!(v.data_type, DataType::Float32 | DataType::Float64)) {
+    if let Some(u) = v
+        .unit
+        .as_deref()
+        .filter(|_| matches!(v.data_type, DataType::Float32 | DataType::Float64))
+    {
         let _ = write!(x, " unit=\"{}\"", escape(u));
     }
     x.push_str("/>\n");

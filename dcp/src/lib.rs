@@ -5,9 +5,9 @@
 //! slaves across machines ([`federation`]).
 
 pub mod description;
+pub mod federation;
 pub mod pdu;
 pub mod ports;
+pub mod slave;
 pub mod types;
 pub mod values;
-pub mod slave;
-pub mod federation;

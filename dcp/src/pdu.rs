@@ -119,7 +119,13 @@ impl<'a> Network<'a> {
 #[allow(missing_docs)] // the fields are the specification's, named as there
 pub enum Request<'a> {
     /// `STC_register` (0x01).
-    Register { state: u8, uuid: [u8; 16], op_mode: u8, major: u8, minor: u8 },
+    Register {
+        state: u8,
+        uuid: [u8; 16],
+        op_mode: u8,
+        major: u8,
+        minor: u8,
+    },
     /// `STC_deregister` (0x02).
     Deregister { state: u8 },
     /// `STC_prepare` (0x03).
@@ -143,7 +149,12 @@ pub enum Request<'a> {
     /// `CFG_steps` (0x21).
     Steps { steps: u32, data_id: u16 },
     /// `CFG_input` (0x22).
-    Input { data_id: u16, pos: u16, target_vr: u64, source_type: u8 },
+    Input {
+        data_id: u16,
+        pos: u16,
+        target_vr: u64,
+        source_type: u8,
+    },
     /// `CFG_output` (0x23).
     Output { data_id: u16, pos: u16, source_vr: u64 },
     /// `CFG_clear` (0x24).
@@ -155,7 +166,12 @@ pub enum Request<'a> {
     /// `CFG_parameter` (0x27): the value encoded in `source_type`.
     Parameter { vr: u64, source_type: u8, value: &'a [u8] },
     /// `CFG_tunable_parameter` (0x28).
-    TunableParameter { param_id: u16, pos: u16, vr: u64, source_type: u8 },
+    TunableParameter {
+        param_id: u16,
+        pos: u16,
+        vr: u64,
+        source_type: u8,
+    },
     /// `CFG_param_network_information` (0x29).
     ParamNetwork { param_id: u16, network: Network<'a> },
     /// `CFG_logging` (0x2A).
@@ -639,7 +655,11 @@ impl Request<'_> {
                 out.extend_from_slice(&target_vr.to_le_bytes());
                 out.push(source_type);
             }
-            Request::Output { data_id, pos, source_vr } => {
+            Request::Output {
+                data_id,
+                pos,
+                source_vr,
+            } => {
                 out.extend_from_slice(&data_id.to_le_bytes());
                 out.extend_from_slice(&pos.to_le_bytes());
                 out.extend_from_slice(&source_vr.to_le_bytes());
@@ -719,7 +739,10 @@ mod tests {
                 minor: 0,
             },
             Request::Run { state: 5, start: -3 },
-            Request::DoStep { state: 11, steps: 70000 },
+            Request::DoStep {
+                state: 11,
+                steps: 70000,
+            },
             Request::TimeRes {
                 numerator: 1,
                 denominator: 1000,
@@ -769,7 +792,10 @@ mod tests {
             .write(&mut buf);
             buf.clone()
         }) {
-            assert_eq!(network.as_udp(), Some(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 5000)));
+            assert_eq!(
+                network.as_udp(),
+                Some(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 5000))
+            );
         } else {
             panic!("network information did not decode");
         }

@@ -185,7 +185,11 @@ impl Ports {
                 .outputs
                 .iter()
                 .map(|out| {
-                    let mut vrs: Vec<u64> = out.elements.clone().flat_map(|o| lists[o].iter().filter_map(|&i| vr_of(i))).collect();
+                    let mut vrs: Vec<u64> = out
+                        .elements
+                        .clone()
+                        .flat_map(|o| lists[o].iter().filter_map(|&i| vr_of(i)))
+                        .collect();
                     vrs.sort_unstable();
                     vrs.dedup();
                     Some(vrs)
@@ -229,7 +233,10 @@ mod tests {
         let types = BTreeMap::from([("w".to_string(), DataType::Int8)]);
         let p = Ports::of(&inputs, &outputs, &types, Some(&[vec![4], vec![], vec![0, 1]])).unwrap();
         let names: Vec<(&str, u64, usize)> = p.all().map(|v| (v.name.as_str(), v.vr, v.width())).collect();
-        assert_eq!(names, [("u", 1, 1), ("pos", 2, 3), ("w", 3, 1), ("y", 4, 2), ("z", 5, 1)]);
+        assert_eq!(
+            names,
+            [("u", 1, 1), ("pos", 2, 3), ("w", 3, 1), ("y", 4, 2), ("z", 5, 1)]
+        );
         assert_eq!(p.inputs[2].data_type, DataType::Int8);
         assert_eq!(p.outputs[0].dependencies, Some(vec![3]));
         assert_eq!(p.outputs[1].dependencies, Some(vec![1, 2]));
@@ -245,6 +252,10 @@ mod tests {
         inputs[0].default = 300.0;
         let types = BTreeMap::from([("gear".to_string(), DataType::Uint8)]);
         let e = Ports::of(&inputs, &[], &types, None).unwrap_err();
-        assert!(e.to_string().starts_with("port \"gear\" cannot be uint8: 300 is outside"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("port \"gear\" cannot be uint8: 300 is outside"),
+            "{e}"
+        );
     }
 }

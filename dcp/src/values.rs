@@ -109,7 +109,11 @@ pub fn check(data_type: DataType, value: f64) -> Result<f64, ValueError> {
             None => return Ok(value),
         },
     };
-    let carried = if data_type == DataType::Float32 { value } else { value.round() };
+    let carried = if data_type == DataType::Float32 {
+        value
+    } else {
+        value.round()
+    };
     // NaN fails both comparisons; infinities of float32 pass through.
     let inside = (min..=max).contains(&carried) || (data_type == DataType::Float32 && value.is_infinite());
     if inside || (data_type == DataType::Float32 && value.is_nan()) {
@@ -288,8 +292,17 @@ mod tests {
     fn values_out_of_range_and_short_payloads_are_errors() {
         use DataType::*;
         let mut out = Vec::new();
-        for (t, x) in [(Uint8, -1.0), (Int8, 128.0), (Uint32, f64::NAN), (Float32, 1e39), (Binary, 256.0)] {
-            assert!(matches!(encode(t, &[x], &mut out), Err(ValueError::OutOfRange { .. })), "{t} {x}");
+        for (t, x) in [
+            (Uint8, -1.0),
+            (Int8, 128.0),
+            (Uint32, f64::NAN),
+            (Float32, 1e39),
+            (Binary, 256.0),
+        ] {
+            assert!(
+                matches!(encode(t, &[x], &mut out), Err(ValueError::OutOfRange { .. })),
+                "{t} {x}"
+            );
         }
         let mut v = [0.0; 2];
         assert!(matches!(
@@ -300,7 +313,10 @@ mod tests {
             decode(String, &[200, 0, 0, 0, b'1'], &mut v[..1]),
             Err(ValueError::Truncated { .. })
         ));
-        assert_eq!(decode(String, &[1, 0, 0, 0, b'x'], &mut v[..1]), Err(ValueError::NotANumber));
+        assert_eq!(
+            decode(String, &[1, 0, 0, 0, b'x'], &mut v[..1]),
+            Err(ValueError::NotANumber)
+        );
         assert!(matches!(
             decode(Binary, &[3, 0, 0, 0, 1, 2, 3], &mut v),
             Err(ValueError::TooLong { length: 3, width: 2 })

@@ -5,8 +5,8 @@
 use tandem_config::ConfigError;
 use toml::Spanned;
 
-use tandem_config::TomlPlace as Place;
 use super::raw::RawConnection;
+use tandem_config::TomlPlace as Place;
 use tandem_models::Variable;
 
 use super::{names, Participant};

@@ -12,8 +12,8 @@ use std::path::Path;
 use tandem_config::{read_text, ConfigError};
 use tandem_models::Variable;
 
-pub use source::{fixed_step_for, load_source, ModelSpec};
 pub use raw::RawConnection;
+pub use source::{fixed_step_for, load_source, ModelSpec};
 pub use validate::{assemble, DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS};
 
 use crate::bounds::MAX_SYSTEM_FILE;

@@ -8,13 +8,13 @@ use tandem_runtime::UnknownName;
 use toml::Spanned;
 
 use super::connections::{links, loop_path};
-use tandem_config::TomlPlace as Place;
 use super::raw::{RawConnection, RawMaster, RawModel, RawSystem};
 use super::source::{load_source, ModelSpec};
 use super::{names, Iterate, Master, Ordering, Participant, PointInputs, System, SystemError};
 use crate::bounds::{MAX_EVERY, MAX_ITERATIONS, MAX_MODELS, MAX_THREADS};
 use crate::graph::{self, Link};
 use crate::submodel::Feedthrough;
+use tandem_config::TomlPlace as Place;
 
 /// Iterations of a macro step when `iterate` gives no `max_iterations`.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
@@ -188,7 +188,12 @@ fn whole(ratio: f64) -> Option<u64> {
 }
 
 /// `master.point_inputs`: held inputs need Jacobi without iteration.
-fn point_inputs(place: &Place<'_>, m: &RawMaster, ordering: Ordering, iterates: bool) -> Result<PointInputs, ConfigError> {
+fn point_inputs(
+    place: &Place<'_>,
+    m: &RawMaster,
+    ordering: Ordering,
+    iterates: bool,
+) -> Result<PointInputs, ConfigError> {
     let Some(written) = &m.point_inputs else {
         return Ok(PointInputs::Newest);
     };

@@ -116,7 +116,11 @@ impl Federation {
             if (min..=max).contains(&x) {
                 Ok(x)
             } else {
-                Err(place.error(v.span(), key, format!("must be from {min:e} to {max:e} seconds, found {x}")))
+                Err(place.error(
+                    v.span(),
+                    key,
+                    format!("must be from {min:e} to {max:e} seconds, found {x}"),
+                ))
             }
         };
         let step = seconds(&s.step, "federation.step", 1e-6, 1e6)?;
@@ -148,7 +152,11 @@ impl Federation {
         };
         let retries = match &s.retries {
             Some(r) if !(0..=1000).contains(r.get_ref()) => {
-                return Err(place.error(r.span(), "federation.retries", format!("must be from 0 to 1000, found {}", r.get_ref())))
+                return Err(place.error(
+                    r.span(),
+                    "federation.retries",
+                    format!("must be from 0 to 1000, found {}", r.get_ref()),
+                ))
             }
             Some(r) => *r.get_ref() as u32,
             None => 4,
@@ -173,7 +181,11 @@ impl Federation {
             let key = |k: &str| format!("slave[{i}].{k}");
             let name = r.name.get_ref();
             if name.is_empty() || name.contains('.') {
-                return Err(place.error(r.name.span(), &key("name"), "must be a name without '.', not empty".into()));
+                return Err(place.error(
+                    r.name.span(),
+                    &key("name"),
+                    "must be a name without '.', not empty".into(),
+                ));
             }
             if let Some(first) = members.iter().position(|m| &m.name == name) {
                 return Err(place.error(
@@ -184,15 +196,24 @@ impl Federation {
             }
             let path = base.join(r.description.get_ref());
             let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-            let xml = std::fs::read_to_string(&path)
-                .map_err(|e| at_description(format!("cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE", path.display())))?;
+            let xml = std::fs::read_to_string(&path).map_err(|e| {
+                at_description(format!(
+                    "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
+                    path.display()
+                ))
+            })?;
             let description = Description::read(&xml)
                 .map_err(|e| at_description(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
             if !description.op_modes.contains(&mode) {
                 return Err(at_description(format!(
                     "slave \"{name}\" does not support {} (its description allows {}); choose another federation.mode",
                     mode.name(),
-                    description.op_modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")
+                    description
+                        .op_modes
+                        .iter()
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )));
             }
             let address = match &r.address {
@@ -200,7 +221,10 @@ impl Federation {
                     place.error(
                         a.span(),
                         &key("address"),
-                        format!("\"{}\" is not an IPv4 address and port, e.g. \"10.0.0.2:8000\"", a.get_ref()),
+                        format!(
+                            "\"{}\" is not an IPv4 address and port, e.g. \"10.0.0.2:8000\"",
+                            a.get_ref()
+                        ),
                     )
                 })?,
                 None => description.control.ok_or_else(|| {
@@ -220,7 +244,11 @@ impl Federation {
                 .enumerate()
                 .find(|(_, c)| c.scale.is_some() || c.offset.is_some())
             {
-                let at = c.scale.as_ref().or(c.offset.as_ref()).map_or(c.from.span(), |v| v.span());
+                let at = c
+                    .scale
+                    .as_ref()
+                    .or(c.offset.as_ref())
+                    .map_or(c.from.span(), |v| v.span());
                 return Err(place.error(
                     at,
                     &format!("connection[{i}]"),

@@ -148,7 +148,10 @@ impl Link {
         let probe = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
             .and_then(|p| p.connect(address).and(p.local_addr()))
             .map_err(|e| io("cannot reach its address", e))?;
-        let port = socket.local_addr().map_err(|e| io("cannot read the socket's address", e))?.port();
+        let port = socket
+            .local_addr()
+            .map_err(|e| io("cannot read the socket's address", e))?
+            .port();
         let local = match probe {
             SocketAddr::V4(a) => SocketAddrV4::new(*a.ip(), port),
             SocketAddr::V6(_) => SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
@@ -304,14 +307,15 @@ impl Link {
         self.last_heard = Instant::now();
         let in_exchange = |seq: u16| seq.wrapping_sub(first) <= last.wrapping_sub(first);
         match Pdu::read(bytes) {
-            Ok(Pdu::Response { seq, body, .. }) if in_exchange(seq) => match body {
-                Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
-                Response::Nack { expected, error } => {
-                    let code = ErrorCode::from_code(error);
-                    // Already carried out: the slave expects a later id.
-                    let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
-                        && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
-                    match code {
+            Ok(Pdu::Response { seq, body, .. }) if in_exchange(seq) => {
+                match body {
+                    Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
+                    Response::Nack { expected, error } => {
+                        let code = ErrorCode::from_code(error);
+                        // Already carried out: the slave expects a later id.
+                        let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
+                            && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
+                        match code {
                         Some(ErrorCode::InvalidSequenceId) if done && seq == last => Ok(Heard::Acked),
                         Some(ErrorCode::InvalidSequenceId) => Ok(Heard::Nothing),
                         Some(ErrorCode::Generic) => Ok(Heard::Resend),
@@ -329,9 +333,10 @@ impl Link {
                             },
                         }),
                     }
+                    }
+                    _ => Ok(Heard::Nothing),
                 }
-                _ => Ok(Heard::Nothing),
-            },
+            }
             Ok(Pdu::StateChanged { state, .. }) => match State::from_code(state) {
                 Some(s @ (State::ErrorHandling | State::ErrorResolved)) => Err(LinkError::State {
                     slave: self.name.clone(),

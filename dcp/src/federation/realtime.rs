@@ -59,7 +59,13 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
     let members = &federation.members;
     let mut links = Vec::with_capacity(members.len());
     for (k, m) in members.iter().enumerate() {
-        links.push(Link::open(&m.name, k as u8 + 1, m.address, federation.timeout, federation.retries)?);
+        links.push(Link::open(
+            &m.name,
+            k as u8 + 1,
+            m.address,
+            federation.timeout,
+            federation.retries,
+        )?);
     }
     // Connections at the level of variables: (from member, from var, to member, to var).
     let mut wires: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
@@ -89,7 +95,10 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
         wires.entry((from.0, to.0)).or_default().push((from.1, to.1));
     }
     let steps_total = federation.steps;
-    let width: usize = members.iter().map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum::<usize>()).sum();
+    let width: usize = members
+        .iter()
+        .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum::<usize>())
+        .sum();
     if (steps_total + 1) * width as u64 > MAX_VALUES {
         return Err(FederationError::Record(std::io::Error::other(format!(
             "{} steps of {width} outputs pass the bound of {MAX_VALUES:e} recorded values; record a shorter run",
@@ -118,7 +127,15 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             None,
             Some(State::Configuration),
         )?;
-        link.exchange(None, &[Request::TimeRes { numerator: n, denominator: den }], None, None)?;
+        link.exchange(
+            None,
+            &[Request::TimeRes {
+                numerator: n,
+                denominator: den,
+            }],
+            None,
+            None,
+        )?;
         // Its copy to the master.
         let slots: Vec<Slot> = d
             .ports
@@ -224,9 +241,13 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
         }
     }
     for link in &mut links {
-        let prepare = Request::Prepare { state: State::Configuration.code() };
+        let prepare = Request::Prepare {
+            state: State::Configuration.code(),
+        };
         link.exchange(None, &[prepare], None, Some(State::Prepared))?;
-        let configure = Request::Configure { state: State::Prepared.code() };
+        let configure = Request::Configure {
+            state: State::Prepared.code(),
+        };
         link.exchange(None, &[configure], None, Some(State::Configured))?;
     }
     // The common start, in whole seconds of UNIX time.
@@ -257,9 +278,13 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
     }
     let result = receive(federation, &mut links, &record_slots, origin, recorder);
     for link in &mut links {
-        let stop = Request::Stop { state: State::Running.code() };
+        let stop = Request::Stop {
+            state: State::Running.code(),
+        };
         let _ = link.exchange(None, &[stop], None, Some(State::Stopped));
-        let deregister = Request::Deregister { state: State::Stopped.code() };
+        let deregister = Request::Deregister {
+            state: State::Stopped.code(),
+        };
         let _ = link.exchange(None, &[deregister], None, Some(State::Alive));
     }
     result
@@ -304,14 +329,12 @@ fn receive(
             next_heartbeat += HEARTBEAT;
         }
         for (k, link) in links.iter_mut().enumerate() {
-            while let Some(point) = link.take_data(
-                &mut Outputs {
-                    data_id: k as u16 + 1,
-                    slots: &slots[k],
-                    ports: &federation.members[k].description.ports,
-                    into: &mut values[..widths[k]],
-                },
-            )? {
+            while let Some(point) = link.take_data(&mut Outputs {
+                data_id: k as u16 + 1,
+                slots: &slots[k],
+                ports: &federation.members[k].description.ports,
+                into: &mut values[..widths[k]],
+            })? {
                 let sent = origin + Duration::from_secs_f64(h * point.max(0) as f64);
                 ages[k].record(Instant::now().saturating_duration_since(sent).as_secs_f64());
                 if let Some(row) = table[k].get_mut(point.max(0) as usize) {

@@ -178,8 +178,22 @@ impl RemoteSlave {
         for body in &config {
             link.exchange(None, std::slice::from_ref(body), None, None)?;
         }
-        link.exchange(None, &[Request::Prepare { state: State::Configuration.code() }], None, Some(State::Prepared))?;
-        link.exchange(None, &[Request::Configure { state: State::Prepared.code() }], None, Some(State::Configured))?;
+        link.exchange(
+            None,
+            &[Request::Prepare {
+                state: State::Configuration.code(),
+            }],
+            None,
+            Some(State::Prepared),
+        )?;
+        link.exchange(
+            None,
+            &[Request::Configure {
+                state: State::Prepared.code(),
+            }],
+            None,
+            Some(State::Configured),
+        )?;
         self.state = State::Configured;
         Ok(())
     }
@@ -187,7 +201,8 @@ impl RemoteSlave {
     /// Input data and `requests`, waiting for the outputs when `outputs`
     /// and for state `until`.
     fn exchange(&mut self, requests: &[Request<'_>], outputs: bool, until: State) -> Result<(), LinkError> {
-        let data = (!self.input_slots.is_empty()).then_some((INPUT_DATA, &self.input_slots[..], &self.ports, &self.u[..]));
+        let data =
+            (!self.input_slots.is_empty()).then_some((INPUT_DATA, &self.input_slots[..], &self.ports, &self.u[..]));
         let outputs = (outputs && !self.output_slots.is_empty()).then_some(Outputs {
             data_id: OUTPUT_DATA,
             slots: &self.output_slots,
@@ -207,15 +222,22 @@ impl RemoteSlave {
     fn leave(&mut self) {
         let stoppable = self.state.stoppable();
         if stoppable {
-            let _ = self
-                .link
-                .exchange(None, &[Request::Stop { state: self.state.code() }], None, Some(State::Stopped));
+            let _ = self.link.exchange(
+                None,
+                &[Request::Stop {
+                    state: self.state.code(),
+                }],
+                None,
+                Some(State::Stopped),
+            );
             self.state = State::Stopped;
         }
         if matches!(self.state, State::Stopped | State::Configuration) {
             let _ = self.link.exchange(
                 None,
-                &[Request::Deregister { state: self.state.code() }],
+                &[Request::Deregister {
+                    state: self.state.code(),
+                }],
                 None,
                 Some(State::Alive),
             );
@@ -254,8 +276,12 @@ impl SubModel for RemoteSlave {
             self.u.copy_from_slice(u);
             self.exchange(
                 &[
-                    Request::Initialize { state: State::Configured.code() },
-                    Request::SendOutputs { state: State::Initialized.code() },
+                    Request::Initialize {
+                        state: State::Configured.code(),
+                    },
+                    Request::SendOutputs {
+                        state: State::Initialized.code(),
+                    },
                 ],
                 true,
                 State::Configured,
@@ -271,7 +297,10 @@ impl SubModel for RemoteSlave {
             self.link
                 .exchange(
                     None,
-                    &[Request::Run { state: State::Configured.code(), start: 0 }],
+                    &[Request::Run {
+                        state: State::Configured.code(),
+                        start: 0,
+                    }],
                     None,
                     Some(State::Synchronized),
                 )
@@ -279,7 +308,10 @@ impl SubModel for RemoteSlave {
             self.link
                 .exchange(
                     None,
-                    &[Request::Run { state: State::Synchronized.code(), start: 0 }],
+                    &[Request::Run {
+                        state: State::Synchronized.code(),
+                        start: 0,
+                    }],
                     None,
                     Some(State::Running),
                 )
@@ -292,8 +324,13 @@ impl SubModel for RemoteSlave {
         let steps = self.ticks(h);
         self.exchange(
             &[
-                Request::DoStep { state: State::Running.code(), steps },
-                Request::SendOutputs { state: State::Computed.code() },
+                Request::DoStep {
+                    state: State::Running.code(),
+                    steps,
+                },
+                Request::SendOutputs {
+                    state: State::Computed.code(),
+                },
             ],
             true,
             State::Running,

@@ -98,13 +98,22 @@ fn uuid_for(name: &str) -> [u8; 16] {
 impl SlaveConfig {
     /// Reads and checks the slave file at `path`.
     pub fn load(path: &Path) -> Result<SlaveConfig, ConfigError> {
-        let text = read_text(path, MAX_FILE, "DCP slave file", "dcp/examples/plant.toml is an example")?;
+        let text = read_text(
+            path,
+            MAX_FILE,
+            "DCP slave file",
+            "dcp/examples/plant.toml is an example",
+        )?;
         SlaveConfig::parse(&text, path)
     }
 
     /// Checks the slave file `text`, read from `file`.
     pub fn parse(text: &str, file: &Path) -> Result<SlaveConfig, ConfigError> {
-        let place = TomlPlace { text, file, guide: GUIDE };
+        let place = TomlPlace {
+            text,
+            file,
+            guide: GUIDE,
+        };
         let raw: RawSlave = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
         let name = raw.name.get_ref();
         if name.is_empty() || name.contains('.') {
@@ -166,7 +175,11 @@ impl SlaveConfig {
         };
         let core = match &raw.core {
             Some(c) if !(0..=4095).contains(c.get_ref()) => {
-                return Err(place.error(c.span(), "core", format!("must be from 0 to 4095, found {}", c.get_ref())))
+                return Err(place.error(
+                    c.span(),
+                    "core",
+                    format!("must be from 0 to 4095, found {}", c.get_ref()),
+                ))
             }
             Some(c) => Some(*c.get_ref() as usize),
             None => None,
@@ -185,7 +198,11 @@ impl SlaveConfig {
         }
         let step = *raw.step.get_ref();
         if !(1e-9..=1e9).contains(&step) {
-            return Err(place.error(raw.step.span(), "step", format!("must be from 1e-9 to 1e9 seconds, found {step}")));
+            return Err(place.error(
+                raw.step.span(),
+                "step",
+                format!("must be from 1e-9 to 1e9 seconds, found {step}"),
+            ));
         }
         let located = |v: &Spanned<String>, key: &str| place.located(v, key.to_string());
         let model = ModelSpec {
@@ -249,8 +266,10 @@ mod tests {
             e(&format!("{base}control = \"here\"\n")),
             "s.toml:4:11: control: \"here\" is not an IPv4 address and port; write e.g. \"0.0.0.0:8000\""
         );
-        assert!(e(&format!("{base}control = \"0.0.0.0:1\"\ntypes = {{ x = \"double\" }}\n"))
-            .starts_with("s.toml:5:15: types.x: unknown DCP type \"double\"; use one of: uint8,"));
+        assert!(e(&format!(
+            "{base}control = \"0.0.0.0:1\"\ntypes = {{ x = \"double\" }}\n"
+        ))
+        .starts_with("s.toml:5:15: types.x: unknown DCP type \"double\"; use one of: uint8,"));
         assert!(e(&format!("{base}control = \"0.0.0.0:1\"\nport = 3\n")).contains("unknown field `port`"));
     }
 }

@@ -88,5 +88,4 @@ mod tests {
         assert!((line.at(0.4) - 3.0).abs() < 1e-12);
         assert_eq!(s.course(0, Extrapolation::Hold, 0.1, 0.0).at(0.4), 2.0);
     }
-
 }

@@ -115,12 +115,11 @@ impl Slave {
         let lists: Vec<Vec<usize>> = (0..feedthrough.output_count())
             .map(|o| feedthrough.inputs_of(o).to_vec())
             .collect();
-        let ports = Ports::of(model.inputs(), model.outputs(), &config.types, Some(&lists)).map_err(|e| {
-            SlaveError::Model {
+        let ports =
+            Ports::of(model.inputs(), model.outputs(), &config.types, Some(&lists)).map_err(|e| SlaveError::Model {
                 file: config.file.display().to_string(),
                 message: format!("types: {e}"),
-            }
-        })?;
+            })?;
         let control = UdpSocket::bind(config.control).map_err(|source| SlaveError::Io {
             what: format!("cannot listen on {} for control PDUs", config.control),
             source,
@@ -206,7 +205,8 @@ impl Slave {
             let timeout = match (self.realtime, self.step_h()) {
                 (Some(rt), Some(h)) if self.state.runs() => {
                     let due = rt.origin + Duration::from_secs_f64(h * rt.next as f64);
-                    due.saturating_duration_since(Instant::now()).min(Duration::from_millis(50))
+                    due.saturating_duration_since(Instant::now())
+                        .min(Duration::from_millis(50))
                 }
                 _ => Duration::from_millis(50),
             };
@@ -412,7 +412,9 @@ impl Slave {
                 let pdu = Pdu::Response {
                     seq,
                     sender: receiver,
-                    body: Response::StateAck { state: self.state.code() },
+                    body: Response::StateAck {
+                        state: self.state.code(),
+                    },
                 };
                 self.reply_to(from, pdu);
             }
@@ -527,7 +529,11 @@ impl Slave {
                 target_vr,
                 source_type,
             } => self.wiring.input(ports, data_id, pos, target_vr, source_type)?,
-            Request::Output { data_id, pos, source_vr } => self.wiring.output(ports, data_id, pos, source_vr)?,
+            Request::Output {
+                data_id,
+                pos,
+                source_vr,
+            } => self.wiring.output(ports, data_id, pos, source_vr)?,
             Request::Clear => self.wiring = Wiring::default(),
             Request::TargetNetwork { data_id, network } | Request::SourceNetwork { data_id, network } => {
                 if network.transport != crate::types::Transport::UdpIpv4.code() {
@@ -669,7 +675,10 @@ impl Slave {
     fn evaluate(&mut self) {
         let Some(model) = &mut self.model else { return };
         if let Err(e) = model.evaluate(&self.u, &mut self.y) {
-            let message = format!("the model failed at t = {} s: {e}", self.seconds(self.ticks).unwrap_or(0.0));
+            let message = format!(
+                "the model failed at t = {} s: {e}",
+                self.seconds(self.ticks).unwrap_or(0.0)
+            );
             self.fail(&message);
         }
     }
@@ -785,7 +794,9 @@ impl Slave {
         self.counters.data_in += 1;
         if let (Some(rt), Some(h)) = (self.realtime, self.step_h()) {
             let sent = rt.origin + Duration::from_secs_f64(h * full.max(0) as f64);
-            self.samples.ages.record(Instant::now().saturating_duration_since(sent).as_secs_f64());
+            self.samples
+                .ages
+                .record(Instant::now().saturating_duration_since(sent).as_secs_f64());
         }
     }
 

@@ -52,7 +52,14 @@ impl Wiring {
         if !data_type.converts_to(ports.inputs[variable].data_type) {
             return Err(ErrorCode::InvalidSourceDataType);
         }
-        place(self.inputs.entry(data_id).or_default(), Slot { pos, variable, data_type });
+        place(
+            self.inputs.entry(data_id).or_default(),
+            Slot {
+                pos,
+                variable,
+                data_type,
+            },
+        );
         Ok(())
     }
 
@@ -64,7 +71,14 @@ impl Wiring {
             .position(|v| v.vr == vr)
             .ok_or(ErrorCode::InvalidValueReference)?;
         let data_type = ports.outputs[variable].data_type;
-        place(self.outputs.entry(data_id).or_default(), Slot { pos, variable, data_type });
+        place(
+            self.outputs.entry(data_id).or_default(),
+            Slot {
+                pos,
+                variable,
+                data_type,
+            },
+        );
         Ok(())
     }
 
@@ -90,7 +104,12 @@ impl Wiring {
         if self.resolution.is_none() && !fixed_resolution {
             return Some(ErrorCode::IncompleteTimeResolution);
         }
-        if self.inputs.keys().chain(self.outputs.keys()).any(|id| !self.scopes.contains_key(id)) {
+        if self
+            .inputs
+            .keys()
+            .chain(self.outputs.keys())
+            .any(|id| !self.scopes.contains_key(id))
+        {
             return Some(ErrorCode::IncompleteScope);
         }
         None
