@@ -39,8 +39,19 @@ pub fn slave(args: &SlaveArgs) -> anyhow::Result<()> {
     }
     say!("{name}: DCP slave listening on {} (UDP)", slave.local_addr());
     let never = AtomicBool::new(false);
-    slave.serve(&never)?;
-    say!("{name}: {}", slave.counters());
+    slave.serve(&never, &mut |slave| {
+        let ages = slave.data_ages();
+        let age = if ages.count == 0 {
+            String::new()
+        } else {
+            format!(
+                "; input data age p50 {:.1} µs, p99 {:.1} µs",
+                ages.percentile(0.5) * 1e6,
+                ages.percentile(0.99) * 1e6
+            )
+        };
+        say!("{name}: run ended; since start: {}{age}", slave.counters());
+    })?;
     Ok(())
 }
 

@@ -372,9 +372,3 @@ fn receive(
             .collect(),
     })
 }
-
-impl From<tandem_config::ConfigError> for FederationError {
-    fn from(e: tandem_config::ConfigError) -> Self {
-        FederationError::File(e.into())
-    }
-}

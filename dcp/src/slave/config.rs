@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use tandem_config::{read_text, ConfigError, Located, TomlPlace};
+use tandem_config::{read_text, ConfigError, TomlPlace};
 use tandem_cosim::ModelSpec;
 use toml::Spanned;
 
@@ -232,11 +232,6 @@ impl SlaveConfig {
     /// The slave's name.
     pub fn name(&self) -> &str {
         &self.model.name.value
-    }
-
-    /// The value of `key` in the file, for errors found later.
-    pub fn source(&self) -> &Located<String> {
-        &self.model.source
     }
 }
 

@@ -101,6 +101,8 @@ pub struct Slave {
     last_heard: Instant,
     last_error: ErrorCode,
     counters: SlaveCounters,
+    /// A run stopped or failed since `serve` last said so.
+    ended: bool,
     rx: Vec<u8>,
     out: Vec<u8>,
     scratch: Vec<f64>,
@@ -169,6 +171,7 @@ impl Slave {
             last_heard: Instant::now(),
             last_error: ErrorCode::None,
             counters: SlaveCounters::default(),
+            ended: false,
             rx: vec![0; MAX_PDU + 1],
             out: Vec::with_capacity(MAX_PDU),
             scratch: vec![0.0; inputs.max(1)],
@@ -199,8 +202,9 @@ impl Slave {
     }
 
     /// Serves masters until `stop` is set: requests, data and, in real
-    /// time, the steps on its own clock.
-    pub fn serve(&mut self, stop: &AtomicBool) -> Result<(), SlaveError> {
+    /// time, the steps on its own clock; `run_ended` is called after each
+    /// run that stopped or failed.
+    pub fn serve(&mut self, stop: &AtomicBool, run_ended: &mut dyn FnMut(&Slave)) -> Result<(), SlaveError> {
         while !stop.load(Ordering::Relaxed) {
             let timeout = match (self.realtime, self.step_h()) {
                 (Some(rt), Some(h)) if self.state.runs() => {
@@ -222,6 +226,9 @@ impl Slave {
             self.drain();
             self.realtime_steps();
             self.watch_master();
+            if std::mem::take(&mut self.ended) {
+                run_ended(self);
+            }
         }
         Ok(())
     }
@@ -919,6 +926,7 @@ impl Slave {
     /// Enters `state` and notifies the master.
     fn enter(&mut self, state: State) {
         self.state = state;
+        self.ended |= matches!(state, State::Stopped | State::ErrorResolved);
         if let Some(r) = self.registration {
             self.reply_to(
                 r.master,
