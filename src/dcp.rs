@@ -1,14 +1,17 @@
 //! `tandem dcp-slave` (a model as a DCP slave) and `tandem federate` (a
 //! DCP master running a federation file).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use clap::Args;
 use tandem_config::bounds::check_output_size;
+use tandem_config::RunConfig;
 use tandem_dcp::federation::{self, Federation};
-use tandem_dcp::slave::{Slave, SlaveConfig};
+use tandem_dcp::slave::config::uuid_for;
+use tandem_dcp::slave::session::SessionMember;
+use tandem_dcp::slave::{Identity, Slave, SlaveConfig};
 use tandem_dcp::types::OpMode;
 use tandem_models::reference::file_stem;
 
@@ -29,9 +32,27 @@ pub struct SlaveArgs {
 /// Runs `tandem dcp-slave`: serves masters until killed.
 pub fn slave(args: &SlaveArgs) -> anyhow::Result<()> {
     let config = SlaveConfig::load(&args.slave)?;
-    let name = config.name().to_string();
-    let mut slave = Slave::bind(config)?;
-    if let Some(path) = &args.description {
+    serve(Slave::bind(config)?, args.description.as_deref())
+}
+
+/// Runs `tandem run` of a configuration with a `[dcp]` table: serves
+/// masters until killed, each run's outputs in `results`.
+pub fn run_slave(config: RunConfig, results: &Path, description: Option<&Path>) -> anyhow::Result<()> {
+    let dcp = config.dcp.clone().context("the configuration has no [dcp] table")?;
+    let identity = Identity {
+        uuid: uuid_for(&dcp.name),
+        name: dcp.name,
+        endpoint: dcp.endpoint,
+    };
+    let member = SessionMember::new(config, results.to_path_buf())?;
+    serve(Slave::new(identity, Box::new(member))?, description)
+}
+
+/// Writes the slave's description to `description` if given; otherwise
+/// serves masters until killed, saying what each run counted.
+fn serve(mut slave: Slave, description: Option<&Path>) -> anyhow::Result<()> {
+    let name = slave.description().name.clone();
+    if let Some(path) = description {
         std::fs::write(path, slave.description().write())
             .with_context(|| format!("cannot write {}", path.display()))?;
         say!("{name}: wrote its DCP slave description to {}", path.display());
@@ -40,6 +61,9 @@ pub fn slave(args: &SlaveArgs) -> anyhow::Result<()> {
     say!("{name}: DCP slave listening on {} (UDP)", slave.local_addr());
     let never = AtomicBool::new(false);
     slave.serve(&never, &mut |slave| {
+        if let Some(report) = slave.run_report() {
+            crate::out::write_raw(&report);
+        }
         let ages = slave.data_ages();
         let age = if ages.count == 0 {
             String::new()

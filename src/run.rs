@@ -53,6 +53,10 @@ pub struct RunArgs {
     /// on an address other than loopback).
     #[arg(long, env = "TANDEM_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// With a [dcp] table: write the run's DCP slave description (XML)
+    /// here and exit.
+    #[arg(long)]
+    pub dcp_description: Option<PathBuf>,
 }
 
 /// A time interval such as `1s` or `500ms`.
@@ -134,6 +138,16 @@ pub fn conclude(report: &Report, stats_json: Option<&Path>) -> anyhow::Result<()
 /// `tandem run` (and `tandem ecu`).
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let config = load(&args.config, args.duration)?;
+    if config.dcp.is_some() {
+        if args.virtual_clock {
+            bail!(
+                "{}: a DCP slave ([dcp]) runs on the real clock; drop --virtual-clock",
+                args.config.display()
+            );
+        }
+        // A DCP slave: it runs when a federation master says so.
+        return crate::dcp::run_slave(config, &args.results, args.dcp_description.as_deref());
+    }
     let ecu = config.ecu.as_ref().map(|e| e.config.value.clone());
     let plan = bind(config)?;
     let clock = if args.virtual_clock {

@@ -74,6 +74,10 @@ pub enum TransportConfig {
         /// The channel.
         channel: String,
     },
+    /// Frames carried across a DCP federation by the run's `[dcp]` slave:
+    /// what this run sends leaves in its `<bus>.tx` output, what others
+    /// send comes in through its `<bus>.rx` input.
+    Dcp,
     /// An SLCAN adapter on a serial port.
     Slcan {
         /// The serial device, e.g. `/dev/ttyACM0`.
@@ -88,7 +92,10 @@ impl TransportConfig {
     pub fn carries_fd(&self) -> bool {
         match self {
             TransportConfig::SocketCan { fd, .. } => *fd,
-            TransportConfig::Udp { .. } | TransportConfig::Virtual { .. } | TransportConfig::Slcan { .. } => true,
+            TransportConfig::Udp { .. }
+            | TransportConfig::Virtual { .. }
+            | TransportConfig::Slcan { .. }
+            | TransportConfig::Dcp => true,
         }
     }
 }

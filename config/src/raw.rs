@@ -106,6 +106,34 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "RawEcu")]
     pub(crate) ecu: Option<RawEcu>,
+    /// Serve this run as a DCP slave (`tandem run` waits for a federation master and runs when it says so); its
+    /// ports are the buses whose transport is "dcp".
+    #[serde(default)]
+    #[schemars(with = "RawDcp")]
+    pub(crate) dcp: Option<RawDcp>,
+}
+
+/// The run as a DCP slave of a federation.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Dcp")]
+pub(crate) struct RawDcp {
+    /// The UDP address (IPv4:port) its control PDUs come to, e.g. "127.0.0.1:47011".
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) control: Spanned<String>,
+    /// The slave's name in its description. Default the file's name without ".toml".
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) name: Option<Spanned<String>>,
+    /// The address its description gives masters, when it listens on 0.0.0.0. Default control's address.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) host: Option<Spanned<String>>,
+    /// Seconds without a request from its master, once registered, after which it stops and waits for a master
+    /// again (0.01 to 86400). Default 10.
+    #[serde(default)]
+    #[schemars(with = "f64")]
+    pub(crate) master_timeout: Option<Spanned<f64>>,
 }
 
 /// A virtual ECU started beside the run.
@@ -327,9 +355,9 @@ pub(crate) struct RawBus {
     #[schemars(with = "String")]
     pub(crate) name: Option<Spanned<String>>,
     /// How the bus is reached: "udp" (CAN over UDP multicast, python-can's udp_multicast), "socketcan" (a Linux
-    /// CAN interface), "slcan" (a serial SLCAN adapter) or "virtual" (a bus inside this process, shared by the runs
-    /// that name the same channel).
-    #[schemars(with = "String", extend("enum" = ["udp", "socketcan", "slcan", "virtual"]))]
+    /// CAN interface), "slcan" (a serial SLCAN adapter), "virtual" (a bus inside this process, shared by the runs
+    /// that name the same channel) or "dcp" (frames carried across a DCP federation by this run's [dcp] slave).
+    #[schemars(with = "String", extend("enum" = ["udp", "socketcan", "slcan", "virtual", "dcp"]))]
     pub(crate) transport: Spanned<String>,
     /// udp: the multicast group. Default "239.74.163.2" (python-can's).
     #[serde(default)]

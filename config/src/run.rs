@@ -83,6 +83,8 @@ pub struct RunConfig {
     pub bus_log: Option<PathBuf>,
     /// A virtual ECU started beside the run (`[ecu]`).
     pub ecu: Option<EcuConfig>,
+    /// The run served as a DCP slave (`[dcp]`).
+    pub dcp: Option<crate::DcpConfig>,
 }
 
 /// A run length given instead of the configuration's that cannot be.

@@ -340,6 +340,7 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                 start,
                 range,
                 dependencies,
+                mime_type: typed.attribute("mimeType").map(str::to_string),
             };
             match causality {
                 Causality::Input => ports.inputs.push(variable),
@@ -382,6 +383,9 @@ fn write_variable(x: &mut String, v: &Variable) {
         DataType::Binary => {
             let hex: String = v.start.iter().map(|&b| format!("{:02x}", b as u8)).collect();
             let _ = write!(x, " start=\"{hex}\"");
+            if let Some(mime) = &v.mime_type {
+                let _ = write!(x, " mimeType=\"{}\"", escape(mime));
+            }
         }
         _ => {
             let start: Vec<String> = v.start.iter().map(|&s| number(s)).collect();

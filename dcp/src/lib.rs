@@ -1,11 +1,12 @@
 //! The Distributed Co-Simulation Protocol (DCP 1.0, Modelica Association)
 //! for Tandem: its PDUs on the wire ([`pdu`], [`types`], [`values`]), the
-//! slave description ([`description`]), any Tandem model as a DCP slave
-//! over UDP/IPv4 ([`slave`]), and a master that runs a federation of
+//! slave description ([`description`]), any Tandem model or run as a DCP
+//! slave over UDP/IPv4 ([`slave`]), CAN frames as binary data ([`frames`]), and a master that runs a federation of
 //! slaves across machines ([`federation`]).
 
 pub mod description;
 pub mod federation;
+pub mod frames;
 pub mod pdu;
 pub mod ports;
 pub mod slave;

@@ -53,9 +53,17 @@ pub struct Variable {
     /// For an output: the value references of the inputs it depends on
     /// directly, when known.
     pub dependencies: Option<Vec<u64>>,
+    /// For a binary variable: what its bytes are (`mimeType`), when stated;
+    /// [`crate::frames::MIME_TYPE`] for CAN frames.
+    pub mime_type: Option<String>,
 }
 
 impl Variable {
+    /// Whether its values are CAN frames.
+    pub fn carries_frames(&self) -> bool {
+        self.data_type == DataType::Binary && self.mime_type.as_deref() == Some(crate::frames::MIME_TYPE)
+    }
+
     /// The number of elements.
     pub fn width(&self) -> usize {
         self.elements.len()
@@ -164,6 +172,7 @@ impl Ports {
                         start,
                         elements,
                         dependencies: None,
+                        mime_type: None,
                     })
                 })
                 .collect()

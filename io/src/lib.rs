@@ -32,6 +32,7 @@
 pub mod dbc;
 pub mod frame;
 pub mod log;
+pub mod pipe;
 pub mod serial_lines;
 pub mod serial_port;
 pub mod slcan;

@@ -65,6 +65,7 @@ fn a_stuck_implicit_thread_is_reported_and_the_run_returns_with_the_fast_side() 
         tandem.fast,
         tandem.implicit,
         Arc::default(),
+        None,
         Duration::from_millis(20),
         &mut |_| {},
     );

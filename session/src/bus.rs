@@ -66,6 +66,9 @@ pub enum TransportError {
     /// The SLCAN adapter's serial port could not be opened.
     #[error(transparent)]
     Serial(#[from] tandem_io::serial_port::SerialOpenError),
+    /// A bus carried over DCP in a run that is not served as a DCP slave.
+    #[error("its transport is \"dcp\": run the configuration with `tandem run`, which serves its [dcp] slave")]
+    NotServed,
 }
 
 /// Opens a bus's transport.
@@ -98,6 +101,7 @@ pub fn open_transport(transport: &TransportConfig) -> Result<Duplex, TransportEr
         )
         .map_err(TransportError::from),
         TransportConfig::Virtual { channel } => Ok(virtual_bus(channel).node(VIRTUAL_QUEUE)),
+        TransportConfig::Dcp => Err(TransportError::NotServed),
     }
 }
 
@@ -348,10 +352,13 @@ impl Device for BusDevice {
             Traffic::Replay => false,
         };
         let sender = if opened {
-            let duplex = open_transport(&self.transport).map_err(|e| DeviceError {
-                device: format!("bus {}", self.name),
-                message: e.to_string(),
-            })?;
+            let duplex = match setup.transport {
+                Some(handed) => handed,
+                None => open_transport(&self.transport).map_err(|e| DeviceError {
+                    device: format!("bus {}", self.name),
+                    message: e.to_string(),
+                })?,
+            };
             self.receiver = Some(duplex.rx);
             Some(duplex.tx)
         } else {

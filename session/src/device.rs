@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
+use tandem_io::Duplex;
 use tandem_runtime::tandem::clock::Nanos;
 use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::settings::Placement;
@@ -59,6 +60,9 @@ pub struct Setup {
     /// Where the device's frames are logged, if anywhere: a producer for
     /// each of its threads is taken from here.
     pub log: Option<LogSetup>,
+    /// A transport opened by the run's caller, used instead of opening one
+    /// (a bus carried over DCP).
+    pub transport: Option<Duplex>,
 }
 
 /// Producers of the bus log, and how sends are stamped.

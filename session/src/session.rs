@@ -8,6 +8,7 @@
 //! thread it started, and reports. A run that stops early (a diverged
 //! explicit method, a receive-timeout fault) still reports.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::ops::ControlFlow;
@@ -18,10 +19,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use tandem_config::bounds::{check_output_size, OutputTooLarge};
+use tandem_io::Duplex;
 use tandem_models::Layout;
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError, Wiring};
-use tandem_runtime::tandem::clock::nanos;
+use tandem_runtime::tandem::clock::{nanos, Nanos};
 use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::fast::FastSide;
 use tandem_runtime::tandem::implicit_side::ImplicitSide;
@@ -83,6 +85,13 @@ pub struct Options {
     /// On the virtual clock, every how many frames the recorded rows are
     /// handed to the observer (1: before each [`Observer::tick`]).
     pub virtual_drain: u64,
+    /// On the real clock, the `CLOCK_MONOTONIC` time (ns) of frame 0, when
+    /// it is agreed with others (a federation's common start); otherwise
+    /// the run starts as soon as its threads are ready.
+    pub start_at: Option<Nanos>,
+    /// Transports opened by the caller, by bus name: a bus whose transport
+    /// is `dcp` takes its own from here.
+    pub transports: BTreeMap<String, Duplex>,
 }
 
 impl Options {
@@ -97,6 +106,8 @@ impl Options {
             live_interval: None,
             large_output: false,
             virtual_drain: VIRTUAL_DRAIN,
+            start_at: None,
+            transports: BTreeMap::new(),
         }
     }
 }
@@ -411,6 +422,7 @@ fn configure_devices(
     frame: f64,
     mut hub: Option<&mut LogHub>,
     log_clock: LogClock,
+    handed: &mut BTreeMap<String, Duplex>,
 ) -> Result<Configured, SessionError> {
     let mut c = Configured {
         devices: Vec::new(),
@@ -433,7 +445,13 @@ fn configure_devices(
             .collect();
         c.fault_names.push((format!("bus {}", bus.name), messages));
         let mut device = BusDevice::new(&bus.name, i as u16, bus.transport, bus.map);
-        c.halves.push(device.configure(Setup { traffic, frame, log })?);
+        let transport = handed.remove(&bus.name);
+        c.halves.push(device.configure(Setup {
+            traffic,
+            frame,
+            log,
+            transport,
+        })?);
         match traffic {
             Traffic::Replay => c.feeds.push(device.take_feed()),
             Traffic::Offline => c.inline.extend(device.take_inline()),
@@ -450,6 +468,7 @@ fn configure_devices(
             traffic,
             frame,
             log: None,
+            transport: None,
         })?);
         c.devices.push(Box::new(device));
     }
@@ -550,7 +569,15 @@ impl Session {
         } else {
             LogClock::Wall
         };
-        let configured = configure_devices(buses, serial, traffic, settings.frame, hub.as_mut(), log_clock)?;
+        let configured = configure_devices(
+            buses,
+            serial,
+            traffic,
+            settings.frame,
+            hub.as_mut(),
+            log_clock,
+            &mut options.transports,
+        )?;
         let Configured {
             devices,
             halves,
@@ -932,6 +959,7 @@ impl Parts {
             fast,
             implicit,
             Arc::clone(&control),
+            self.options.start_at,
             poll,
             &mut |finished| {
                 observer.tick(!finished);

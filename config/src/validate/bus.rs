@@ -133,10 +133,11 @@ impl ConfigText<'_> {
                     .as_ref()
                     .map_or_else(|| name.to_string(), |c| c.get_ref().clone()),
             }),
+            "dcp" => Ok(TransportConfig::Dcp),
             other => Err(self.error(
                 Some(bus.transport.span()),
                 &format!("{at}.transport"),
-                format!("unknown transport \"{other}\"; use one of: udp, socketcan, slcan, virtual"),
+                format!("unknown transport \"{other}\"; use one of: udp, socketcan, slcan, virtual, dcp"),
             )),
         }
     }

@@ -12,8 +12,10 @@ use std::path::PathBuf;
 use tandem_models::ModelRef;
 use toml::Spanned;
 
+use crate::bus::{BusConfig, TransportConfig};
+use crate::dcp::{check_endpoint, check_slave_name, DcpConfig};
 use crate::error::{ConfigError, Located};
-use crate::raw::RawRunConfig;
+use crate::raw::{RawBus, RawDcp, RawRunConfig};
 use crate::run::{EcuConfig, RunConfig};
 use crate::text::ConfigText;
 
@@ -35,6 +37,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         .as_ref()
         .and_then(|r| r.bus_log.as_ref())
         .map(|f| PathBuf::from(f.get_ref()));
+    let dcp = dcp(text, raw.dcp.as_ref(), &raw.bus, &buses)?;
     let ecu = raw.ecu.as_ref().map(|e| EcuConfig {
         config: text.located(&e.config, "ecu.config".into()).map(|c| text.dir().join(c)),
     });
@@ -49,7 +52,53 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         serial,
         bus_log,
         ecu,
+        dcp,
     })
+}
+
+/// The `[dcp]` table; a bus carried over DCP needs one, and a slave needs
+/// such a bus (its only ports).
+fn dcp(
+    text: &ConfigText<'_>,
+    raw: Option<&RawDcp>,
+    raw_buses: &[RawBus],
+    buses: &[BusConfig],
+) -> Result<Option<DcpConfig>, ConfigError> {
+    let over_dcp = buses.iter().position(|b| b.transport == TransportConfig::Dcp);
+    let error = |span: std::ops::Range<usize>, key: &str, message: String| {
+        text.error(Some(span), &format!("dcp.{key}"), message)
+    };
+    let Some(raw) = raw else {
+        return match over_dcp {
+            Some(k) => Err(text.error(
+                Some(raw_buses[k].transport.span()),
+                &format!("bus[{k}].transport"),
+                "a bus carried over DCP needs the run to be a DCP slave: add a [dcp] table with control =                  \"<IPv4>:<port>\" (see config/examples/dcp-plant.toml)"
+                    .into(),
+            )),
+            None => Ok(None),
+        };
+    };
+    if over_dcp.is_none() {
+        return Err(text.error(
+            Some(raw.control.span()),
+            "dcp",
+            "a DCP slave's ports are its buses carried over DCP, and this run has none: add transport = \"dcp\" to              a [[bus]], or remove [dcp]"
+                .into(),
+        ));
+    }
+    let name = match &raw.name {
+        Some(n) => {
+            check_slave_name(n, &error)?;
+            n.get_ref().clone()
+        }
+        None => text
+            .origin
+            .file_stem()
+            .map_or_else(|| "tandem".into(), |s| s.to_string_lossy().replace('.', "-")),
+    };
+    let endpoint = check_endpoint(&raw.control, raw.host.as_ref(), raw.master_timeout.as_ref(), &error)?;
+    Ok(Some(DcpConfig { name, endpoint }))
 }
 
 /// The model reference, resolved against the file's directory.

@@ -21,7 +21,7 @@ use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
 use crate::types::{ErrorCode, State, MAX_PDU};
-use crate::values;
+use crate::{frames, values};
 
 /// What went wrong with a slave.
 #[derive(Debug, thiserror::Error)]
@@ -364,13 +364,17 @@ impl Link {
                 let mut at = 0;
                 for slot in out.slots {
                     let v = &out.ports.outputs[slot.variable];
-                    at += values::decode(slot.data_type, &payload[at..], &mut out.into[v.elements.clone()]).map_err(
-                        |e| LinkError::Data {
-                            slave: self.name.clone(),
-                            port: v.name.clone(),
-                            message: e.to_string(),
-                        },
-                    )?;
+                    let into = &mut out.into[v.elements.clone()];
+                    let read = if v.carries_frames() {
+                        count_frames(&payload[at..], into)
+                    } else {
+                        values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
+                    };
+                    at += read.map_err(|message| LinkError::Data {
+                        slave: self.name.clone(),
+                        port: v.name.clone(),
+                        message,
+                    })?;
                 }
                 self.out_seq = Some(full);
                 Ok(Heard::Data)
@@ -448,6 +452,16 @@ impl Link {
         self.socket.set_nonblocking(false).map_err(io)?;
         result
     }
+}
+
+/// A value of CAN frames, recorded as how many frames it holds; the bytes
+/// it takes.
+fn count_frames(bytes: &[u8], into: &mut [f64]) -> Result<usize, String> {
+    let (value, used) = frames::value(bytes).map_err(|e| e.to_string())?;
+    let mut count = 0;
+    frames::decode(value, &mut |_| count += 1).map_err(|e| e.to_string())?;
+    into.fill(count as f64);
+    Ok(used)
 }
 
 /// What one datagram meant to an exchange.

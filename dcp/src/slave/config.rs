@@ -3,11 +3,10 @@
 //! come to, and the wire types of its ports.
 
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use tandem_config::{read_text, ConfigError, TomlPlace};
+use tandem_config::{check_endpoint, check_slave_name, read_text, ConfigError, DcpEndpoint, TomlPlace};
 use tandem_cosim::ModelSpec;
 use toml::Spanned;
 
@@ -36,17 +35,12 @@ pub struct SlaveConfig {
     pub file: PathBuf,
     /// The model and its solver, as a co-simulation names one.
     pub model: ModelSpec,
-    /// The UDP address its control PDUs come to.
-    pub control: SocketAddrV4,
-    /// The address its description gives for it.
-    pub host: Ipv4Addr,
+    /// Where it listens, and how long it waits for its master.
+    pub endpoint: DcpEndpoint,
     /// Its UUID.
     pub uuid: [u8; 16],
     /// Wire types of ports by name (float64 otherwise).
     pub types: BTreeMap<String, DataType>,
-    /// Seconds without a request from its master, once registered, after
-    /// which the slave stops and waits for a master again.
-    pub master_timeout: f64,
     /// Inputs beyond their newest sample, in real time.
     pub extrapolation: Extrapolation,
     /// The core a hard real-time run is pinned to.
@@ -81,7 +75,7 @@ struct RawSlave {
 }
 
 /// A stable UUID for a slave named `name` (FNV-1a of the name, twice).
-fn uuid_for(name: &str) -> [u8; 16] {
+pub fn uuid_for(name: &str) -> [u8; 16] {
     let mut uuid = [0; 16];
     for (half, seed) in [0xcbf29ce484222325u64, 0x84222325cbf29ce4].into_iter().enumerate() {
         let mut h = seed;
@@ -116,27 +110,9 @@ impl SlaveConfig {
         };
         let raw: RawSlave = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
         let name = raw.name.get_ref();
-        if name.is_empty() || name.contains('.') {
-            return Err(place.error(raw.name.span(), "name", "must be a name without '.', not empty".into()));
-        }
-        let control: SocketAddrV4 = raw.control.get_ref().parse().map_err(|_| {
-            place.error(
-                raw.control.span(),
-                "control",
-                format!(
-                    "\"{}\" is not an IPv4 address and port; write e.g. \"0.0.0.0:8000\"",
-                    raw.control.get_ref()
-                ),
-            )
-        })?;
-        let host = match &raw.host {
-            Some(h) => h
-                .get_ref()
-                .parse()
-                .map_err(|_| place.error(h.span(), "host", format!("\"{}\" is not an IPv4 address", h.get_ref())))?,
-            None if control.ip().is_unspecified() => Ipv4Addr::LOCALHOST,
-            None => *control.ip(),
-        };
+        let error = |span, key: &str, message| place.error(span, key, message);
+        check_slave_name(&raw.name, &error)?;
+        let endpoint = check_endpoint(&raw.control, raw.host.as_ref(), raw.master_timeout.as_ref(), &error)?;
         let uuid = match &raw.uuid {
             Some(u) => parse_uuid(u.get_ref()).ok_or_else(|| {
                 place.error(
@@ -150,17 +126,6 @@ impl SlaveConfig {
                 )
             })?,
             None => uuid_for(name),
-        };
-        let master_timeout = match &raw.master_timeout {
-            Some(t) if !(0.01..=86400.0).contains(t.get_ref()) => {
-                return Err(place.error(
-                    t.span(),
-                    "master_timeout",
-                    format!("must be from 0.01 to 86400 seconds, found {}", t.get_ref()),
-                ))
-            }
-            Some(t) => *t.get_ref(),
-            None => 10.0,
         };
         let extrapolation = match raw.extrapolation.as_ref().map(|e| (e, e.get_ref().as_str())) {
             None | Some((_, "linear")) => Extrapolation::Linear,
@@ -219,11 +184,9 @@ impl SlaveConfig {
         Ok(SlaveConfig {
             file: file.to_path_buf(),
             model,
-            control,
-            host,
+            endpoint,
             uuid,
             types,
-            master_timeout,
             extrapolation,
             core,
         })
@@ -246,7 +209,7 @@ mod tests {
             Path::new("p.toml"),
         )
         .unwrap();
-        assert_eq!(c.host, Ipv4Addr::LOCALHOST);
+        assert_eq!(c.endpoint.host, std::net::Ipv4Addr::LOCALHOST);
         assert_eq!(c.types["road_grade"], DataType::Float32);
         assert_eq!(c.extrapolation, Extrapolation::Linear);
         assert_eq!(c.uuid, uuid_for("plant"));
@@ -259,7 +222,7 @@ mod tests {
         let base = "name = \"p\"\nsource = \"ev\"\nstep = 0.001\n";
         assert_eq!(
             e(&format!("{base}control = \"here\"\n")),
-            "s.toml:4:11: control: \"here\" is not an IPv4 address and port; write e.g. \"0.0.0.0:8000\""
+            "s.toml:4:11: control: \"here\" is not an IPv4 address and port; write e.g. \"127.0.0.1:47001\""
         );
         assert!(e(&format!(
             "{base}control = \"0.0.0.0:1\"\ntypes = {{ x = \"double\" }}\n"

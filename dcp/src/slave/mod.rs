@@ -21,14 +21,17 @@
 
 mod clock;
 pub mod config;
+pub mod member;
+pub mod model;
 mod realtime;
 mod run;
+pub mod session;
 pub mod wiring;
 
 use std::fmt;
 
 pub use config::{Extrapolation, SlaveConfig};
-pub use run::{Slave, SlaveError};
+pub use run::{Identity, Slave, SlaveError};
 
 /// What a slave counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

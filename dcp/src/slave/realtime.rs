@@ -11,13 +11,22 @@ use super::config::Extrapolation;
 /// Data age buckets: 1 µs to 10 s, 100 per decade.
 const AGE_BUCKETS: usize = 700;
 
+/// A histogram of the age of data on arrival (s): now minus the wall time
+/// of the point it was sent for.
+pub(crate) fn age_histogram() -> Histogram {
+    Histogram::new(
+        Scale::Log {
+            min: 1e-6,
+            per_decade: 100.0,
+        },
+        AGE_BUCKETS,
+    )
+}
+
 /// The newest samples of every input element.
 pub(crate) struct Samples {
     /// Per element: the newest and the one before, as (point, value).
     newest: Vec<[Option<(i64, f64)>; 2]>,
-    /// The age of data on arrival (s): now minus the wall time of the
-    /// point it was sent for.
-    pub(crate) ages: Histogram,
 }
 
 impl Samples {
@@ -25,13 +34,6 @@ impl Samples {
     pub(crate) fn new(elements: usize) -> Samples {
         Samples {
             newest: vec![[None; 2]; elements],
-            ages: Histogram::new(
-                Scale::Log {
-                    min: 1e-6,
-                    per_decade: 100.0,
-                },
-                AGE_BUCKETS,
-            ),
         }
     }
 
@@ -48,11 +50,6 @@ impl Samples {
         }
         slot[1] = slot[0];
         slot[0] = Some((point, value));
-    }
-
-    /// The newest point any element has, if any.
-    pub(crate) fn newest_point(&self) -> Option<i64> {
-        self.newest.iter().filter_map(|s| s[0].map(|(p, _)| p)).min()
     }
 
     /// What element `element` follows over a step, points being `h`
@@ -83,7 +80,6 @@ mod tests {
         assert_eq!(s.course(0, Extrapolation::Linear, 0.1, 7.0).at(1.0), 1.0);
         s.push(0, 3, 2.0);
         s.push(0, 1, 9.0);
-        assert_eq!(s.newest_point(), Some(3));
         let line = s.course(0, Extrapolation::Linear, 0.1, 0.0);
         assert!((line.at(0.4) - 3.0).abs() < 1e-12);
         assert_eq!(s.course(0, Extrapolation::Hold, 0.1, 0.0).at(0.4), 2.0);

@@ -7,22 +7,19 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tandem_config::ConfigError;
-use tandem_cosim::{load_source, Course, SubModel, SystemError};
-use tandem_runtime::tandem::metrics::Snapshot;
-use tandem_runtime::tandem::settings::Placement;
-use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
+use tandem_config::{ConfigError, DcpEndpoint};
+use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
 use super::clock::wait_readable;
 use super::config::SlaveConfig;
-use super::realtime::Samples;
+use super::member::Member;
+use super::model::ModelMember;
+use super::realtime::age_histogram;
 use super::wiring::Wiring;
 use super::SlaveCounters;
 use crate::description::Description;
 use crate::pdu::{request_header, unwrap_seq, DataKind, Pdu, Request, Response};
-use crate::ports::Ports;
 use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
-use crate::values;
 
 /// Why a slave cannot start or go on.
 #[derive(Debug, thiserror::Error)]
@@ -65,9 +62,21 @@ struct RealTime {
     next: i64,
 }
 
-/// A DCP slave running one Tandem model.
+/// Who a slave is and where it listens.
+#[derive(Clone, Debug)]
+pub struct Identity {
+    /// Its name.
+    pub name: String,
+    /// Its UUID.
+    pub uuid: [u8; 16],
+    /// Where it listens, and how long it waits for its master.
+    pub endpoint: DcpEndpoint,
+}
+
+/// A DCP slave running one Tandem model or run.
 pub struct Slave {
-    config: SlaveConfig,
+    identity: Identity,
+    member: Box<dyn Member>,
     description: Description,
     control: UdpSocket,
     /// Data sockets bound for `CFG_source_network_information` on ports
@@ -81,11 +90,6 @@ pub struct Slave {
     /// A request is being answered: what is sent is kept in `replies`.
     answering: bool,
     wiring: Wiring,
-    model: Option<Box<dyn SubModel>>,
-    /// Input and output elements.
-    u: Vec<f64>,
-    y: Vec<f64>,
-    courses: Vec<Course>,
     /// Resolution ticks since t = 0.
     ticks: u64,
     /// The newest full sequence count of each input data id.
@@ -96,7 +100,8 @@ pub struct Slave {
     fresh: bool,
     /// The previous step had fresh data: the next one waits for it.
     expect_data: bool,
-    samples: Samples,
+    /// The age of input data on arrival in real time.
+    ages: Histogram,
     realtime: Option<RealTime>,
     last_heard: Instant,
     last_error: ErrorCode,
@@ -105,25 +110,25 @@ pub struct Slave {
     ended: bool,
     rx: Vec<u8>,
     out: Vec<u8>,
-    scratch: Vec<f64>,
 }
 
 impl Slave {
     /// Loads the model of `config` (to describe it) and binds its control
     /// socket.
     pub fn bind(config: SlaveConfig) -> Result<Slave, SlaveError> {
-        let model = load(&config)?;
-        let feedthrough = model.feedthrough();
-        let lists: Vec<Vec<usize>> = (0..feedthrough.output_count())
-            .map(|o| feedthrough.inputs_of(o).to_vec())
-            .collect();
-        let ports =
-            Ports::of(model.inputs(), model.outputs(), &config.types, Some(&lists)).map_err(|e| SlaveError::Model {
-                file: config.file.display().to_string(),
-                message: format!("types: {e}"),
-            })?;
-        let control = UdpSocket::bind(config.control).map_err(|source| SlaveError::Io {
-            what: format!("cannot listen on {} for control PDUs", config.control),
+        let identity = Identity {
+            name: config.name().to_string(),
+            uuid: config.uuid,
+            endpoint: config.endpoint,
+        };
+        Slave::new(identity, Box::new(ModelMember::load(config)?))
+    }
+
+    /// A slave of `member`, its control socket bound.
+    pub fn new(identity: Identity, member: Box<dyn Member>) -> Result<Slave, SlaveError> {
+        let endpoint = identity.endpoint;
+        let control = UdpSocket::bind(endpoint.control).map_err(|source| SlaveError::Io {
+            what: format!("cannot listen on {} for control PDUs", endpoint.control),
             source,
         })?;
         control.set_nonblocking(true).map_err(|source| SlaveError::Io {
@@ -132,26 +137,21 @@ impl Slave {
         })?;
         let local = match control.local_addr() {
             Ok(SocketAddr::V4(a)) => a,
-            _ => config.control,
+            _ => endpoint.control,
         };
         let description = Description {
-            name: config.name().to_string(),
-            uuid: config.uuid,
-            op_modes: vec![OpMode::HardRealTime, OpMode::SoftRealTime, OpMode::NonRealTime],
+            name: identity.name.clone(),
+            uuid: identity.uuid,
+            op_modes: member.op_modes().to_vec(),
             fixed_resolution: None,
-            recommended_resolution: whole_per_second(config.model.communication_step),
-            control: Some(SocketAddrV4::new(config.host, local.port())),
-            heartbeat: Some(config.master_timeout),
-            ports,
+            recommended_resolution: whole_per_second(member.micro_step()),
+            control: Some(SocketAddrV4::new(endpoint.host, local.port())),
+            heartbeat: Some(endpoint.master_timeout),
+            ports: member.ports().clone(),
         };
-        let inputs = model.inputs().len();
-        let outputs = model.outputs().len();
         Ok(Slave {
-            u: model.inputs().iter().map(|v| v.default).collect(),
-            y: vec![0.0; outputs],
-            courses: vec![Course::default(); inputs],
-            samples: Samples::new(inputs),
-            config,
+            identity,
+            member,
             description,
             control,
             data: Vec::new(),
@@ -161,12 +161,12 @@ impl Slave {
             replies: Vec::new(),
             answering: false,
             wiring: Wiring::default(),
-            model: None,
             ticks: 0,
             in_seq: BTreeMap::new(),
             out_seq: BTreeMap::new(),
             fresh: false,
             expect_data: false,
+            ages: age_histogram(),
             realtime: None,
             last_heard: Instant::now(),
             last_error: ErrorCode::None,
@@ -174,7 +174,6 @@ impl Slave {
             ended: false,
             rx: vec![0; MAX_PDU + 1],
             out: Vec::with_capacity(MAX_PDU),
-            scratch: vec![0.0; inputs.max(1)],
         })
     }
 
@@ -187,7 +186,7 @@ impl Slave {
     pub fn local_addr(&self) -> SocketAddrV4 {
         match self.control.local_addr() {
             Ok(SocketAddr::V4(a)) => a,
-            _ => self.config.control,
+            _ => self.identity.endpoint.control,
         }
     }
 
@@ -198,13 +197,18 @@ impl Slave {
 
     /// The ages of input data on arrival in real time (s).
     pub fn data_ages(&self) -> Snapshot {
-        self.samples.ages.snapshot()
+        self.ages.snapshot()
+    }
+
+    /// What its member's last real-time run reported, once, if it reports.
+    pub fn run_report(&mut self) -> Option<String> {
+        self.member.report()
     }
 
     /// Serves masters until `stop` is set: requests, data and, in real
     /// time, the steps on its own clock; `run_ended` is called after each
     /// run that stopped or failed.
-    pub fn serve(&mut self, stop: &AtomicBool, run_ended: &mut dyn FnMut(&Slave)) -> Result<(), SlaveError> {
+    pub fn serve(&mut self, stop: &AtomicBool, run_ended: &mut dyn FnMut(&mut Slave)) -> Result<(), SlaveError> {
         while !stop.load(Ordering::Relaxed) {
             let timeout = match (self.realtime, self.step_h()) {
                 (Some(rt), Some(h)) if self.state.runs() => {
@@ -399,7 +403,9 @@ impl Slave {
                 if uuid != self.description.uuid {
                     return Err(ErrorCode::InvalidUuid);
                 }
-                let op_mode = OpMode::from_code(op_mode).ok_or(ErrorCode::InvalidOpMode)?;
+                let op_mode = OpMode::from_code(op_mode)
+                    .filter(|m| self.description.op_modes.contains(m))
+                    .ok_or(ErrorCode::InvalidOpMode)?;
                 if major != VERSION.0 {
                     return Err(ErrorCode::InvalidMajorVersion);
                 }
@@ -491,10 +497,8 @@ impl Slave {
                 self.ack(seq);
                 self.enter(State::Computing);
                 let t = self.seconds(self.ticks).unwrap_or(0.0);
-                for (course, &u) in self.courses.iter_mut().zip(&self.u) {
-                    *course = Course::constant(u);
-                }
-                if !self.step_model(t, h) {
+                if let Err(e) = self.member.step(t, h) {
+                    self.fail(&e);
                     return Ok(());
                 }
                 self.ticks += steps as u64;
@@ -503,7 +507,7 @@ impl Slave {
             Request::Stop { .. } => {
                 self.ack(seq);
                 self.enter(State::Stopping);
-                self.realtime = None;
+                self.end_real_time();
                 self.enter(State::Stopped);
             }
             config => {
@@ -589,44 +593,28 @@ impl Slave {
             return Err(ErrorCode::InvalidStartTime);
         }
         let mode = self.op_mode();
-        if mode == OpMode::HardRealTime {
-            self.go_hard_real_time()?;
+        let origin = Instant::now() + Duration::from_secs(start.max(0) as u64).saturating_sub(now);
+        if mode != OpMode::NonRealTime {
+            let h = self.step_h().ok_or(ErrorCode::InvalidTimeResolution)?;
+            if let Err(e) = self.member.start(origin, h, mode == OpMode::HardRealTime) {
+                eprintln!("{}: {e}", self.identity.name);
+                return Err(ErrorCode::Generic);
+            }
         }
         self.ack(seq);
         self.enter(State::Synchronizing);
         if mode != OpMode::NonRealTime {
-            let wait = Duration::from_secs(start.max(0) as u64).saturating_sub(now);
-            self.realtime = Some(RealTime {
-                origin: Instant::now() + wait,
-                next: 0,
-            });
-            self.samples.clear();
+            self.realtime = Some(RealTime { origin, next: 0 });
         }
         self.enter(State::Synchronized);
         Ok(())
     }
 
-    /// Pins the serving thread and raises it to SCHED_FIFO, or refuses the
-    /// run.
-    fn go_hard_real_time(&mut self) -> Result<(), ErrorCode> {
-        let placement = Placement {
-            core: self.config.core,
-            priority: 80,
-        };
-        let setup = place_current_thread(placement);
-        let mut refusals: Vec<String> = setup.refusals().map(|r| r.to_string()).collect();
-        if let Err(r) = lock_memory() {
-            refusals.push(r.to_string());
+    /// Ends a real-time run, if one is on.
+    fn end_real_time(&mut self) {
+        if self.realtime.take().is_some() {
+            self.member.stop();
         }
-        if refusals.is_empty() {
-            return Ok(());
-        }
-        eprintln!(
-            "{}: hard real time refused: {}; run as root on a real-time kernel, or use soft real time",
-            self.config.name(),
-            refusals.join("; ")
-        );
-        Err(ErrorCode::Generic)
     }
 
     /// Binds a socket for every input data id that comes in on a port
@@ -638,7 +626,7 @@ impl Slave {
         ports.sort_unstable();
         ports.dedup();
         for port in ports.into_iter().filter(|&p| p != control.port()) {
-            let socket = UdpSocket::bind(SocketAddrV4::new(*self.config.control.ip(), port))
+            let socket = UdpSocket::bind(SocketAddrV4::new(*self.identity.endpoint.control.ip(), port))
                 .map_err(|_| ErrorCode::InvalidNetworkInformation)?;
             socket
                 .set_nonblocking(true)
@@ -650,19 +638,16 @@ impl Slave {
 
     /// Loads the model afresh at t = 0 and computes its first outputs.
     fn start_model(&mut self) -> Result<(), ErrorCode> {
-        let model = load(&self.config).map_err(|e| {
-            eprintln!("{}: {e}", self.config.name());
+        self.end_real_time();
+        self.member.configure().map_err(|e| {
+            eprintln!("{}: {e}", self.identity.name);
             ErrorCode::Generic
         })?;
-        self.u = model.inputs().iter().map(|v| v.default).collect();
-        self.model = Some(model);
         self.ticks = 0;
         self.in_seq.clear();
         self.out_seq.clear();
         self.fresh = false;
         self.expect_data = false;
-        self.realtime = None;
-        self.evaluate();
         Ok(())
     }
 
@@ -680,29 +665,13 @@ impl Slave {
 
     /// The outputs at the current point with the current inputs.
     fn evaluate(&mut self) {
-        let Some(model) = &mut self.model else { return };
-        if let Err(e) = model.evaluate(&self.u, &mut self.y) {
+        if let Err(e) = self.member.evaluate() {
             let message = format!(
                 "the model failed at t = {} s: {e}",
                 self.seconds(self.ticks).unwrap_or(0.0)
             );
             self.fail(&message);
         }
-    }
-
-    /// One step of the model from `t` over `h`, inputs following the
-    /// courses; then its outputs at the new point. Whether it went well.
-    fn step_model(&mut self, t: f64, h: f64) -> bool {
-        let Some(model) = &mut self.model else { return false };
-        if let Err(e) = model.step(t, h, &self.courses, None) {
-            self.fail(&format!("the model failed stepping from t = {t} s: {e}"));
-            return false;
-        }
-        for (u, c) in self.u.iter_mut().zip(&self.courses) {
-            *u = c.at(t + h);
-        }
-        self.evaluate();
-        self.state != State::ErrorHandling && self.state != State::ErrorResolved
     }
 
     /// Sends every output data id in force now. Allocates nothing but the
@@ -712,8 +681,7 @@ impl Slave {
             wiring,
             out_seq,
             out,
-            description,
-            y,
+            member,
             control,
             counters,
             replies,
@@ -721,6 +689,7 @@ impl Slave {
             ..
         } = self;
         let mut failed = None;
+        member.collect();
         'ids: for (&id, slots) in &wiring.outputs {
             if !wiring.active(id, initializing) {
                 continue;
@@ -728,12 +697,9 @@ impl Slave {
             let seq = out_seq.entry(id).or_insert(0);
             Pdu::data_header(DataKind::InputOutput, *seq, id, out);
             *seq = seq.wrapping_add(1);
-            for slot in slots {
-                let v = &description.ports.outputs[slot.variable];
-                if let Err(e) = values::encode(slot.data_type, &y[v.elements.clone()], out) {
-                    failed = Some(format!("output {}: {e}", v.name));
-                    break 'ids;
-                }
+            if let Err(e) = member.give(slots, out) {
+                failed = Some(e);
+                break 'ids;
             }
             for to in &wiring.targets[&id] {
                 let _ = control.send_to(out, to);
@@ -753,10 +719,16 @@ impl Slave {
         use State::*;
         let initializing = matches!(self.state, Configured | Initializing | Initialized | SendingI);
         let taking = (Configured.code()..=SendingD.code()).contains(&self.state.code());
-        let Some(slots) = self.wiring.inputs.get(&id).filter(|_| taking) else {
+        let Some(slots) = self.wiring.inputs.get(&id) else {
             self.counters.malformed += 1;
             return;
         };
+        if !taking {
+            // A sender still running after this slave stopped, or already
+            // before it runs.
+            self.counters.data_stale += 1;
+            return;
+        }
         if !self.wiring.active(id, initializing) {
             return;
         }
@@ -769,40 +741,16 @@ impl Slave {
             }
             self.counters.data_lost += (full - last - 1) as u64;
         }
-        let mut at = 0;
-        let mut filled = 0;
-        for slot in slots {
-            let v = &self.description.ports.inputs[slot.variable];
-            let into = &mut self.scratch[filled..filled + v.width()];
-            match values::decode(slot.data_type, &payload[at..], into) {
-                Ok(n) => at += n,
-                Err(_) => {
-                    self.counters.malformed += 1;
-                    return;
-                }
-            }
-            filled += v.width();
-        }
-        if at != payload.len() {
+        if !self.member.take(slots, payload, full) {
             self.counters.malformed += 1;
             return;
-        }
-        let mut filled = 0;
-        for slot in slots {
-            let v = &self.description.ports.inputs[slot.variable];
-            for (k, element) in v.elements.clone().enumerate() {
-                self.u[element] = self.scratch[filled + k];
-                self.samples.push(element, full, self.scratch[filled + k]);
-            }
-            filled += v.width();
         }
         self.in_seq.insert(id, full);
         self.fresh = true;
         self.counters.data_in += 1;
         if let (Some(rt), Some(h)) = (self.realtime, self.step_h()) {
             let sent = rt.origin + Duration::from_secs_f64(h * full.max(0) as f64);
-            self.samples
-                .ages
+            self.ages
                 .record(Instant::now().saturating_duration_since(sent).as_secs_f64());
         }
     }
@@ -831,35 +779,37 @@ impl Slave {
         }
         let k = rt.next;
         self.send_outputs(false);
-        if !self.wiring.inputs.is_empty() && self.samples.newest_point().is_none_or(|p| p < k - 1) && k > 1 {
+        if !self.state.runs() {
+            return;
+        }
+        let newest = self.wiring.inputs.keys().map(|id| self.in_seq.get(id).copied()).min();
+        if k > 1 && newest.is_some_and(|p| p.is_none_or(|p| p < k - 1)) {
             self.counters.late_inputs += 1;
         }
-        let extrapolation = self.config.extrapolation;
-        for (i, course) in self.courses.iter_mut().enumerate() {
-            *course = self.samples.course(i, extrapolation, h, self.u[i]);
-        }
-        let t = k as f64 * h;
-        if self.step_model(t, h) {
-            rt.next = k + 1;
-            self.realtime = Some(rt);
+        match self.member.advance(k, h) {
+            Ok(()) => {
+                rt.next = k + 1;
+                self.realtime = Some(rt);
+            }
+            Err(e) => self.fail(&e),
         }
     }
 
     /// Stops and returns to ALIVE when the master has been silent too
     /// long.
     fn watch_master(&mut self) {
-        if self.registration.is_none() || self.last_heard.elapsed().as_secs_f64() < self.config.master_timeout {
+        let timeout = self.identity.endpoint.master_timeout;
+        if self.registration.is_none() || self.last_heard.elapsed().as_secs_f64() < timeout {
             return;
         }
         self.counters.master_lost += 1;
         eprintln!(
-            "{}: no request from the master for {} s: stopped, waiting for a master again",
-            self.config.name(),
-            self.config.master_timeout
+            "{}: no request from the master for {timeout} s: stopped, waiting for a master again",
+            self.identity.name,
         );
         self.last_error = ErrorCode::HeartbeatMissed;
         self.enter(State::ErrorHandling);
-        self.realtime = None;
+        self.end_real_time();
         self.enter(State::ErrorResolved);
         self.state = State::Alive;
         self.forget();
@@ -867,9 +817,9 @@ impl Slave {
 
     /// Goes to ERRORHANDLING and ERRORRESOLVED over a fault, saying why.
     fn fail(&mut self, message: &str) {
-        eprintln!("{}: {message}", self.config.name());
+        eprintln!("{}: {message}", self.identity.name);
         self.last_error = ErrorCode::Generic;
-        self.realtime = None;
+        self.end_real_time();
         self.enter(State::ErrorHandling);
         self.enter(State::ErrorResolved);
     }
@@ -879,8 +829,7 @@ impl Slave {
         self.registration = None;
         self.wiring = Wiring::default();
         self.data.clear();
-        self.model = None;
-        self.realtime = None;
+        self.end_real_time();
     }
 
     /// The registered operating mode (non-real-time before registration).
@@ -903,7 +852,7 @@ impl Slave {
 
     /// Whether `h` is a whole number of the model's micro steps.
     fn whole_micro_steps(&self, h: f64) -> bool {
-        let micro = self.config.model.communication_step;
+        let micro = self.member.micro_step();
         let n = (h / micro).round();
         n >= 1.0 && (n * micro - h).abs() <= 1e-9 * h
     }
@@ -953,11 +902,4 @@ impl Slave {
 fn whole_per_second(step: f64) -> Option<(u32, u32)> {
     let n = (1.0 / step).round();
     ((1.0..=u32::MAX as f64).contains(&n) && (n * step - 1.0).abs() < 1e-9).then_some((1, n as u32))
-}
-
-/// The slave's model, loaded as a co-simulation participant.
-fn load(config: &SlaveConfig) -> Result<Box<dyn SubModel>, SlaveError> {
-    load_source(&config.model, &config.file).map_err(|e| match e {
-        SystemError::Invalid(e) => SlaveError::Config(e),
-    })
 }

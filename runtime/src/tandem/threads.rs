@@ -213,13 +213,15 @@ struct Shared {
 
 /// Runs the tandem on real threads for `settings.frames()` frames, or until
 /// `control` asks it to stop. It sets `control`'s origin when the frames
-/// start. The calling thread calls `watch(false)` about every `poll` until
+/// start: at `start_at` (`CLOCK_MONOTONIC` ns) if that is given and not too
+/// soon for the threads, otherwise as soon as they are ready. The calling thread calls `watch(false)` about every `poll` until
 /// the end, then `watch(true)` once after both threads have stopped.
 pub fn run_realtime(
     settings: &TandemSettings,
     mut fast: FastSide,
     implicit: Option<ImplicitSide>,
     control: Arc<RunControl>,
+    start_at: Option<Nanos>,
     poll: Duration,
     watch: &mut dyn FnMut(bool),
 ) -> RealtimeOutcome {
@@ -304,8 +306,10 @@ pub fn run_realtime(
     while shared.ready.load(Ordering::Acquire) < threads {
         thread::sleep(Duration::from_millis(1));
     }
-    // Start a little later so that both threads are asleep on the first deadline.
-    let origin = MonotonicClock::raw_now() + 10_000_000;
+    // Start a little later so that both threads are asleep on the first
+    // deadline (at the agreed start, unless it is sooner than that).
+    let soonest = MonotonicClock::raw_now() + 10_000_000;
+    let origin = start_at.map_or(soonest, |at| at.max(soonest));
     shared.control.set_origin(origin);
     let last_deadline = origin + frames as Nanos * frame;
     let mut over = None;

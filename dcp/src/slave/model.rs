@@ -1,0 +1,194 @@
+//! A model as a slave's member (`tandem dcp-slave`): a JSON diagram, a
+//! built-in plant or an FMU loaded as a co-simulation participant, stepped
+//! by the slave itself, in lock-step or on its clock.
+
+use std::time::Instant;
+
+use tandem_cosim::{load_source, Course, SubModel, SystemError};
+use tandem_runtime::tandem::settings::Placement;
+use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
+
+use super::config::SlaveConfig;
+use super::member::Member;
+use super::realtime::Samples;
+use super::run::SlaveError;
+use super::wiring::Slot;
+use crate::ports::Ports;
+use crate::types::OpMode;
+use crate::values;
+
+/// The SCHED_FIFO priority of a hard real-time slave's thread.
+const HARD_PRIORITY: u8 = 80;
+
+/// A model stepped by its slave.
+pub struct ModelMember {
+    config: SlaveConfig,
+    ports: Ports,
+    model: Option<Box<dyn SubModel>>,
+    /// Input and output elements.
+    u: Vec<f64>,
+    y: Vec<f64>,
+    courses: Vec<Course>,
+    samples: Samples,
+    scratch: Vec<f64>,
+}
+
+impl ModelMember {
+    /// Loads the model of `config` to describe it.
+    pub fn load(config: SlaveConfig) -> Result<ModelMember, SlaveError> {
+        let model = load(&config)?;
+        let feedthrough = model.feedthrough();
+        let lists: Vec<Vec<usize>> = (0..feedthrough.output_count())
+            .map(|o| feedthrough.inputs_of(o).to_vec())
+            .collect();
+        let ports =
+            Ports::of(model.inputs(), model.outputs(), &config.types, Some(&lists)).map_err(|e| SlaveError::Model {
+                file: config.file.display().to_string(),
+                message: format!("types: {e}"),
+            })?;
+        let inputs = model.inputs().len();
+        Ok(ModelMember {
+            u: model.inputs().iter().map(|v| v.default).collect(),
+            y: vec![0.0; model.outputs().len()],
+            courses: vec![Course::default(); inputs],
+            samples: Samples::new(inputs),
+            scratch: vec![0.0; inputs.max(1)],
+            config,
+            ports,
+            model: None,
+        })
+    }
+
+    /// Pins the calling (serving) thread and raises it to SCHED_FIFO.
+    fn go_hard_real_time(&self) -> Result<(), String> {
+        let setup = place_current_thread(Placement {
+            core: self.config.core,
+            priority: HARD_PRIORITY,
+        });
+        let mut refusals: Vec<String> = setup.refusals().map(|r| r.to_string()).collect();
+        if let Err(r) = lock_memory() {
+            refusals.push(r.to_string());
+        }
+        if refusals.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "hard real time refused: {}; run as root on a real-time kernel, or use soft real time",
+            refusals.join("; ")
+        ))
+    }
+}
+
+impl Member for ModelMember {
+    fn ports(&self) -> &Ports {
+        &self.ports
+    }
+
+    fn op_modes(&self) -> &[OpMode] {
+        &[OpMode::HardRealTime, OpMode::SoftRealTime, OpMode::NonRealTime]
+    }
+
+    fn micro_step(&self) -> f64 {
+        self.config.model.communication_step
+    }
+
+    fn configure(&mut self) -> Result<(), String> {
+        let model = load(&self.config).map_err(|e| e.to_string())?;
+        self.u = model.inputs().iter().map(|v| v.default).collect();
+        self.model = Some(model);
+        self.evaluate()
+    }
+
+    fn evaluate(&mut self) -> Result<(), String> {
+        let Some(model) = &mut self.model else {
+            return Ok(());
+        };
+        model.evaluate(&self.u, &mut self.y).map_err(|e| e.to_string())
+    }
+
+    fn step(&mut self, t: f64, h: f64) -> Result<(), String> {
+        for (course, &u) in self.courses.iter_mut().zip(&self.u) {
+            *course = Course::constant(u);
+        }
+        self.step_courses(t, h)
+    }
+
+    fn start(&mut self, _origin: Instant, _h: f64, hard: bool) -> Result<(), String> {
+        if hard {
+            self.go_hard_real_time()?;
+        }
+        self.samples.clear();
+        Ok(())
+    }
+
+    fn advance(&mut self, k: i64, h: f64) -> Result<(), String> {
+        let extrapolation = self.config.extrapolation;
+        for (i, course) in self.courses.iter_mut().enumerate() {
+            *course = self.samples.course(i, extrapolation, h, self.u[i]);
+        }
+        self.step_courses(k as f64 * h, h)
+    }
+
+    fn stop(&mut self) {}
+
+    fn take(&mut self, slots: &[Slot], payload: &[u8], point: i64) -> bool {
+        let mut at = 0;
+        let mut filled = 0;
+        for slot in slots {
+            let v = &self.ports.inputs[slot.variable];
+            let into = &mut self.scratch[filled..filled + v.width()];
+            match values::decode(slot.data_type, &payload[at..], into) {
+                Ok(n) => at += n,
+                Err(_) => return false,
+            }
+            filled += v.width();
+        }
+        if at != payload.len() {
+            return false;
+        }
+        let mut filled = 0;
+        for slot in slots {
+            let v = &self.ports.inputs[slot.variable];
+            for (k, element) in v.elements.clone().enumerate() {
+                self.u[element] = self.scratch[filled + k];
+                self.samples.push(element, point, self.scratch[filled + k]);
+            }
+            filled += v.width();
+        }
+        true
+    }
+
+    fn give(&mut self, slots: &[Slot], out: &mut Vec<u8>) -> Result<(), String> {
+        for slot in slots {
+            let v = &self.ports.outputs[slot.variable];
+            values::encode(slot.data_type, &self.y[v.elements.clone()], out)
+                .map_err(|e| format!("output {}: {e}", v.name))?;
+        }
+        Ok(())
+    }
+}
+
+impl ModelMember {
+    /// One step from `t` over `h`, inputs following the courses; then the
+    /// outputs at the new point.
+    fn step_courses(&mut self, t: f64, h: f64) -> Result<(), String> {
+        let Some(model) = &mut self.model else {
+            return Err("no model: the slave was not configured".into());
+        };
+        model
+            .step(t, h, &self.courses, None)
+            .map_err(|e| format!("the model failed stepping from t = {t} s: {e}"))?;
+        for (u, c) in self.u.iter_mut().zip(&self.courses) {
+            *u = c.at(t + h);
+        }
+        self.evaluate()
+            .map_err(|e| format!("the model failed at t = {} s: {e}", t + h))
+    }
+}
+
+/// The slave's model, loaded as a co-simulation participant.
+fn load(config: &SlaveConfig) -> Result<Box<dyn SubModel>, SlaveError> {
+    load_source(&config.model, &config.file).map_err(|e| match e {
+        SystemError::Invalid(e) => SlaveError::Config(e),
+    })
+}
