@@ -547,3 +547,65 @@ fn a_can_bus_carried_across_a_federation_drives_the_plant_as_a_local_bus_does() 
     assert!((at3 - 4.6).abs() < 0.25, "speed at 3 s: {at3} m/s\n{plant}");
     assert!(speed.iter().all(|v| v.is_finite() && (-0.01..20.0).contains(v)));
 }
+
+#[test]
+fn a_run_slave_takes_hard_real_time_only_where_the_machine_has_it() {
+    let dir = scratch("dcp-hrt");
+    let plant = std::fs::read_to_string(root().join("dcp/examples/plant-can.toml"))
+        .unwrap()
+        .replace("127.0.0.1:47011", "127.0.0.1:47361")
+        .replace(
+            "\"../../config/examples/ev.dbc\"",
+            &format!("\"{}\"", root().join("config/examples/ev.dbc").display()),
+        );
+    std::fs::write(dir.join("plant.toml"), plant).unwrap();
+    tandem_ok(&dir, &["run", "plant.toml", "--dcp-description", "plant.dcpx"]);
+    let description = std::fs::read_to_string(dir.join("plant.dcpx")).unwrap();
+    assert!(
+        description.contains("<HardRealTime/>") && description.contains("<SoftRealTime/>"),
+        "a run has no lock-step: {description}"
+    );
+    assert!(!description.contains("<NonRealTime/>"), "{description}");
+    std::fs::write(
+        dir.join("fed.toml"),
+        "[federation]\nstep = 0.001\nstop = 1.0\nmode = \"hard-real-time\"\nstart_delay = 0.2\n\n[[slave]]\nname = \
+         \"plant\"\ndescription = \"plant.dcpx\"\n",
+    )
+    .unwrap();
+    let _slave = Slaves(vec![spawn_logged(&dir, &["run", "plant.toml"], "plant.log")]);
+    thread::sleep(Duration::from_millis(500));
+    let out = tandem(&dir, &["federate", "fed.toml", "--out", "fed.csv"]);
+    // The same checks as `tandem run --require-rt`, which refuses a
+    // machine without them.
+    let real_time = tandem(
+        &root(),
+        &[
+            "run",
+            "config/examples/ev.toml",
+            "--duration",
+            "0.01",
+            "--require-rt",
+            "--results",
+            dir.to_str().unwrap(),
+        ],
+    )
+    .status
+    .success();
+    thread::sleep(Duration::from_millis(300));
+    let log = std::fs::read_to_string(dir.join("plant.log")).unwrap();
+    if real_time {
+        assert!(out.status.success(), "{}\n{log}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            log.contains("summary:") && log.contains("real time: all checks passed"),
+            "{log}"
+        );
+    } else {
+        eprintln!("this machine is not real-time: checking that hard real time is refused");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("slave \"plant\" refused STC_register: INVALID_OP_MODE"),
+            "{err}"
+        );
+        assert!(log.contains("hard real time refused: this machine lacks"), "{log}");
+    }
+}

@@ -323,6 +323,11 @@ impl Link {
                             slave: self.name.clone(),
                             request: names.get(seq.wrapping_sub(first) as usize).copied().unwrap_or("a request"),
                             code: match code {
+                                Some(ErrorCode::InvalidOpMode) => {
+                                    "INVALID_OP_MODE: it does not run in this federation's mode here (its own output \
+                                     says why; its description lists its modes)"
+                                        .to_string()
+                                }
                                 Some(ErrorCode::NotAllowedInState) => {
                                     "PROTOCOL_ERROR_PDU_NOT_ALLOWED_IN_THIS_STATE: it is not in the state the master \
                                      left it in (restarted, or taken by another master)"

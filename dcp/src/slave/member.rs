@@ -18,6 +18,12 @@ pub trait Member: Send {
     fn op_modes(&self) -> &[OpMode];
     /// Its micro step (s): a step must be a whole number of them.
     fn micro_step(&self) -> f64;
+    /// Whether it can run in `mode` on this machine (`STC_register`); if
+    /// not, why, and the fix.
+    fn admits(&self, mode: OpMode) -> Result<(), String> {
+        let _ = mode;
+        Ok(())
+    }
     /// Fresh at t = 0 with its first outputs (`STC_configure`).
     fn configure(&mut self) -> Result<(), String>;
     /// Its outputs at the current point from the current inputs.

@@ -406,6 +406,10 @@ impl Slave {
                 let op_mode = OpMode::from_code(op_mode)
                     .filter(|m| self.description.op_modes.contains(m))
                     .ok_or(ErrorCode::InvalidOpMode)?;
+                if let Err(why) = self.member.admits(op_mode) {
+                    eprintln!("{}: {why}", self.identity.name);
+                    return Err(ErrorCode::InvalidOpMode);
+                }
                 if major != VERSION.0 {
                     return Err(ErrorCode::InvalidMajorVersion);
                 }
@@ -594,16 +598,18 @@ impl Slave {
         }
         let mode = self.op_mode();
         let origin = Instant::now() + Duration::from_secs(start.max(0) as u64).saturating_sub(now);
-        if mode != OpMode::NonRealTime {
-            let h = self.step_h().ok_or(ErrorCode::InvalidTimeResolution)?;
-            if let Err(e) = self.member.start(origin, h, mode == OpMode::HardRealTime) {
-                eprintln!("{}: {e}", self.identity.name);
-                return Err(ErrorCode::Generic);
-            }
-        }
+        let h = match mode {
+            OpMode::NonRealTime => 0.0,
+            _ => self.step_h().ok_or(ErrorCode::InvalidTimeResolution)?,
+        };
         self.ack(seq);
         self.enter(State::Synchronizing);
         if mode != OpMode::NonRealTime {
+            // A start that fails is a fault of the transition.
+            if let Err(e) = self.member.start(origin, h, mode == OpMode::HardRealTime) {
+                self.fail(&e);
+                return Ok(());
+            }
             self.realtime = Some(RealTime { origin, next: 0 });
         }
         self.enter(State::Synchronized);

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use tandem_config::{RunConfig, TransportConfig};
 use tandem_io::{pipe, CanFrame, Duplex};
 use tandem_runtime::tandem::clock::MonotonicClock;
+use tandem_runtime::tandem::preflight::preflight;
+use tandem_runtime::tandem::settings::Policy;
 use tandem_session::{bind, BindError, ClockMode, Controls, Options, Report, Session, SessionError};
 
 use super::member::Member;
@@ -148,6 +150,23 @@ impl Member for SessionMember {
         self.config.settings.frame
     }
 
+    fn admits(&self, mode: OpMode) -> Result<(), String> {
+        if mode != OpMode::HardRealTime {
+            return Ok(());
+        }
+        let settings = &self.config.settings;
+        let report = preflight(settings, settings.policy != Policy::Explicit);
+        if report.hard_real_time() {
+            return Ok(());
+        }
+        let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
+        Err(format!(
+            "hard real time refused: this machine lacks {}; run as root on a real-time kernel (`tandem run` of \
+             the configuration without [dcp] prints the preflight), or use soft real time",
+            missing.join(", ")
+        ))
+    }
+
     fn configure(&mut self) -> Result<(), String> {
         self.stop();
         Ok(())
@@ -178,7 +197,7 @@ impl Member for SessionMember {
         self.counts = FrameCounts::default();
         let mut session = Session::new(plan, options).map_err(|e| match e {
             SessionError::NotRealTime { missing, .. } => {
-                format!("hard real time refused: {missing}; run as root on a real-time kernel, or use soft real time")
+                format!("hard real time refused: this machine lacks {missing}")
             }
             e => e.to_string(),
         })?;
