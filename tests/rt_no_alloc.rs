@@ -6,7 +6,8 @@
 //! and its transmit path, with a second node on the same in-process bus
 //! playing the ECU. The same holds while a script polls a watched session
 //! as the Python package does (the script's thread and the watcher's are
-//! not counted: they are normal threads).
+//! not counted: they are normal threads), and while a run served as a DCP
+//! slave carries its bus over DCP (the slave's serving thread counted).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -249,5 +250,95 @@ fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it(
         ALLOCATIONS.load(Relaxed),
         0,
         "allocations on the real-time and I/O paths while a script polled"
+    );
+}
+
+/// A recorder that keeps the rows' sum.
+struct Summed(f64);
+
+impl tandem_runtime::record::Recorder for Summed {
+    fn record(&mut self, t: f64, y: &[f64]) -> std::io::Result<()> {
+        self.0 += t + y.iter().sum::<f64>();
+        Ok(())
+    }
+}
+
+#[test]
+fn a_run_served_as_a_dcp_slave_carries_its_bus_without_allocating() {
+    use tandem_dcp::federation::{run_real_time, Federation};
+    use tandem_dcp::slave::session::SessionMember;
+    use tandem_dcp::slave::{Identity, Slave};
+
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let dir = std::env::temp_dir().join(format!("tandem-rt-no-alloc-dcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The plant of `config` with its bus carried over DCP, its frames
+    // looped back to itself by the federation: every frame crosses the
+    // slave's output and input paths.
+    let text = config("unused", "correct")
+        .replace("transport = \"virtual\"\nchannel = \"unused\"", "transport = \"dcp\"")
+        .replace("duration = \"3s\"", "duration = \"60s\"")
+        + "[dcp]\ncontrol = \"127.0.0.1:0\"\nname = \"plant\"\n";
+    let mut config = parse_run_config(&text, Path::new("rt-no-alloc-dcp.toml"), PROFILES).unwrap();
+    config.settings.fast.placement.core = None;
+    config.settings.implicit.placement.core = None;
+    let dcp = config.dcp.clone().unwrap();
+    let identity = Identity {
+        name: dcp.name,
+        uuid: [7; 16],
+        endpoint: dcp.endpoint,
+    };
+    let member = SessionMember::new(config, dir.clone()).unwrap();
+    let mut slave = Slave::new(identity, Box::new(member)).unwrap();
+    std::fs::write(dir.join("plant.dcpx"), slave.description().write()).unwrap();
+    std::fs::write(
+        dir.join("fed.toml"),
+        "[federation]\nstep = 0.001\nstop = 4.0\nmode = \"soft-real-time\"\nstart_delay = 0.2\n\n[[slave]]\nname = \
+         \"plant\"\ndescription = \"plant.dcpx\"\n\n[[connection]]\nfrom = \"plant.can0.tx\"\nto = \"plant.can0.rx\"\n",
+    )
+    .unwrap();
+    let federation = Federation::load(&dir.join("fed.toml")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = Arc::clone(&stop);
+    let serving = std::thread::Builder::new()
+        .name("dcp slave".into())
+        .spawn(move || {
+            let mut report = String::new();
+            slave
+                .serve(&stopping, &mut |s| report = s.run_report().unwrap_or_default())
+                .unwrap();
+            (report, slave.counters())
+        })
+        .unwrap();
+    let master = std::thread::Builder::new()
+        .name("script".into())
+        .spawn(move || run_real_time(&federation, &mut Summed(0.0)).map_err(|e| e.to_string()))
+        .unwrap();
+    // Counted from well after the start (every thread past its start-up)
+    // to before the end: the fast, implicit, bus and run threads, and the
+    // slave's serving thread.
+    std::thread::sleep(Duration::from_millis(3000));
+    ALLOCATIONS.store(0, Relaxed);
+    ARMED.store(true, Relaxed);
+    std::thread::sleep(Duration::from_millis(1500));
+    ARMED.store(false, Relaxed);
+    let reception = master.join().unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Relaxed);
+    let (report, counters) = serving.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    assert_eq!(reception.members[0].missing, 0, "{report}");
+    assert!(counters.data_in > 2000 && counters.data_out > 4000, "{counters}");
+    let received: u64 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("frames over DCP: "))
+        .and_then(|l| l.split(", ").nth(1)?.split(' ').next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(received > 400, "frames came back over DCP: {report}");
+    assert_eq!(
+        ALLOCATIONS.load(Relaxed),
+        0,
+        "allocations on the real-time, I/O and slave threads:\n{report}"
     );
 }

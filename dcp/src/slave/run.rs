@@ -55,6 +55,39 @@ struct Registration {
     last_seq: u16,
 }
 
+/// What the last request sent, to send again when it is repeated: in
+/// buffers kept from request to request, so that answering allocates
+/// nothing once they are made.
+#[derive(Default)]
+struct Replies {
+    kept: Vec<(SocketAddr, Vec<u8>)>,
+    count: usize,
+}
+
+impl Replies {
+    /// Forgets what was kept (a new request).
+    fn clear(&mut self) {
+        self.count = 0;
+    }
+
+    /// Keeps `bytes`, sent to `to`.
+    fn keep(&mut self, to: SocketAddr, bytes: &[u8]) {
+        if self.count == self.kept.len() {
+            self.kept.push((to, Vec::with_capacity(MAX_PDU)));
+        }
+        let (address, kept) = &mut self.kept[self.count];
+        *address = to;
+        kept.clear();
+        kept.extend_from_slice(bytes);
+        self.count += 1;
+    }
+
+    /// What is kept, in the order sent.
+    fn iter(&self) -> impl Iterator<Item = &(SocketAddr, Vec<u8>)> {
+        self.kept[..self.count].iter()
+    }
+}
+
 /// The clock of a real-time run: point `k` is due at `origin + k h`.
 #[derive(Clone, Copy, Debug)]
 struct RealTime {
@@ -86,7 +119,7 @@ pub struct Slave {
     registration: Option<Registration>,
     /// The last request carried out, and everything it sent.
     last_request: Vec<u8>,
-    replies: Vec<(SocketAddr, Vec<u8>)>,
+    replies: Replies,
     /// A request is being answered: what is sent is kept in `replies`.
     answering: bool,
     wiring: Wiring,
@@ -158,7 +191,7 @@ impl Slave {
             state: State::Alive,
             registration: None,
             last_request: Vec::with_capacity(MAX_PDU),
-            replies: Vec::new(),
+            replies: Replies::default(),
             answering: false,
             wiring: Wiring::default(),
             ticks: 0,
@@ -300,7 +333,7 @@ impl Slave {
         if let Some(r) = self.registration {
             if seq == r.last_seq && bytes == self.last_request.as_slice() {
                 self.counters.repeats += 1;
-                for (to, reply) in &self.replies {
+                for (to, reply) in self.replies.iter() {
                     let _ = self.control.send_to(reply, to);
                 }
                 return;
@@ -711,7 +744,7 @@ impl Slave {
                 let _ = control.send_to(out, to);
                 counters.data_out += 1;
                 if *answering {
-                    replies.push((SocketAddr::V4(*to), out.clone()));
+                    replies.keep(SocketAddr::V4(*to), out);
                 }
             }
         }
@@ -898,7 +931,7 @@ impl Slave {
         pdu.write(&mut self.out);
         let _ = self.control.send_to(&self.out, to);
         if self.answering {
-            self.replies.push((to, self.out.clone()));
+            self.replies.keep(to, &self.out);
         }
     }
 }
