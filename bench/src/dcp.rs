@@ -1,8 +1,10 @@
 //! DCP federations between two network namespaces (this one, the
 //! master's, and one made here for the slave; needs root): lock-step steps
-//! per second against a plain UDP ping-pong between the same two, and, in
-//! soft real time at 1 kHz, the age of data at the master against the
-//! one-way latency floor (half the ping-pong's round trip).
+//! per second against a plain UDP ping-pong between the same two, and
+//! against an exchange of the shape DCP prescribes for a step (3 datagrams
+//! out, 7 back: see [`STEP_OUT`]), and, in soft real time at 1 kHz, the
+//! age of data at the master against the one-way latency floor (half the
+//! ping-pong's round trip).
 
 use std::fs::File;
 use std::net::UdpSocket;
@@ -16,6 +18,14 @@ use anyhow::{bail, Context};
 /// The slave's namespace and its address there.
 const SLAVE_IP: &str = "10.202.0.2";
 const MASTER_IP: &str = "10.202.0.1";
+
+/// Datagrams a master sends for a lock-step step of one slave: its input
+/// data, `STC_do_step`, `STC_send_outputs`.
+const STEP_OUT: usize = 3;
+/// Datagrams that slave sends back: an `RSP_ack` for each request, an
+/// `NTF_state_changed` after each of the four transitions (COMPUTING,
+/// COMPUTED, SENDING_D, RUNNING) and its output data.
+const STEP_BACK: u8 = 7;
 
 /// A namespace with a veth pair to this one, removed when dropped.
 struct Namespace(String);
@@ -51,7 +61,8 @@ impl Drop for Namespace {
     }
 }
 
-/// A UDP echo in namespace `ns` on port 47900, on a thread of its own.
+/// A UDP echo in namespace `ns` on port 47900, on a thread of its own:
+/// each datagram is answered by as many copies as its first byte says.
 fn echo(ns: &str) -> anyhow::Result<()> {
     let file = File::open(Path::new("/var/run/netns").join(ns))?;
     let fd = file.as_raw_fd();
@@ -64,7 +75,9 @@ fn echo(ns: &str) -> anyhow::Result<()> {
         let Some(socket) = socket else { return };
         let mut buf = [0u8; 2048];
         while let Ok((n, from)) = socket.recv_from(&mut buf) {
-            let _ = socket.send_to(&buf[..n], from);
+            for _ in 0..buf[0] {
+                let _ = socket.send_to(&buf[..n], from);
+            }
         }
         drop(file);
     });
@@ -74,19 +87,28 @@ fn echo(ns: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Round trips per second of `n` datagrams of 40 bytes, and the median
-/// round trip (s).
-fn ping_pong(n: usize) -> anyhow::Result<(f64, f64)> {
+/// Exchanges per second of `n` exchanges of `out` datagrams of 40 bytes
+/// answered by `back`, and the median exchange (s): 1 and 1 is a
+/// ping-pong.
+fn ping_pong(n: usize, out: usize, back: u8) -> anyhow::Result<(f64, f64)> {
     let socket = UdpSocket::bind((MASTER_IP, 0))?;
     socket.connect((SLAVE_IP, 47900))?;
     socket.set_read_timeout(Some(Duration::from_secs(1)))?;
     let mut buf = [0u8; 64];
     let mut times = Vec::with_capacity(n);
+    let (mut quiet, mut last) = ([0u8; 40], [0u8; 40]);
+    quiet[0] = 0;
+    last[0] = back;
     let start = Instant::now();
     for _ in 0..n {
         let t = Instant::now();
-        socket.send(&[7u8; 40])?;
-        socket.recv(&mut buf)?;
+        for _ in 1..out {
+            socket.send(&quiet)?;
+        }
+        socket.send(&last)?;
+        for _ in 0..back {
+            socket.recv(&mut buf)?;
+        }
         times.push(t.elapsed().as_secs_f64());
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
@@ -97,7 +119,7 @@ fn ping_pong(n: usize) -> anyhow::Result<(f64, f64)> {
 /// The number after `key` on the first line of `text` holding it.
 fn after(text: &str, key: &str) -> Option<f64> {
     let rest = text.split(key).nth(1)?;
-    rest.split(|c: char| c == ' ' || c == ',').next()?.parse().ok()
+    rest.split([' ', ',']).next()?.parse().ok()
 }
 
 /// Runs the two measurements.
@@ -105,7 +127,9 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?.with_file_name("tandem");
     let ns = Namespace::make()?;
     echo(&ns.0)?;
-    let (rate, rtt) = ping_pong(((seconds * 10_000.0) as usize).max(2000))?;
+    let exchanges = ((seconds * 10_000.0) as usize).max(2000);
+    let (rate, rtt) = ping_pong(exchanges, 1, 1)?;
+    let (shaped, _) = ping_pong(exchanges, STEP_OUT, STEP_BACK)?;
     let dir = tempfile::tempdir()?;
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dcp/examples/driver.json");
     std::fs::write(
@@ -173,9 +197,12 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
         "  UDP ping-pong: {rate:.0} round trips/s (median round trip {:.1} µs)",
         rtt * 1e6
     );
+    println!("  the same exchange as a lock-step step ({STEP_OUT} datagrams out, {STEP_BACK} back): {shaped:.0}/s");
     println!(
-        "  lock-step: {lock_rate:.0} steps/s over {steps} steps = {:.2} of the ping-pong (goal ≥ 0.8)",
-        lock_rate / rate
+        "  lock-step: {lock_rate:.0} steps/s over {steps} steps = {:.2} of the ping-pong (goal ≥ 0.8), {:.2} of the \
+         exchange of a step's shape",
+        lock_rate / rate,
+        lock_rate / shaped
     );
     let srt = federate("soft-real-time", seconds.max(2.0))?;
     let p50 = after(&srt, "p50 ").unwrap_or(f64::NAN);

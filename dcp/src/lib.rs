@@ -7,6 +7,7 @@
 pub mod description;
 pub mod federation;
 pub mod frames;
+pub mod net;
 pub mod pdu;
 pub mod ports;
 pub mod slave;

@@ -283,9 +283,8 @@ pub fn name(type_id: u8) -> Option<&'static str> {
 /// long for its type, so that the slave can answer `INVALID_LENGTH`.
 pub fn request_header(bytes: &[u8]) -> Option<(u8, u16, u8)> {
     match bytes {
-        [t @ (0x01..=0x1F | 0x20..=0x7F | 0x80..=0xAF), s0, s1, receiver, ..] => {
-            Some((*t, u16::from_le_bytes([*s0, *s1]), *receiver))
-        }
+        // STC (0x01–0x1F), CFG (0x20–0x7F) and INF (0x80–0xAF) requests.
+        [t @ 0x01..=0xAF, s0, s1, receiver, ..] => Some((*t, u16::from_le_bytes([*s0, *s1]), *receiver)),
         _ => None,
     }
 }

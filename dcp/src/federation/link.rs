@@ -13,10 +13,12 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::net::{send_all, wait_readable};
 use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
@@ -140,7 +142,9 @@ impl Link {
             what,
             source,
         };
+        // Non-blocking: waits are polls with their deadlines.
         let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
             .map_err(|e| io("cannot open a UDP socket", e))?;
         // The interface that reaches the slave gives the master's address
         // as the slave sees it. The socket itself stays unconnected: data
@@ -233,32 +237,36 @@ impl Link {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
             }
-            for d in &self.datagrams[..total] {
-                // Refused: nothing listens there now; waiting for an answer
-                // and sending again is the policy for that too.
-                match self.socket.send_to(d, self.address) {
-                    Err(e) if e.kind() != io::ErrorKind::ConnectionRefused => {
-                        return Err(LinkError::Io {
-                            slave: self.name.clone(),
-                            what: "cannot send",
-                            source: e,
-                        })
-                    }
-                    _ => {}
-                }
+            // Refused: nothing listens there now; waiting for an answer and
+            // sending again is the policy for that too.
+            let mut burst = [(self.address, &[][..]); 5];
+            for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
+                b.1 = d;
             }
+            send_all(&self.socket, &burst[..total]).map_err(|source| LinkError::Io {
+                slave: self.name.clone(),
+                what: "cannot send",
+                source,
+            })?;
             tries += 1;
             let deadline = Instant::now() + self.timeout;
             let mut resend = false;
-            while !(acked && got_data && reached) && !resend {
+            while !(resend || (acked && got_data && reached)) {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
                 }
-                self.socket.set_read_timeout(Some(left)).ok();
                 let size = match self.socket.recv(&mut self.rx) {
                     Ok(size) => size,
-                    Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // Nothing yet: wait for the next datagram, or the deadline.
+                        wait_readable(&[self.socket.as_raw_fd()], left).map_err(|source| LinkError::Io {
+                            slave: self.name.clone(),
+                            what: "cannot wait for the slave",
+                            source,
+                        })?;
+                        continue;
+                    }
                     Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
                     Err(source) => {
                         return Err(LinkError::Io {
@@ -430,14 +438,13 @@ impl Link {
             what: "cannot receive",
             source,
         };
-        self.socket.set_nonblocking(true).map_err(io)?;
         let mut wanted = Some(Outputs {
             data_id: outputs.data_id,
             slots: outputs.slots,
             ports: outputs.ports,
             into: &mut *outputs.into,
         });
-        let result = loop {
+        loop {
             let size = match self.socket.recv(&mut self.rx) {
                 Ok(size) => size,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(None),
@@ -453,9 +460,12 @@ impl Link {
                 Ok(_) => continue,
                 Err(e) => break Err(e),
             }
-        };
-        self.socket.set_nonblocking(false).map_err(io)?;
-        result
+        }
+    }
+
+    /// Its socket, to wait on.
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.socket.as_raw_fd()
     }
 }
 

@@ -14,6 +14,7 @@ use tandem_runtime::tandem::metrics::{Histogram, Scale, Snapshot};
 
 use super::link::{Link, Outputs};
 use super::{Federation, FederationError};
+use crate::net::wait_readable;
 use crate::pdu::{Network, Request};
 use crate::ports::Variable;
 use crate::slave::wiring::Slot;
@@ -342,16 +343,22 @@ fn receive(
                 }
             }
         }
-        std::thread::sleep(Duration::from_micros(200));
+        // Until the next datagram, the next heartbeat or the end.
+        let mut fds = [0; super::MAX_SLAVES];
+        for (fd, link) in fds.iter_mut().zip(links.iter()) {
+            *fd = link.raw_fd();
+        }
+        let wake = next_heartbeat.min(end);
+        wait_readable(&fds[..links.len()], wake.saturating_duration_since(Instant::now()))?;
     }
     let mut row = vec![0.0; widths.iter().sum()];
     let mut missing = vec![0u64; widths.len()];
     for n in 0..=steps as usize {
         let mut at = 0;
-        for (k, w) in widths.iter().enumerate() {
-            match &table[k][n] {
+        for ((column, w), missing) in table.iter().zip(&widths).zip(&mut missing) {
+            match &column[n] {
                 Some(v) => row[at..at + w].copy_from_slice(v),
-                None => missing[k] += 1,
+                None => *missing += 1,
             }
             at += w;
         }

@@ -19,7 +19,6 @@
 //!   `master_timeout`, the slave goes to ERRORHANDLING, stops, and returns
 //!   to ALIVE for the next master.
 
-mod clock;
 pub mod config;
 pub mod member;
 pub mod model;

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tandem_config::{ConfigError, DcpEndpoint};
 use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
-use super::clock::wait_readable;
 use super::config::SlaveConfig;
 use super::member::Member;
 use super::model::ModelMember;
@@ -18,6 +17,7 @@ use super::realtime::age_histogram;
 use super::wiring::Wiring;
 use super::SlaveCounters;
 use crate::description::Description;
+use crate::net::{send_all, wait_readable};
 use crate::pdu::{request_header, unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
 
@@ -88,6 +88,38 @@ impl Replies {
     }
 }
 
+/// Datagrams waiting to be sent together, in buffers reused from burst to
+/// burst.
+#[derive(Default)]
+struct Outbox {
+    waiting: Replies,
+}
+
+impl Outbox {
+    /// Queues `bytes` for `to`.
+    fn queue(&mut self, to: SocketAddr, bytes: &[u8]) {
+        self.waiting.keep(to, bytes);
+    }
+
+    /// Sends what is queued (a datagram that cannot leave is lost, as on
+    /// the wire).
+    fn flush(&mut self, socket: &UdpSocket) {
+        let mut burst: [(SocketAddrV4, &[u8]); 16] = [(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0), &[]); 16];
+        let mut n = 0;
+        for (to, bytes) in self.waiting.iter() {
+            let SocketAddr::V4(to) = to else { continue };
+            burst[n] = (*to, bytes.as_slice());
+            n += 1;
+            if n == burst.len() {
+                let _ = send_all(socket, &burst);
+                n = 0;
+            }
+        }
+        let _ = send_all(socket, &burst[..n]);
+        self.waiting.clear();
+    }
+}
+
 /// The clock of a real-time run: point `k` is due at `origin + k h`.
 #[derive(Clone, Copy, Debug)]
 struct RealTime {
@@ -120,6 +152,8 @@ pub struct Slave {
     /// The last request carried out, and everything it sent.
     last_request: Vec<u8>,
     replies: Replies,
+    /// What is to be sent at the end of the current burst.
+    outbox: Outbox,
     /// A request is being answered: what is sent is kept in `replies`.
     answering: bool,
     wiring: Wiring,
@@ -192,6 +226,7 @@ impl Slave {
             registration: None,
             last_request: Vec::with_capacity(MAX_PDU),
             replies: Replies::default(),
+            outbox: Outbox::default(),
             answering: false,
             wiring: Wiring::default(),
             ticks: 0,
@@ -263,6 +298,7 @@ impl Slave {
             self.drain();
             self.realtime_steps();
             self.watch_master();
+            self.outbox.flush(&self.control);
             if std::mem::take(&mut self.ended) {
                 run_ended(self);
             }
@@ -334,7 +370,7 @@ impl Slave {
             if seq == r.last_seq && bytes == self.last_request.as_slice() {
                 self.counters.repeats += 1;
                 for (to, reply) in self.replies.iter() {
-                    let _ = self.control.send_to(reply, to);
+                    self.outbox.queue(*to, reply);
                 }
                 return;
             }
@@ -376,7 +412,7 @@ impl Slave {
             },
         };
         pdu.write(&mut self.out);
-        let _ = self.control.send_to(&self.out, from);
+        self.outbox.queue(from, &self.out);
     }
 
     /// The support check: what this slave never does, or not in its mode.
@@ -721,9 +757,9 @@ impl Slave {
             out_seq,
             out,
             member,
-            control,
             counters,
             replies,
+            outbox,
             answering,
             ..
         } = self;
@@ -741,7 +777,7 @@ impl Slave {
                 break 'ids;
             }
             for to in &wiring.targets[&id] {
-                let _ = control.send_to(out, to);
+                outbox.queue(SocketAddr::V4(*to), out);
                 counters.data_out += 1;
                 if *answering {
                     replies.keep(SocketAddr::V4(*to), out);
@@ -929,7 +965,7 @@ impl Slave {
     /// Sends `pdu` to `to`, keeping it to answer a repeated request.
     fn reply_to(&mut self, to: SocketAddr, pdu: Pdu<'_>) {
         pdu.write(&mut self.out);
-        let _ = self.control.send_to(&self.out, to);
+        self.outbox.queue(to, &self.out);
         if self.answering {
             self.replies.keep(to, &self.out);
         }

@@ -1,0 +1,136 @@
+//! What slaves and masters do with their UDP sockets beyond the standard
+//! library: wait on several until a datagram comes or a deadline passes,
+//! with nanosecond timeouts (a real-time step may be 1 ms), and send a
+//! burst of datagrams in one system call.
+
+use std::io;
+use std::net::{SocketAddrV4, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+/// Datagrams handed to the kernel per system call.
+const BATCH: usize = 16;
+
+/// The most sockets waited on at once.
+pub const MAX_WAITED: usize = 256;
+
+/// Waits until one of `fds` (the first [`MAX_WAITED`]) is readable or
+/// `timeout` passes; whether one is readable. Interrupted waits count as
+/// timeouts.
+pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
+    let mut polls = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; MAX_WAITED];
+    let n = fds.len().min(polls.len());
+    for (p, &fd) in polls.iter_mut().zip(fds) {
+        p.fd = fd;
+        p.events = libc::POLLIN;
+    }
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `polls` holds `n` initialised entries; `ts` outlives the call.
+    let r = unsafe { libc::ppoll(polls.as_mut_ptr(), n as libc::nfds_t, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(r > 0)
+}
+
+/// Sends each `(to, bytes)` of `datagrams` from `socket`, in order, in as
+/// few system calls as the kernel takes; stops at the first that cannot be
+/// sent, returning its error unless it is a refusal from the other end (a
+/// port with nothing listening: the protocol's retries handle that).
+pub fn send_all(socket: &UdpSocket, datagrams: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+    for chunk in datagrams.chunks(BATCH) {
+        let mut names = [sockaddr(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0)); BATCH];
+        let mut iovs = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; BATCH];
+        // SAFETY: an all-zero mmsghdr is a valid empty header.
+        let mut headers: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+        for (k, (to, bytes)) in chunk.iter().enumerate() {
+            names[k] = sockaddr(*to);
+            iovs[k] = libc::iovec {
+                iov_base: bytes.as_ptr() as *mut libc::c_void,
+                iov_len: bytes.len(),
+            };
+        }
+        for k in 0..chunk.len() {
+            headers[k].msg_hdr.msg_name = &mut names[k] as *mut libc::sockaddr_in as *mut libc::c_void;
+            headers[k].msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            headers[k].msg_hdr.msg_iov = &mut iovs[k];
+            headers[k].msg_hdr.msg_iovlen = 1;
+        }
+        let mut sent = 0;
+        while sent < chunk.len() {
+            // SAFETY: headers[sent..chunk.len()] point into `names`, `iovs`
+            // and the callers' buffers, all alive for the call.
+            let r = unsafe {
+                libc::sendmmsg(
+                    socket.as_raw_fd(),
+                    headers[sent..].as_mut_ptr(),
+                    (chunk.len() - sent) as libc::c_uint,
+                    0,
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::Interrupted => continue,
+                    io::ErrorKind::ConnectionRefused => sent += 1,
+                    _ => return Err(e),
+                }
+            } else {
+                sent += r as usize;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `address` as the C library has it.
+fn sockaddr(address: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: address.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(address.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_arrives_whole_and_in_order() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = match rx.local_addr().unwrap() {
+            std::net::SocketAddr::V4(a) => a,
+            _ => unreachable!(),
+        };
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let payloads: Vec<Vec<u8>> = (0..20u8).map(|k| vec![k; k as usize + 1]).collect();
+        let burst: Vec<(SocketAddrV4, &[u8])> = payloads.iter().map(|p| (to, p.as_slice())).collect();
+        send_all(&tx, &burst).unwrap();
+        let mut buf = [0; 64];
+        for p in &payloads {
+            assert!(wait_readable(&[rx.as_raw_fd()], Duration::from_secs(1)).unwrap());
+            let n = rx.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], p.as_slice());
+        }
+        assert!(!wait_readable(&[rx.as_raw_fd()], Duration::from_millis(10)).unwrap());
+    }
+}
