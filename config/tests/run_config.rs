@@ -921,3 +921,54 @@ fn schema_accepts_the_example_and_rejects_what_the_loader_rejects() {
     }
     schema_check::validate(&config_dir().join("schema.json"), &files);
 }
+
+// A run served as a DCP slave.
+
+#[test]
+fn a_dcp_slave_has_its_address_and_a_bus_over_dcp() {
+    let bus = "[[bus]]\ntransport = \"dcp\"\ndbc = \"ev.dbc\"\n";
+    let run = ok(&format!(
+        "model = \"ev\"\n{bus}[dcp]\ncontrol = \"0.0.0.0:47011\"\nmaster_timeout = 2.5\n"
+    ));
+    let dcp = run.dcp.unwrap();
+    assert_eq!(dcp.name, "run", "the file's name by default");
+    assert_eq!(dcp.endpoint.control, "0.0.0.0:47011".parse().unwrap());
+    assert_eq!(dcp.endpoint.host, std::net::Ipv4Addr::LOCALHOST);
+    assert_eq!(dcp.endpoint.master_timeout, 2.5);
+    assert_eq!(run.buses[0].transport, tandem_config::TransportConfig::Dcp);
+    fails(
+        &format!("model = \"ev\"\n{bus}"),
+        3,
+        13,
+        "bus[0].transport",
+        &["needs the run to be a DCP slave", "[dcp]"],
+    );
+    fails(
+        "model = \"ev\"\n[dcp]\ncontrol = \"127.0.0.1:1\"\n",
+        3,
+        11,
+        "dcp",
+        &["has none", "transport = \"dcp\""],
+    );
+    fails(
+        &format!("model = \"ev\"\n{bus}[dcp]\ncontrol = \"here\"\n"),
+        6,
+        11,
+        "dcp.control",
+        &["not an IPv4 address and port"],
+    );
+    fails(
+        &format!("model = \"ev\"\n{bus}[dcp]\ncontrol = \"127.0.0.1:1\"\nname = \"a.b\"\n"),
+        7,
+        8,
+        "dcp.name",
+        &["without '.'"],
+    );
+    fails(
+        &format!("model = \"ev\"\n{bus}[dcp]\ncontrol = \"127.0.0.1:1\"\nmaster_timeout = 0\n"),
+        7,
+        18,
+        "dcp.master_timeout",
+        &["0.01 to 86400"],
+    );
+}

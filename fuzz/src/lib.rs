@@ -117,7 +117,8 @@ pub fn udp(data: &[u8]) {
 }
 
 /// A DCP datagram: decoded; a PDU that decodes encodes back to the same
-/// bytes; a data PDU's payload read as every data type; and the same bytes
+/// bytes; a data PDU's payload read as every data type and as CAN frames
+/// (frames that read encode back to the same bytes); and the same bytes
 /// read as a DCP slave description.
 pub fn dcp(data: &[u8]) {
     use tandem_dcp::pdu::Pdu;
@@ -130,6 +131,12 @@ pub fn dcp(data: &[u8]) {
             let mut values = [0.0; 8];
             for &t in DataType::ALL {
                 let _ = tandem_dcp::values::decode(t, payload, &mut values);
+            }
+            if let Ok((frames, _)) = tandem_dcp::frames::value(payload) {
+                let mut again = Vec::new();
+                if tandem_dcp::frames::decode(frames, &mut |f| tandem_dcp::frames::encode(&f, &mut again)).is_ok() {
+                    assert_eq!(again, frames, "frames that read encode back to other bytes");
+                }
             }
         }
     }
