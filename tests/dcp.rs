@@ -53,6 +53,11 @@ fn in_process(dir: &Path, stop: f64) -> Vec<u8> {
     std::fs::read(dir.join("twin.csv")).unwrap()
 }
 
+/// Three control addresses on loopback from port `first` on.
+fn loopback(first: u16) -> [String; 3] {
+    [0, 1, 2].map(|k| format!("127.0.0.1:{}", first + k))
+}
+
 /// Slave processes, killed when dropped.
 struct Slaves(Vec<Child>);
 
@@ -275,11 +280,7 @@ fn lost_duplicated_and_reordered_datagrams_leave_a_lock_step_federation_bit_iden
 #[test]
 fn a_slave_that_vanishes_is_named_and_the_rows_before_are_kept() {
     let dir = scratch("dcp-vanish");
-    let control: [String; 3] = [
-        "127.0.0.1:47321".into(),
-        "127.0.0.1:47322".into(),
-        "127.0.0.1:47323".into(),
-    ];
+    let control = loopback(47321);
     let mut slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
     let fed = federation(&dir, &control, 600.0, "timeout = 0.05\nretries = 3\n");
     let killer = thread::spawn(move || {
@@ -321,11 +322,7 @@ fn a_federation_file_with_a_mistake_names_its_place() {
 #[test]
 fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run() {
     let dir = scratch("dcp-srt");
-    let control: [String; 3] = [
-        "127.0.0.1:47331".into(),
-        "127.0.0.1:47332".into(),
-        "127.0.0.1:47333".into(),
-    ];
+    let control = loopback(47331);
     let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
     let fed = federation(&dir, &control, 3.0, "mode = \"soft-real-time\"\nstart_delay = 0.2\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "srt.csv"]);
