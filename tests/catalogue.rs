@@ -172,7 +172,7 @@ fn prepare(case: &Case, dir: &Path) -> Vec<String> {
         let text = text.replace("dbc = \"ev.dbc\"", &format!("dbc = \"{dbc}\""));
         if case.args.contains(&"--socketcan-classic") {
             text.replace(
-                "transport = \"udp\"             # udp | socketcan | slcan\ngroup = \"239.74.163.2\"        # udp: python-can's default group\nport = 43113                  # udp: python-can's default port",
+                "transport = \"udp\"             # udp | socketcan | slcan | virtual | dcp (dcp/FEDERATION.md)\ngroup = \"239.74.163.2\"        # udp: python-can's default group\nport = 43113                  # udp: python-can's default port",
                 "transport = \"socketcan\"\ninterface = \"vcan0\"\n\n",
             )
         } else {

@@ -293,7 +293,7 @@ fn a_run_served_as_a_dcp_slave_carries_its_bus_without_allocating() {
     std::fs::write(dir.join("plant.dcpx"), slave.description().write()).unwrap();
     std::fs::write(
         dir.join("fed.toml"),
-        "[federation]\nstep = 0.001\nstop = 4.0\nmode = \"soft-real-time\"\nstart_delay = 0.2\n\n[[slave]]\nname = \
+        "[federation]\nstep = 0.001\nstop = 5.0\nmode = \"soft-real-time\"\nstart_delay = 0.2\n\n[[slave]]\nname = \
          \"plant\"\ndescription = \"plant.dcpx\"\n\n[[connection]]\nfrom = \"plant.can0.tx\"\nto = \"plant.can0.rx\"\n",
     )
     .unwrap();
@@ -317,10 +317,10 @@ fn a_run_served_as_a_dcp_slave_carries_its_bus_without_allocating() {
     // Counted from well after the start (every thread past its start-up)
     // to before the end: the fast, implicit, bus and run threads, and the
     // slave's serving thread.
-    std::thread::sleep(Duration::from_millis(3000));
+    std::thread::sleep(Duration::from_millis(3500));
     ALLOCATIONS.store(0, Relaxed);
     ARMED.store(true, Relaxed);
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(1000));
     ARMED.store(false, Relaxed);
     let reception = master.join().unwrap().unwrap();
     std::thread::sleep(Duration::from_millis(500));

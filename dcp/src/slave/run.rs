@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -88,35 +89,53 @@ impl Replies {
     }
 }
 
-/// Datagrams waiting to be sent together, in buffers reused from burst to
-/// burst.
-#[derive(Default)]
+/// Datagrams waiting to be sent together, in one buffer made at start-up:
+/// queueing and sending allocate nothing (a burst that would not fit is
+/// sent first).
 struct Outbox {
-    waiting: Replies,
+    socket: UdpSocket,
+    bytes: Vec<u8>,
+    datagrams: Vec<(SocketAddrV4, Range<usize>)>,
 }
 
+/// The bytes an outbox holds.
+const OUTBOX_BYTES: usize = 4 * MAX_PDU;
+/// The datagrams it holds.
+const OUTBOX_DATAGRAMS: usize = 64;
+
 impl Outbox {
+    /// An outbox sending from `socket`.
+    fn new(socket: UdpSocket) -> Outbox {
+        Outbox {
+            socket,
+            bytes: Vec::with_capacity(OUTBOX_BYTES),
+            datagrams: Vec::with_capacity(OUTBOX_DATAGRAMS),
+        }
+    }
+
     /// Queues `bytes` for `to`.
     fn queue(&mut self, to: SocketAddr, bytes: &[u8]) {
-        self.waiting.keep(to, bytes);
+        let SocketAddr::V4(to) = to else { return };
+        if self.datagrams.len() == OUTBOX_DATAGRAMS || self.bytes.len() + bytes.len() > OUTBOX_BYTES {
+            self.flush();
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.datagrams.push((to, start..self.bytes.len()));
     }
 
     /// Sends what is queued (a datagram that cannot leave is lost, as on
     /// the wire).
-    fn flush(&mut self, socket: &UdpSocket) {
+    fn flush(&mut self) {
         let mut burst: [(SocketAddrV4, &[u8]); 16] = [(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0), &[]); 16];
-        let mut n = 0;
-        for (to, bytes) in self.waiting.iter() {
-            let SocketAddr::V4(to) = to else { continue };
-            burst[n] = (*to, bytes.as_slice());
-            n += 1;
-            if n == burst.len() {
-                let _ = send_all(socket, &burst);
-                n = 0;
+        for chunk in self.datagrams.chunks(burst.len()) {
+            for (b, (to, range)) in burst.iter_mut().zip(chunk) {
+                *b = (*to, &self.bytes[range.clone()]);
             }
+            let _ = send_all(&self.socket, &burst[..chunk.len()]);
         }
-        let _ = send_all(socket, &burst[..n]);
-        self.waiting.clear();
+        self.datagrams.clear();
+        self.bytes.clear();
     }
 }
 
@@ -206,6 +225,10 @@ impl Slave {
             Ok(SocketAddr::V4(a)) => a,
             _ => endpoint.control,
         };
+        let outgoing = control.try_clone().map_err(|source| SlaveError::Io {
+            what: "cannot share the control socket".into(),
+            source,
+        })?;
         let description = Description {
             name: identity.name.clone(),
             uuid: identity.uuid,
@@ -226,7 +249,7 @@ impl Slave {
             registration: None,
             last_request: Vec::with_capacity(MAX_PDU),
             replies: Replies::default(),
-            outbox: Outbox::default(),
+            outbox: Outbox::new(outgoing),
             answering: false,
             wiring: Wiring::default(),
             ticks: 0,
@@ -298,7 +321,7 @@ impl Slave {
             self.drain();
             self.realtime_steps();
             self.watch_master();
-            self.outbox.flush(&self.control);
+            self.outbox.flush();
             if std::mem::take(&mut self.ended) {
                 run_ended(self);
             }
