@@ -606,3 +606,51 @@ fn a_run_slave_takes_hard_real_time_only_where_the_machine_has_it() {
         assert!(log.contains("hard real time refused: this machine lacks"), "{log}");
     }
 }
+
+#[test]
+fn values_cross_a_federation_in_the_types_the_slave_gives_its_ports() {
+    let dir = scratch("dcp-types");
+    let types = "types = { speed_setpoint = \"uint8\", road_grade = \"float32\", distance = \"int16\" }\n";
+    let (mut slave, fed) = lone_driver(&dir, 47371, types, 10.0);
+    // The set point (10, then 20 m/s) scaled by 3 is the distance: past
+    // 60 m from t = 8 s, where the road climbs 4 %.
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed).unwrap().replace(
+            "from = \"driver.road_grade\"\nto = \"driver.distance\"\n",
+            "from = \"driver.speed_setpoint\"\nto = \"driver.distance\"\nscale = 3.0\n",
+        ),
+    )
+    .unwrap();
+    let description = std::fs::read_to_string(dir.join("driver.dcpx")).unwrap();
+    for element in ["<Uint8", "<Float32", "<Int16"] {
+        assert!(description.contains(element), "{element} in:\n{description}");
+    }
+    let _slave = Slaves(vec![slave.spawn().unwrap()]);
+    thread::sleep(Duration::from_millis(300));
+    tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    let table = common::Table::read(&dir.join("fed.csv"));
+    let (time, setpoint, grade) = (
+        table.column("time"),
+        table.column("driver.speed_setpoint"),
+        table.column("driver.road_grade"),
+    );
+    for ((t, s), g) in time.iter().zip(&setpoint).zip(&grade) {
+        let expected = if *t < 0.5 {
+            0.0
+        } else if *t < 8.0 {
+            10.0
+        } else {
+            20.0
+        };
+        assert!(
+            *s == expected || (*t - 0.5).abs() < 0.011 || (*t - 8.0).abs() < 0.011,
+            "set point {s} at t = {t}"
+        );
+        // Every grade is one a float32 carries: 0, or 0.04 rounded to it.
+        assert!(*g == 0.0 || *g == f64::from(0.04f32), "grade {g} at t = {t}");
+    }
+    assert_eq!(*setpoint.last().unwrap(), 20.0);
+    assert_eq!(*grade.last().unwrap(), f64::from(0.04f32));
+    assert_ne!(f64::from(0.04f32), 0.04, "the float32 rounding is visible");
+}
