@@ -9,7 +9,10 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 /// Datagrams handed to the kernel per system call.
-const BATCH: usize = 16;
+pub const BATCH: usize = 16;
+
+/// How long a send waits for room in a full socket buffer.
+const ROOM_WAIT: libc::c_int = 10;
 
 /// The most sockets waited on at once.
 pub const MAX_WAITED: usize = 256;
@@ -46,10 +49,13 @@ pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
 }
 
 /// Sends each `(to, bytes)` of `datagrams` from `socket`, in order, in as
-/// few system calls as the kernel takes; stops at the first that cannot be
-/// sent, returning its error unless it is a refusal from the other end (a
-/// port with nothing listening: the protocol's retries handle that).
+/// few system calls as the kernel takes. A full socket buffer is waited
+/// for (briefly); a datagram that cannot be sent is skipped and the others
+/// still go. Returns the first error, unless it was a refusal from the
+/// other end (a port with nothing listening: the protocol's retries handle
+/// that).
 pub fn send_all(socket: &UdpSocket, datagrams: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+    let mut first_error = None;
     for chunk in datagrams.chunks(BATCH) {
         let mut names = [sockaddr(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0)); BATCH];
         let mut iovs = [libc::iovec {
@@ -83,19 +89,37 @@ pub fn send_all(socket: &UdpSocket, datagrams: &[(SocketAddrV4, &[u8])]) -> io::
                     0,
                 )
             };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::Interrupted => continue,
-                    io::ErrorKind::ConnectionRefused => sent += 1,
-                    _ => return Err(e),
-                }
-            } else {
+            if r >= 0 {
                 sent += r as usize;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock if wait_writable(socket) => {}
+                // A refusal answers an earlier datagram: this one was not
+                // sent yet.
+                io::ErrorKind::ConnectionRefused => {}
+                _ => {
+                    first_error.get_or_insert(e);
+                    sent += 1;
+                }
             }
         }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
+}
+
+/// Waits up to [`ROOM_WAIT`] ms for room to send on `socket`; whether
+/// there is.
+fn wait_writable(socket: &UdpSocket) -> bool {
+    let mut poll = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: one initialised entry, alive for the call.
+    unsafe { libc::poll(&mut poll, 1, ROOM_WAIT) > 0 }
 }
 
 /// `address` as the C library has it.
@@ -132,5 +156,25 @@ mod tests {
             assert_eq!(&buf[..n], p.as_slice());
         }
         assert!(!wait_readable(&[rx.as_raw_fd()], Duration::from_millis(10)).unwrap());
+    }
+
+    #[test]
+    fn a_datagram_that_cannot_leave_is_skipped_and_the_others_go() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = match rx.local_addr().unwrap() {
+            std::net::SocketAddr::V4(a) => a,
+            _ => unreachable!(),
+        };
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let too_long = vec![0u8; 70_000];
+        let burst: [(SocketAddrV4, &[u8]); 3] = [(to, &[1]), (to, &too_long), (to, &[3])];
+        let e = send_all(&tx, &burst).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE), "{e}");
+        let mut buf = [0; 8];
+        for expected in [1u8, 3] {
+            assert!(wait_readable(&[rx.as_raw_fd()], Duration::from_secs(1)).unwrap());
+            assert_eq!(rx.recv(&mut buf).unwrap(), 1);
+            assert_eq!(buf[0], expected);
+        }
     }
 }

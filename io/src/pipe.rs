@@ -1,7 +1,8 @@
 //! Two transports joined back to back in one process: what one end sends,
-//! the other receives, through bounded lock-free channels (no lock, no
-//! allocation per frame). A bridge to another medium (a DCP federation)
-//! holds one end and a run's bus the other.
+//! the other receives, through bounded channels made once (no allocation
+//! per frame; a send wakes a receiver waiting on the other end). A bridge
+//! to another medium (a DCP federation) holds one end and a run's bus the
+//! other.
 
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,9 @@ struct PipeRx {
 
 impl CanReceiver for PipeRx {
     fn recv(&mut self, timeout: Duration) -> Result<Option<Received>, BusError> {
+        if timeout.is_zero() {
+            return Ok(self.queue.try_recv().ok());
+        }
         Ok(self.queue.recv_timeout(timeout).ok())
     }
 }

@@ -992,6 +992,13 @@ impl Parts {
             }
         }
         let mut warnings = Vec::new();
+        if let Some(late) = outcome.late_start {
+            warnings.push(format!(
+                "the frames began {:.1} ms after the agreed start (the run's threads were not ready in time): \
+                 every frame is that much late",
+                late as f64 / 1e6
+            ));
+        }
         let mut failure = outcome.failure.map(|e| e.to_string());
         if !outcome.stuck.is_empty() {
             let stuck = format!(

@@ -73,7 +73,8 @@ fn dcp(
             Some(k) => Err(text.error(
                 Some(raw_buses[k].transport.span()),
                 &format!("bus[{k}].transport"),
-                "a bus carried over DCP needs the run to be a DCP slave: add a [dcp] table with control =                  \"<IPv4>:<port>\" (see config/examples/dcp-plant.toml)"
+                "a bus carried over DCP needs the run to be a DCP slave: add a [dcp] table with control = \
+                 \"<IPv4>:<port>\" (see dcp/examples/plant-can.toml)"
                     .into(),
             )),
             None => Ok(None),
@@ -83,7 +84,8 @@ fn dcp(
         return Err(text.error(
             Some(raw.control.span()),
             "dcp",
-            "a DCP slave's ports are its buses carried over DCP, and this run has none: add transport = \"dcp\" to              a [[bus]], or remove [dcp]"
+            "a DCP slave's ports are its buses carried over DCP, and this run has none: add transport = \"dcp\" to \
+             a [[bus]], or remove [dcp]"
                 .into(),
         ));
     }

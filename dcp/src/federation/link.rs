@@ -119,6 +119,9 @@ pub(crate) struct Link {
     last_heard: Instant,
 }
 
+/// The most requests an exchange sends.
+const MAX_REQUESTS: usize = 4;
+
 /// Output data expected in an exchange: its data id, slots, and where the
 /// values go.
 pub(crate) struct Outputs<'a> {
@@ -183,10 +186,11 @@ impl Link {
         self.local
     }
 
-    /// Sends `requests` (after input data `data` of `data_id`, when given)
-    /// and waits until the last is acknowledged, the slave has notified
-    /// state `until` (when given: a slave may acknowledge a transition
-    /// before it ends) and, when `outputs` is given, its data has come.
+    /// Sends `requests` (at most [`MAX_REQUESTS`], after input data `data`
+    /// of `data_id`, when given) and waits until the last is acknowledged,
+    /// the slave has notified state `until` (when given: a slave may
+    /// acknowledge a transition before it ends) and, when `outputs` is
+    /// given, its data has come.
     pub(crate) fn exchange(
         &mut self,
         data: Option<(u16, &[Slot], &Ports, &[f64])>,
@@ -194,6 +198,10 @@ impl Link {
         mut outputs: Option<Outputs<'_>>,
         until: Option<State>,
     ) -> Result<(), LinkError> {
+        assert!(
+            (1..=MAX_REQUESTS).contains(&requests.len()),
+            "an exchange is 1 to {MAX_REQUESTS} requests"
+        );
         let first = self.next_seq;
         self.datagrams.resize_with(requests.len() + 1, Vec::new);
         let mut n = 0;
@@ -223,7 +231,7 @@ impl Link {
         let last = first.wrapping_add(requests.len() as u16 - 1);
         self.next_seq = last.wrapping_add(1);
         let name = requests.last().map_or("?", |r| r.name());
-        let mut names = [""; 4];
+        let mut names = [""; MAX_REQUESTS];
         for (n, r) in names.iter_mut().zip(requests) {
             *n = r.name();
         }
@@ -239,7 +247,7 @@ impl Link {
             }
             // Refused: nothing listens there now; waiting for an answer and
             // sending again is the policy for that too.
-            let mut burst = [(self.address, &[][..]); 5];
+            let mut burst = [(self.address, &[][..]); MAX_REQUESTS + 1];
             for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
                 b.1 = d;
             }

@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tandem_runtime::record::Recorder;
-use tandem_runtime::tandem::metrics::{Histogram, Scale, Snapshot};
+use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
 use super::link::{Link, Outputs};
 use super::{Federation, FederationError};
 use crate::net::wait_readable;
 use crate::pdu::{Network, Request};
 use crate::ports::Variable;
+use crate::slave::age_histogram;
 use crate::slave::wiring::Slot;
 use crate::types::{Scope, State, VERSION};
 
@@ -307,18 +308,7 @@ fn receive(
         .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum())
         .collect();
     let mut table: Vec<Vec<Option<Vec<f64>>>> = widths.iter().map(|_| vec![None; steps as usize + 1]).collect();
-    let ages: Vec<Histogram> = widths
-        .iter()
-        .map(|_| {
-            Histogram::new(
-                Scale::Log {
-                    min: 1e-6,
-                    per_decade: 100.0,
-                },
-                700,
-            )
-        })
-        .collect();
+    let ages: Vec<Histogram> = widths.iter().map(|_| age_histogram()).collect();
     let end = origin + Duration::from_secs_f64(h * steps as f64 + 0.2);
     let mut next_heartbeat = Instant::now();
     let mut values = vec![0.0; widths.iter().copied().max().unwrap_or(0)];

@@ -30,6 +30,7 @@ pub mod wiring;
 use std::fmt;
 
 pub use config::{Extrapolation, SlaveConfig};
+pub(crate) use realtime::age_histogram;
 pub use run::{Identity, Slave, SlaveError};
 
 /// What a slave counted.

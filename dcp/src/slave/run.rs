@@ -18,7 +18,7 @@ use super::realtime::age_histogram;
 use super::wiring::Wiring;
 use super::SlaveCounters;
 use crate::description::Description;
-use crate::net::{send_all, wait_readable};
+use crate::net::{send_all, wait_readable, BATCH, MAX_WAITED};
 use crate::pdu::{request_header, unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
 
@@ -127,7 +127,8 @@ impl Outbox {
     /// Sends what is queued (a datagram that cannot leave is lost, as on
     /// the wire).
     fn flush(&mut self) {
-        let mut burst: [(SocketAddrV4, &[u8]); 16] = [(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0), &[]); 16];
+        let mut burst: [(SocketAddrV4, &[u8]); BATCH] =
+            [(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0), &[]); BATCH];
         for chunk in self.datagrams.chunks(burst.len()) {
             for (b, (to, range)) in burst.iter_mut().zip(chunk) {
                 *b = (*to, &self.bytes[range.clone()]);
@@ -309,8 +310,8 @@ impl Slave {
                 }
                 _ => Duration::from_millis(50),
             };
-            let mut fds = [self.control.as_raw_fd(); 8];
-            let n = 1 + self.data.len().min(7);
+            let mut fds = [self.control.as_raw_fd(); MAX_WAITED];
+            let n = 1 + self.data.len().min(MAX_WAITED - 1);
             for (fd, s) in fds[1..].iter_mut().zip(&self.data) {
                 *fd = s.as_raw_fd();
             }
@@ -559,9 +560,13 @@ impl Slave {
                 self.enter(State::Prepared);
             }
             Request::Configure { .. } => {
-                self.start_model()?;
                 self.ack(seq);
                 self.enter(State::Configuring);
+                // A model that cannot start is a fault of the transition.
+                if let Err(e) = self.start_model() {
+                    self.fail(&e);
+                    return Ok(());
+                }
                 self.enter(State::Configured);
             }
             Request::Initialize { .. } => {
@@ -603,6 +608,7 @@ impl Slave {
             Request::Stop { .. } => {
                 self.ack(seq);
                 self.enter(State::Stopping);
+                self.outbox.flush();
                 self.end_real_time();
                 self.enter(State::Stopped);
             }
@@ -696,6 +702,8 @@ impl Slave {
         };
         self.ack(seq);
         self.enter(State::Synchronizing);
+        // The master hears the acceptance before the start's work.
+        self.outbox.flush();
         if mode != OpMode::NonRealTime {
             // A start that fails is a fault of the transition.
             if let Err(e) = self.member.start(origin, h, mode == OpMode::HardRealTime) {
@@ -735,12 +743,9 @@ impl Slave {
     }
 
     /// Loads the model afresh at t = 0 and computes its first outputs.
-    fn start_model(&mut self) -> Result<(), ErrorCode> {
+    fn start_model(&mut self) -> Result<(), String> {
         self.end_real_time();
-        self.member.configure().map_err(|e| {
-            eprintln!("{}: {e}", self.identity.name);
-            ErrorCode::Generic
-        })?;
+        self.member.configure()?;
         self.ticks = 0;
         self.in_seq.clear();
         self.out_seq.clear();

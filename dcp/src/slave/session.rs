@@ -8,7 +8,7 @@
 //! frames others sent (handed to the bus as if received), and `<bus>.tx`,
 //! an output whose value at each communication point is the frames the run
 //! sent since the last (the bus's DBC mapping is unchanged). The run
-//! threads meet the slave only through the lock-free channels of a
+//! threads meet the slave only through the bounded channels of a
 //! [`tandem_io::pipe`].
 
 use std::path::PathBuf;
@@ -20,6 +20,7 @@ use tandem_io::{pipe, CanFrame, Duplex};
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::preflight::preflight;
 use tandem_runtime::tandem::settings::Policy;
+use tandem_session::device::{prioritize, IoPlacement};
 use tandem_session::{bind, BindError, ClockMode, Controls, Options, Report, Session, SessionError};
 
 use super::member::Member;
@@ -30,8 +31,8 @@ use crate::types::{DataType, OpMode, MAX_PDU};
 
 /// Frames in flight between the slave and one bus, each way.
 const PIPE_FRAMES: usize = 4096;
-/// Room in a data PDU beside its values: the header, the values' lengths.
-const PDU_SPARE: usize = 64;
+/// The header of a data PDU: type, sequence id, data id.
+const DATA_HEADER: usize = 5;
 
 /// A run of a configuration, as a slave's member.
 pub struct SessionMember {
@@ -107,7 +108,7 @@ impl SessionMember {
         };
         Ok(SessionMember {
             pending: vec![None; buses.len()],
-            values: vec![Vec::with_capacity(MAX_PDU); buses.len()],
+            values: buses.iter().map(|_| Vec::with_capacity(MAX_PDU)).collect(),
             staged: Vec::with_capacity(MAX_PDU / frames::HEADER),
             config,
             results,
@@ -125,15 +126,37 @@ impl SessionMember {
         if !self.run.as_ref()?.thread.is_finished() {
             return None;
         }
-        self.stop();
-        Some(format!(
-            "the run ended before the master stopped it (it lasts at most its duration, {} s){}",
-            self.config.settings.duration,
-            self.report
-                .as_deref()
-                .and_then(|r| r.lines().find(|l| l.contains("fail")))
-                .map_or(String::new(), |l| format!(": {}", l.trim()))
-        ))
+        let failure = self.end_run();
+        Some(match failure {
+            Some(f) => format!("the run failed: {f}"),
+            None => format!(
+                "the run ended before the master stopped it: it lasts at most its duration, {} s; make the \
+                 duration at least the federation's",
+                self.config.settings.duration
+            ),
+        })
+    }
+
+    /// Stops the run, keeps its report and returns its failure, if any.
+    fn end_run(&mut self) -> Option<String> {
+        let run = self.run.take()?;
+        run.controls.stop();
+        let counts = self.counts;
+        let frames = format!(
+            "frames over DCP: {} sent, {} received, {} dropped (a bus full)",
+            counts.sent, counts.received, counts.dropped
+        );
+        let (table, failure) = match run.thread.join() {
+            Ok(Ok(report)) => (report.table(), report.failure.clone()),
+            Ok(Err(e)) => (String::new(), Some(e.to_string())),
+            Err(_) => (String::new(), Some("its thread panicked".to_string())),
+        };
+        let failed = failure
+            .as_ref()
+            .map_or(String::new(), |f| format!("the run failed: {f}\n"));
+        self.report = Some(format!("{table}{failed}{frames}\n"));
+        self.ends.clear();
+        failure
     }
 }
 
@@ -182,6 +205,13 @@ impl Member for SessionMember {
 
     fn start(&mut self, origin: Instant, _h: f64, hard: bool) -> Result<(), String> {
         self.stop();
+        // The calling (serving) thread carries the run's frames at each
+        // point: it is placed as the run's I/O threads are (best effort).
+        let fast = self.config.settings.fast.placement;
+        prioritize(IoPlacement {
+            priority: fast.priority.saturating_sub(1).max(1),
+            fast_core: fast.core,
+        });
         let plan = bind(self.config.clone()).map_err(|e| e.to_string())?;
         let mut options = Options::new(ClockMode::Real, &self.results);
         options.require_rt = hard;
@@ -196,9 +226,10 @@ impl Member for SessionMember {
         self.pending.fill(None);
         self.counts = FrameCounts::default();
         let mut session = Session::new(plan, options).map_err(|e| match e {
-            SessionError::NotRealTime { missing, .. } => {
-                format!("hard real time refused: this machine lacks {missing}")
-            }
+            SessionError::NotRealTime { missing, .. } => format!(
+                "hard real time refused: this machine lacks {missing}; run as root on a real-time kernel, or use \
+                 soft real time"
+            ),
             e => e.to_string(),
         })?;
         let controls = session.controls().ok_or("the run's controls are taken")?;
@@ -215,25 +246,7 @@ impl Member for SessionMember {
     }
 
     fn stop(&mut self) {
-        let Some(run) = self.run.take() else { return };
-        run.controls.stop();
-        let counts = self.counts;
-        let frames = format!(
-            "frames over DCP: {} sent, {} received, {} dropped (a bus full)",
-            counts.sent, counts.received, counts.dropped
-        );
-        self.report = Some(match run.thread.join() {
-            Ok(Ok(report)) => {
-                let failure = report
-                    .failure
-                    .as_ref()
-                    .map_or(String::new(), |f| format!("the run failed: {f}\n"));
-                format!("{}{failure}{frames}\n", report.table())
-            }
-            Ok(Err(e)) => format!("the run failed: {e}\n{frames}\n"),
-            Err(_) => format!("the run's thread panicked\n{frames}\n"),
-        });
-        self.ends.clear();
+        self.end_run();
     }
 
     fn take(&mut self, slots: &[Slot], payload: &[u8], _point: i64) -> bool {
@@ -264,7 +277,10 @@ impl Member for SessionMember {
     }
 
     fn collect(&mut self) {
-        let room = (MAX_PDU - PDU_SPARE) / self.buses.len().max(1);
+        // Every bus's value in one data PDU: its header, and each value's
+        // length before its frames.
+        let buses = self.buses.len().max(1);
+        let room = (MAX_PDU - DATA_HEADER - 4 * buses) / buses;
         for (k, value) in self.values.iter_mut().enumerate() {
             value.clear();
             let Some(end) = self.ends.get_mut(k) else { continue };

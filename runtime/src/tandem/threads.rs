@@ -188,6 +188,9 @@ pub struct RealtimeOutcome {
     pub memory_locked: Result<(), Refused>,
     /// Whether deep idle states were held off (or why not).
     pub low_latency: Result<(), Refused>,
+    /// How much later than the agreed start the frames began (ns), when
+    /// the threads were not ready in time for it.
+    pub late_start: Option<Nanos>,
 }
 
 /// The result of `handle`'s thread if it returns within `grace`; else the
@@ -310,6 +313,7 @@ pub fn run_realtime(
     // deadline (at the agreed start, unless it is sooner than that).
     let soonest = MonotonicClock::raw_now() + 10_000_000;
     let origin = start_at.map_or(soonest, |at| at.max(soonest));
+    let late_start = start_at.map(|at| origin - at).filter(|&late| late > 0);
     shared.control.set_origin(origin);
     let last_deadline = origin + frames as Nanos * frame;
     let mut over = None;
@@ -357,5 +361,6 @@ pub fn run_realtime(
         implicit_setup,
         memory_locked,
         low_latency: low_latency.map(drop),
+        late_start,
     }
 }
