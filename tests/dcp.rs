@@ -58,6 +58,11 @@ fn loopback(first: u16) -> [String; 3] {
     [0, 1, 2].map(|k| format!("127.0.0.1:{}", first + k))
 }
 
+/// The number that starts `text` (up to a space).
+fn first_number(text: &str) -> f64 {
+    text.split(' ').next().unwrap().parse().unwrap()
+}
+
 /// Slave processes, killed when dropped.
 struct Slaves(Vec<Child>);
 
@@ -331,25 +336,9 @@ fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run
     // at most a tenth of the steps missing, and data at most a step old
     // at the median.
     for line in out.lines().filter(|l| l.contains("steps missing")) {
-        let missing: u64 = line
-            .split(": ")
-            .nth(1)
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(missing <= 30, "{line}");
-        let p50: f64 = line
-            .split("p50 ")
-            .nth(1)
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let missing = first_number(line.split(": ").nth(1).unwrap());
+        assert!(missing <= 30.0, "{line}");
+        let p50 = first_number(line.split("p50 ").nth(1).unwrap());
         assert!(p50 < 10_000.0, "{line}");
     }
     // Slave to slave, a step late, extrapolated: close to lock-step.
@@ -519,14 +508,7 @@ fn a_can_bus_carried_across_a_federation_drives_the_plant_as_a_local_bus_does() 
     let ecu = std::fs::read_to_string(dir.join("ecu.log")).unwrap();
     let received = |log: &str| -> f64 {
         let line = log.lines().find(|l| l.starts_with("frames over DCP:")).unwrap();
-        line.split(", ")
-            .nth(1)
-            .unwrap()
-            .split(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+        first_number(line.split(", ").nth(1).unwrap())
     };
     assert!(received(&plant) + 3.0 >= total("ecu.can0.tx"), "{plant}");
     assert!(received(&ecu) + 3.0 >= total("plant.can0.tx"), "{ecu}");

@@ -138,14 +138,19 @@ fn sockaddr(address: SocketAddrV4) -> libc::sockaddr_in {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_burst_arrives_whole_and_in_order() {
+    /// A receiving socket on loopback, its address, and a sending one.
+    fn sockets() -> (UdpSocket, SocketAddrV4, UdpSocket) {
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let to = match rx.local_addr().unwrap() {
             std::net::SocketAddr::V4(a) => a,
             _ => unreachable!(),
         };
-        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        (rx, to, UdpSocket::bind("127.0.0.1:0").unwrap())
+    }
+
+    #[test]
+    fn a_burst_arrives_whole_and_in_order() {
+        let (rx, to, tx) = sockets();
         let payloads: Vec<Vec<u8>> = (0..20u8).map(|k| vec![k; k as usize + 1]).collect();
         let burst: Vec<(SocketAddrV4, &[u8])> = payloads.iter().map(|p| (to, p.as_slice())).collect();
         send_all(&tx, &burst).unwrap();
@@ -160,12 +165,7 @@ mod tests {
 
     #[test]
     fn a_datagram_that_cannot_leave_is_skipped_and_the_others_go() {
-        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let to = match rx.local_addr().unwrap() {
-            std::net::SocketAddr::V4(a) => a,
-            _ => unreachable!(),
-        };
-        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (rx, to, tx) = sockets();
         let too_long = vec![0u8; 70_000];
         let burst: [(SocketAddrV4, &[u8]); 3] = [(to, &[1]), (to, &too_long), (to, &[3])];
         let e = send_all(&tx, &burst).unwrap_err();
