@@ -1,10 +1,13 @@
 //! DCP federations end to end: the EV federation of `dcp/examples/` (the
 //! plant, its virtual ECU, a driver with the road) run by `tandem
-//! federate` against three `tandem dcp-slave` processes, across network
-//! namespaces made here (root needed; skipped with a message otherwise)
-//! and through a UDP relay that loses, duplicates and reorders datagrams.
-//! In lock-step the recording must equal, byte for byte, `tandem cosim`'s
-//! of the same system in one process.
+//! federate` against three `tandem dcp-slave` processes, in lock-step and
+//! in soft real time across network namespaces made here on one bridged
+//! LAN (root needed; skipped with a message otherwise), and through a UDP
+//! relay that loses, duplicates and reorders datagrams. In lock-step the
+//! recording must equal, byte for byte, `tandem cosim`'s of the same
+//! system in one process. Run configurations served as slaves carry a CAN
+//! bus across a federation (the examples as a user runs them, on
+//! loopback).
 
 mod common;
 
@@ -131,52 +134,87 @@ fn federation(dir: &Path, addresses: &[String; 3], stop: f64, extra: &str) -> Pa
     path
 }
 
-/// Network namespaces with a veth pair each to this one, removed when
-/// dropped.
-struct Namespaces(Vec<String>);
+/// Three network namespaces on one bridged LAN with this one (a veth pair
+/// each, the other ends on a bridge here), removed when dropped: hosts
+/// that reach each other and the master directly, as machines on a switch.
+struct Namespaces {
+    names: Vec<String>,
+    bridge: String,
+    subnet: usize,
+}
 
 impl Namespaces {
-    /// Three hosts 10.201.k.2, reached from here at 10.201.k.1; `None`
-    /// (saying why) where namespaces cannot be made.
+    /// Hosts 10.201.S.2 to 10.201.S.4, the master at 10.201.S.1 (S apart
+    /// for each set made by this process); `None` (saying why) where
+    /// namespaces cannot be made.
     fn make() -> Option<Namespaces> {
-        let id = std::process::id() % 10000;
-        let mut made = Namespaces(Vec::new());
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let subnet = NEXT.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}{subnet}", std::process::id() % 10000);
+        let mut made = Namespaces {
+            names: Vec::new(),
+            bridge: format!("tdb{id}"),
+            subnet,
+        };
+        let ip = |args: &[&str]| {
+            let ok = Command::new("ip").args(args).status().is_ok_and(|s| s.success());
+            if !ok {
+                eprintln!(
+                    "SKIPPED: cannot make network namespaces (ip {}): run as root with iproute2",
+                    args.join(" ")
+                );
+            }
+            ok
+        };
+        let bridge = made.bridge.clone();
+        let master = format!("10.201.{subnet}.1/24");
+        if !ip(&["link", "add", &bridge, "type", "bridge"]) {
+            return None;
+        }
+        if !ip(&["addr", "add", &master, "dev", &bridge]) || !ip(&["link", "set", &bridge, "up"]) {
+            return None;
+        }
         for k in 0..3 {
             let ns = format!("tdcp{id}n{k}");
             let (outer, inner) = (format!("td{id}o{k}"), format!("td{id}i{k}"));
+            let host = format!("10.201.{subnet}.{}/24", k + 2);
+            if !ip(&["netns", "add", &ns]) {
+                return None;
+            }
+            made.names.push(ns.clone());
             let steps: [&[&str]; 7] = [
-                &["netns", "add", &ns],
                 &["link", "add", &outer, "type", "veth", "peer", "name", &inner],
                 &["link", "set", &inner, "netns", &ns],
-                &["addr", "add", &format!("10.201.{k}.1/24"), "dev", &outer],
+                &["link", "set", &outer, "master", &bridge],
                 &["link", "set", &outer, "up"],
-                &["-n", &ns, "addr", "add", &format!("10.201.{k}.2/24"), "dev", &inner],
+                &["-n", &ns, "addr", "add", &host, "dev", &inner],
                 &["-n", &ns, "link", "set", &inner, "up"],
+                &["-n", &ns, "link", "set", "lo", "up"],
             ];
-            for args in steps {
-                let ok = Command::new("ip").args(args).status().is_ok_and(|s| s.success());
-                if args[0] == "netns" {
-                    made.0.push(ns.clone());
-                }
-                if !ok {
-                    eprintln!(
-                        "SKIPPED: cannot make network namespaces (ip {}): run as root with iproute2",
-                        args.join(" ")
-                    );
-                    return None;
-                }
+            if !steps.into_iter().all(ip) {
+                return None;
             }
-            let _ = Command::new("ip").args(["-n", &ns, "link", "set", "lo", "up"]).status();
         }
         Some(made)
+    }
+
+    /// Each host's address with `port`.
+    fn addresses(&self, port: u16) -> [String; 3] {
+        std::array::from_fn(|k| format!("10.201.{}.{}:{port}", self.subnet, k + 2))
+    }
+
+    /// The command prefix that runs a program on each host.
+    fn prefixes(&self) -> [Vec<String>; 3] {
+        std::array::from_fn(|k| vec!["ip".into(), "netns".into(), "exec".into(), self.names[k].clone()])
     }
 }
 
 impl Drop for Namespaces {
     fn drop(&mut self) {
-        for ns in &self.0 {
+        for ns in &self.names {
             let _ = Command::new("ip").args(["netns", "del", ns]).status();
         }
+        let _ = Command::new("ip").args(["link", "del", &self.bridge]).status();
     }
 }
 
@@ -184,10 +222,8 @@ impl Drop for Namespaces {
 fn a_lock_step_federation_across_three_hosts_equals_the_same_system_in_one_process() {
     let Some(namespaces) = Namespaces::make() else { return };
     let dir = scratch("dcp-netns");
-    let control: [String; 3] = std::array::from_fn(|k| format!("10.201.{k}.2:47000"));
-    let prefix: [Vec<String>; 3] =
-        std::array::from_fn(|k| vec!["ip".into(), "netns".into(), "exec".into(), namespaces.0[k].clone()]);
-    let _slaves = start_slaves(&dir, &control, &prefix);
+    let control = namespaces.addresses(47000);
+    let _slaves = start_slaves(&dir, &control, &namespaces.prefixes());
     let fed = federation(&dir, &control, 5.0, "mode = \"lock-step\"\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
     assert!(out.contains("3 members in lock-step, 500 steps"), "{out}");
@@ -325,10 +361,11 @@ fn a_federation_file_with_a_mistake_names_its_place() {
 }
 
 #[test]
-fn a_soft_real_time_federation_counts_its_lateness_and_follows_the_lock_step_run() {
+fn a_soft_real_time_federation_across_three_hosts_counts_its_lateness_and_follows_the_lock_step_run() {
+    let Some(namespaces) = Namespaces::make() else { return };
     let dir = scratch("dcp-srt");
-    let control = loopback(47331);
-    let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
+    let control = namespaces.addresses(47000);
+    let _slaves = start_slaves(&dir, &control, &namespaces.prefixes());
     let fed = federation(&dir, &control, 3.0, "mode = \"soft-real-time\"\nstart_delay = 0.2\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "srt.csv"]);
     assert!(out.contains("3 members in SRT, 300 steps"), "{out}");
