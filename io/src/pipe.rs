@@ -17,17 +17,18 @@ pub fn pair(capacity: usize) -> (Duplex, Duplex) {
     let (a_tx, b_rx) = crossbeam_channel::bounded(capacity.max(1));
     let (b_tx, a_rx) = crossbeam_channel::bounded(capacity.max(1));
     let end = |tx, rx| Duplex {
-        rx: Box::new(PipeRx { queue: rx }),
+        rx: Box::new(ChannelRx { queue: rx }),
         tx: Box::new(PipeTx { queue: tx, origin }),
     };
     (end(a_tx, a_rx), end(b_tx, b_rx))
 }
 
-struct PipeRx {
-    queue: Receiver<Received>,
+/// The receiving half of an in-process transport: its frames' channel.
+pub(crate) struct ChannelRx {
+    pub(crate) queue: Receiver<Received>,
 }
 
-impl CanReceiver for PipeRx {
+impl CanReceiver for ChannelRx {
     fn recv(&mut self, timeout: Duration) -> Result<Option<Received>, BusError> {
         if timeout.is_zero() {
             return Ok(self.queue.try_recv().ok());

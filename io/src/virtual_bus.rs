@@ -3,12 +3,13 @@
 //! for plant and ECU models run in one process.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Sender, TrySendError};
 
 use crate::frame::CanFrame;
-use crate::transport::{BusError, CanReceiver, CanSender, Duplex, Received};
+use crate::pipe::ChannelRx;
+use crate::transport::{BusError, CanSender, Duplex, Received};
 
 /// The nodes of a bus: each node's number and its receive queue.
 type Nodes = Arc<Mutex<Vec<(usize, Sender<Received>)>>>;
@@ -44,19 +45,9 @@ impl VirtualBus {
         let id = nodes.len();
         nodes.push((id, tx));
         Duplex {
-            rx: Box::new(VirtualRx { queue: rx }),
+            rx: Box::new(ChannelRx { queue: rx }),
             tx: Box::new(VirtualTx { bus: self.clone(), id }),
         }
-    }
-}
-
-struct VirtualRx {
-    queue: Receiver<Received>,
-}
-
-impl CanReceiver for VirtualRx {
-    fn recv(&mut self, timeout: Duration) -> Result<Option<Received>, BusError> {
-        Ok(self.queue.recv_timeout(timeout).ok())
     }
 }
 
@@ -91,6 +82,7 @@ impl CanSender for VirtualTx {
 mod tests {
     use super::*;
     use crate::frame::CanId;
+    use std::time::Duration;
 
     #[test]
     fn frames_reach_every_other_node_and_full_queues_are_reported() {

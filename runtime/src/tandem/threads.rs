@@ -217,8 +217,9 @@ struct Shared {
 /// Runs the tandem on real threads for `settings.frames()` frames, or until
 /// `control` asks it to stop. It sets `control`'s origin when the frames
 /// start: at `start_at` (`CLOCK_MONOTONIC` ns) if that is given and not too
-/// soon for the threads, otherwise as soon as they are ready. The calling thread calls `watch(false)` about every `poll` until
-/// the end, then `watch(true)` once after both threads have stopped.
+/// soon for the threads, otherwise as soon as they are ready. The calling
+/// thread calls `watch(false)` about every `poll` until the end, then
+/// `watch(true)` once after both threads have stopped.
 pub fn run_realtime(
     settings: &TandemSettings,
     mut fast: FastSide,
