@@ -56,36 +56,45 @@ struct Registration {
     last_seq: u16,
 }
 
-/// What the last request sent, to send again when it is repeated: in
-/// buffers kept from request to request, so that answering allocates
-/// nothing once they are made.
-#[derive(Default)]
-struct Replies {
-    kept: Vec<(SocketAddr, Vec<u8>)>,
-    count: usize,
+/// Datagrams in one buffer: their bytes back to back, and each one's
+/// address and place in it. Kept within its first capacity, adding and
+/// clearing allocate nothing.
+struct Datagrams {
+    bytes: Vec<u8>,
+    list: Vec<(SocketAddrV4, Range<usize>)>,
 }
 
-impl Replies {
-    /// Forgets what was kept (a new request).
-    fn clear(&mut self) {
-        self.count = 0;
-    }
-
-    /// Keeps `bytes`, sent to `to`.
-    fn keep(&mut self, to: SocketAddr, bytes: &[u8]) {
-        if self.count == self.kept.len() {
-            self.kept.push((to, Vec::with_capacity(MAX_PDU)));
+impl Datagrams {
+    /// Room for `count` datagrams of `bytes` bytes in all.
+    fn with_capacity(bytes: usize, count: usize) -> Datagrams {
+        Datagrams {
+            bytes: Vec::with_capacity(bytes),
+            list: Vec::with_capacity(count),
         }
-        let (address, kept) = &mut self.kept[self.count];
-        *address = to;
-        kept.clear();
-        kept.extend_from_slice(bytes);
-        self.count += 1;
     }
 
-    /// What is kept, in the order sent.
-    fn iter(&self) -> impl Iterator<Item = &(SocketAddr, Vec<u8>)> {
-        self.kept[..self.count].iter()
+    /// Whether `bytes` more would pass the first capacity.
+    fn full_for(&self, bytes: &[u8]) -> bool {
+        self.list.len() == self.list.capacity() || self.bytes.len() + bytes.len() > self.bytes.capacity()
+    }
+
+    /// Adds `bytes` for `to` (an IPv6 peer cannot be one of the slave's).
+    fn push(&mut self, to: SocketAddr, bytes: &[u8]) {
+        let SocketAddr::V4(to) = to else { return };
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.list.push((to, start..self.bytes.len()));
+    }
+
+    /// Forgets them all.
+    fn clear(&mut self) {
+        self.list.clear();
+        self.bytes.clear();
+    }
+
+    /// Each one's address and bytes, in the order added.
+    fn iter(&self) -> impl Iterator<Item = (SocketAddrV4, &[u8])> {
+        self.list.iter().map(|(to, range)| (*to, &self.bytes[range.clone()]))
     }
 }
 
@@ -94,8 +103,7 @@ impl Replies {
 /// sent first).
 struct Outbox {
     socket: UdpSocket,
-    bytes: Vec<u8>,
-    datagrams: Vec<(SocketAddrV4, Range<usize>)>,
+    waiting: Datagrams,
 }
 
 /// The bytes an outbox holds.
@@ -108,20 +116,16 @@ impl Outbox {
     fn new(socket: UdpSocket) -> Outbox {
         Outbox {
             socket,
-            bytes: Vec::with_capacity(OUTBOX_BYTES),
-            datagrams: Vec::with_capacity(OUTBOX_DATAGRAMS),
+            waiting: Datagrams::with_capacity(OUTBOX_BYTES, OUTBOX_DATAGRAMS),
         }
     }
 
     /// Queues `bytes` for `to`.
     fn queue(&mut self, to: SocketAddr, bytes: &[u8]) {
-        let SocketAddr::V4(to) = to else { return };
-        if self.datagrams.len() == OUTBOX_DATAGRAMS || self.bytes.len() + bytes.len() > OUTBOX_BYTES {
+        if self.waiting.full_for(bytes) {
             self.flush();
         }
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(bytes);
-        self.datagrams.push((to, start..self.bytes.len()));
+        self.waiting.push(to, bytes);
     }
 
     /// Sends what is queued (a datagram that cannot leave is lost, as on
@@ -129,14 +133,17 @@ impl Outbox {
     fn flush(&mut self) {
         let mut burst: [(SocketAddrV4, &[u8]); BATCH] =
             [(SocketAddrV4::new(std::net::Ipv4Addr::UNSPECIFIED, 0), &[]); BATCH];
-        for chunk in self.datagrams.chunks(burst.len()) {
-            for (b, (to, range)) in burst.iter_mut().zip(chunk) {
-                *b = (*to, &self.bytes[range.clone()]);
+        let mut n = 0;
+        for datagram in self.waiting.iter() {
+            burst[n] = datagram;
+            n += 1;
+            if n == BATCH {
+                let _ = send_all(&self.socket, &burst);
+                n = 0;
             }
-            let _ = send_all(&self.socket, &burst[..chunk.len()]);
         }
-        self.datagrams.clear();
-        self.bytes.clear();
+        let _ = send_all(&self.socket, &burst[..n]);
+        self.waiting.clear();
     }
 }
 
@@ -169,9 +176,11 @@ pub struct Slave {
     data: Vec<UdpSocket>,
     state: State,
     registration: Option<Registration>,
-    /// The last request carried out, and everything it sent.
+    /// The last request carried out.
     last_request: Vec<u8>,
-    replies: Replies,
+    /// Everything the last request sent, to send again when it is
+    /// repeated (buffers kept from request to request).
+    replies: Datagrams,
     /// What is to be sent at the end of the current burst.
     outbox: Outbox,
     /// A request is being answered: what is sent is kept in `replies`.
@@ -249,7 +258,7 @@ impl Slave {
             state: State::Alive,
             registration: None,
             last_request: Vec::with_capacity(MAX_PDU),
-            replies: Replies::default(),
+            replies: Datagrams::with_capacity(MAX_PDU, OUTBOX_DATAGRAMS),
             outbox: Outbox::new(outgoing),
             answering: false,
             wiring: Wiring::default(),
@@ -394,7 +403,7 @@ impl Slave {
             if seq == r.last_seq && bytes == self.last_request.as_slice() {
                 self.counters.repeats += 1;
                 for (to, reply) in self.replies.iter() {
-                    self.outbox.queue(*to, reply);
+                    self.outbox.queue(SocketAddr::V4(to), reply);
                 }
                 return;
             }
@@ -808,7 +817,7 @@ impl Slave {
                 outbox.queue(SocketAddr::V4(*to), out);
                 counters.data_out += 1;
                 if *answering {
-                    replies.keep(SocketAddr::V4(*to), out);
+                    replies.push(SocketAddr::V4(*to), out);
                 }
             }
         }
@@ -995,7 +1004,7 @@ impl Slave {
         pdu.write(&mut self.out);
         self.outbox.queue(to, &self.out);
         if self.answering {
-            self.replies.keep(to, &self.out);
+            self.replies.push(to, &self.out);
         }
     }
 }
