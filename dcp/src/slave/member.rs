@@ -10,6 +10,11 @@ use crate::types::OpMode;
 
 use super::wiring::Slot;
 
+/// Why a member cannot run in hard real time (`why`), and the fix.
+pub(crate) fn hard_real_time_refused(why: &str) -> String {
+    format!("hard real time refused: {why}; run as root on a real-time kernel, or use soft real time")
+}
+
 /// What a slave runs.
 pub trait Member: Send {
     /// Its DCP variables.

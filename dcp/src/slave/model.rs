@@ -9,7 +9,7 @@ use tandem_runtime::tandem::settings::Placement;
 use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
 
 use super::config::SlaveConfig;
-use super::member::Member;
+use super::member::{hard_real_time_refused, Member};
 use super::realtime::Samples;
 use super::run::SlaveError;
 use super::wiring::Slot;
@@ -72,10 +72,7 @@ impl ModelMember {
         if refusals.is_empty() {
             return Ok(());
         }
-        Err(format!(
-            "hard real time refused: {}; run as root on a real-time kernel, or use soft real time",
-            refusals.join("; ")
-        ))
+        Err(hard_real_time_refused(&refusals.join("; ")))
     }
 }
 

@@ -23,7 +23,7 @@ use tandem_runtime::tandem::settings::Policy;
 use tandem_session::device::{prioritize, IoPlacement};
 use tandem_session::{bind, BindError, ClockMode, Controls, Options, Report, Session, SessionError};
 
-use super::member::Member;
+use super::member::{hard_real_time_refused, Member};
 use super::wiring::Slot;
 use crate::frames;
 use crate::ports::{Causality, Ports, Variable};
@@ -183,11 +183,10 @@ impl Member for SessionMember {
             return Ok(());
         }
         let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
-        Err(format!(
-            "hard real time refused: this machine lacks {}; run as root on a real-time kernel (`tandem run` of \
-             the configuration without [dcp] prints the preflight), or use soft real time",
+        Err(hard_real_time_refused(&format!(
+            "this machine lacks {} (`tandem run` of the configuration without [dcp] prints the preflight)",
             missing.join(", ")
-        ))
+        )))
     }
 
     fn configure(&mut self) -> Result<(), String> {
@@ -226,10 +225,9 @@ impl Member for SessionMember {
         self.pending.fill(None);
         self.counts = FrameCounts::default();
         let mut session = Session::new(plan, options).map_err(|e| match e {
-            SessionError::NotRealTime { missing, .. } => format!(
-                "hard real time refused: this machine lacks {missing}; run as root on a real-time kernel, or use \
-                 soft real time"
-            ),
+            SessionError::NotRealTime { missing, .. } => {
+                hard_real_time_refused(&format!("this machine lacks {missing}"))
+            }
             e => e.to_string(),
         })?;
         let controls = session.controls().ok_or("the run's controls are taken")?;
