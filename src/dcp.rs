@@ -10,8 +10,10 @@ use tandem_config::bounds::check_output_size;
 use tandem_config::RunConfig;
 use tandem_dcp::federation::{self, Federation};
 use tandem_dcp::slave::config::uuid_for;
+use tandem_dcp::slave::member::Member;
+use tandem_dcp::slave::model::ModelMember;
 use tandem_dcp::slave::session::SessionMember;
-use tandem_dcp::slave::{Identity, Slave, SlaveConfig};
+use tandem_dcp::slave::{describe, Identity, Slave, SlaveConfig};
 use tandem_dcp::types::OpMode;
 use tandem_models::reference::file_stem;
 
@@ -32,7 +34,12 @@ pub struct SlaveArgs {
 /// Runs `tandem dcp-slave`: serves masters until killed.
 pub fn slave(args: &SlaveArgs) -> anyhow::Result<()> {
     let config = SlaveConfig::load(&args.slave)?;
-    serve(Slave::bind(config)?, args.description.as_deref())
+    let identity = config.identity();
+    serve(
+        identity,
+        Box::new(ModelMember::load(config)?),
+        args.description.as_deref(),
+    )
 }
 
 /// Runs `tandem run` of a configuration with a `[dcp]` table: serves
@@ -45,19 +52,21 @@ pub fn run_slave(config: RunConfig, results: &Path, description: Option<&Path>) 
         endpoint: dcp.endpoint,
     };
     let member = SessionMember::new(config, results.to_path_buf())?;
-    serve(Slave::new(identity, Box::new(member))?, description)
+    serve(identity, Box::new(member), description)
 }
 
-/// Writes the slave's description to `description` if given; otherwise
-/// serves masters until killed, saying what each run counted.
-fn serve(mut slave: Slave, description: Option<&Path>) -> anyhow::Result<()> {
-    let name = slave.description().name.clone();
+/// Writes the description of `member` served as `identity` to
+/// `description` if given; otherwise serves masters until killed, saying
+/// what each run counted.
+fn serve(identity: Identity, member: Box<dyn Member>, description: Option<&Path>) -> anyhow::Result<()> {
+    let name = identity.name.clone();
     if let Some(path) = description {
-        std::fs::write(path, slave.description().write())
+        std::fs::write(path, describe(&identity, member.as_ref()).write())
             .with_context(|| format!("cannot write {}", path.display()))?;
         say!("{name}: wrote its DCP slave description to {}", path.display());
         return Ok(());
     }
+    let mut slave = Slave::new(identity, member)?;
     say!("{name}: DCP slave listening on {} (UDP)", slave.local_addr());
     let never = AtomicBool::new(false);
     slave.serve(&never, &mut |slave| {

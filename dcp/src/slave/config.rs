@@ -10,6 +10,7 @@ use tandem_config::{check_endpoint, check_slave_name, read_text, ConfigError, Dc
 use tandem_cosim::ModelSpec;
 use toml::Spanned;
 
+use super::Identity;
 use crate::description::{parse_uuid, uuid_text};
 use crate::types::DataType;
 
@@ -195,6 +196,15 @@ impl SlaveConfig {
     /// The slave's name.
     pub fn name(&self) -> &str {
         &self.model.name.value
+    }
+
+    /// Who the slave is and where it listens.
+    pub fn identity(&self) -> Identity {
+        Identity {
+            name: self.name().to_string(),
+            uuid: self.uuid,
+            endpoint: self.endpoint,
+        }
     }
 }
 

@@ -31,7 +31,7 @@ use std::fmt;
 
 pub use config::{Extrapolation, SlaveConfig};
 pub(crate) use realtime::age_histogram;
-pub use run::{Identity, Slave, SlaveError};
+pub use run::{describe, Identity, Slave, SlaveError};
 
 /// What a slave counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -11,9 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tandem_config::{ConfigError, DcpEndpoint};
 use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
-use super::config::SlaveConfig;
 use super::member::Member;
-use super::model::ModelMember;
 use super::realtime::age_histogram;
 use super::wiring::Wiring;
 use super::SlaveCounters;
@@ -209,17 +207,6 @@ pub struct Slave {
 }
 
 impl Slave {
-    /// Loads the model of `config` (to describe it) and binds its control
-    /// socket.
-    pub fn bind(config: SlaveConfig) -> Result<Slave, SlaveError> {
-        let identity = Identity {
-            name: config.name().to_string(),
-            uuid: config.uuid,
-            endpoint: config.endpoint,
-        };
-        Slave::new(identity, Box::new(ModelMember::load(config)?))
-    }
-
     /// A slave of `member`, its control socket bound.
     pub fn new(identity: Identity, member: Box<dyn Member>) -> Result<Slave, SlaveError> {
         let endpoint = identity.endpoint;
@@ -239,16 +226,7 @@ impl Slave {
             what: "cannot share the control socket".into(),
             source,
         })?;
-        let description = Description {
-            name: identity.name.clone(),
-            uuid: identity.uuid,
-            op_modes: member.op_modes().to_vec(),
-            fixed_resolution: None,
-            recommended_resolution: whole_per_second(member.micro_step()),
-            control: Some(SocketAddrV4::new(endpoint.host, local.port())),
-            heartbeat: Some(endpoint.master_timeout),
-            ports: member.ports().clone(),
-        };
+        let description = describe_at(&identity, member.as_ref(), local.port());
         Ok(Slave {
             identity,
             member,
@@ -1006,6 +984,27 @@ impl Slave {
         if self.answering {
             self.replies.push(to, &self.out);
         }
+    }
+}
+
+/// The DCP slave description of `member` served as `identity`, at the
+/// configured control port.
+pub fn describe(identity: &Identity, member: &dyn Member) -> Description {
+    describe_at(identity, member, identity.endpoint.control.port())
+}
+
+/// The description of `member` served as `identity` on control port `port`.
+fn describe_at(identity: &Identity, member: &dyn Member, port: u16) -> Description {
+    let endpoint = identity.endpoint;
+    Description {
+        name: identity.name.clone(),
+        uuid: identity.uuid,
+        op_modes: member.op_modes().to_vec(),
+        fixed_resolution: None,
+        recommended_resolution: whole_per_second(member.micro_step()),
+        control: Some(SocketAddrV4::new(endpoint.host, port)),
+        heartbeat: Some(endpoint.master_timeout),
+        ports: member.ports().clone(),
     }
 }
 
