@@ -1,52 +1,16 @@
 //! What slaves and masters do with their UDP sockets beyond the standard
-//! library: wait on several until a datagram comes or a deadline passes,
-//! with nanosecond timeouts (a real-time step may be 1 ms), and send a
-//! burst of datagrams in one system call.
+//! library: send a burst of datagrams in one system call (waiting on
+//! several is [`tandem_io::poll::wait_readable`]).
 
 use std::io;
 use std::net::{SocketAddrV4, UdpSocket};
-use std::os::fd::{AsRawFd, RawFd};
-use std::time::Duration;
+use std::os::fd::AsRawFd;
 
 /// Datagrams handed to the kernel per system call.
 pub const BATCH: usize = 16;
 
 /// How long a send waits for room in a full socket buffer.
 const ROOM_WAIT: libc::c_int = 10;
-
-/// The most sockets waited on at once.
-pub const MAX_WAITED: usize = 256;
-
-/// Waits until one of `fds` (the first [`MAX_WAITED`]) is readable or
-/// `timeout` passes; whether one is readable. Interrupted waits count as
-/// timeouts.
-pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<bool> {
-    let mut polls = [libc::pollfd {
-        fd: -1,
-        events: 0,
-        revents: 0,
-    }; MAX_WAITED];
-    let n = fds.len().min(polls.len());
-    for (p, &fd) in polls.iter_mut().zip(fds) {
-        p.fd = fd;
-        p.events = libc::POLLIN;
-    }
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `polls` holds `n` initialised entries; `ts` outlives the call.
-    let r = unsafe { libc::ppoll(polls.as_mut_ptr(), n as libc::nfds_t, &ts, std::ptr::null()) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted {
-            Ok(false)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(r > 0)
-}
 
 /// Sends each `(to, bytes)` of `datagrams` from `socket`, in order, in as
 /// few system calls as the kernel takes. A full socket buffer is waited
@@ -137,6 +101,8 @@ fn sockaddr(address: SocketAddrV4) -> libc::sockaddr_in {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+    use tandem_io::poll::wait_readable;
 
     /// A receiving socket on loopback, its address, and a sending one.
     fn sockets() -> (UdpSocket, SocketAddrV4, UdpSocket) {

@@ -33,6 +33,7 @@ pub mod dbc;
 pub mod frame;
 pub mod log;
 pub mod pipe;
+pub mod poll;
 pub mod serial_lines;
 pub mod serial_port;
 pub mod slcan;

@@ -243,29 +243,7 @@ impl CanReceiver for SocketCanReceiver {
 /// Waits until `sock` is readable (a frame or an error is pending), at most
 /// `timeout`; `false` when it is not.
 fn readable(sock: &CanFdSocket, timeout: Duration) -> io::Result<bool> {
-    let mut pollfd = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let limit = libc::timespec {
-        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: one valid pollfd, a valid timespec and no signal mask, all
-    // living across the call.
-    match unsafe { libc::ppoll(&mut pollfd, 1, &limit, std::ptr::null()) } {
-        n if n > 0 => Ok(true),
-        0 => Ok(false),
-        _ => {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                Ok(false)
-            } else {
-                Err(e)
-            }
-        }
-    }
+    crate::poll::wait_readable(&[sock.as_raw_fd()], timeout)
 }
 
 /// The sending half.

@@ -18,7 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::net::{send_all, wait_readable};
+use tandem_io::poll::wait_readable;
+
+use crate::net::send_all;
 use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;

@@ -14,12 +14,12 @@ use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
 use super::link::{Link, Outputs};
 use super::{Federation, FederationError};
-use crate::net::wait_readable;
 use crate::pdu::{Network, Request};
 use crate::ports::Variable;
 use crate::slave::age_histogram;
 use crate::slave::wiring::Slot;
 use crate::types::{Scope, State, VERSION};
+use tandem_io::poll::wait_readable;
 
 /// How often the master asks each member's state.
 const HEARTBEAT: Duration = Duration::from_millis(500);

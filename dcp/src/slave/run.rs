@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tandem_config::{ConfigError, DcpEndpoint};
+use tandem_io::poll::{wait_readable, MAX_WAITED};
 use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
 
 use super::member::Member;
@@ -16,7 +17,7 @@ use super::realtime::age_histogram;
 use super::wiring::Wiring;
 use super::SlaveCounters;
 use crate::description::Description;
-use crate::net::{send_all, wait_readable, BATCH, MAX_WAITED};
+use crate::net::{send_all, BATCH};
 use crate::pdu::{request_header, unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::types::{ErrorCode, OpMode, Scope, State, MAX_PDU, VERSION};
 
