@@ -17,6 +17,7 @@
 pub mod bdf;
 pub mod events;
 pub mod explicit;
+pub mod hermite;
 pub mod implicit;
 mod named;
 pub mod ode;

@@ -15,7 +15,8 @@ use std::str::FromStr;
 use tandem_models::{Model, NonFinite, StateRef};
 
 use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
-use crate::events::{illinois, ChatterPolicy, ChatterWatch, EventSettings};
+use crate::events::locator::{first_nonfinite, EventLocator, Limit, SettleError};
+use crate::events::{ChatterPolicy, EventSettings};
 use crate::explicit::{ExplicitRk, Method};
 use crate::named::UnknownName;
 use crate::ode::ModelOde;
@@ -201,7 +202,7 @@ pub struct Simulation<'m> {
     /// The next grid point to record: the simulation is at `n * step`.
     n: u64,
     settings: FixedStep,
-    events: EventSettings,
+    events: EventLocator,
     rates: Vec<TickRate>,
     integrator: ExplicitRk,
     /// The BDF and whether it must restart before its next step, when it
@@ -220,23 +221,15 @@ pub struct Simulation<'m> {
     u_driven: Vec<f64>,
     y: Vec<f64>,
     hits: Vec<bool>,
-    /// No rate hits (event instants between grid steps).
-    no_hits: Vec<bool>,
     /// The state at the start of the step being tried.
     x_start: Vec<f64>,
     /// Derivatives for the forward-Euler fallback.
     dx: Vec<f64>,
-    /// The states before a round of the event iteration.
+    /// The states before a grid point's major step (a BDF run restarts
+    /// where they change).
     x_before: Vec<f64>,
     xd_before: Vec<f64>,
-    /// Switching distances of the zero crossings.
-    distance: Vec<f64>,
-    /// Zero crossings whose location was turned off for chattering.
-    disabled: Vec<bool>,
-    chatter: ChatterWatch,
     counts: Counts,
-    /// Events since the start of the current grid step.
-    events_in_step: u32,
     /// Length of the last step shortened to stay finite (infinite when the
     /// last step was not shortened).
     shortened_to: f64,
@@ -281,11 +274,11 @@ impl<'m> Simulation<'m> {
     fn holding(mut model: Held<'m>, settings: FixedStep) -> Result<Self, SimError> {
         let rates = tick_rates(&*model, settings.step)?;
         let layout = model.layout();
-        let (n, nd, nz) = (layout.states.len(), layout.discrete, layout.zero_crossings.len());
+        let (n, nd) = (layout.states.len(), layout.discrete);
+        let events = EventLocator::new(layout, EventSettings::default(), MAX_EVENTS_PER_STEP);
         let u: Vec<f64> = layout.inputs.iter().map(|v| v.default).collect();
         let y = vec![0.0; layout.outputs.len()];
         let hits = vec![false; rates.len()];
-        let no_hits = hits.clone();
         let mut x = vec![0.0; n];
         let mut xd = vec![0.0; nd];
         model.initial_state(&mut x, &mut xd);
@@ -307,7 +300,7 @@ impl<'m> Simulation<'m> {
             model,
             n: 0,
             settings,
-            events: EventSettings::default(),
+            events,
             rates,
             integrator: ExplicitRk::new(method, n),
             bdf,
@@ -324,19 +317,14 @@ impl<'m> Simulation<'m> {
             u,
             y,
             hits,
-            no_hits,
-            distance: vec![f64::INFINITY; nz],
-            disabled: vec![false; nz],
-            chatter: ChatterWatch::default(),
             counts: Counts::default(),
-            events_in_step: 0,
             shortened_to: f64::INFINITY,
         })
     }
 
     /// Replaces the event settings.
     pub fn with_events(mut self, events: EventSettings) -> Self {
-        self.events = events;
+        self.events = EventLocator::new(self.model.layout(), events, MAX_EVENTS_PER_STEP);
         self
     }
 
@@ -442,7 +430,7 @@ impl<'m> Simulation<'m> {
         self.major_step()?;
         recorder.record(t, &self.y)?;
         self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
-        if self.events.locate && !self.distance.is_empty() {
+        if self.events.active() {
             self.settle(t)?;
         }
         let next = (self.n + 1) as f64 * h;
@@ -487,7 +475,9 @@ impl<'m> Simulation<'m> {
         set_hits(&self.rates, self.n, &mut self.hits);
         self.model
             .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
-        self.check_finite(t)?;
+        if let Some(e) = first_nonfinite(self.model.layout(), t, &self.x, &self.y) {
+            return Err(e.into());
+        }
         Ok(())
     }
 
@@ -503,19 +493,20 @@ impl<'m> Simulation<'m> {
             events: self.counts.events,
             shortened: self.counts.shortened,
             wall,
-            disabled: self.disabled_blocks(),
+            disabled: self.events.disabled_blocks(&*self.model),
         }
     }
 
     /// Integrates the continuous states from `t0` to the grid time `t1`,
     /// stopping at every located event on the way.
     fn advance(&mut self, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
-        self.events_in_step = 0;
-        if self.x.is_empty() && self.distance.is_empty() {
+        self.events.begin_step();
+        if self.x.is_empty() && !self.events.active() {
             return Ok(());
         }
+        let tolerance = self.events.settings().tolerance_at(t1);
         let mut t = t0;
-        while t1 - t > self.events.tolerance_at(t1) {
+        while t1 - t > tolerance {
             self.x_start.copy_from_slice(&self.x);
             let Some(SubStep { length: h, located }) = self.finite_step(t, t1 - t) else {
                 // Non-finite even on tiny steps: take the full step and let
@@ -526,14 +517,18 @@ impl<'m> Simulation<'m> {
                 return Ok(());
             };
             let end = if h == t1 - t { t1 } else { t + h };
-            if !self.events.locate || self.distance.is_empty() || self.distance_at(end) >= 0.0 {
+            if !self.events.active() {
+                t = end;
+                continue;
+            }
+            let at_end = self.distance_at(end);
+            if at_end >= 0.0 {
                 t = end;
                 continue;
             }
             // A forward-Euler sub-step is as short as the event tolerance:
             // the event is at its end.
-            let tau = if located { self.locate(t, h) } else { h };
-            t += tau;
+            t = if located { self.locate(t, end, at_end) } else { end };
             self.on_event(t, recorder)?;
         }
         Ok(())
@@ -557,18 +552,16 @@ impl<'m> Simulation<'m> {
     /// instead, as such points tend to recur. Zero crossings are checked
     /// on every step and located on the polynomial.
     fn advance_with(&mut self, bdf: &mut Bdf, t0: f64, t1: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
-        self.events_in_step = 0;
+        self.events.begin_step();
         if self.restart {
             self.restart_bdf(bdf, t0, t1);
         }
         let t_stop = if self.land { t1 } else { self.settings.stop };
-        let tol = self.events.tolerance_at(t1);
+        let tol = self.events.settings().tolerance_at(t1);
         loop {
             if bdf.t() > self.checked {
                 match self.first_crossing(bdf) {
                     Some(te) if te <= t1 => {
-                        bdf.interpolate(te, &mut self.x);
-                        self.distance_at(te);
                         self.on_event(te, recorder)?;
                         self.restart_bdf(bdf, te, t1);
                         continue;
@@ -613,9 +606,10 @@ impl<'m> Simulation<'m> {
     }
 
     /// The first zero crossing between the last checked time and the
-    /// BDF's time, located on its interpolating polynomial, if any.
+    /// BDF's time, located on its interpolating polynomial, if any; `x` is
+    /// then the state there.
     fn first_crossing(&mut self, bdf: &Bdf) -> Option<f64> {
-        if !self.events.locate || self.distance.is_empty() {
+        if !self.events.active() {
             return None;
         }
         let end = bdf.t();
@@ -624,20 +618,16 @@ impl<'m> Simulation<'m> {
         if at_end >= 0.0 {
             return None;
         }
-        let start = self.checked;
-        bdf.interpolate(start, &mut self.x);
-        let at_start = self.distance_at(start).max(0.0);
-        let tol = self.events.tolerance_at(end);
-        Some(illinois(
-            |tau| {
-                bdf.interpolate(tau, &mut self.x);
-                self.distance_at(tau)
-            },
-            start,
-            at_start,
+        let mut on_polynomial = |_: &mut dyn Model, t: f64, x: &mut [f64]| bdf.interpolate(t, x);
+        Some(self.events.locate(
+            &mut *self.model,
+            &mut on_polynomial,
+            self.checked,
             end,
             at_end,
-            tol,
+            &mut self.x,
+            &self.xd,
+            &self.u,
         ))
     }
 
@@ -650,7 +640,7 @@ impl<'m> Simulation<'m> {
     fn finite_step(&mut self, t: f64, h: f64) -> Option<SubStep> {
         // Start from twice the last shortened length: near a domain
         // boundary the usable length shrinks a little each time.
-        let shortest = self.events.tolerance_at(t);
+        let shortest = self.events.settings().tolerance_at(t);
         let mut length = h.min(2.0 * self.shortened_to);
         while length >= shortest {
             self.x.copy_from_slice(&self.x_start);
@@ -685,71 +675,58 @@ impl<'m> Simulation<'m> {
     /// The smallest switching distance (of the functions still located) at
     /// time `t` with the current state `x`.
     fn distance_at(&mut self, t: f64) -> f64 {
-        self.model.zero_crossings(
-            StateRef {
-                t,
-                x: &self.x,
-                xd: &self.xd,
-                u: &self.u,
-            },
-            &mut self.distance,
-        );
-        self.distance
-            .iter()
-            .zip(&self.disabled)
-            .filter(|(_, off)| !**off)
-            .map(|(d, _)| *d)
-            .fold(f64::INFINITY, f64::min)
+        let s = StateRef {
+            t,
+            x: &self.x,
+            xd: &self.xd,
+            u: &self.u,
+        };
+        self.events.distance(&mut *self.model, s)
     }
 
-    /// Locates the first crossing in a step of length `h` from `t` (whose
-    /// end is past it) and leaves `x` just past it. Returns its offset.
-    fn locate(&mut self, t: f64, h: f64) -> f64 {
-        let at_end = self.distance_at(t + h);
-        self.x.copy_from_slice(&self.x_start);
-        let at_start = self.distance_at(t).max(0.0);
-        let tol = self.events.tolerance_at(t + h);
-        let tau = illinois(|tau| self.distance_after(t, tau), 0.0, at_start, h, at_end, tol);
-        self.distance_after(t, tau);
-        tau
+    /// Locates the first crossing in the step from `t` (state `x_start`)
+    /// to `end` (whose distance `at_end` is negative) by integrating again
+    /// from `t` with shorter lengths, and leaves `x` just past it. Returns
+    /// its time.
+    fn locate(&mut self, t: f64, end: f64, at_end: f64) -> f64 {
+        let Simulation {
+            model,
+            events,
+            integrator,
+            x_start,
+            x,
+            xd,
+            u,
+            ..
+        } = self;
+        let mut integrate = |model: &mut dyn Model, tau: f64, x: &mut [f64]| {
+            x.copy_from_slice(x_start);
+            integrator.step(model, t, tau - t, x, xd, u);
+        };
+        events.locate(&mut **model, &mut integrate, t, end, at_end, x, xd, u)
     }
 
-    /// The smallest switching distance after a step of `tau` from `t`,
-    /// leaving `x` at the end of that step.
-    fn distance_after(&mut self, t: f64, tau: f64) -> f64 {
-        self.x.copy_from_slice(&self.x_start);
-        self.integrator
-            .step(&mut *self.model, t, tau, &mut self.x, &self.xd, &self.u);
-        if self.x.iter().any(|v| !v.is_finite()) {
-            return f64::NAN;
-        }
-        self.distance_at(t + tau)
-    }
-
-    /// Handles an event at `t`: counts it against chattering, records the
+    /// Handles an event at `t`: counts it against the limits, records the
     /// outputs before and after when asked, and runs the event iteration.
     fn on_event(&mut self, t: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
         self.counts.events += 1;
-        self.events_in_step += 1;
-        if self.events_in_step > MAX_EVENTS_PER_STEP {
-            return Err(SimError::EventFlood {
-                block: self.crossing_block(),
-                time: t,
-                step: self.settings.step,
-            });
-        }
-        let consecutive = self.chatter.observe(t, self.events.window * t.abs().max(1.0));
-        if consecutive >= self.events.max_consecutive {
-            let block = self.crossing_block();
-            match self.events.chatter {
-                ChatterPolicy::Stop => {
-                    return Err(SimError::Chattering {
-                        block,
-                        time: t,
-                        count: consecutive,
-                    })
+        match self.events.admit(t) {
+            Ok(()) => {}
+            Err(Limit::PerStep { .. }) => {
+                return Err(SimError::EventFlood {
+                    block: self.events.crossing_block(&*self.model).to_string(),
+                    time: t,
+                    step: self.settings.step,
+                })
+            }
+            Err(Limit::Chattering { count }) => {
+                let block = self.events.crossing_block(&*self.model).to_string();
+                match self.events.settings().chatter {
+                    ChatterPolicy::Stop => {
+                        return Err(SimError::Chattering { block, time: t, count });
+                    }
+                    ChatterPolicy::Disable => self.events.disable(&*self.model, &block),
                 }
-                ChatterPolicy::Disable => self.disable(&block),
             }
         }
         self.record_event_row(t, recorder)?;
@@ -761,7 +738,7 @@ impl<'m> Simulation<'m> {
     /// With `--record-events`, records the outputs at the event instant
     /// `t` as they are now (called just before and just after the event).
     fn record_event_row(&mut self, t: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
-        if self.events.record {
+        if self.events.settings().record {
             self.model.outputs(
                 StateRef {
                     t,
@@ -776,83 +753,19 @@ impl<'m> Simulation<'m> {
         Ok(())
     }
 
-    /// The event iteration at `t`: major outputs (modes switch) and update
-    /// (resets), repeated until neither changes a state, as Modelica's
-    /// event iteration repeats until no discrete variable changes.
+    /// The event iteration at `t` (see [`EventLocator::settle`]).
     fn settle(&mut self, t: f64) -> Result<(), SimError> {
-        for _ in 0..self.events.max_iterations {
-            self.x_before.copy_from_slice(&self.x);
-            self.xd_before.copy_from_slice(&self.xd);
-            self.model
-                .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.no_hits, &mut self.y)?;
-            self.check_finite(t)?;
-            self.model.update(t, &self.no_hits, &mut self.x, &mut self.xd, &self.u);
-            if self.x == self.x_before && self.xd == self.xd_before {
-                return Ok(());
-            }
-        }
-        Err(SimError::EventStorm {
-            block: self.crossing_block(),
-            time: t,
-            iterations: self.events.max_iterations,
-        })
-    }
-
-    /// The block owning the most negative switching distance.
-    fn crossing_block(&self) -> String {
-        let names = &self.model.layout().zero_crossings;
-        let worst = (0..self.distance.len())
-            .filter(|&i| !self.disabled[i])
-            .min_by(|&i, &j| self.distance[i].total_cmp(&self.distance[j]));
-        worst.map_or_else(String::new, |i| block_of(&names[i]).to_string())
-    }
-
-    /// Stops locating the zero crossings of `block`.
-    fn disable(&mut self, block: &str) {
-        for (off, name) in self.disabled.iter_mut().zip(&self.model.layout().zero_crossings) {
-            if block_of(name) == block {
-                *off = true;
-            }
-        }
-        self.chatter = ChatterWatch::default();
-    }
-
-    /// Blocks whose zero crossings are no longer located.
-    fn disabled_blocks(&self) -> Vec<String> {
-        let names = &self.model.layout().zero_crossings;
-        let mut blocks: Vec<String> = names
-            .iter()
-            .zip(&self.disabled)
-            .filter(|(_, off)| **off)
-            .map(|(n, _)| block_of(n).to_string())
-            .collect();
-        blocks.dedup();
-        blocks
-    }
-
-    /// Catches non-finite states and outputs of models that do not check
-    /// their own signals (models written in Rust).
-    fn check_finite(&self, t: f64) -> Result<(), NonFinite> {
-        let layout = self.model.layout();
-        let bad_state = self
-            .x
-            .iter()
-            .position(|v| !v.is_finite())
-            .map(|i| (format!("state \"{}\"", layout.states[i]), self.x[i]));
-        let bad_output = || {
-            self.y
-                .iter()
-                .position(|v| !v.is_finite())
-                .map(|i| (format!("output \"{}\"", layout.outputs[i].name), self.y[i]))
-        };
-        match bad_state.or_else(bad_output) {
-            Some((place, value)) => Err(NonFinite { time: t, place, value }),
-            None => Ok(()),
+        match self
+            .events
+            .settle(&mut *self.model, t, &mut self.x, &mut self.xd, &self.u)
+        {
+            Ok(_) => Ok(()),
+            Err(SettleError::NonFinite(e)) => Err(e.into()),
+            Err(SettleError::Storm { rounds }) => Err(SimError::EventStorm {
+                block: self.events.crossing_block(&*self.model).to_string(),
+                time: t,
+                iterations: rounds,
+            }),
         }
     }
-}
-
-/// The block a zero crossing belongs to (`path` or `path#k`).
-fn block_of(zero_crossing: &str) -> &str {
-    zero_crossing.split('#').next().unwrap_or(zero_crossing)
 }

@@ -1,5 +1,5 @@
 //! State events for the drivers: settings, locating a crossing in time, and
-//! watching for chattering.
+//! watching for chattering; [`locator`] is the locator every driver calls.
 //!
 //! A model reports, per zero-crossing function, a switching distance that is
 //! positive while its mode holds ([`tandem_models::Model::zero_crossings`]).
@@ -13,6 +13,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::named::UnknownName;
+
+pub mod locator;
 
 /// What to do when a block keeps switching without time passing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
