@@ -54,7 +54,10 @@ struct Program {
 /// indicator (`"<modelName>#indicator <i>"`, positive while the indicator
 /// keeps the sign it had at the last event) and `"<modelName>#time event"`
 /// (the time left to the FMU's next time event, 1 when it has none), so
-/// that Tandem locates both kinds of event.
+/// that Tandem locates both kinds of event. The discrete states are the
+/// indicators' signs at the last event (1 above zero, 0 not: the modes)
+/// and the time of the next time event (infinite when there is none), so
+/// that a state taken from another instance carries the events it saw.
 ///
 /// The [`Model`] methods cannot return errors: a failed FMI call writes NaN
 /// into what was asked and is kept, and the next [`Model::major_outputs`]
@@ -68,10 +71,8 @@ pub struct FmuModel {
     error: Option<FmuError>,
     /// Event indicators, read at updates.
     indicators: Vec<f64>,
-    /// Whether each indicator was > 0 at the last update.
-    above: Vec<bool>,
-    /// The FMU's next time event.
-    next_event: Option<f64>,
+    /// The discrete states after the initial event iteration.
+    initial: Vec<f64>,
 }
 
 impl FmuModel {
@@ -94,7 +95,8 @@ impl FmuModel {
         let indicators = description.structure.event_indicators;
         let layout = Layout {
             states: states.iter().map(|&s| description.variables[s].name.clone()).collect(),
-            discrete: 0,
+            discrete: indicators + 1,
+            modes: (0..indicators).collect(),
             inputs: inputs.variables,
             outputs: outputs.variables,
             rates: Vec::new(),
@@ -173,10 +175,11 @@ impl FmuModel {
         instance.enter_continuous_time_mode()?;
         let mut indicators = vec![0.0; program.indicators];
         instance.get_event_indicators(&mut indicators)?;
+        let mut initial = vec![0.0; program.indicators + 1];
+        write_discrete(&indicators, next_event, &mut initial);
         Ok(FmuModel {
-            above: indicators.iter().map(|&z| z > 0.0).collect(),
             indicators,
-            next_event,
+            initial,
             error: None,
             instance: Some(instance),
             program,
@@ -188,8 +191,7 @@ impl FmuModel {
     fn failed(program: Arc<Program>, error: FmuError) -> FmuModel {
         FmuModel {
             indicators: vec![0.0; program.indicators],
-            above: vec![true; program.indicators],
-            next_event: None,
+            initial: vec![1.0; program.indicators + 1],
             error: Some(error),
             instance: None,
             program,
@@ -226,14 +228,13 @@ impl FmuModel {
         }
     }
 
-    /// The event handling of [`Model::update`].
-    fn handle_events(&mut self, t: f64, x: &mut [f64], u: &[f64]) -> Result<(), FmuError> {
+    /// The event handling of [`Model::update`]: the modes and the next
+    /// time event are read from and written to `xd`.
+    fn handle_events(&mut self, t: f64, x: &mut [f64], xd: &mut [f64], u: &[f64]) -> Result<(), FmuError> {
         let FmuModel {
             program,
             instance,
             indicators,
-            above,
-            next_event,
             ..
         } = self;
         let Some(instance) = instance.as_deref_mut() else {
@@ -250,27 +251,35 @@ impl FmuModel {
             asked = end.enter_event_mode;
         }
         instance.get_event_indicators(indicators)?;
+        let (modes, next_event) = xd.split_at(indicators.len());
         let crossed = indicators
             .iter()
-            .zip(above.iter())
-            .any(|(&z, &above)| (z > 0.0) != above);
-        let timed = next_event.is_some_and(|te| t >= te - TIME_EVENT_TOLERANCE * te.abs().max(1.0));
+            .zip(modes)
+            .any(|(&z, &mode)| (z > 0.0) != (mode > 0.5));
+        let te = next_event[0];
+        let timed = te.is_finite() && t >= te - TIME_EVENT_TOLERANCE * te.abs().max(1.0);
         if !(crossed || timed || asked) {
             return Ok(());
         }
         instance.enter_event_mode()?;
         let (changed, next) = iterate_events(instance, name, t)?;
-        *next_event = next;
         instance.enter_continuous_time_mode()?;
         if changed {
             instance.get_continuous_states(x)?;
         }
         instance.get_event_indicators(indicators)?;
-        for (above, &z) in above.iter_mut().zip(indicators.iter()) {
-            *above = z > 0.0;
-        }
+        write_discrete(indicators, next, xd);
         Ok(())
     }
+}
+
+/// Writes the modes of `indicators` (1 above zero, 0 not) and the next
+/// time event (infinite for none) as the discrete states `xd`.
+fn write_discrete(indicators: &[f64], next_event: Option<f64>, xd: &mut [f64]) {
+    for (mode, &z) in xd.iter_mut().zip(indicators) {
+        *mode = if z > 0.0 { 1.0 } else { 0.0 };
+    }
+    xd[indicators.len()] = next_event.unwrap_or(f64::INFINITY);
 }
 
 /// Sets time, continuous states and inputs.
@@ -354,7 +363,8 @@ impl Model for FmuModel {
         )
     }
 
-    fn initial_state(&mut self, x: &mut [f64], _xd: &mut [f64]) {
+    fn initial_state(&mut self, x: &mut [f64], xd: &mut [f64]) {
+        xd.copy_from_slice(&self.initial);
         let (None, Some(instance)) = (&self.error, self.instance.as_deref_mut()) else {
             x.fill(f64::NAN);
             return;
@@ -393,11 +403,11 @@ impl Model for FmuModel {
         }
     }
 
-    fn update(&mut self, t: f64, _hits: &[bool], x: &mut [f64], _xd: &mut [f64], u: &[f64]) {
+    fn update(&mut self, t: f64, _hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
         if self.error.is_some() {
             return;
         }
-        if let Err(e) = self.handle_events(t, x, u) {
+        if let Err(e) = self.handle_events(t, x, xd, u) {
             self.keep(e);
         }
     }
@@ -408,13 +418,15 @@ impl Model for FmuModel {
         if n > 0 {
             self.evaluate(s, indicators, |instance, _, z| instance.get_event_indicators(z));
         }
-        for (z, &above) in indicators.iter_mut().zip(&self.above) {
-            if !above {
+        let (modes, next_event) = s.xd.split_at(n);
+        for (z, &mode) in indicators.iter_mut().zip(modes) {
+            if mode < 0.5 {
                 *z = -*z;
             }
         }
         if let Some(distance) = time_event.first_mut() {
-            *distance = self.next_event.map_or(1.0, |te| te - s.t);
+            let te = next_event[0];
+            *distance = if te.is_finite() { te - s.t } else { 1.0 };
         }
     }
 

@@ -152,7 +152,11 @@ fn the_layout_names_states_outputs_and_zero_crossings() {
             layout.zero_crossings,
             [format!("{name}#indicator 0"), format!("{name}#time event")]
         );
-        assert_eq!(layout.discrete, 0);
+        // The indicator's mode and the next time event (none: infinite).
+        assert_eq!((layout.discrete, layout.modes.as_slice()), (2, &[0][..]));
+        let (mut x, mut xd) = ([0.0; 2], [0.0; 2]);
+        model.fork().initial_state(&mut x, &mut xd);
+        assert_eq!(xd, [1.0, f64::INFINITY], "in flight, no time event");
         // der(h) depends on v only, der(v) on nothing.
         assert_eq!(model.sparsity(), Some(vec![vec![], vec![0]]));
     }
@@ -164,13 +168,13 @@ fn forked_instances_run_independently() {
     let fmu = Fmu::open(fmus::build("bouncing_ball", dir.path())).unwrap();
     let mut model = FmuModel::new(&fmu, &Parameters::new()).unwrap();
     let mut fork = model.fork();
-    let (mut x, mut xd) = ([0.0; 2], []);
+    let (mut x, mut xd) = ([0.0; 2], [0.0; 2]);
     model.initial_state(&mut x, &mut xd);
     assert_eq!(x, [1.0, 0.0]);
     // Move the original on; the fork still starts from the top.
-    model.update(0.3, &[], &mut [0.5, -2.0], &mut [], &[]);
+    model.update(0.3, &[], &mut [0.5, -2.0], &mut xd, &[]);
     let mut y = [0.0; 2];
     fork.initial_state(&mut x, &mut xd);
-    fork.major_outputs(0.0, &x, &mut [], &[], &[], &mut y).unwrap();
+    fork.major_outputs(0.0, &x, &mut xd, &[], &[], &mut y).unwrap();
     assert_eq!(y, [1.0, 0.0]);
 }

@@ -187,9 +187,10 @@ fn a_once_per_process_fmu_refuses_a_second_instance_with_a_clear_message() {
     // Model::fork cannot fail: its model reports the reason at once.
     let mut fork = model.fork();
     let (mut x, mut y) = ([0.0], [0.0]);
-    fork.initial_state(&mut x, &mut []);
+    let mut xd = vec![0.0; fork.layout().discrete];
+    fork.initial_state(&mut x, &mut xd);
     assert!(x[0].is_nan());
-    let report = fork.major_outputs(0.0, &x, &mut [], &[1.0], &[], &mut y).unwrap_err();
+    let report = fork.major_outputs(0.0, &x, &mut xd, &[1.0], &[], &mut y).unwrap_err();
     assert!(y[0].is_nan());
     assert!(
         report

@@ -19,9 +19,11 @@ fn the_model_evaluates_and_handles_events_without_allocating() {
         let fmu = Fmu::open(fmus::build(name, dir.path())).unwrap();
         let mut model = FmuModel::new(&fmu, &Parameters::new()).unwrap();
         let (mut x, mut dx, mut y, mut z) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+        // The indicator's mode and the next time event.
+        let mut xd = [0.0; 2];
         let mut impacts = 0;
         let count = allocations_in(|| {
-            model.initial_state(&mut x, &mut []);
+            model.initial_state(&mut x, &mut xd);
             // Forward Euler to the floor and past it, several bounces.
             let h = 1e-3;
             for n in 0..2000 {
@@ -29,14 +31,14 @@ fn the_model_evaluates_and_handles_events_without_allocating() {
                 let s = StateRef {
                     t,
                     x: &x,
-                    xd: &[],
+                    xd: &xd,
                     u: &[],
                 };
                 model.derivatives(s, &mut dx);
                 model.zero_crossings(s, &mut z);
-                model.major_outputs(t, &x, &mut [], &[], &[], &mut y).unwrap();
+                model.major_outputs(t, &x, &mut xd, &[], &[], &mut y).unwrap();
                 let before = x[1];
-                model.update(t, &[], &mut x, &mut [], &[]);
+                model.update(t, &[], &mut x, &mut xd, &[]);
                 if before < 0.0 && x[1] > 0.0 {
                     impacts += 1;
                 }

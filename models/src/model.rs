@@ -74,6 +74,11 @@ pub struct Layout {
     pub rate_users: Vec<String>,
     /// Zero-crossing functions, by the name of the block or condition owning each.
     pub zero_crossings: Vec<String>,
+    /// Where the discrete states hold the modes of the zero crossings (the
+    /// side each function was on at the last major step), as indices into
+    /// the discrete states: two states with the same modes have seen the
+    /// same events.
+    pub modes: Vec<usize>,
 }
 
 /// A value that stopped being finite, and where it came from.

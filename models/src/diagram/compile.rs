@@ -790,6 +790,7 @@ fn assemble(
         xd0.extend_from_slice(&node.xd0);
         // Modes of the zero crossings follow the block's discrete states,
         // starting on the positive side (the first major pass settles them).
+        layout.modes.extend(xd0.len()..xd0.len() + node.zero_crossings);
         xd0.extend(std::iter::repeat_n(1.0, node.zero_crossings));
         let zc = (
             layout.zero_crossings.len() as u32,
