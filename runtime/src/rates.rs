@@ -55,6 +55,38 @@ pub(crate) fn set_hits(rates: &[TickRate], n: u64, hits: &mut [bool]) {
     }
 }
 
+/// A model's discrete rates counted in frames: which of them hit at each
+/// frame.
+#[derive(Clone, Debug)]
+pub struct FrameRates {
+    rates: Vec<TickRate>,
+}
+
+impl FrameRates {
+    /// The rates of `model` on a grid of `frame` seconds; each must land on
+    /// it.
+    pub fn new(model: &dyn Model, frame: f64) -> Result<Self, RateError> {
+        Ok(FrameRates {
+            rates: tick_rates(model, frame)?,
+        })
+    }
+
+    /// How many rates there are.
+    pub fn len(&self) -> usize {
+        self.rates.len()
+    }
+
+    /// Whether the model has no discrete rate.
+    pub fn is_empty(&self) -> bool {
+        self.rates.is_empty()
+    }
+
+    /// Marks in `hits` the rates that hit at frame `k`.
+    pub fn hits(&self, k: u64, hits: &mut [bool]) {
+        set_hits(&self.rates, k, hits);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

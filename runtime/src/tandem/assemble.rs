@@ -16,6 +16,7 @@ use super::recording::{row_ring, RowReceiver};
 use super::retune::{retune_queues, Retuner};
 use super::settings::{Extrapolation, FastMethod, ImplicitWork, TandemSettings};
 use super::stepper::FastStepper;
+use crate::rates::FrameRates;
 
 /// Which outputs to record, and how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,13 +138,14 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         let (sender, receiver) = frame_ring(shape, FRAME_RING);
         let (publisher, reader) = match integrates {
             true => {
-                let (p, r) = result_exchange(shape.states);
+                let (p, r) = result_exchange(shape.states, shape.discrete);
                 (Some(p), Some(r))
             }
             false => (None, None),
         };
         let parts = ImplicitParts {
             model: model.fork(),
+            rates: FrameRates::new(model, settings.frame)?,
             receiver,
             publisher,
             matrices,

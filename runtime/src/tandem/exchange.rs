@@ -1,14 +1,17 @@
 //! The two lock-free paths between the threads: each frame the fast thread
-//! sends its time, inputs and state to the implicit thread through a ring
-//! (ringbuf); the implicit thread publishes its newest result, with the
-//! polynomial that interpolates it, through a latest-value triple buffer.
-//! Neither side allocates, locks or waits on the other.
+//! sends its frame number, inputs and state to the implicit thread through a
+//! ring (ringbuf); the implicit thread publishes its newest result, with the
+//! polynomial that interpolates it and the discrete state that goes with
+//! it, through a latest-value triple buffer. Neither side allocates, locks
+//! or waits on the other. Frames are counted, not timed: a frame's time in
+//! seconds is always derived from its number, never accumulated.
 
 use ringbuf::traits::{Consumer, Observer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use triple_buffer::{Input, Output, TripleBuffer};
 
 use super::clock::Nanos;
+use crate::hermite::{hermite_at, End};
 
 /// Sizes of one frame record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,24 +25,26 @@ pub struct RecordShape {
 }
 
 impl RecordShape {
-    /// Values in one record: time, publication time, input sample time,
+    /// Values in one record: frame, publication time, input sample time,
     /// inputs, states.
     fn len(self) -> usize {
         3 + self.inputs + self.states + self.discrete
     }
 }
 
-/// What the fast thread sends each frame: the frame's time, the inputs it
-/// read and the state it integrates from (after its discrete update).
+/// What the fast thread sends each frame: the frame's number, the inputs it
+/// read and the state it integrates from (after the frame's major step:
+/// discrete update, resets and the event iteration).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameRecord {
-    /// Frame time (s).
-    pub t: f64,
+    /// Frame number.
+    pub frame: u64,
     /// When it was sent, on the run's clock.
     pub sent_at: Nanos,
-    /// When the inputs were sampled (s): the frame time for profiles, the
-    /// newest receive time for bus inputs. Never decreases.
-    pub u_time: f64,
+    /// When the inputs were sampled, on the run's clock: the frame's start
+    /// for profiles, the newest receive time for bus inputs. Never
+    /// decreases.
+    pub u_time: Nanos,
     /// Inputs held over the frame.
     pub u: Vec<f64>,
     /// Continuous state at `t`.
@@ -52,9 +57,9 @@ impl FrameRecord {
     /// A zeroed record of `shape`.
     pub fn new(shape: RecordShape) -> Self {
         FrameRecord {
-            t: 0.0,
+            frame: 0,
             sent_at: 0,
-            u_time: 0.0,
+            u_time: 0,
             u: vec![0.0; shape.inputs],
             x: vec![0.0; shape.states],
             xd: vec![0.0; shape.discrete],
@@ -91,16 +96,18 @@ pub fn frame_ring(shape: RecordShape, capacity: usize) -> (FrameSender, FrameRec
 
 impl FrameSender {
     /// Sends one record whole, or drops it (and counts) when the ring is
-    /// full because the implicit thread has stopped reading.
-    pub fn send(&mut self, t: f64, sent_at: Nanos, u_time: f64, u: &[f64], x: &[f64], xd: &[f64]) {
+    /// full because the implicit thread has stopped reading. The numbers
+    /// travel as the bits of `f64` slots, unchanged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send(&mut self, frame: u64, sent_at: Nanos, u_time: Nanos, u: &[f64], x: &[f64], xd: &[f64]) {
         if self.ring.vacant_len() < self.scratch.len() {
             self.dropped += 1;
             return;
         }
         let s = &mut self.scratch;
-        s[0] = t;
-        s[1] = sent_at as f64;
-        s[2] = u_time;
+        s[0] = f64::from_bits(frame);
+        s[1] = f64::from_bits(sent_at as u64);
+        s[2] = f64::from_bits(u_time as u64);
         let (a, b) = (3 + u.len(), 3 + u.len() + x.len());
         s[3..a].copy_from_slice(u);
         s[a..b].copy_from_slice(x);
@@ -122,9 +129,9 @@ impl FrameReceiver {
         }
         self.ring.pop_slice(&mut self.scratch);
         let s = &self.scratch;
-        into.t = s[0];
-        into.sent_at = s[1] as Nanos;
-        into.u_time = s[2];
+        into.frame = s[0].to_bits();
+        into.sent_at = s[1].to_bits() as Nanos;
+        into.u_time = s[2].to_bits() as Nanos;
         let (a, b) = (3 + into.u.len(), 3 + into.u.len() + into.x.len());
         into.u.copy_from_slice(&s[3..a]);
         into.x.copy_from_slice(&s[a..b]);
@@ -133,17 +140,27 @@ impl FrameReceiver {
     }
 }
 
-/// An implicit result: the state at `t1` and the cubic Hermite polynomial
-/// through the step `[t0, t1]` (values and derivatives at both ends), so
-/// that the fast thread can read the state at any frame time inside it.
+/// An implicit result: the state of frame `k1` (before that frame's major
+/// step) with the discrete state that goes with it, and the cubic Hermite
+/// polynomial through the macro step from frame `k0` (values and
+/// derivatives at both ends), so that the fast thread can read the state of
+/// a frame inside it when nothing discontinuous happened there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImplicitResult {
     /// Publication number, from 1; 0 means nothing yet.
     pub seq: u64,
-    /// Start of the step (s).
+    /// The frame the macro step starts at.
+    pub k0: u64,
+    /// The frame it ends at.
+    pub k1: u64,
+    /// Start of the step (s), `k0` frames.
     pub t0: f64,
-    /// End of the step (s).
+    /// End of the step (s), `k1` frames.
     pub t1: f64,
+    /// Nothing discontinuous happened in the step (no event, no major step
+    /// that changed a state): the polynomial holds at every frame of it,
+    /// with the discrete state `xd1`. Else only `k1` is covered.
+    pub smooth: bool,
     /// State at `t0`.
     pub x0: Vec<f64>,
     /// Derivative at `t0`.
@@ -152,52 +169,51 @@ pub struct ImplicitResult {
     pub x1: Vec<f64>,
     /// Derivative at `t1`.
     pub f1: Vec<f64>,
+    /// Discrete state at `t1` (before frame `k1`'s major step).
+    pub xd1: Vec<f64>,
     /// When it was published, on the run's clock.
     pub published_at: Nanos,
 }
 
 impl ImplicitResult {
-    /// An empty result for `n` states.
-    pub fn new(n: usize) -> Self {
+    /// An empty result for `n` continuous and `nd` discrete states.
+    pub fn new(n: usize, nd: usize) -> Self {
         ImplicitResult {
             seq: 0,
+            k0: 0,
+            k1: 0,
             t0: 0.0,
             t1: 0.0,
+            smooth: false,
             x0: vec![0.0; n],
             f0: vec![0.0; n],
             x1: vec![0.0; n],
             f1: vec![0.0; n],
+            xd1: vec![0.0; nd],
             published_at: 0,
         }
     }
 
-    /// Whether `t` lies in `[t0, t1]` (to a nanosecond).
-    pub fn covers(&self, t: f64) -> bool {
-        self.seq > 0 && t >= self.t0 - 1e-9 && t <= self.t1 + 1e-9
+    /// Whether the result gives the state of frame `k`: its end, or any
+    /// frame of a smooth step.
+    pub fn covers(&self, k: u64) -> bool {
+        self.seq > 0 && (k == self.k1 || (self.smooth && k >= self.k0 && k <= self.k1))
     }
 
     /// Writes the state at `t` (inside the step) into `out`. The ends are
     /// returned exactly.
     pub fn interpolate(&self, t: f64, out: &mut [f64]) {
-        let h = self.t1 - self.t0;
-        if (t - self.t1).abs() <= 1e-9 || h <= 0.0 {
-            out.copy_from_slice(&self.x1);
-            return;
-        }
-        if (t - self.t0).abs() <= 1e-9 {
-            out.copy_from_slice(&self.x0);
-            return;
-        }
-        let s = (t - self.t0) / h;
-        let (s2, s3) = (s * s, s * s * s);
-        let h00 = 2.0 * s3 - 3.0 * s2 + 1.0;
-        let h10 = s3 - 2.0 * s2 + s;
-        let h01 = -2.0 * s3 + 3.0 * s2;
-        let h11 = s3 - s2;
-        let ends = self.x0.iter().zip(&self.f0).zip(self.x1.iter().zip(&self.f1));
-        for (o, ((x0, f0), (x1, f1))) in out.iter_mut().zip(ends) {
-            *o = h00 * x0 + h * h10 * f0 + h01 * x1 + h * h11 * f1;
-        }
+        let a = End {
+            t: self.t0,
+            x: &self.x0,
+            f: &self.f0,
+        };
+        let b = End {
+            t: self.t1,
+            x: &self.x1,
+            f: &self.f1,
+        };
+        hermite_at(a, b, t, out);
     }
 }
 
@@ -212,9 +228,10 @@ pub struct ResultReader {
     output: Output<ImplicitResult>,
 }
 
-/// A latest-value exchange of results for `n` states.
-pub fn result_exchange(n: usize) -> (ResultPublisher, ResultReader) {
-    let (input, output) = TripleBuffer::new(&ImplicitResult::new(n)).split();
+/// A latest-value exchange of results for `n` continuous and `nd` discrete
+/// states.
+pub fn result_exchange(n: usize, nd: usize) -> (ResultPublisher, ResultReader) {
+    let (input, output) = TripleBuffer::new(&ImplicitResult::new(n, nd)).split();
     (ResultPublisher { input, seq: 0 }, ResultReader { output })
 }
 
@@ -254,26 +271,26 @@ mod tests {
             discrete: 1,
         };
         let (mut tx, mut rx) = frame_ring(shape, 2);
-        for k in 0..3 {
-            let k = k as f64;
-            tx.send(k, 7, k - 0.5, &[k, -k], &[1.0, 2.0, k], &[9.0]);
+        for k in 0..3u64 {
+            let v = k as f64;
+            tx.send(k, 7, k as Nanos * 1000 - 500, &[v, -v], &[1.0, 2.0, v], &[9.0]);
         }
         assert_eq!(tx.dropped(), 1);
         let mut r = FrameRecord::new(shape);
         assert!(rx.receive(&mut r));
         assert_eq!(
             (
-                r.t,
+                r.frame,
                 r.sent_at,
                 r.u_time,
                 r.u.as_slice(),
                 r.x.as_slice(),
                 r.xd.as_slice()
             ),
-            (0.0, 7, -0.5, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
+            (0, 7, -500, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
         );
         assert!(rx.receive(&mut r));
-        assert_eq!(r.t, 1.0);
+        assert_eq!(r.frame, 1);
         assert!(!rx.receive(&mut r));
     }
 
@@ -282,21 +299,23 @@ mod tests {
         // x(t) = t³ - 2t, x' = 3t² - 2 on [1, 3].
         let x = |t: f64| t * t * t - 2.0 * t;
         let f = |t: f64| 3.0 * t * t - 2.0;
-        let mut r = ImplicitResult::new(1);
+        let mut r = ImplicitResult::new(1, 0);
         r.seq = 1;
-        (r.t0, r.t1) = (1.0, 3.0);
+        (r.k0, r.k1, r.t0, r.t1) = (1, 3, 1.0, 3.0);
         (r.x0[0], r.f0[0], r.x1[0], r.f1[0]) = (x(1.0), f(1.0), x(3.0), f(3.0));
         let mut out = [0.0];
         for t in [1.0, 1.3, 2.0, 2.9, 3.0] {
             r.interpolate(t, &mut out);
             assert!((out[0] - x(t)).abs() < 1e-12, "t = {t}");
         }
-        assert!(r.covers(2.0) && !r.covers(3.1) && !r.covers(0.9));
+        assert!(r.covers(3) && !r.covers(2), "a step with an event covers its end only");
+        r.smooth = true;
+        assert!(r.covers(2) && r.covers(1) && !r.covers(4) && !r.covers(0));
     }
 
     #[test]
     fn the_reader_sees_the_newest_publication() {
-        let (mut publisher, mut reader) = result_exchange(1);
+        let (mut publisher, mut reader) = result_exchange(1, 0);
         assert_eq!(reader.latest().seq, 0);
         for t in [1.0, 2.0] {
             publisher.buffer().t1 = t;

@@ -5,22 +5,21 @@
 //! inputs that change in steps, such as CAN signals; linear or quadratic,
 //! smooth profiles).
 
+use super::clock::Nanos;
 use super::settings::Extrapolation;
 
-/// A fixed-capacity history of input samples.
+/// A fixed-capacity history of input samples, timed in nanoseconds of the
+/// run's clock.
 pub struct InputHistory {
     /// Each input's order.
     orders: Vec<Extrapolation>,
     width: usize,
-    times: Vec<f64>,
+    times: Vec<Nanos>,
     values: Vec<f64>,
     /// Slot of the newest sample.
     newest: usize,
     len: usize,
 }
-
-/// Tolerance on sample times (s).
-const EPS: f64 = 1e-9;
 
 impl InputHistory {
     /// Room for `capacity` samples of inputs each predicted with its order
@@ -31,7 +30,7 @@ impl InputHistory {
         InputHistory {
             orders,
             width,
-            times: vec![f64::NEG_INFINITY; capacity],
+            times: vec![Nanos::MIN; capacity],
             values: vec![0.0; capacity * width],
             newest: 0,
             len: 0,
@@ -45,8 +44,8 @@ impl InputHistory {
 
     /// Adds a sample at `t`, which must not be older than the newest; a
     /// sample at the newest time replaces it.
-    pub fn push(&mut self, t: f64, u: &[f64]) {
-        if self.len == 0 || t > self.times[self.newest] + EPS {
+    pub fn push(&mut self, t: Nanos, u: &[f64]) {
+        if self.len == 0 || t > self.times[self.newest] {
             self.newest = (self.newest + 1) % self.times.len();
             self.len = (self.len + 1).min(self.times.len());
         }
@@ -55,7 +54,7 @@ impl InputHistory {
     }
 
     /// Time of the newest sample, if any.
-    pub fn newest_time(&self) -> Option<f64> {
+    pub fn newest_time(&self) -> Option<Nanos> {
         (self.len > 0).then(|| self.times[self.newest])
     }
 
@@ -68,16 +67,16 @@ impl InputHistory {
     /// before `t`, or, beyond the newest sample, the extrapolated value at
     /// `t`. Returns whether it was extrapolated. With no sample at all,
     /// writes nothing and returns `true`.
-    pub fn value_at(&self, t: f64, out: &mut [f64]) -> bool {
+    pub fn value_at(&self, t: Nanos, out: &mut [f64]) -> bool {
         if self.len == 0 {
             return true;
         }
-        if t > self.times[self.newest] + EPS {
+        if t > self.times[self.newest] {
             self.extrapolate(t, out);
             return true;
         }
         let back = (0..self.len)
-            .find(|&b| self.times[self.slot(b)] <= t + EPS)
+            .find(|&b| self.times[self.slot(b)] <= t)
             .unwrap_or(self.len - 1);
         let s = self.slot(back);
         out.copy_from_slice(&self.values[s * self.width..(s + 1) * self.width]);
@@ -86,7 +85,7 @@ impl InputHistory {
 
     /// Each input's Lagrange polynomial through its newest samples (as
     /// many as its order asks for), evaluated at `t`.
-    fn extrapolate(&self, t: f64, out: &mut [f64]) {
+    fn extrapolate(&self, t: Nanos, out: &mut [f64]) {
         for (input, (o, order)) in out.iter_mut().zip(&self.orders).enumerate() {
             let points = order.points().min(self.len);
             *o = 0.0;
@@ -96,7 +95,7 @@ impl InputHistory {
                 for j in 0..points {
                     if j != i {
                         let tj = self.times[self.slot(j)];
-                        weight *= (t - tj) / (self.times[si] - tj);
+                        weight *= (t - tj) as f64 / (self.times[si] - tj) as f64;
                     }
                 }
                 *o += weight * self.values[si * self.width + input];
@@ -109,12 +108,20 @@ impl InputHistory {
 mod tests {
     use super::*;
 
+    /// A millisecond.
+    const MS: Nanos = 1_000_000;
+
+    /// A history of `samples` given as (milliseconds, value).
     fn history(order: Extrapolation, samples: &[(f64, f64)]) -> InputHistory {
         let mut h = InputHistory::new(4, vec![order]);
         for &(t, u) in samples {
-            h.push(t, &[u]);
+            h.push(ms(t), &[u]);
         }
         h
+    }
+
+    fn ms(t: f64) -> Nanos {
+        (t * MS as f64) as Nanos
     }
 
     #[test]
@@ -122,12 +129,12 @@ mod tests {
         let quadratic = |t: f64| 2.0 - 3.0 * t + 0.5 * t * t;
         let samples: Vec<(f64, f64)> = [0.0, 1.0, 2.0, 3.0].iter().map(|&t| (t, quadratic(t))).collect();
         let mut out = [0.0];
-        assert!(history(Extrapolation::Quadratic, &samples).value_at(4.5, &mut out));
+        assert!(history(Extrapolation::Quadratic, &samples).value_at(ms(4.5), &mut out));
         assert!((out[0] - quadratic(4.5)).abs() < 1e-12);
         let line: Vec<(f64, f64)> = [0.0, 1.0, 2.0].iter().map(|&t| (t, 1.0 + 2.0 * t)).collect();
-        history(Extrapolation::Linear, &line).value_at(5.0, &mut out);
+        history(Extrapolation::Linear, &line).value_at(ms(5.0), &mut out);
         assert_eq!(out[0], 11.0);
-        history(Extrapolation::Hold, &line).value_at(5.0, &mut out);
+        history(Extrapolation::Hold, &line).value_at(ms(5.0), &mut out);
         assert_eq!(out[0], 5.0);
     }
 
@@ -135,9 +142,9 @@ mod tests {
     fn inside_the_history_samples_are_held() {
         let h = history(Extrapolation::Quadratic, &[(0.0, 1.0), (1.0, 2.0), (2.0, 4.0)]);
         let mut out = [0.0];
-        assert!(!h.value_at(1.5, &mut out));
+        assert!(!h.value_at(ms(1.5), &mut out));
         assert_eq!(out[0], 2.0);
-        assert!(!h.value_at(2.0, &mut out));
+        assert!(!h.value_at(ms(2.0), &mut out));
         assert_eq!(out[0], 4.0);
     }
 
@@ -148,10 +155,10 @@ mod tests {
             &[(0.0, 0.0), (1.0, 1.0), (2.0, 4.0), (3.0, 9.0), (4.0, 16.0)],
         );
         let mut out = [0.0];
-        h.value_at(0.5, &mut out);
+        h.value_at(ms(0.5), &mut out);
         assert_eq!(out[0], 1.0, "older than the history: its oldest sample");
         let one = history(Extrapolation::Quadratic, &[(0.0, 3.0)]);
-        one.value_at(2.0, &mut out);
+        one.value_at(ms(2.0), &mut out);
         assert_eq!(out[0], 3.0);
     }
 }

@@ -2,18 +2,29 @@
 //! with the implicit side by the policy. The same code runs on the real and
 //! the virtual clock; it allocates nothing after [`FastSide::new`].
 //!
-//! A frame `k` at time `t_k`:
+//! A frame `k` at time `t_k` (frames are counted; `t_k` is derived from
+//! `k`, never accumulated):
 //! 1. send what the previous frame's outputs made due (the boundary);
 //! 2. read the inputs `u_k`;
 //! 3. combine: `correct` restarts from the newest implicit state of a past
-//!    frame and re-integrates to `t_k` with the recorded inputs; `select`
-//!    takes the implicit state of `t_k` when it is ready;
+//!    frame (continuous and discrete) and re-integrates to `t_k` with the
+//!    recorded inputs, events included; `select` takes the implicit state
+//!    of `t_k` when it is ready. Either takes it only when its modes are
+//!    this side's own: the events this side has seen are the ones the world
+//!    has seen, and a correction never undoes or invents one (a refusal is
+//!    counted as a disagreement);
 //! 4. guard: an unusable state (not finite, or far from the implicit
-//!    prediction) takes the best substitute ([`super::guard`]);
-//! 5. outputs `y_k` from the state at `t_k`, discrete update;
-//! 6. send `(t_k, u_k, x_k)` to the implicit thread;
+//!    prediction of the same modes) takes the best substitute
+//!    ([`super::guard`]);
+//! 5. the major step: outputs `y_k`, discrete update and resets, the event
+//!    iteration;
+//! 6. send `(k, u_k, x_k, xd_k)` to the implicit thread;
 //! 7. one step to `t_{k+1}`: explicit, or linearly implicit with the
-//!    newest iteration matrix;
+//!    newest iteration matrix; a zero crossing inside the frame is located
+//!    on the step's continuous extension, handled there, and the rest of
+//!    the frame integrated ([`super::flow`]); a model that produced a
+//!    non-finite value there (or an FMU call that failed) ends the run,
+//!    named;
 //! 8. when the frame ends after its output deadline (it woke late or
 //!    computed too long), it counts as a miss; unless its state is the
 //!    implicit result of its own time (which was on time), the outputs sent
@@ -22,11 +33,13 @@
 
 use std::sync::Arc;
 
-use tandem_models::{Model, NonFinite};
+use tandem_models::{Model, NonFinite, StateRef};
 
 use super::clock::{nanos, Clock, Nanos};
-use super::exchange::{FrameSender, ResultReader};
+use super::exchange::{FrameSender, ImplicitResult, ResultReader};
+use super::flow::FrameFlow;
 use super::guard::{OutputGuard, StateGuard, Substitute};
+use super::hybrid::{same_modes, Boundary};
 use super::inputs::InputSource;
 use super::metrics::{FrameSource, Metrics};
 use super::outputs::OutputSink;
@@ -34,12 +47,14 @@ use super::recording::RowSender;
 use super::retune::FastRetunes;
 use super::settings::{FastMethod, Policy, TandemSettings};
 use super::stepper::FastStepper;
-use crate::rates::{set_hits, TickRate};
+use crate::events::locator::EventLocator;
+use crate::rates::{FrameRates, RateError};
 
 /// Why a frame could not be computed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FastError {
-    /// The model produced a non-finite output or state.
+    /// The model produced a non-finite output or state (or an FMU call
+    /// failed): the place is named.
     #[error(transparent)]
     NonFinite(#[from] NonFinite),
     /// The explicit integrator diverged with no implicit state to restart
@@ -59,19 +74,16 @@ pub enum FastError {
     },
 }
 
-/// The recorded inputs and discrete states of the last frames, for
-/// re-integration.
+/// The recorded inputs of the last frames, for re-integration.
 struct Replay {
     u: Vec<f64>,
-    xd: Vec<f64>,
     frames: usize,
 }
 
 impl Replay {
-    fn new(frames: usize, inputs: usize, discrete: usize) -> Self {
+    fn new(frames: usize, inputs: usize) -> Self {
         Replay {
             u: vec![0.0; frames * inputs],
-            xd: vec![0.0; frames * discrete],
             frames,
         }
     }
@@ -80,17 +92,23 @@ impl Replay {
         (k % self.frames as u64) as usize
     }
 
-    fn store(&mut self, k: u64, u: &[f64], xd: &[f64]) {
+    fn store(&mut self, k: u64, u: &[f64]) {
         let s = self.slot(k);
         self.u[s * u.len()..(s + 1) * u.len()].copy_from_slice(u);
-        self.xd[s * xd.len()..(s + 1) * xd.len()].copy_from_slice(xd);
     }
 
-    fn load(&self, k: u64, u: &mut [f64], xd: &mut [f64]) {
+    fn load(&self, k: u64, u: &mut [f64]) {
         let s = self.slot(k);
         u.copy_from_slice(&self.u[s * u.len()..(s + 1) * u.len()]);
-        xd.copy_from_slice(&self.xd[s * xd.len()..(s + 1) * xd.len()]);
     }
+}
+
+/// Scratch for naming a model that produced a non-finite value.
+struct Probe {
+    xd: Vec<f64>,
+    y: Vec<f64>,
+    dx: Vec<f64>,
+    no_hits: Vec<bool>,
 }
 
 /// The fast side of a tandem run.
@@ -106,12 +124,16 @@ pub struct FastSide {
     max_catchup: u64,
     rtol: f64,
     atol: f64,
-    /// How old an implicit result may be to predict a frame's state (s).
-    horizon: f64,
+    /// How many frames old an implicit result may be to predict a frame's
+    /// state.
+    horizon: u64,
     guard: StateGuard,
     outputs_guard: OutputGuard,
-    rates: Vec<TickRate>,
+    rates: FrameRates,
     hits: Vec<bool>,
+    locator: EventLocator,
+    boundary: Boundary,
+    flow: FrameFlow,
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
@@ -120,17 +142,21 @@ pub struct FastSide {
     /// many of them exist.
     sent: [Vec<f64>; 2],
     sent_count: u8,
-    /// The state before a correction, to measure it.
+    /// The state before a correction, to measure it and to keep it when
+    /// the correction's modes disagree.
     own: Vec<f64>,
+    own_xd: Vec<f64>,
+    /// The state the frame's step started from.
+    flow_start: Vec<f64>,
+    probe: Probe,
     scratch_u: Vec<f64>,
-    scratch_xd: Vec<f64>,
     replay: Replay,
     results: Option<ResultReader>,
     last_used: u64,
     sender: Option<FrameSender>,
     recorder: Option<RowSender>,
     outputs: Option<Box<dyn OutputSink>>,
-    u_time: f64,
+    u_time: Nanos,
     metrics: Arc<Metrics>,
     last_source: FrameSource,
     retunes: Option<FastRetunes>,
@@ -160,7 +186,7 @@ pub struct FastParts {
 
 impl FastSide {
     /// Builds the fast side; the model's rates must land on the frame grid.
-    pub fn new(settings: &TandemSettings, parts: FastParts) -> Result<Self, crate::rates::RateError> {
+    pub fn new(settings: &TandemSettings, parts: FastParts) -> Result<Self, RateError> {
         let FastParts {
             mut model,
             stepper,
@@ -172,7 +198,7 @@ impl FastSide {
             metrics,
             retunes,
         } = parts;
-        let rates = crate::rates::tick_rates(model.as_ref(), settings.frame)?;
+        let rates = FrameRates::new(model.as_ref(), settings.frame)?;
         let layout = model.layout().clone();
         let (n, nd, nu, ny) = (
             layout.states.len(),
@@ -184,6 +210,7 @@ impl FastSide {
         let mut xd = vec![0.0; nd];
         model.initial_state(&mut x, &mut xd);
         let u = layout.inputs.iter().map(|v| v.default).collect();
+        let events = settings.events;
         Ok(FastSide {
             stepper,
             method: settings.fast.method,
@@ -195,7 +222,7 @@ impl FastSide {
             max_catchup: settings.max_catchup as u64,
             rtol: settings.implicit.rtol,
             atol: settings.implicit.atol,
-            horizon: settings.implicit.max_lag,
+            horizon: settings.in_frames(settings.implicit.max_lag),
             guard: StateGuard::new(
                 &x,
                 settings.implicit.atol,
@@ -203,6 +230,15 @@ impl FastSide {
             ),
             outputs_guard: OutputGuard::new(&layout.outputs),
             hits: vec![false; rates.len()],
+            locator: EventLocator::new(&layout, events.locator_settings(), events.max_per_frame),
+            boundary: Boundary::new(n, nd),
+            flow: FrameFlow::new(n),
+            probe: Probe {
+                xd: vec![0.0; nd],
+                y: vec![0.0; ny],
+                dx: vec![0.0; n],
+                no_hits: vec![false; rates.len()],
+            },
             rates,
             x,
             xd,
@@ -211,15 +247,16 @@ impl FastSide {
             sent: [vec![0.0; ny], vec![0.0; ny]],
             sent_count: 0,
             own: vec![0.0; n],
+            own_xd: vec![0.0; nd],
+            flow_start: vec![0.0; n],
             scratch_u: vec![0.0; nu],
-            scratch_xd: vec![0.0; nd],
-            replay: Replay::new(settings.max_catchup + 1, nu, nd),
+            replay: Replay::new(settings.max_catchup + 1, nu),
             results,
             last_used: 0,
             sender,
             recorder,
             outputs,
-            u_time: f64::NEG_INFINITY,
+            u_time: Nanos::MIN,
             metrics,
             model,
             last_source: FrameSource::Explicit,
@@ -230,6 +267,12 @@ impl FastSide {
     /// The continuous state (at the next frame's time after a frame).
     pub fn state(&self) -> &[f64] {
         &self.x
+    }
+
+    /// The discrete state (at the next frame's time after a frame, before
+    /// its major step).
+    pub fn discrete_state(&self) -> &[f64] {
+        &self.xd
     }
 
     /// Where the last frame's state came from.
@@ -252,10 +295,11 @@ impl FastSide {
         self.sender.as_ref().map_or(0, FrameSender::dropped)
     }
 
-    /// Runs frame `k`; the caller has slept until its start. Fails only when
-    /// the state stops being finite with no implicit state to restart from.
+    /// Runs frame `k`; the caller has slept until its start. Fails when the
+    /// model produced a non-finite value (named), or when the state stops
+    /// being finite with no implicit state to restart from.
     pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), FastError> {
-        let t = k as f64 * self.frame;
+        let t = self.time_of(k);
         let start = k as Nanos * self.frame_ns;
         let deadline = start + self.deadline_ns;
         let woke = clock.now();
@@ -265,34 +309,39 @@ impl FastSide {
         }
         let computing = clock.now();
         if let Some(r) = &mut self.retunes {
-            r.apply(k, t, self.model.as_mut());
+            r.apply(k, self.model.as_mut());
         }
-        self.u_time = self.u_time.max(self.inputs.read(t, &mut self.u));
+        self.u_time = self.u_time.max(nanos(self.inputs.read(t, &mut self.u)));
 
         let (mut source, replayed) = match self.policy {
-            Policy::Correct => self.correct(k, t),
-            Policy::Select => (self.select(t, woke), 0),
+            Policy::Correct => self.correct(k),
+            Policy::Select => (self.select(k, woke), 0),
             Policy::Explicit => (FrameSource::Explicit, 0),
         };
-        self.guard_state(t, &mut source)?;
-        set_hits(&self.rates, k, &mut self.hits);
-        self.replay.store(k, &self.u, &self.xd);
-        // A non-finite output is the output guard's to replace; the state
-        // is finite here.
-        let _ = self
-            .model
-            .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y);
-        self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
+        self.guard_state(k, &mut source)?;
+        self.rates.hits(k, &mut self.hits);
+        self.replay.store(k, &self.u);
+        self.boundary.major_step(
+            self.model.as_mut(),
+            &mut self.locator,
+            t,
+            &self.hits,
+            &mut self.x,
+            &mut self.xd,
+            &self.u,
+            &mut self.y,
+            &self.metrics.fast_events,
+        );
         if let Some(sender) = &mut self.sender {
-            sender.send(t, woke, self.u_time, &self.u, &self.x, &self.xd);
+            sender.send(k, woke, self.u_time, &self.u, &self.x, &self.xd);
         }
-        let matrix = self
-            .stepper
-            .step(self.model.as_mut(), t, self.frame, &mut self.x, &self.xd, &self.u);
+        self.flow_start.copy_from_slice(&self.x);
+        let (matrix, events) = self.flow(k, true);
         if let Some(taken_at) = matrix {
             self.metrics.matrix_age.record(k.saturating_sub(taken_at) as f64);
         }
-        clock.computed(replayed + 1);
+        clock.computed(replayed + 1 + events);
+        let fault = self.fault(t);
 
         let done = clock.now();
         self.metrics.compute.record((done - computing) as f64);
@@ -325,16 +374,84 @@ impl FastSide {
         self.last_source = source;
         self.metrics.count_source(source);
         self.metrics.frames.increment();
-        Ok(())
+        match fault {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The time of frame `k` (s), derived from its number.
+    fn time_of(&self, k: u64) -> f64 {
+        k as f64 * self.frame
+    }
+
+    /// Frame `k`'s step from `x` (after its major step) to the next frame,
+    /// with its events; counts them when `counted` (a frame's own step, not
+    /// a re-integration). Returns the frame of the iteration matrix used
+    /// (for a linearly implicit method) and the extra steps the events
+    /// took.
+    fn flow(&mut self, k: u64, counted: bool) -> (Option<u64>, u32) {
+        let (t0, t1) = (self.time_of(k), self.time_of(k + 1));
+        let stepper = &mut self.stepper;
+        let mut step = |model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64]| {
+            stepper.step(model, t, h, x, xd, u)
+        };
+        let (matrix, flowed) = self.flow.run(
+            self.model.as_mut(),
+            &mut self.locator,
+            &mut step,
+            (t0, self.frame, t1),
+            &mut self.x,
+            &mut self.xd,
+            &self.u,
+            counted.then_some(&self.metrics.fast_events),
+        );
+        (matrix, flowed.events)
+    }
+
+    /// After frame `k`'s step (at `t`) left a non-finite state: whether the
+    /// model itself produced it from the finite state the step started
+    /// from (a non-finite derivative or output, an FMU call that failed),
+    /// named; a step that merely diverged (an explicit method on a mode
+    /// faster than the frame) is the guard's to handle.
+    fn fault(&mut self, t: f64) -> Option<NonFinite> {
+        if self.x.iter().all(|v| v.is_finite()) || self.flow_start.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let p = &mut self.probe;
+        p.xd.copy_from_slice(&self.xd);
+        if let Err(e) = self
+            .model
+            .major_outputs(t, &self.flow_start, &mut p.xd, &self.u, &p.no_hits, &mut p.y)
+        {
+            return Some(e);
+        }
+        let s = StateRef {
+            t,
+            x: &self.flow_start,
+            xd: &self.xd,
+            u: &self.u,
+        };
+        self.model.derivatives(s, &mut p.dx);
+        let i = p.dx.iter().position(|v| !v.is_finite())?;
+        Some(NonFinite {
+            time: t,
+            place: format!("the derivative of state \"{}\"", self.model.layout().states[i]),
+            value: p.dx[i],
+        })
     }
 
     /// Replaces an unusable state by the best substitute (see
     /// [`super::guard`]); fails when the state is not finite and nothing
     /// can replace it (no implicit prediction, and no good state or too
-    /// many extrapolated in a row).
-    fn guard_state(&mut self, t: f64, source: &mut FrameSource) -> Result<(), FastError> {
+    /// many extrapolated in a row). A result whose modes are not this
+    /// side's predicts another trajectory, and is not used.
+    fn guard_state(&mut self, k: u64, source: &mut FrameSource) -> Result<(), FastError> {
+        let t = self.time_of(k);
+        let modes = &self.model.layout().modes;
         let result = self.results.as_mut().map(|r| r.latest());
-        let substitute = self.guard.check(t, &mut self.x, result, self.horizon, &self.metrics);
+        let result = result.filter(|r| same_modes(modes, &r.xd1, &self.xd));
+        let substitute = self.guard.check(k, t, &mut self.x, result, self.horizon, &self.metrics);
         if substitute == Some(Substitute::Implicit) {
             *source = FrameSource::Implicit;
         }
@@ -361,24 +478,21 @@ impl FastSide {
 
     /// `correct`: restarts from the newest implicit state not used yet, if
     /// it is at most `max_catchup` frames old, and re-integrates to frame
-    /// `k`. Returns the source and the frames re-integrated.
-    fn correct(&mut self, k: u64, t: f64) -> (FrameSource, u32) {
+    /// `k` (major steps and events included). Returns the source and the
+    /// steps re-integrated.
+    fn correct(&mut self, k: u64) -> (FrameSource, u32) {
         let Some(results) = &mut self.results else {
             return (FrameSource::Explicit, 0);
         };
         let r = results.latest();
-        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.t0));
+        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.k0));
         if r.seq == self.last_used || stale {
             return (FrameSource::Explicit, 0);
         }
-        let from = if r.covers(t) {
+        let from = if r.covers(k) {
             k
-        } else if r.t1 < t {
-            let j = (r.t1 / self.frame + 1e-6).floor() as u64;
-            if !r.covers(j as f64 * self.frame) {
-                return (FrameSource::Explicit, 0);
-            }
-            j
+        } else if r.k1 < k {
+            r.k1
         } else {
             // Ahead of this frame: it will cover a later one.
             return (FrameSource::Explicit, 0);
@@ -389,24 +503,37 @@ impl FastSide {
             return (FrameSource::Explicit, 0);
         }
         self.own.copy_from_slice(&self.x);
-        r.interpolate(from as f64 * self.frame, &mut self.x);
-        // Re-integrate frames from..k with what they read and held.
+        self.own_xd.copy_from_slice(&self.xd);
+        take_state(r, from, from as f64 * self.frame, &mut self.x, &mut self.xd);
+        // Re-integrate frames from..k with the inputs they read.
         std::mem::swap(&mut self.u, &mut self.scratch_u);
-        self.scratch_xd.copy_from_slice(&self.xd);
+        let mut steps = 0;
         for j in from..k {
-            let tj = j as f64 * self.frame;
-            self.replay.load(j, &mut self.u, &mut self.xd);
-            set_hits(&self.rates, j, &mut self.hits);
-            // Outputs are not sent again; a failure shows at this frame.
-            let _ = self
-                .model
-                .major_outputs(tj, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y);
-            self.model.update(tj, &self.hits, &mut self.x, &mut self.xd, &self.u);
-            self.stepper
-                .step(self.model.as_mut(), tj, self.frame, &mut self.x, &self.xd, &self.u);
+            let tj = self.time_of(j);
+            self.replay.load(j, &mut self.u);
+            self.rates.hits(j, &mut self.hits);
+            // Outputs are not sent again.
+            self.boundary.major_step(
+                self.model.as_mut(),
+                &mut self.locator,
+                tj,
+                &self.hits,
+                &mut self.x,
+                &mut self.xd,
+                &self.u,
+                &mut self.y,
+                &self.metrics.fast_events,
+            );
+            steps += 1 + self.flow(j, false).1;
         }
         std::mem::swap(&mut self.u, &mut self.scratch_u);
-        self.xd.copy_from_slice(&self.scratch_xd);
+        if !same_modes(&self.model.layout().modes, &self.xd, &self.own_xd) {
+            // The correction has seen other events than the world has.
+            self.x.copy_from_slice(&self.own);
+            self.xd.copy_from_slice(&self.own_xd);
+            self.metrics.disagreements.increment();
+            return (FrameSource::Explicit, steps);
+        }
         self.record_correction();
         let replayed = (k - from) as u32;
         self.metrics.catchup_frames.record(replayed as f64);
@@ -416,23 +543,28 @@ impl FastSide {
             } else {
                 FrameSource::CatchUp
             },
-            replayed,
+            steps,
         )
     }
 
-    /// `select`: the implicit state of `t` when it was published by now.
-    fn select(&mut self, t: f64, now: Nanos) -> FrameSource {
+    /// `select`: the implicit state of frame `k` when it was published by
+    /// `now` and its modes are this side's.
+    fn select(&mut self, k: u64, now: Nanos) -> FrameSource {
         let Some(results) = &mut self.results else {
             return FrameSource::Explicit;
         };
         let r = results.latest();
-        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.t0));
-        if !(r.covers(t) && r.published_at <= now) || stale {
+        let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.k0));
+        if !(r.covers(k) && r.published_at <= now) || stale {
             self.metrics.implicit_late.increment();
             return FrameSource::Explicit;
         }
+        if !same_modes(&self.model.layout().modes, &r.xd1, &self.xd) {
+            self.metrics.disagreements.increment();
+            return FrameSource::Explicit;
+        }
         self.own.copy_from_slice(&self.x);
-        r.interpolate(t, &mut self.x);
+        take_state(r, k, k as f64 * self.frame, &mut self.x, &mut self.xd);
         self.record_correction();
         FrameSource::Implicit
     }
@@ -465,4 +597,16 @@ impl FastSide {
             };
         }
     }
+}
+
+/// The state of frame `k` (at `t`) from result `r`, which covers it: the
+/// result's end exactly, or its polynomial inside a smooth step; with its
+/// discrete state.
+fn take_state(r: &ImplicitResult, k: u64, t: f64, x: &mut [f64], xd: &mut [f64]) {
+    if k == r.k1 {
+        x.copy_from_slice(&r.x1);
+    } else {
+        r.interpolate(t, x);
+    }
+    xd.copy_from_slice(&r.xd1);
 }

@@ -93,16 +93,16 @@ impl StateGuard {
         }
     }
 
-    /// Writes the implicit prediction for time `t` from `result` into the
-    /// guard's buffer; `false` when there is no result yet.
-    fn predict(&mut self, result: &ImplicitResult, t: f64) -> bool {
+    /// Writes the implicit prediction for frame `k` (at `t`) from `result`
+    /// into the guard's buffer; `false` when there is no result yet.
+    fn predict(&mut self, result: &ImplicitResult, k: u64, t: f64) -> bool {
         if result.seq == 0 {
             return false;
         }
         self.two = false;
-        if result.covers(t) {
+        if result.covers(k) {
             result.interpolate(t, &mut self.prediction);
-        } else if t > result.t1 {
+        } else if k > result.k1 {
             self.prediction.copy_from_slice(&result.x1);
             let dt = t - result.t1;
             for (a, (x1, f1)) in self.along.iter_mut().zip(result.x1.iter().zip(&result.f1)) {
@@ -129,9 +129,10 @@ impl StateGuard {
         beyond(&self.prediction) && (!self.two || beyond(&self.along))
     }
 
-    /// Checks the state `x` of time `t`, with the newest implicit `result`
-    /// (if any): a prediction from a result at most `horizon` seconds old
-    /// bounds the state and replaces an unusable one; beyond that, the last
+    /// Checks the state `x` of frame `k` (at `t`), with the newest implicit
+    /// `result` (if any): a prediction from a result at most `horizon`
+    /// frames old bounds the state and replaces an unusable one; beyond
+    /// that, the last
     /// good state extrapolated does, for [`MAX_EXTRAPOLATED_STATES`] frames
     /// in a row, then the newest implicit state however old. Counts the
     /// cause and the substitute in `metrics`. Returns what replaced it, or
@@ -139,14 +140,15 @@ impl StateGuard {
     /// was).
     pub fn check(
         &mut self,
+        k: u64,
         t: f64,
         x: &mut [f64],
         result: Option<&ImplicitResult>,
-        horizon: f64,
+        horizon: u64,
         metrics: &Metrics,
     ) -> Option<Substitute> {
-        let predicted = result.is_some_and(|r| self.predict(r, t));
-        let recent = predicted && result.is_some_and(|r| t - r.t1 <= horizon);
+        let predicted = result.is_some_and(|r| self.predict(r, k, t));
+        let recent = predicted && result.is_some_and(|r| k.saturating_sub(r.k1) <= horizon);
         let verdict = if x.iter().any(|v| !v.is_finite()) {
             Some(Unusable::NonFinite)
         } else if recent && self.bounded && self.far(x) {
@@ -249,29 +251,44 @@ impl OutputGuard {
 mod tests {
     use super::*;
 
-    fn result(t0: f64, t1: f64, x0: f64, x1: f64) -> ImplicitResult {
-        let mut r = ImplicitResult::new(1);
+    /// A smooth result from frame `k0` to `k1` (frames of 0.5 s).
+    fn result(k0: u64, k1: u64, x0: f64, x1: f64) -> ImplicitResult {
+        let (t0, t1) = (k0 as f64 * 0.5, k1 as f64 * 0.5);
+        let mut r = ImplicitResult::new(1, 0);
         r.seq = 1;
-        (r.t0, r.t1) = (t0, t1);
+        r.smooth = true;
+        (r.k0, r.k1, r.t0, r.t1) = (k0, k1, t0, t1);
         (r.x0[0], r.x1[0]) = (x0, x1);
         (r.f0[0], r.f1[0]) = ((x1 - x0) / (t1 - t0), (x1 - x0) / (t1 - t0));
         r
+    }
+
+    /// `check` at frame `k` of 0.5 s.
+    fn check(
+        guard: &mut StateGuard,
+        k: u64,
+        x: &mut [f64],
+        r: Option<&ImplicitResult>,
+        horizon: u64,
+        metrics: &Metrics,
+    ) -> Option<Substitute> {
+        guard.check(k, k as f64 * 0.5, x, r, horizon, metrics)
     }
 
     #[test]
     fn a_state_far_from_the_prediction_takes_the_prediction() {
         let metrics = Metrics::default();
         let mut guard = StateGuard::new(&[10.0], 1e-8, true);
-        let r = result(0.0, 1.0, 10.0, 12.0);
-        // Within the scale (12) of the prediction (11 at 0.5): kept, and
+        let r = result(0, 2, 10.0, 12.0);
+        // Within the scale (12) of the prediction (11 at 0.5 s): kept, and
         // the scale grows to 20.
         let mut x = [20.0];
-        assert_eq!(guard.check(0.5, &mut x, Some(&r), 1.0, &metrics), None);
+        assert_eq!(check(&mut guard, 1, &mut x, Some(&r), 2, &metrics), None);
         assert_eq!(x, [20.0]);
         // Beyond it: the prediction, by interpolation inside the result.
         let mut x = [31.5];
         assert_eq!(
-            guard.check(0.5, &mut x, Some(&r), 1.0, &metrics),
+            check(&mut guard, 1, &mut x, Some(&r), 2, &metrics),
             Some(Substitute::Implicit)
         );
         assert!((x[0] - 11.0).abs() < 1e-12, "{x:?}");
@@ -279,17 +296,17 @@ mod tests {
         // derivative (12 + 2 · 9.5 = 31) is kept though far from the newest
         // state held (12).
         let mut x = [34.0];
-        assert_eq!(guard.check(10.5, &mut x, Some(&r), 10.0, &metrics), None);
+        assert_eq!(check(&mut guard, 21, &mut x, Some(&r), 20, &metrics), None);
         // Far from both: the newest state, held.
         let mut x = [-60.0];
         assert_eq!(
-            guard.check(10.5, &mut x, Some(&r), 10.0, &metrics),
+            check(&mut guard, 21, &mut x, Some(&r), 20, &metrics),
             Some(Substitute::Implicit)
         );
         assert_eq!(x, [12.0]);
         let mut x = [f64::NAN];
         assert_eq!(
-            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
             Some(Substitute::Implicit)
         );
         assert_eq!(x, [12.0]);
@@ -303,22 +320,22 @@ mod tests {
         let metrics = Metrics::default();
         let mut guard = StateGuard::new(&[0.0], 1e-8, true);
         let mut x = [f64::INFINITY];
-        assert_eq!(guard.check(0.0, &mut x, None, 1.0, &metrics), None, "nothing good yet");
-        for (t, v) in [(1.0, 2.0), (2.0, 3.0)] {
+        assert_eq!(check(&mut guard, 0, &mut x, None, 2, &metrics), None, "nothing good yet");
+        for (k, v) in [(2, 2.0), (4, 3.0)] {
             let mut x = [v];
-            assert_eq!(guard.check(t, &mut x, None, 1.0, &metrics), None);
+            assert_eq!(check(&mut guard, k, &mut x, None, 2, &metrics), None);
         }
         let mut x = [f64::NAN];
         assert_eq!(
-            guard.check(3.0, &mut x, None, 1.0, &metrics),
+            check(&mut guard, 6, &mut x, None, 2, &metrics),
             Some(Substitute::Extrapolated)
         );
         assert_eq!(x, [4.0]);
         // A result older than the horizon predicts nothing.
-        let old = result(0.0, 1.0, 0.0, 1.0);
+        let old = result(0, 2, 0.0, 1.0);
         let mut x = [f64::NAN];
         assert_eq!(
-            guard.check(3.0, &mut x, Some(&old), 1.0, &metrics),
+            check(&mut guard, 6, &mut x, Some(&old), 2, &metrics),
             Some(Substitute::Extrapolated)
         );
         assert_eq!(metrics.substituted_extrapolated.get(), 2);
@@ -328,16 +345,16 @@ mod tests {
     fn after_a_linearly_implicit_step_only_non_finite_states_are_unusable() {
         let metrics = Metrics::default();
         let mut guard = StateGuard::new(&[0.0], 1e-8, false);
-        let r = result(0.0, 1.0, 0.0, 0.0);
+        let r = result(0, 2, 0.0, 0.0);
         let mut x = [40.0];
         assert_eq!(
-            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
             None,
             "a brake ramp starting"
         );
         let mut x = [f64::NAN];
         assert_eq!(
-            guard.check(1.5, &mut x, Some(&r), 1.0, &metrics),
+            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
             Some(Substitute::Implicit)
         );
     }

@@ -192,6 +192,20 @@ impl Counter {
     }
 }
 
+/// The state events one side handled, each counter written by that side
+/// only.
+#[derive(Default)]
+pub struct EventCounts {
+    /// Events located inside frames and handled where they happened.
+    pub located: Counter,
+    /// Crossings past a frame's limit (or chattering), handled at the next
+    /// frame boundary instead.
+    pub deferred: Counter,
+    /// Event iterations that ran out of rounds (a reset that re-triggers
+    /// itself); the state after the last round stands.
+    pub storms: Counter,
+}
+
 /// Where a frame's state came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameSource {
@@ -291,6 +305,17 @@ pub struct Metrics {
     pub newton: Histogram,
     /// Implicit thread's computation per step (ns).
     pub implicit_compute: Histogram,
+    /// Events on the fast side (the frames' own steps; re-integrations
+    /// repeat events already counted).
+    pub fast_events: EventCounts,
+    /// Events on the implicit side.
+    pub implicit_events: EventCounts,
+    /// Implicit results the fast side did not take because their modes
+    /// (the events they saw) disagree with its own.
+    pub disagreements: Counter,
+    /// Restarts of the implicit side from the fast thread's state because
+    /// its modes at a frame disagreed with those the fast thread sent.
+    pub event_resyncs: Counter,
 }
 
 impl Default for Metrics {
@@ -328,6 +353,10 @@ impl Default for Metrics {
             implicit_lag: Histogram::new(Scale::Counts, 10_000),
             newton: Histogram::new(Scale::Counts, 1_024),
             implicit_compute: Histogram::new(micro, 50_000),
+            fast_events: EventCounts::default(),
+            implicit_events: EventCounts::default(),
+            disagreements: Counter::default(),
+            event_resyncs: Counter::default(),
         }
     }
 }

@@ -16,7 +16,9 @@ pub mod control;
 pub mod exchange;
 pub mod extrapolate;
 pub mod fast;
+pub mod flow;
 pub mod guard;
+pub mod hybrid;
 pub mod implicit_side;
 pub mod inputs;
 pub mod matrix;
@@ -31,6 +33,6 @@ pub mod threads;
 pub mod virtual_clock;
 
 pub use settings::{
-    Extrapolation, FastMethod, FastSettings, ImplicitSolver, ImplicitThreadSettings, ImplicitWork, Placement, Policy,
-    TandemSettings,
+    Extrapolation, FastMethod, FastSettings, FrameEvents, ImplicitSolver, ImplicitThreadSettings, ImplicitWork,
+    Placement, Policy, TandemSettings,
 };

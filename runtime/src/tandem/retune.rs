@@ -46,8 +46,8 @@ pub struct FastRetunes {
     inbox: HeapCons<Change>,
     /// To the implicit thread, or back to the submitter when there is none.
     next: HeapProd<Change>,
-    /// Time of the frame the newest change applied at (s), if any.
-    changed_at: Option<f64>,
+    /// The frame the newest change applied at, if any.
+    changed_at: Option<u64>,
 }
 
 /// The implicit thread's end.
@@ -117,16 +117,16 @@ impl Retuner {
 }
 
 impl FastRetunes {
-    /// At the start of frame `k` (at `t`): swaps in every change due by
-    /// then and passes it on. Allocates nothing.
-    pub fn apply(&mut self, k: u64, t: f64, model: &mut dyn Model) {
+    /// At the start of frame `k`: swaps in every change due by then and
+    /// passes it on. Allocates nothing.
+    pub fn apply(&mut self, k: u64, model: &mut dyn Model) {
         while self.inbox.first().is_some_and(|c| c.not_before <= k) {
             let Some(mut change) = self.inbox.try_pop() else {
                 return;
             };
             model.swap_definition(&mut change.fast);
             change.applied_at = Some(k);
-            self.changed_at = Some(t);
+            self.changed_at = Some(k);
             // The ring has room for every change in flight.
             let _ = self.next.try_push(change);
         }
@@ -134,10 +134,11 @@ impl FastRetunes {
 }
 
 impl FastRetunes {
-    /// Whether an implicit step from `t0` began before the newest change:
-    /// it integrated the replaced definition, and stands for nothing now.
-    pub fn predates_change(&self, t0: f64) -> bool {
-        self.changed_at.is_some_and(|at| t0 < at - 1e-9)
+    /// Whether an implicit step from frame `k0` began before the newest
+    /// change: it integrated the replaced definition, and stands for
+    /// nothing now.
+    pub fn predates_change(&self, k0: u64) -> bool {
+        self.changed_at.is_some_and(|at| k0 < at)
     }
 }
 
@@ -200,11 +201,11 @@ mod tests {
         let (mut fast_model, mut implicit_model) = (gain(), gain());
         let definition = fast_model.retune("k", "gain", &json!(5.0)).unwrap();
         retuner.submit(1, 10, definition, true).unwrap();
-        fast.apply(9, 0.09, fast_model.as_mut());
+        fast.apply(9, fast_model.as_mut());
         assert_eq!(output(fast_model.as_mut()), 2.0, "not before its frame");
-        fast.apply(10, 0.10, fast_model.as_mut());
+        fast.apply(10, fast_model.as_mut());
         assert_eq!(output(fast_model.as_mut()), 5.0, "at its frame");
-        assert!(fast.predates_change(0.09) && !fast.predates_change(0.10));
+        assert!(fast.predates_change(9) && !fast.predates_change(10));
         assert!(
             !implicit.apply(9, implicit_model.as_mut()),
             "the implicit side waits for frame 10's record"

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::events::EventSettings;
 use crate::explicit::Method;
 use crate::implicit::ImplicitMethod;
 use crate::named::{by_name, UnknownName};
@@ -228,6 +229,44 @@ pub struct ImplicitThreadSettings {
     pub max_lag: f64,
 }
 
+/// How a real-time run handles the model's state events (zero crossings:
+/// impacts, end stops, switches, time events).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameEvents {
+    /// Locate crossings inside frames, on both sides (off: a crossing
+    /// switches its mode at the next frame boundary, as `tandem sim
+    /// --events off` does at grid steps).
+    pub locate: bool,
+    /// The most events each side locates in one frame; a crossing beyond
+    /// them is handled at the next frame boundary, and counted. Bounds a
+    /// frame's cost whatever the model does (a ball coming to rest bounces
+    /// infinitely often in finite time).
+    pub max_per_frame: u32,
+}
+
+impl FrameEvents {
+    /// Events located per frame and side unless configured.
+    pub const DEFAULT_MAX_PER_FRAME: u32 = 4;
+
+    /// The settings of each side's event locator: the offline simulator's
+    /// tolerances and rounds of the event iteration.
+    pub fn locator_settings(&self) -> EventSettings {
+        EventSettings {
+            locate: self.locate,
+            ..EventSettings::default()
+        }
+    }
+}
+
+impl Default for FrameEvents {
+    fn default() -> Self {
+        FrameEvents {
+            locate: true,
+            max_per_frame: Self::DEFAULT_MAX_PER_FRAME,
+        }
+    }
+}
+
 /// Everything a tandem run needs besides the model and its inputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TandemSettings {
@@ -245,6 +284,8 @@ pub struct TandemSettings {
     pub fast: FastSettings,
     /// The implicit thread.
     pub implicit: ImplicitThreadSettings,
+    /// State events.
+    pub events: FrameEvents,
 }
 
 impl TandemSettings {
@@ -253,7 +294,9 @@ impl TandemSettings {
     /// priority 80,
     /// the BDF on core 0 at priority 70 (rtol 1e-6), one-frame macro step and
     /// lead, `correct` with 4 frames of catch-up,
-    /// outputs due 0.8 of a frame after its start, a lag of 20 frames.
+    /// outputs due 0.8 of a frame after its start, a lag of 20 frames;
+    /// events located inside frames, at most
+    /// [`FrameEvents::DEFAULT_MAX_PER_FRAME`] per frame and side.
     pub fn new(frame: f64, duration: f64) -> Self {
         TandemSettings {
             frame,
@@ -282,12 +325,19 @@ impl TandemSettings {
                 lead: frame,
                 max_lag: 20.0 * frame,
             },
+            events: FrameEvents::default(),
         }
     }
 
     /// Frames in the run.
     pub fn frames(&self) -> u64 {
-        (self.duration / self.frame).round() as u64
+        self.in_frames(self.duration)
+    }
+
+    /// A duration given in seconds as whole frames (the configuration
+    /// checks that it is one).
+    pub fn in_frames(&self, seconds: f64) -> u64 {
+        (seconds / self.frame).round() as u64
     }
 
     /// What the implicit thread does for a model with `states` continuous

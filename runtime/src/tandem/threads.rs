@@ -292,12 +292,12 @@ pub fn run_realtime(
                             side.metrics().implicit_compute.record((now - began) as f64);
                             side.publish(now);
                         }
-                        StepOutcome::Failed => {}
+                        StepOutcome::Failed | StepOutcome::Resynced => {}
                         StepOutcome::Waiting => {
                             // Sleep until the awaited frame should have been
                             // sent, then poll at a twentieth of a frame.
                             let now = clock.now();
-                            let due = nanos(side.awaited_frame()) + poll_implicit;
+                            let due = side.awaited_frame() as Nanos * frame + poll_implicit;
                             clock.sleep_until(due.max(now + poll_implicit));
                         }
                     }

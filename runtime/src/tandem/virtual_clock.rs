@@ -85,7 +85,7 @@ impl<'a> VirtualClock<'a> {
                     side.metrics().implicit_compute.record(cost as f64);
                     self.pending = Some(start + cost);
                 }
-                StepOutcome::Failed => self.free = start + cost,
+                StepOutcome::Failed | StepOutcome::Resynced => self.free = start + cost,
                 StepOutcome::Waiting => return,
             }
         }
