@@ -84,6 +84,9 @@ pub(crate) struct RawRunConfig {
     /// The implicit thread: a stiff integrator running behind (or ahead of) the fast thread.
     #[serde(default)]
     pub(crate) implicit: RawImplicit,
+    /// The model's state events (zero crossings: impacts, end stops, switches, time events) on both threads.
+    #[serde(default)]
+    pub(crate) events: RawEvents,
     /// The model's inputs over the run.
     #[serde(default)]
     pub(crate) inputs: RawInputs,
@@ -172,6 +175,23 @@ pub(crate) struct RawFast {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) matrix_interval: Option<Spanned<Duration>>,
+}
+
+/// The model's state events in a real-time run.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Events")]
+pub(crate) struct RawEvents {
+    /// Locate zero crossings inside frames, on both threads (true), or switch modes only at frame boundaries
+    /// (false). Default true.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub(crate) locate: Option<Spanned<bool>>,
+    /// The most events each thread locates in one frame (1 to 1000); a crossing beyond them is handled at the next
+    /// frame boundary, and counted. Default 4.
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1, max = 1000))]
+    pub(crate) max_per_frame: Option<Spanned<i64>>,
 }
 
 /// The implicit thread: it integrates the model with a stiff method and publishes a state every macro step.

@@ -137,6 +137,9 @@ newton_iterations = 7
 macro_step = "2ms"
 lead = "3ms"
 max_lag = "1s"
+[events]
+locate = false
+max_per_frame = 9
 [inputs]
 profile = "ramp"
 extrapolation = "quadratic"
@@ -177,6 +180,7 @@ extra = "1.5ms"
     assert_eq!((i.rtol, i.atol, i.max_newton), (1e-4, 1e-5, 7));
     assert!((i.macro_step - 2e-3).abs() < 1e-15 && (i.lead - 3e-3).abs() < 1e-15);
     assert_eq!((run.inputs.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
+    assert_eq!((s.events.locate, s.events.max_per_frame), (false, 9));
     assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ramp"));
     let points: Vec<(String, Vec<(f64, f64)>)> = run.inputs.points.into_iter().map(|(n, p)| (n.value, p)).collect();
     assert_eq!(
@@ -658,6 +662,20 @@ fn other_numbers_out_of_range() {
         &["found 0", "write 1 to record every frame"],
     );
     fails(
+        "model = \"ev\"\n[events]\nmax_per_frame = 0\n",
+        3,
+        17,
+        "events.max_per_frame",
+        &["1 to 1000, found 0", "write e.g. 4"],
+    );
+    fails(
+        "model = \"ev\"\n[events]\nlocate = \"yes\"\n",
+        3,
+        10,
+        "events.locate",
+        &["invalid type: string \"yes\", expected a boolean"],
+    );
+    fails(
         "model = \"ev\"\nmax_catchup = \"4\"\n",
         2,
         15,
@@ -871,6 +889,8 @@ fn schema_cases() -> Vec<(String, String)> {
         ("unknown_method", "model = \"ev\"\n[implicit]\nmethod = \"bdf7\"\n"),
         ("priority", "model = \"ev\"\n[fast]\npriority = 100\n"),
         ("rtol", "model = \"ev\"\n[implicit]\nrtol = 0\n"),
+        ("events_per_frame", "model = \"ev\"\n[events]\nmax_per_frame = 0\n"),
+        ("events_locate", "model = \"ev\"\n[events]\nlocate = 1\n"),
         (
             "decimation",
             "model = \"ev\"\n[record]\nfile = \"a.csv\"\ndecimation = 0\n",

@@ -186,6 +186,11 @@ impl ConfigText<'_> {
             lead: lead_s,
             max_lag: max_lag_s,
         };
+        let events = &raw.events;
+        s.events.locate = given(&events.locate, s.events.locate).value;
+        let per_frame = given(&events.max_per_frame, i64::from(s.events.max_per_frame));
+        s.events.max_per_frame =
+            self.integer(&per_frame, "events.max_per_frame", 1, MAX_COUNT, "write e.g. 4")? as u32;
         Ok(s)
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tandem_runtime::tandem::metrics::{FrameSource, Metrics, Snapshot};
+use tandem_runtime::tandem::metrics::{EventCounts, FrameSource, Metrics, Snapshot};
 use tandem_runtime::tandem::preflight::{Preflight, Status};
 use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 
@@ -165,6 +165,25 @@ impl Report {
             m.matrix_updates.get(),
             self.dropped_records
         );
+        let events = |c: &EventCounts| (c.located.get(), c.deferred.get(), c.storms.get());
+        let (fast, implicit) = (events(&m.fast_events), events(&m.implicit_events));
+        if fast != (0, 0, 0) || implicit != (0, 0, 0) || m.disagreements.get() + m.event_resyncs.get() > 0 {
+            let _ = writeln!(
+                out,
+                "  events: fast side {} located, {} at the frame boundary (past {} per frame), {} storms; implicit side \
+                 {} located, {} at the frame boundary, {} storms; modes disagreeing: {} implicit results not taken, {} \
+                 implicit restarts",
+                fast.0,
+                fast.1,
+                self.settings.events.max_per_frame,
+                fast.2,
+                implicit.0,
+                implicit.1,
+                implicit.2,
+                m.disagreements.get(),
+                m.event_resyncs.get(),
+            );
+        }
         if let Some(r) = &self.recording {
             let file = r.file.as_ref().map_or("in memory".into(), |f| f.display().to_string());
             let _ = writeln!(out, "  recording: {file} ({} rows, {} dropped)", r.rows, r.dropped);
@@ -261,6 +280,13 @@ impl Report {
                 "resyncs": m.resyncs.get(),
                 "failures": m.implicit_failures.get(),
             },
+            "events": {
+                "fast": event_json(&m.fast_events),
+                "implicit": event_json(&m.implicit_events),
+                "max_per_frame": self.settings.events.max_per_frame,
+                "disagreements": m.disagreements.get(),
+                "implicit_restarts": m.event_resyncs.get(),
+            },
             "dropped_frame_records": self.dropped_records,
             "histograms": hist,
             "recording": self.recording.as_ref().map(|r| json!({"file": r.file, "rows": r.rows, "dropped": r.dropped})),
@@ -279,6 +305,11 @@ impl Report {
     fn devices_of(&self, kind: DeviceKind) -> Vec<DeviceView> {
         self.devices.iter().filter(|d| d.kind == kind).cloned().collect()
     }
+}
+
+/// One side's event counts as JSON.
+fn event_json(c: &EventCounts) -> Value {
+    json!({"located": c.located.get(), "deferred": c.deferred.get(), "storms": c.storms.get()})
 }
 
 /// A number, or null when not finite (JSON has no NaN).
