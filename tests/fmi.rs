@@ -52,18 +52,21 @@ fn sim_integrates_a_model_exchange_fmu_to_the_closed_form() {
     }
 }
 
-/// A run configuration of `plant` on 1 ms frames, every frame recorded.
-/// The fast side alone: the implicit side does not handle events.
-fn run_config(plant: &Path) -> String {
+/// A run configuration of `plant` on 1 ms frames under `policy`, every
+/// frame recorded; the implicit side's tolerances tight enough for its
+/// result to be as exact as the fast side's.
+fn run_config(plant: &Path, policy: &str) -> String {
     format!(
         r#"model = "{}"
 frame = "1ms"
-duration = "2s"
-policy = "explicit"
+duration = "2.4s"
+policy = "{policy}"
 [fast]
 method = "rk4"
 [implicit]
 method = "bdf"
+rtol = 1e-12
+atol = 1e-12
 [record]
 file = "ball.csv"
 "#,
@@ -72,28 +75,34 @@ file = "ball.csv"
 }
 
 #[test]
-fn an_fmu_is_the_plant_of_a_real_time_run_with_events_at_frame_boundaries() {
+fn an_fmu_with_events_is_the_plant_of_a_real_time_run_under_every_policy() {
     let dir = common::scratch("fmi_run");
-    let fmu = fmus::build("bouncing_ball", &dir);
-    std::fs::write(dir.join("ball.toml"), run_config(&fmu)).unwrap();
-    let out = common::tandem_ok(&dir, &["run", "ball.toml", "--virtual-clock", "--results", "."]);
-    assert!(out.contains("2000"), "{out}");
-    let table = Table::read(&dir.join("ball.csv"));
-    assert_eq!(table.header, ["time", "h", "v"]);
-    // Impacts are found at the first frame past them: the ball sinks at most
-    // one frame's fall (v dt = 4.4 mm) into the floor and bounces from there.
-    for row in table.rows.iter().filter(|r| r[0] < 1.5) {
-        let (t, h) = (row[0], row[1]);
-        assert!((h - height(t)).abs() < 0.02, "h({t}) = {h}, exact {}", height(t));
-        assert!(h > -0.0045, "h({t}) = {h}");
+    for name in ["bouncing_ball", "bouncing_ball3"] {
+        let fmu = fmus::build(name, &dir);
+        for policy in ["explicit", "correct", "select"] {
+            std::fs::write(dir.join("ball.toml"), run_config(&fmu, policy)).unwrap();
+            let out = common::tandem_ok(&dir, &["run", "ball.toml", "--virtual-clock", "--results", "."]);
+            assert!(out.contains("2400 frames"), "{out}");
+            let table = Table::read(&dir.join("ball.csv"));
+            assert_eq!(table.header, ["time", "h", "v"]);
+            // Impacts are located inside their frames on both sides, and
+            // the fast side takes the implicit state of every frame: the
+            // ball follows the closed form, bounce after bounce, up to
+            // where the bounces crowd together before the ball rests.
+            for row in table.rows.iter().filter(|r| r[0] < 2.3) {
+                let (t, h) = (row[0], row[1]);
+                assert!(
+                    (h - height(t)).abs() < 1e-9,
+                    "{name} under {policy}: h({t}) = {h}, exact {}",
+                    height(t)
+                );
+            }
+            if policy != "explicit" {
+                assert!(out.contains("frames by source: explicit 1, implicit 2399"), "{out}");
+                assert!(out.contains("0 implicit results not taken"), "{out}");
+            }
+        }
     }
-    let apex = table
-        .rows
-        .iter()
-        .filter(|r| r[0] > 0.5 && r[0] < 1.3)
-        .map(|r| r[1])
-        .fold(f64::MIN, f64::max);
-    assert!((apex - E * E).abs() < 0.02, "apex {apex}");
 }
 
 #[test]
@@ -111,7 +120,7 @@ fn a_once_per_process_fmu_is_refused_as_a_real_time_plant_and_simulated_offline(
             ..Default::default()
         },
     );
-    std::fs::write(dir.join("once.toml"), run_config(&fmu)).unwrap();
+    std::fs::write(dir.join("once.toml"), run_config(&fmu, "correct")).unwrap();
     let out = common::tandem(&dir, &["run", "once.toml", "--virtual-clock", "--results", "."]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());

@@ -2,13 +2,12 @@
 //! which frame used which source, and the state that resulted.
 
 use tandem_models::{Layout, Model, StateRef, Variable};
-use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem, Wiring};
-use tandem_runtime::tandem::clock::{Clock, Nanos};
+use tandem_runtime::tandem::assemble::Tandem;
 use tandem_runtime::tandem::inputs::Profile;
 use tandem_runtime::tandem::metrics::FrameSource::{self, CatchUp, Explicit, Extrapolated, Implicit};
-use tandem_runtime::tandem::virtual_clock::{VirtualClock, VirtualCosts};
+use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
-use tandem_runtime::{record::Trace, Method};
+use tandem_runtime::Method;
 
 mod support;
 use support::{costs, FRAME, MS};
@@ -56,6 +55,8 @@ fn settings(policy: Policy, frames: u64) -> TandemSettings {
     support::settings(policy, FastMethod::Explicit(Method::Rk4), frames)
 }
 
+/// A run of `model` with the ramp `u = t` as its input, and its first
+/// output frame by frame.
 struct Run {
     sources: Vec<FrameSource>,
     outputs: Vec<f64>,
@@ -65,36 +66,12 @@ struct Run {
 
 fn run(model: &dyn Model, settings: &TandemSettings, costs: &VirtualCosts) -> Run {
     let ramp = Profile::new(vec![(0, vec![(0.0, 0.0), (100.0, 100.0)])]);
-    let plan = RecordPlan {
-        signals: vec![0],
-        decimation: 1,
-    };
-    let wiring = Wiring {
-        record: Some(plan),
-        ..Wiring::inputs(model, Box::new(ramp))
-    };
-    let mut tandem = assemble(settings, model, wiring).unwrap();
-    let mut sources = Vec::new();
-    let mut failure = None;
-    {
-        let mut clock = VirtualClock::new(costs, tandem.implicit.as_mut());
-        for k in 0..settings.frames() {
-            clock.sleep_until(k as Nanos * (FRAME * 1e9) as Nanos);
-            if let Err(e) = tandem.fast.frame(k, &mut clock) {
-                failure = Some(e.to_string());
-                break;
-            }
-            sources.push(tandem.fast.last_source());
-        }
-    }
-    let mut trace = Trace::default();
-    tandem.recording.as_mut().unwrap().drain(&mut trace).unwrap();
-    let outputs = trace.rows.iter().map(|r| r[0]).collect();
+    let r = support::run(model, settings, costs, Box::new(ramp));
     Run {
-        sources,
-        outputs,
-        tandem,
-        failure,
+        sources: r.sources,
+        outputs: r.rows.iter().map(|row| row[0]).collect(),
+        tandem: r.tandem,
+        failure: r.failure,
     }
 }
 

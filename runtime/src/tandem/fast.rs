@@ -148,6 +148,10 @@ pub struct FastSide {
     own_xd: Vec<f64>,
     /// The state the frame's step started from.
     flow_start: Vec<f64>,
+    /// The first frame whose state follows this side's newest event or
+    /// state-changing major step: an implicit result that ends before it
+    /// describes another path, and bounds nothing.
+    discontinuity: u64,
     probe: Probe,
     scratch_u: Vec<f64>,
     replay: Replay,
@@ -249,6 +253,7 @@ impl FastSide {
             own: vec![0.0; n],
             own_xd: vec![0.0; nd],
             flow_start: vec![0.0; n],
+            discontinuity: 0,
             scratch_u: vec![0.0; nu],
             replay: Replay::new(settings.max_catchup + 1, nu),
             results,
@@ -321,7 +326,7 @@ impl FastSide {
         self.guard_state(k, &mut source)?;
         self.rates.hits(k, &mut self.hits);
         self.replay.store(k, &self.u);
-        self.boundary.major_step(
+        if self.boundary.major_step(
             self.model.as_mut(),
             &mut self.locator,
             t,
@@ -331,7 +336,9 @@ impl FastSide {
             &self.u,
             &mut self.y,
             &self.metrics.fast_events,
-        );
+        ) {
+            self.discontinuity = k + 1;
+        }
         if let Some(sender) = &mut self.sender {
             sender.send(k, woke, self.u_time, &self.u, &self.x, &self.xd);
         }
@@ -406,25 +413,31 @@ impl FastSide {
             &self.u,
             counted.then_some(&self.metrics.fast_events),
         );
+        if flowed.events > 0 || flowed.deferred {
+            self.discontinuity = self.discontinuity.max(k + 1);
+        }
         (matrix, flowed.events)
     }
 
     /// After frame `k`'s step (at `t`) left a non-finite state: whether the
     /// model itself produced it from the finite state the step started
-    /// from (a non-finite derivative or output, an FMU call that failed),
-    /// named; a step that merely diverged (an explicit method on a mode
-    /// faster than the frame) is the guard's to handle.
+    /// from, named: a NaN derivative or output (the square root of a
+    /// negative number, 0/0, an FMU call that failed). A step that merely
+    /// diverged (an explicit method on a mode faster than the frame)
+    /// overflows to infinities first, and is the guard's to handle.
     fn fault(&mut self, t: f64) -> Option<NonFinite> {
         if self.x.iter().all(|v| v.is_finite()) || self.flow_start.iter().any(|v| !v.is_finite()) {
             return None;
         }
         let p = &mut self.probe;
         p.xd.copy_from_slice(&self.xd);
-        if let Err(e) = self
+        let reported = self
             .model
-            .major_outputs(t, &self.flow_start, &mut p.xd, &self.u, &p.no_hits, &mut p.y)
-        {
-            return Some(e);
+            .major_outputs(t, &self.flow_start, &mut p.xd, &self.u, &p.no_hits, &mut p.y);
+        if let Err(e) = reported {
+            if e.value.is_nan() {
+                return Some(e);
+            }
         }
         let s = StateRef {
             t,
@@ -433,7 +446,7 @@ impl FastSide {
             u: &self.u,
         };
         self.model.derivatives(s, &mut p.dx);
-        let i = p.dx.iter().position(|v| !v.is_finite())?;
+        let i = p.dx.iter().position(|v| v.is_nan())?;
         Some(NonFinite {
             time: t,
             place: format!("the derivative of state \"{}\"", self.model.layout().states[i]),
@@ -445,12 +458,14 @@ impl FastSide {
     /// [`super::guard`]); fails when the state is not finite and nothing
     /// can replace it (no implicit prediction, and no good state or too
     /// many extrapolated in a row). A result whose modes are not this
-    /// side's predicts another trajectory, and is not used.
+    /// side's, or that ends before this side's newest event, predicts
+    /// another path, and is not used.
     fn guard_state(&mut self, k: u64, source: &mut FrameSource) -> Result<(), FastError> {
         let t = self.time_of(k);
         let modes = &self.model.layout().modes;
         let result = self.results.as_mut().map(|r| r.latest());
-        let result = result.filter(|r| same_modes(modes, &r.xd1, &self.xd));
+        let same_path = |r: &&ImplicitResult| r.k1 >= self.discontinuity && same_modes(modes, &r.xd1, &self.xd);
+        let result = result.filter(same_path);
         let substitute = self.guard.check(k, t, &mut self.x, result, self.horizon, &self.metrics);
         if substitute == Some(Substitute::Implicit) {
             *source = FrameSource::Implicit;
@@ -513,7 +528,7 @@ impl FastSide {
             self.replay.load(j, &mut self.u);
             self.rates.hits(j, &mut self.hits);
             // Outputs are not sent again.
-            self.boundary.major_step(
+            if self.boundary.major_step(
                 self.model.as_mut(),
                 &mut self.locator,
                 tj,
@@ -523,7 +538,9 @@ impl FastSide {
                 &self.u,
                 &mut self.y,
                 &self.metrics.fast_events,
-            );
+            ) {
+                self.discontinuity = self.discontinuity.max(j + 1);
+            }
             steps += 1 + self.flow(j, false).1;
         }
         std::mem::swap(&mut self.u, &mut self.scratch_u);

@@ -32,3 +32,72 @@ pub fn costs() -> VirtualCosts {
         ..VirtualCosts::default()
     }
 }
+
+use tandem_models::Model;
+use tandem_runtime::record::Trace;
+use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem, Wiring};
+use tandem_runtime::tandem::clock::Clock;
+use tandem_runtime::tandem::inputs::InputSource;
+use tandem_runtime::tandem::metrics::FrameSource;
+use tandem_runtime::tandem::virtual_clock::VirtualClock;
+
+/// What a virtual-clock run gave.
+pub struct Run {
+    /// Each frame's source.
+    pub sources: Vec<FrameSource>,
+    /// Each frame's outputs, every output recorded.
+    pub rows: Vec<Vec<f64>>,
+    /// The parts, for their metrics.
+    pub tandem: Tandem,
+    /// Why it stopped early, if it did.
+    pub failure: Option<String>,
+}
+
+/// Runs `model` with `settings` on the virtual clock with `costs`, its
+/// inputs from `inputs`, frames `first..first + settings.frames()`,
+/// recording every output of every frame.
+pub fn run_from(
+    model: &dyn Model,
+    settings: &TandemSettings,
+    costs: &VirtualCosts,
+    inputs: Box<dyn InputSource>,
+    first: u64,
+) -> Run {
+    let plan = RecordPlan {
+        signals: (0..model.layout().outputs.len()).collect(),
+        decimation: 1,
+    };
+    let wiring = Wiring {
+        record: Some(plan),
+        ..Wiring::inputs(model, inputs)
+    };
+    let mut tandem = assemble(settings, model, wiring).unwrap();
+    let frame = (settings.frame * 1e9).round() as Nanos;
+    let mut sources = Vec::new();
+    let mut failure = None;
+    let mut trace = Trace::default();
+    {
+        let mut clock = VirtualClock::new(costs, tandem.implicit.as_mut());
+        for k in first..first + settings.frames() {
+            clock.sleep_until(k as Nanos * frame);
+            if let Err(e) = tandem.fast.frame(k, &mut clock) {
+                failure = Some(e.to_string());
+                break;
+            }
+            sources.push(tandem.fast.last_source());
+            // Drained as it goes, so that long runs keep every row.
+            tandem.recording.as_mut().unwrap().drain(&mut trace).unwrap();
+        }
+    }
+    Run {
+        sources,
+        rows: trace.rows,
+        tandem,
+        failure,
+    }
+}
+
+/// [`run_from`] frame 0.
+pub fn run(model: &dyn Model, settings: &TandemSettings, costs: &VirtualCosts, inputs: Box<dyn InputSource>) -> Run {
+    run_from(model, settings, costs, inputs, 0)
+}
