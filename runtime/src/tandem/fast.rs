@@ -429,15 +429,9 @@ impl FastSide {
         if self.x.iter().all(|v| v.is_finite()) || self.flow_start.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        let p = &mut self.probe;
-        p.xd.copy_from_slice(&self.xd);
-        let reported = self
-            .model
-            .major_outputs(t, &self.flow_start, &mut p.xd, &self.u, &p.no_hits, &mut p.y);
-        if let Err(e) = reported {
-            if e.value.is_nan() {
-                return Some(e);
-            }
+        // A failed FMU call is kept and reported at any state.
+        if let Some(e) = self.reported_nan(t, true) {
+            return Some(e);
         }
         let s = StateRef {
             t,
@@ -445,13 +439,29 @@ impl FastSide {
             xd: &self.xd,
             u: &self.u,
         };
-        self.model.derivatives(s, &mut p.dx);
-        let i = p.dx.iter().position(|v| v.is_nan())?;
-        Some(NonFinite {
-            time: t,
-            place: format!("the derivative of state \"{}\"", self.model.layout().states[i]),
-            value: p.dx[i],
+        self.model.derivatives(s, &mut self.probe.dx);
+        let i = self.probe.dx.iter().position(|v| v.is_nan())?;
+        // The block that produced it, as the model names it at the state
+        // the step reached.
+        self.reported_nan(t, false).or_else(|| {
+            Some(NonFinite {
+                time: t,
+                place: format!("the derivative of state \"{}\"", self.model.layout().states[i]),
+                value: f64::NAN,
+            })
         })
+    }
+
+    /// The NaN the model reports (its block, its FMU call) at time `t`, at
+    /// the state the frame's step started from or the one it reached.
+    fn reported_nan(&mut self, t: f64, at_start: bool) -> Option<NonFinite> {
+        let p = &mut self.probe;
+        p.xd.copy_from_slice(&self.xd);
+        let x = if at_start { &self.flow_start } else { &self.x };
+        match self.model.major_outputs(t, x, &mut p.xd, &self.u, &p.no_hits, &mut p.y) {
+            Err(e) if e.value.is_nan() => Some(e),
+            _ => None,
+        }
     }
 
     /// Replaces an unusable state by the best substitute (see
