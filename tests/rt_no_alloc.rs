@@ -6,8 +6,9 @@
 //! and its transmit path, with a second node on the same in-process bus
 //! playing the ECU. The same holds while a script polls a watched session
 //! as the Python package does (the script's thread and the watcher's are
-//! not counted: they are normal threads), and while a run served as a DCP
-//! slave carries its bus over DCP (the slave's serving thread counted).
+//! not counted: they are normal threads), while a plant with events has
+//! them located and handled on both threads, and while a run served as a
+//! DCP slave carries its bus over DCP (the slave's serving thread counted).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -251,6 +252,97 @@ fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it(
         0,
         "allocations on the real-time and I/O paths while a script polled"
     );
+}
+
+#[test]
+fn a_plant_with_events_locates_them_on_both_threads_without_allocating() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dbc_path = root.join("config/examples/throttle.dbc");
+    let dbc = Dbc::load(&dbc_path).unwrap();
+    let command = dbc.message("ETB_Command").unwrap();
+    // Torque that opens the throttle onto its open stop, and none, which
+    // lets the spring close it onto the closed one.
+    let frames: Vec<CanFrame> = [0.25, 0.0]
+        .iter()
+        .map(|&torque| {
+            let mut payload = vec![0u8; command.len];
+            command.signal("MotorTorque").unwrap().encode(torque, &mut payload);
+            CanFrame::data(command.id, &payload).unwrap()
+        })
+        .collect();
+    for policy in ["correct", "select"] {
+        let channel = format!("rt-no-alloc-events-{policy}");
+        let text = format!(
+            r#"model = "{}"
+frame = "1ms"
+duration = "3s"
+policy = "{policy}"
+[fast]
+method = "rk4"
+[implicit]
+rtol = 1e-8
+atol = 1e-10
+[record]
+file = "rt-no-alloc-events.csv"
+[[bus]]
+transport = "virtual"
+channel = "{channel}"
+dbc = "{}"
+[[bus.receive]]
+message = "ETB_Command"
+timeout = "100ms"
+on_timeout = "hold"
+signals = {{ MotorTorque = "torque" }}
+[[bus.transmit]]
+message = "ETB_Feedback"
+signals = {{ ThrottleAngle = "throttle_angle" }}
+"#,
+            root.join("models/examples/throttle.json").display(),
+            dbc_path.display()
+        );
+        let config = parse_run_config(&text, Path::new("rt-no-alloc-events.toml"), PROFILES).unwrap();
+        let mut plan = bind(config).unwrap();
+        plan.settings.fast.placement.core = None;
+        plan.settings.implicit.placement.core = None;
+        let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-events-{}", std::process::id()));
+        let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
+
+        // The ECU opens and closes the throttle every 150 ms: each time
+        // the plate meets a stop, an event on both threads.
+        let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let frames = frames.clone();
+        let ecu = std::thread::spawn(move || {
+            let mut sent = 0usize;
+            while !stopping.load(Relaxed) {
+                let _ = ecu.tx.send(&frames[(sent / 15) % 2]);
+                while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {}
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+
+        ALLOCATIONS.store(0, Relaxed);
+        let mut observer = Armed(0.0);
+        let report = session.run(&mut observer).unwrap();
+        ARMED.store(false, Relaxed);
+        stop.store(true, Relaxed);
+        ecu.join().unwrap();
+        let _ = std::fs::remove_dir_all(&results);
+
+        assert!(report.failure.is_none(), "{:?}", report.failure);
+        let m = &report.metrics;
+        assert_eq!(m.frames.get(), 3000);
+        let (fast, implicit) = (m.fast_events.located.get(), m.implicit_events.located.get());
+        assert!(fast >= 10 && implicit >= 10, "{policy}: events located {fast} and {implicit}");
+        assert_eq!(
+            ALLOCATIONS.load(Relaxed),
+            0,
+            "{policy}: allocations while events were located and handled"
+        );
+    }
 }
 
 /// A recorder that keeps the rows' sum.
