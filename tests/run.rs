@@ -222,6 +222,7 @@ fn stats_json_holds_the_summary() {
             "catch-up (frames)",
             "correction (tolerances)",
             "fast compute",
+            "fast compute, events",
             "implicit compute",
             "implicit lag (frames)",
             "matrix age (frames)",

@@ -2,7 +2,7 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve|dcp|events]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
@@ -11,6 +11,7 @@
 
 mod cosim;
 mod dcp;
+mod events;
 mod fmi;
 mod io;
 mod parallel;
@@ -24,6 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use tandem_session::ClockMode;
 
 /// Which figures to measure.
 #[derive(Clone, Copy, ValueEnum)]
@@ -49,8 +51,9 @@ enum Which {
     Io,
     /// The part of the implicit thread's work a helper core could take.
     Parallel,
-    /// A configuration (the EV example by default) on the real clock for
-    /// --seconds: memory and counters every --interval.
+    /// A configuration (the EV example by default) for --seconds on the
+    /// real clock (or --virtual-clock; at --frame): memory, counters and
+    /// late frames every --interval.
     Soak,
     /// Jacobi co-simulation of two equal sub-models on two threads
     /// against one.
@@ -67,6 +70,10 @@ enum Which {
     /// against a UDP ping-pong, and data age in soft real time at 1 kHz
     /// (needs root; runs the tandem binary built beside it).
     Dcp,
+    /// Plants with events (the bouncing ball, the throttle body) on the
+    /// real clock at 1 and 10 kHz: a frame's cost with and without an
+    /// event, and the impacts against their closed form.
+    Events,
 }
 
 /// Tandem's benchmarks.
@@ -85,6 +92,12 @@ struct Args {
     /// `accuracy`: run on the real clock instead of the virtual one.
     #[arg(long)]
     real_clock: bool,
+    /// `soak`: run on the virtual clock instead of the real one.
+    #[arg(long)]
+    virtual_clock: bool,
+    /// `soak`: the frame (s), instead of the configuration's.
+    #[arg(long)]
+    frame: Option<f64>,
     /// `jitter`: wake-ups per measurement.
     #[arg(long, default_value_t = 20_000)]
     loops: u64,
@@ -111,11 +124,19 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Rate => realtime::rate(args.seconds),
         Which::Io => io::run(args.seconds),
         Which::Parallel => parallel::run(),
-        Which::Soak => soak::run(&args.config, args.seconds, Duration::from_secs_f64(args.interval)),
+        Which::Soak => {
+            let clock = match args.virtual_clock {
+                true => ClockMode::Virtual,
+                false => ClockMode::Real,
+            };
+            let interval = Duration::from_secs_f64(args.interval);
+            soak::run(&args.config, args.seconds, interval, clock, args.frame)
+        }
         Which::Cosim => cosim::run(args.seconds),
         Which::Fmi => fmi::run(args.seconds),
         Which::Serve => serve::run(args.seconds),
         Which::Dcp => dcp::run(args.seconds),
+        Which::Events => events::run(args.seconds),
     }
 }
 

@@ -9,7 +9,7 @@
 
 use tandem_models::{Layout, Model, NonFinite, StateRef};
 
-use super::{illinois, ChatterWatch, EventSettings};
+use super::{regula_falsi, ChatterWatch, EventSettings};
 
 /// An event the limits do not let through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,7 +138,7 @@ impl EventLocator {
             }
             self.distance(model, StateRef { t, x, xd, u })
         };
-        let t = illinois(&mut distance_at, a, at_a, b, at_b, tolerance);
+        let t = regula_falsi(&mut distance_at, a, at_a, b, at_b, tolerance);
         distance_at(t);
         t
     }

@@ -4,7 +4,7 @@
 //! A model reports, per zero-crossing function, a switching distance that is
 //! positive while its mode holds ([`tandem_models::Model::zero_crossings`]).
 //! When a step ends with a negative distance, the driver finds the instant
-//! it crossed zero (the Illinois variant of regula falsi) by re-integrating
+//! it crossed zero (regula falsi, Anderson–Björck) by re-integrating
 //! the step with shorter lengths (explicit methods) or on the step's
 //! interpolating polynomial (the BDF), stops there, and runs the event
 //! iteration: major outputs (modes switch), update (resets), re-check.
@@ -145,9 +145,26 @@ impl EventSettings {
 /// Finds where `f` crosses zero in `[a, b]`, given `f(a) >= 0 > f(b)`:
 /// returns the right end of a bracket narrower than `tol`, where `f` is
 /// already negative (so the event has happened there).
-pub fn illinois(mut f: impl FnMut(f64) -> f64, mut a: f64, mut fa: f64, mut b: f64, mut fb: f64, tol: f64) -> f64 {
-    // Which end the last two new points replaced: the Illinois rule halves
-    // the value kept at the other end when one end stalls.
+///
+/// Regula falsi with the Anderson–Björck rule: when the same end is
+/// replaced twice in a row, the value kept at the other end is scaled by
+/// how little the replaced end's value changed, so the bracket closes from
+/// both sides (superlinearly on smooth functions, however skewed). A
+/// function at zero at `a` (a state that starts on its switching surface:
+/// clamped at a limit, or just reset onto it) that is negative just past
+/// `a` crosses there.
+pub fn regula_falsi(mut f: impl FnMut(f64) -> f64, mut a: f64, mut fa: f64, mut b: f64, mut fb: f64, tol: f64) -> f64 {
+    if fa <= 0.0 && b - a > tol {
+        let c = a + tol;
+        let fc = f(c);
+        if fc < 0.0 || fc.is_nan() {
+            return c;
+        }
+        // It leaves the surface on the positive side: the crossing is
+        // further on.
+        (a, fa) = (c, fc);
+    }
+    // Which end the last new point replaced.
     let mut last = 0i8;
     for _ in 0..200 {
         if b - a <= tol {
@@ -161,20 +178,31 @@ pub fn illinois(mut f: impl FnMut(f64) -> f64, mut a: f64, mut fa: f64, mut b: f
         c = c.clamp(a + 0.25 * tol, b - 0.25 * tol);
         let fc = f(c);
         if fc < 0.0 || fc.is_nan() {
-            (b, fb) = (c, if fc.is_nan() { -f64::MIN_POSITIVE } else { fc });
+            let fc = if fc.is_nan() { -f64::MIN_POSITIVE } else { fc };
             if last == -1 {
-                fa *= 0.5;
+                fa *= scale(fc, fb);
             }
-            last = -1;
+            (b, fb, last) = (c, fc, -1);
         } else {
-            (a, fa) = (c, fc);
             if last == 1 {
-                fb *= 0.5;
+                fb *= scale(fc, fa);
             }
-            last = 1;
+            (a, fa, last) = (c, fc, 1);
         }
     }
     b
+}
+
+/// The Anderson–Björck factor for the value kept at one end when the other
+/// end's value goes from `old` to `new` on the same side: `1 - new / old`,
+/// or one half when that is not positive.
+fn scale(new: f64, old: f64) -> f64 {
+    let m = 1.0 - new / old;
+    if m > 0.0 {
+        m
+    } else {
+        0.5
+    }
 }
 
 /// Counts events that follow each other within a short window.
@@ -202,20 +230,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn illinois_brackets_roots_of_curved_functions_tightly() {
+    fn regula_falsi_brackets_roots_of_curved_functions_tightly() {
         for root in [0.1, 0.5, 0.999] {
             let f = |t: f64| (root - t) * (1.0 + 10.0 * t * t);
-            let b = illinois(f, 0.0, f(0.0), 1.0, f(1.0), 1e-13);
+            let b = regula_falsi(f, 0.0, f(0.0), 1.0, f(1.0), 1e-13);
             assert!(f(b) < 0.0 || f(b) == 0.0);
             assert!((b - root).abs() <= 1e-13, "root {root}: {b}");
         }
     }
 
     #[test]
-    fn illinois_treats_nan_as_past_the_crossing() {
+    fn regula_falsi_treats_nan_as_past_the_crossing() {
         let f = |t: f64| if t > 0.3 { f64::NAN } else { 0.3 - t };
-        let b = illinois(f, 0.0, 0.3, 1.0, f64::NAN, 1e-12);
+        let b = regula_falsi(f, 0.0, 0.3, 1.0, f64::NAN, 1e-12);
         assert!((b - 0.3).abs() < 1e-11, "{b}");
+    }
+
+    #[test]
+    fn regula_falsi_closes_skewed_brackets_in_few_evaluations() {
+        // A root near one end, the function steep at the other (an
+        // acceleration changing sign inside a frame): a handful of
+        // evaluations, where plain regula falsi creeps.
+        let root = 1e-5;
+        let f = |t: f64| (root - t) * (1.0 + 1e4 * t);
+        let mut evaluations = 0;
+        let b = regula_falsi(
+            |t| {
+                evaluations += 1;
+                f(t)
+            },
+            0.0,
+            f(0.0),
+            1e-3,
+            f(1e-3),
+            1e-13,
+        );
+        assert!(f(b) < 0.0 && (b - root).abs() < 1e-13, "{b}");
+        assert!(evaluations <= 12, "{evaluations} evaluations");
+    }
+
+    #[test]
+    fn a_function_on_its_surface_crosses_where_it_leaves_it_negative() {
+        // Zero at the start: departing negatively (a plate leaving its
+        // stop), it crosses there, in one evaluation; departing positively
+        // (a ball reset onto the floor with an upward speed), at its later
+        // root.
+        let mut evaluations = 0;
+        let leaving = |t: f64| -t * t;
+        let b = regula_falsi(
+            |t| {
+                evaluations += 1;
+                leaving(t)
+            },
+            0.0,
+            0.0,
+            1e-3,
+            leaving(1e-3),
+            1e-12,
+        );
+        assert!(b <= 1e-12 && evaluations == 1, "{b} after {evaluations}");
+        let hop = |t: f64| t * (4e-4 - t);
+        let b = regula_falsi(hop, 0.0, 0.0, 1e-3, hop(1e-3), 1e-12);
+        assert!(hop(b) < 0.0 && (b - 4e-4).abs() < 1e-12, "{b}");
     }
 
     #[test]

@@ -352,6 +352,9 @@ impl FastSide {
 
         let done = clock.now();
         self.metrics.compute.record((done - computing) as f64);
+        if events > 0 {
+            self.metrics.event_compute.record((done - computing) as f64);
+        }
         let late = if woke > deadline {
             Some(&self.metrics.missed_woke_late)
         } else if done > deadline {

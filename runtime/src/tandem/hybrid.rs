@@ -25,8 +25,9 @@ impl Boundary {
 
     /// The major step at frame time `t`: outputs into `y` with the rates in
     /// `hits` (what the frame sends), the discrete update and resets, then,
-    /// when events are located, the event iteration (a reset may switch a
-    /// mode). Returns whether a state changed. Non-finite values are the
+    /// when events are located and that changed a state, the event
+    /// iteration (a reset may switch a mode). Returns whether a state
+    /// changed. Non-finite values are the
     /// guards' to handle; an iteration that runs out of rounds is counted
     /// in `counts` and its last state stands. Allocates nothing.
     #[allow(clippy::too_many_arguments)]
@@ -47,12 +48,15 @@ impl Boundary {
         // A non-finite output is the output guard's to replace.
         let _ = model.major_outputs(t, x, xd, u, hits, y);
         model.update(t, hits, x, xd, u);
-        if locator.active() {
+        let changed = x != self.x_before.as_slice() || xd != self.xd_before.as_slice();
+        // A round that changed nothing would repeat itself: the iteration
+        // only runs after one that did.
+        if changed && locator.active() {
             if let Err(SettleError::Storm { .. }) = locator.settle(model, t, x, xd, u) {
                 counts.storms.increment();
             }
         }
-        x != self.x_before.as_slice() || xd != self.xd_before.as_slice()
+        changed
     }
 }
 

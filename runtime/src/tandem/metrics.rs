@@ -281,6 +281,9 @@ pub struct Metrics {
     /// the step taken (the sends at the frame's start are the devices' to
     /// measure).
     pub compute: Histogram,
+    /// The same, of the frames whose own step handled an event (located it,
+    /// ran the event iteration and integrated the rest of the frame).
+    pub event_compute: Histogram,
     /// Size of each correction: weighted RMS of the state change in units
     /// of the implicit tolerances.
     pub correction: Histogram,
@@ -338,6 +341,7 @@ impl Default for Metrics {
             matrix_updates: Counter::default(),
             wake_latency: Histogram::new(micro, 50_000),
             compute: Histogram::new(micro, 50_000),
+            event_compute: Histogram::new(micro, 50_000),
             correction: Histogram::new(
                 Scale::Log {
                     min: 1e-4,

@@ -80,10 +80,11 @@ pub struct Report {
 
 /// The histograms of the summary: name, snapshot, and whether it holds
 /// nanoseconds.
-fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 8] {
+fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 9] {
     [
         ("wake-up latency", m.wake_latency.snapshot(), true),
         ("fast compute", m.compute.snapshot(), true),
+        ("fast compute, events", m.event_compute.snapshot(), true),
         ("implicit compute", m.implicit_compute.snapshot(), true),
         ("implicit lag (frames)", m.implicit_lag.snapshot(), false),
         ("newton iterations", m.newton.snapshot(), false),
