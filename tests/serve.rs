@@ -421,9 +421,19 @@ fn malformed_requests_get_a_4xx_never_a_5xx() {
         17 << 20
     )
     .unwrap();
-    let mut answer = [0u8; 12];
-    stream.read_exact(&mut answer).unwrap();
-    assert_eq!(&answer, b"HTTP/1.1 413");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a body");
+    let error: Value = serde_json::from_str(body).expect("a JSON error");
+    assert!(error["error"]
+        .as_str()
+        .unwrap()
+        .contains("more than the 16777216 bytes"));
     for (method, path, body, expected) in [
         ("POST", "/api/check", &b"\xff\xfe"[..], 422),
         ("POST", "/api/ports", &b"[1, 2"[..], 400),
@@ -441,29 +451,9 @@ fn malformed_requests_get_a_4xx_never_a_5xx() {
             None,
         );
         assert_eq!(status, expected, "{method} {path}: {text}");
-        if status != 413 {
-            let error: Value =
-                serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: JSON error body: {text}"));
-            assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()));
-        }
+        let error: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: JSON error body: {text}"));
+        assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()));
     }
-}
-
-#[test]
-fn a_token_is_required_off_loopback_and_checked() {
-    let refused = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["serve", "--listen", "0.0.0.0:0"])
-        .env_remove("TANDEM_TOKEN")
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("needs a token; give --token"));
-    let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--token", "s3cret"], &root());
-    assert_eq!(server.get("/api/blocks").0, 401);
-    assert_eq!(server.request("GET", "/api/blocks", None, Some("wrong")).0, 401);
-    assert_eq!(server.request("GET", "/api/blocks", None, Some("s3cret")).0, 200);
-    // The page itself loads without it, and asks for it.
-    assert_eq!(server.get("/").0, 200);
 }
 
 #[test]
