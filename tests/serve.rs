@@ -570,3 +570,98 @@ fn a_command_line_run_is_on_the_dashboard_and_stops_from_it() {
     let frames: u64 = summary["summary: ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(frames < 6000, "stopped before its 60 s: {summary}");
 }
+
+#[test]
+fn model_compilations_are_limited_in_number_before_their_bodies_are_read() {
+    let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--max-checks", "2"], &root());
+    let model = read("models/examples/cruise_control.json");
+    let (first, rest) = model.split_at(model.len() / 2);
+    // Two checks whose bodies are still on their way hold both slots.
+    let mut held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(&server.address).unwrap();
+            write!(
+                stream,
+                "POST /api/check HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{first}",
+                server.address,
+                model.len()
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    let json = [("Content-Type", "application/json")];
+    let refused = (0..100).find_map(|_| {
+        let (status, headers, body) = server.send("POST", "/api/check", Some(model.as_bytes()), &json);
+        if status == 429 {
+            return Some((headers, body));
+        }
+        assert_eq!(status, 200, "{body}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        None
+    });
+    let (headers, body) = refused.expect("a third check at once is refused");
+    assert!(headers.contains(&("retry-after".into(), "1".into())), "{headers:?}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 model checks and compilations are running already, the server's limit"),
+        "{body}"
+    );
+    // Starting a simulation or a run compiles a model too.
+    let start = simulation(&model, json!({"stop": 1}));
+    assert_eq!(
+        server.send("POST", "/api/simulations", Some(start.as_bytes()), &json).0,
+        429
+    );
+    let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true}"#;
+    assert_eq!(server.send("POST", "/api/runs", Some(run.as_bytes()), &json).0, 429);
+    // The held checks go on once their bodies arrive, and free their slots.
+    for stream in &mut held {
+        stream.write_all(rest.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    assert_eq!(server.send("POST", "/api/check", Some(model.as_bytes()), &json).0, 200);
+}
+
+#[test]
+fn exactly_the_promised_32_ended_simulations_and_runs_are_kept() {
+    let folder = server::cruise_folder("kept");
+    let server = Server::with(
+        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
+        &root(),
+    );
+    let short = simulation(&read("models/examples/cruise_control.json"), json!({"stop": 1}));
+    let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true, "duration": 0.05}"#;
+    // Batches as large as the server runs at once, each waited for.
+    for (what, body, at_once, total) in [("simulations", short.as_str(), 4, 40), ("runs", run, 2, 36)] {
+        for _ in 0..total / at_once {
+            let ids: Vec<String> = (0..at_once)
+                .map(|_| {
+                    let (status, body) = server.post(&format!("/api/{what}"), body);
+                    assert_eq!(status, 201, "{body}");
+                    serde_json::from_str::<Value>(&body).unwrap()["id"]
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect();
+            for id in ids {
+                wait_ended(&server, &format!("/api/{what}/{id}"));
+            }
+        }
+        let kept = server.json(&format!("/api/{what}"))[what].as_array().unwrap().clone();
+        assert_eq!(kept.len(), 32, "{what}: the newest 32 kept, of {total}");
+        assert!(kept.iter().all(|e| e["state"] == "done"), "{what}");
+        // Ids number simulations and runs together: the runs follow the
+        // 40 simulations.
+        let oldest_kept = total - 32 + 1 + if what == "runs" { 40 } else { 0 };
+        assert_eq!(kept[0]["id"], format!("{}{oldest_kept}", &what[..1]));
+    }
+    std::fs::remove_dir_all(folder).ok();
+}

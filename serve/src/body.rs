@@ -111,6 +111,12 @@ impl FromRequestParts<Arc<App>> for Slot {
         Arc::clone(&app.compiling)
             .try_acquire_owned()
             .map(|permit| Slot { _permit: permit })
-            .map_err(|_| ApiError::busy("model checks and compilations", app.limits.checks))
+            .map_err(|_| {
+                ApiError::busy(
+                    "model checks and compilations",
+                    app.limits.checks,
+                    "try again after the Retry-After seconds",
+                )
+            })
     }
 }

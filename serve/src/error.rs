@@ -64,13 +64,13 @@ impl ApiError {
         )
     }
 
-    /// 429: too many at once.
-    pub fn busy(what: &str, limit: usize) -> Self {
+    /// 429: `limit` `what` at once already; `fix` says what to do.
+    pub fn busy(what: &str, limit: usize, fix: &str) -> Self {
         ApiError {
             retry_after: Some(1),
             ..ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                format!("{limit} {what} are running already, the server's limit; wait for one to end or cancel one"),
+                format!("{limit} {what} are running already, the server's limit; {fix}"),
             )
         }
     }

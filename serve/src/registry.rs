@@ -41,7 +41,11 @@ impl<T: Entry> Registry<T> {
     pub fn add(&self, entry: Arc<T>, limit: usize) -> Result<(), ApiError> {
         let mut entries = self.lock();
         if entries.iter().filter(|e| e.running()).count() >= limit {
-            return Err(ApiError::busy(&format!("{}s", self.noun), limit));
+            return Err(ApiError::busy(
+                &format!("{}s", self.noun),
+                limit,
+                "wait for one to end or cancel one",
+            ));
         }
         entries.push_back(entry);
         Ok(())
