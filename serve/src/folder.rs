@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use crate::body::require_type;
+use crate::body::{read as read_body, require_type};
 use crate::confine::{Refused, Root};
 use crate::error::{blocking, ApiError};
 use crate::state::App;
@@ -165,7 +165,7 @@ pub async fn write(
     State(app): State<Arc<App>>,
     UrlPath(path): UrlPath<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Result<StatusCode, ApiError> {
     let kind = match Path::new(&path).extension().and_then(|e| e.to_str()) {
         Some("json") => "application/json",
@@ -179,6 +179,7 @@ pub async fn write(
         }
     };
     require_type(&headers, kind)?;
+    let body = read_body(body, app.limits.body).await?;
     if std::str::from_utf8(&body).is_err() {
         return Err(ApiError::bad_request("the file's text is not UTF-8").at("path", path.as_str()));
     }
