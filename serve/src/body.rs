@@ -6,12 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::extract::{FromRequest, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::ApiError;
@@ -97,26 +97,57 @@ impl FromRequest<Arc<App>> for JsonBody {
     }
 }
 
-/// One of the server's slots for compiling a model (a check, the start of
-/// a simulation or a run), taken before the body is read and held until
-/// the compilation ends; 429 when every slot is taken.
+/// One of the server's slots for compiling a model (a check, the ports of
+/// a block, the start of a simulation or a run), held until the
+/// compilation ends.
 pub struct Slot {
     _permit: OwnedSemaphorePermit,
 }
 
-impl FromRequestParts<Arc<App>> for Slot {
+/// A JSON request body whose model is compiled in one of the server's
+/// slots, taken before the body is read (so that bodies held open cannot
+/// pile up models). When every slot is taken, the body is read and
+/// dropped (so that a client still sending gets the answer, not a broken
+/// connection) and the answer is 429.
+pub struct Compiled {
+    /// The slot, to hold while compiling.
+    pub slot: Slot,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl FromRequest<Arc<App>> for Compiled {
     type Rejection = ApiError;
 
-    async fn from_request_parts(_: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
-        Arc::clone(&app.compiling)
-            .try_acquire_owned()
-            .map(|permit| Slot { _permit: permit })
-            .map_err(|_| {
-                ApiError::busy(
+    async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, ApiError> {
+        require_type(request.headers(), "application/json")?;
+        match Arc::clone(&app.compiling).try_acquire_owned() {
+            Ok(permit) => Ok(Compiled {
+                slot: Slot { _permit: permit },
+                body: read(request.into_body(), app.limits.body).await?,
+            }),
+            Err(_) => {
+                discard(request.into_body(), app.limits.body).await;
+                Err(ApiError::busy(
                     "model checks and compilations",
                     app.limits.checks,
                     "try again after the Retry-After seconds",
-                )
-            })
+                ))
+            }
+        }
     }
+}
+
+/// Reads `body` and drops it, up to `limit` bytes and [`BODY_WAIT`].
+async fn discard(mut body: Body, limit: usize) {
+    let mut seen = 0;
+    let _ = tokio::time::timeout(BODY_WAIT, async {
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |d| d.len());
+            if seen > limit {
+                break;
+            }
+        }
+    })
+    .await;
 }

@@ -8,7 +8,7 @@ use tandem_models::diagram::format::BlockDef;
 use tandem_models::diagram::{self, compile_str};
 use tandem_models::{blocks, Model};
 
-use crate::body::{JsonBody, Slot};
+use crate::body::Compiled;
 use crate::error::{blocking, parse_body, ApiError};
 
 /// The model format's JSON Schema, as `models/schema.json` has it.
@@ -56,7 +56,7 @@ pub async fn blocks() -> Json<Value> {
 
 /// `POST /api/ports`: the ports of one block with its parameters (a
 /// subsystem's blocks compiled in a slot of their own).
-pub async fn ports(slot: Slot, JsonBody(body): JsonBody) -> Result<Json<Value>, ApiError> {
+pub async fn ports(Compiled { slot, body }: Compiled) -> Result<Json<Value>, ApiError> {
     blocking(move || {
         let _slot = slot;
         let def: BlockDef = parse_body(&body)?;
@@ -68,7 +68,7 @@ pub async fn ports(slot: Slot, JsonBody(body): JsonBody) -> Result<Json<Value>, 
 
 /// `POST /api/check`: compiles a model's text; its summary, or the error
 /// at its block, port, line and column.
-pub async fn check(slot: Slot, JsonBody(body): JsonBody) -> Result<Json<Value>, ApiError> {
+pub async fn check(Compiled { slot, body }: Compiled) -> Result<Json<Value>, ApiError> {
     blocking(move || {
         let _slot = slot;
         check_text(&body)

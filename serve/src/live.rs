@@ -114,9 +114,11 @@ impl LiveRun {
             relative_json(folder, &mut report);
         }
         let state = if failure.is_some() { "failed" } else { "done" };
-        self.table
-            .end(json!({"type": "end", "state": state, "error": failure, "report": report}));
+        let end = json!({"type": "end", "state": state, "error": failure, "report": report});
+        // Ended before the stream says so: a client told of the end finds
+        // the run ended.
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = RunState::Ended { failure, report };
+        self.table.end(end);
     }
 }
 

@@ -74,8 +74,10 @@ impl<T: Entry> Registry<T> {
         })
     }
 
-    /// Every entry, oldest first.
+    /// Every entry, oldest first (trimmed first: an entry that has just
+    /// ended may not have trimmed yet).
     pub fn all(&self) -> Vec<Arc<T>> {
+        self.trim();
         self.lock().iter().cloned().collect()
     }
 

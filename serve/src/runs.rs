@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tandem_config::bounds::check_duration;
 use tandem_session::{bind, ClockMode, ControlError, Options, Session};
 
-use crate::body::{JsonBody, Slot};
+use crate::body::{Compiled, JsonBody};
 use crate::error::{blocking, parse_body, ApiError};
 use crate::live::attach_in;
 use crate::runconfig::{self, RESULTS};
@@ -42,7 +42,7 @@ struct StartRequest {
 
 /// `POST /api/runs`: starts a run of a configuration in the folder (its
 /// model compiled in a slot).
-pub async fn start(State(app): State<Arc<App>>, slot: Slot, JsonBody(body): JsonBody) -> Result<Response, ApiError> {
+pub async fn start(State(app): State<Arc<App>>, Compiled { slot, body }: Compiled) -> Result<Response, ApiError> {
     blocking(move || {
         let _slot = slot;
         start_blocking(&app, &body)

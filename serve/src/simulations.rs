@@ -17,7 +17,7 @@ use tandem_models::diagram::compile_str;
 use tandem_models::Model;
 use tandem_runtime::{EventSettings, Simulation, UnknownName};
 
-use crate::body::{JsonBody, Slot};
+use crate::body::Compiled;
 use crate::error::{blocking, parse_body, ApiError};
 use crate::job::{self, sim_error, Job};
 use crate::registry::Entry;
@@ -86,7 +86,7 @@ fn setting_error(e: tandem_config::SettingsError) -> ApiError {
 
 /// `POST /api/simulations`: checks everything (the model compiled in a
 /// slot), then starts the run.
-pub async fn start(State(app): State<Arc<App>>, slot: Slot, JsonBody(body): JsonBody) -> Result<Response, ApiError> {
+pub async fn start(State(app): State<Arc<App>>, Compiled { slot, body }: Compiled) -> Result<Response, ApiError> {
     blocking(move || {
         let _slot = slot;
         start_blocking(&app, &body)
