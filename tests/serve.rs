@@ -75,6 +75,16 @@ fn simulation(model: &str, options: Value) -> String {
     body.to_string()
 }
 
+/// POSTs `body` to `path`, which must create a simulation or a run: its id.
+fn created(server: &Server, path: &str, body: &str) -> String {
+    let (status, body) = server.post(path, body);
+    assert_eq!(status, 201, "{body}");
+    serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Waits until simulation or run `path` has left the running state.
 fn wait_ended(server: &Server, path: &str) -> Value {
     for _ in 0..600 {
@@ -231,12 +241,7 @@ fn a_simulations_csv_is_the_command_lines_byte_for_byte() {
         ),
         ("models/examples/abs_slip.json", json!({}), vec![]),
     ] {
-        let (status, body) = server.post("/api/simulations", &simulation(&read(model), options));
-        assert_eq!(status, 201, "{body}");
-        let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = created(&server, "/api/simulations", &simulation(&read(model), options));
         let status = wait_ended(&server, &format!("/api/simulations/{id}"));
         assert_eq!(status["state"], "done", "{status}");
         let (_, served) = server.get(&format!("/api/simulations/{id}/csv"));
@@ -261,15 +266,8 @@ fn a_simulations_csv_is_the_command_lines_byte_for_byte() {
 fn a_million_rows_stream_whole_and_in_order() {
     let server = Server::start();
     let model = read("models/examples/cruise_control.json");
-    let (status, body) = server.post(
-        "/api/simulations",
-        &simulation(&model, json!({"step": 0.001, "stop": 999.999})),
-    );
-    assert_eq!(status, 201, "{body}");
-    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let long = simulation(&model, json!({"step": 0.001, "stop": 999.999}));
+    let id = created(&server, "/api/simulations", &long);
     let streamed = read_stream(&server.address, &format!("/api/simulations/{id}/stream"));
     assert_eq!(streamed.columns, ["time", "v", "v_ref", "force"]);
     let rows = streamed.values.len() / 4;
@@ -300,16 +298,7 @@ fn simulations_are_cancelled_bounded_and_limited_in_number() {
     let server = Server::start();
     let model = read("models/examples/cruise_control.json");
     let long = simulation(&model, json!({"step": 1e-4, "stop": 499}));
-    let ids: Vec<String> = (0..4)
-        .map(|_| {
-            let (status, body) = server.post("/api/simulations", &long);
-            assert_eq!(status, 201, "{body}");
-            serde_json::from_str::<Value>(&body).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids: Vec<String> = (0..4).map(|_| created(&server, "/api/simulations", &long)).collect();
     let (status, body) = server.post("/api/simulations", &long);
     assert_eq!(status, 429, "a fifth at once is refused: {body}");
     assert!(body.contains("4 simulations are running already"));
@@ -371,10 +360,7 @@ fn files_stay_inside_the_folder() {
     std::os::unix::fs::symlink(&outside, folder.join("escape")).unwrap();
     let model = read("models/examples/cruise_control.json");
     std::fs::write(folder.join("models/cruise.json"), &model).unwrap();
-    let server = Server::with(
-        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-        &root(),
-    );
+    let server = Server::in_folder(&folder);
     let listing = server.json("/api/files?dir=models");
     assert_eq!(
         listing["entries"],
@@ -629,25 +615,14 @@ fn model_compilations_are_limited_in_number_before_their_bodies_are_read() {
 #[test]
 fn exactly_the_promised_32_ended_simulations_and_runs_are_kept() {
     let folder = server::cruise_folder("kept");
-    let server = Server::with(
-        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-        &root(),
-    );
+    let server = Server::in_folder(&folder);
     let short = simulation(&read("models/examples/cruise_control.json"), json!({"stop": 1}));
     let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true, "duration": 0.05}"#;
     // Batches as large as the server runs at once, each waited for.
     for (what, body, at_once, total) in [("simulations", short.as_str(), 4, 40), ("runs", run, 2, 36)] {
         for _ in 0..total / at_once {
-            let ids: Vec<String> = (0..at_once)
-                .map(|_| {
-                    let (status, body) = server.post(&format!("/api/{what}"), body);
-                    assert_eq!(status, 201, "{body}");
-                    serde_json::from_str::<Value>(&body).unwrap()["id"]
-                        .as_str()
-                        .unwrap()
-                        .to_string()
-                })
-                .collect();
+            let path = format!("/api/{what}");
+            let ids: Vec<String> = (0..at_once).map(|_| created(&server, &path, body)).collect();
             for id in ids {
                 wait_ended(&server, &format!("/api/{what}/{id}"));
             }

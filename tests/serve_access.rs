@@ -183,10 +183,7 @@ fn requests_must_name_the_server_in_their_host() {
 #[test]
 fn no_state_changing_request_or_websocket_comes_from_another_origin() {
     let folder = cruise_folder("origin");
-    let server = Server::with(
-        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-        &root(),
-    );
+    let server = Server::in_folder(&folder);
     let own = format!("http://{}", server.address);
     let others = [
         ("Origin", "http://evil.example"),
@@ -249,10 +246,7 @@ fn no_state_changing_request_or_websocket_comes_from_another_origin() {
 #[test]
 fn json_bodies_need_their_content_type() {
     let folder = cruise_folder("type");
-    let server = Server::with(
-        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-        &root(),
-    );
+    let server = Server::in_folder(&folder);
     let body = json!({"model": cruise(), "stop": 1}).to_string();
     for (method, path, kinds) in [
         (
@@ -388,5 +382,64 @@ fn every_4xx_body_is_a_json_error() {
         assert_eq!(expected == 405, head.contains("\r\nallow: "), "{head}");
         let error: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON error: {body}"));
         assert!(error["error"].as_str().unwrap().contains(message), "{body}");
+    }
+}
+
+/// Reads one HTTP answer with a `Content-Length` from `stream`: its head
+/// (lower case) and body.
+fn answer(stream: &mut std::net::TcpStream) -> (String, String) {
+    let mut head = Vec::new();
+    let mut byte = [0u8];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("an answer");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .map_or(0, |n| n.trim().parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).unwrap();
+    (head, String::from_utf8(body).unwrap())
+}
+
+#[test]
+fn a_request_refused_before_its_body_is_read_leaves_the_connection_usable() {
+    use std::io::Write;
+    let server = Server::start();
+    let address = &server.address;
+    for (request, body, status) in [
+        (
+            "PUT /api/files/models/run.sh HTTP/1.1\r\nContent-Type: application/json",
+            "rm -rf /",
+            "403",
+        ),
+        (
+            "POST /api/check HTTP/1.1\r\nContent-Type: text/plain",
+            "{\"blocks\": []}",
+            "415",
+        ),
+        (
+            "POST /api/simulations HTTP/1.1\r\nContent-Type: application/json\r\nOrigin: http://evil.example",
+            "{}",
+            "403",
+        ),
+    ] {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        let head = format!("{request}\r\nHost: {address}\r\nContent-Length: {}\r\n\r\n", body.len());
+        stream.write_all(head.as_bytes()).unwrap();
+        // The body comes after the server has seen enough to refuse.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        stream.write_all(body.as_bytes()).unwrap();
+        let (head, text) = answer(&mut stream);
+        assert!(head.starts_with(&format!("http/1.1 {status}")), "{head}{text}");
+        let next = format!("GET /api/blocks HTTP/1.1\r\nHost: {address}\r\n\r\n");
+        stream.write_all(next.as_bytes()).unwrap();
+        let (head, _) = answer(&mut stream);
+        assert!(
+            head.starts_with("http/1.1 200"),
+            "{request}: the next request on the connection: {head}"
+        );
     }
 }

@@ -37,10 +37,7 @@ impl Setup {
         std::fs::write(outside.join("m.json"), &model).unwrap();
         std::fs::copy(root().join("config/examples/ev.dbc"), outside.join("ev.dbc")).unwrap();
         std::fs::write(outside.join("secret.json"), "{\"secret\": 1}").unwrap();
-        let server = Server::with(
-            &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-            &root(),
-        );
+        let server = Server::in_folder(&folder);
         Setup {
             base,
             folder,

@@ -7,15 +7,16 @@ use axum::middleware;
 use axum::routing::{get, post};
 use axum::Router;
 
-use crate::body::refuse_oversized;
+use crate::body::{drain_unread, refuse_oversized};
 use crate::error::{json_errors, ApiError};
 use crate::guard::{check_api, check_host, protect};
 use crate::state::App;
 use crate::{folder, library, page, runs, simulations};
 
 /// The routes: the page at `/`, the API under `/api`. Layers, outermost
-/// first: the protective headers, 4xx bodies made JSON, the `Host` check,
-/// the body bound; for the API, the origin and token checks.
+/// first: the protective headers, what is left of a body read once
+/// answered, 4xx bodies made JSON, the `Host` check, the body bound; for
+/// the API, the origin and token checks.
 pub fn router(app: Arc<App>) -> Router {
     let api = Router::new()
         .route("/blocks", get(library::blocks))
@@ -43,6 +44,7 @@ pub fn router(app: Arc<App>) -> Router {
         .layer(middleware::from_fn_with_state(Arc::clone(&app), refuse_oversized))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), check_host))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), json_errors))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), drain_unread))
         .layer(middleware::from_fn(protect))
         .with_state(app)
 }

@@ -2,7 +2,9 @@
 //! server's bound within a time, and the slots that bound how many models
 //! are compiled at once.
 
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -11,6 +13,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body::Frame;
 use http_body_util::BodyExt;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -70,16 +73,19 @@ pub fn too_large(limit: usize) -> ApiError {
     )
 }
 
+/// The body's length, when the request declares it.
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
 /// Every request: refused (413) when its declared length is over the
 /// bound, before anything of it is read (a body without a length is cut
 /// at the bound as it is read).
 pub async fn refuse_oversized(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let declared = request
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    match declared {
+    match declared_length(request.headers()) {
         Some(length) if length > app.limits.body as u64 => too_large(app.limits.body).into_response(),
         _ => next.run(request).await,
     }
@@ -97,18 +103,15 @@ impl FromRequest<Arc<App>> for JsonBody {
     }
 }
 
-/// One of the server's slots for compiling a model (a check, the ports of
-/// a block, the start of a simulation or a run), held until the
-/// compilation ends.
+/// One of the server's slots for compiling a model (a check, the start of
+/// a simulation or a run), held until the compilation ends.
 pub struct Slot {
     _permit: OwnedSemaphorePermit,
 }
 
 /// A JSON request body whose model is compiled in one of the server's
 /// slots, taken before the body is read (so that bodies held open cannot
-/// pile up models). When every slot is taken, the body is read and
-/// dropped (so that a client still sending gets the answer, not a broken
-/// connection) and the answer is 429.
+/// pile up models); 429 when every slot is taken.
 pub struct Compiled {
     /// The slot, to hold while compiling.
     pub slot: Slot,
@@ -121,21 +124,53 @@ impl FromRequest<Arc<App>> for Compiled {
 
     async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, ApiError> {
         require_type(request.headers(), "application/json")?;
-        match Arc::clone(&app.compiling).try_acquire_owned() {
-            Ok(permit) => Ok(Compiled {
-                slot: Slot { _permit: permit },
-                body: read(request.into_body(), app.limits.body).await?,
-            }),
-            Err(_) => {
-                discard(request.into_body(), app.limits.body).await;
-                Err(ApiError::busy(
-                    "model checks and compilations",
-                    app.limits.checks,
-                    "try again after the Retry-After seconds",
-                ))
-            }
-        }
+        let permit = Arc::clone(&app.compiling).try_acquire_owned().map_err(|_| {
+            ApiError::busy(
+                "model checks and compilations",
+                app.limits.checks,
+                "try again after the Retry-After seconds",
+            )
+        })?;
+        Ok(Compiled {
+            slot: Slot { _permit: permit },
+            body: read(request.into_body(), app.limits.body).await?,
+        })
     }
+}
+
+/// A request body that the layer which made it can read the rest of once
+/// the handler has answered.
+struct Shared(Arc<Mutex<Body>>);
+
+impl http_body::Body for Shared {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let mut body = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        Pin::new(&mut *body).poll_frame(cx)
+    }
+}
+
+/// Every request: once answered, what its handler left of its body is
+/// read and dropped (up to the bound, within [`BODY_WAIT`]) before the
+/// answer goes out, so that a client still sending a body the server
+/// refused early (a slot, a type, an origin) gets the answer, on a
+/// connection it may use again. A body declared over the bound, or found
+/// over it, is not read on.
+pub async fn drain_unread(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if declared_length(request.headers()).is_some_and(|length| length > app.limits.body as u64) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let shared = Arc::new(Mutex::new(body));
+    let request = Request::from_parts(parts, Body::new(Shared(Arc::clone(&shared))));
+    let response = next.run(request).await;
+    if response.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        let rest = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
+        discard(rest, app.limits.body).await;
+    }
+    response
 }
 
 /// Reads `body` and drops it, up to `limit` bytes and [`BODY_WAIT`].

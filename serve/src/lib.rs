@@ -4,6 +4,11 @@
 //! simulations streamed while they run, and real-time runs with their
 //! live statistics, outputs and changes.
 //!
+//! It answers only requests that name it in their `Host` and, from a
+//! browser, only its own page (`guard.rs`); its folder is opened once and
+//! every file is resolved beneath it by the kernel (`confine.rs`), the
+//! paths a run configuration names included (`runconfig.rs`).
+//!
 //! The work is done by Tandem's libraries on threads of their own: a
 //! simulation on a worker thread, a run by its session (whose real-time
 //! threads never wait for the server: the server reads the lock-free

@@ -8,7 +8,7 @@ use tandem_models::diagram::format::BlockDef;
 use tandem_models::diagram::{self, compile_str};
 use tandem_models::{blocks, Model};
 
-use crate::body::Compiled;
+use crate::body::{Compiled, JsonBody};
 use crate::error::{blocking, parse_body, ApiError};
 
 /// The model format's JSON Schema, as `models/schema.json` has it.
@@ -55,10 +55,9 @@ pub async fn blocks() -> Json<Value> {
 }
 
 /// `POST /api/ports`: the ports of one block with its parameters (a
-/// subsystem's blocks compiled in a slot of their own).
-pub async fn ports(Compiled { slot, body }: Compiled) -> Result<Json<Value>, ApiError> {
+/// subsystem's are read from its blocks, not compiled: no slot needed).
+pub async fn ports(JsonBody(body): JsonBody) -> Result<Json<Value>, ApiError> {
     blocking(move || {
-        let _slot = slot;
         let def: BlockDef = parse_body(&body)?;
         let ports = diagram::ports(&def).map_err(|e| ApiError::model(&e))?;
         Ok(Json(json!({"inputs": ports.inputs, "outputs": ports.outputs})))

@@ -78,6 +78,12 @@ impl Server {
         Server::with(&["serve", "--listen", "127.0.0.1:0"], &root())
     }
 
+    /// `tandem serve` on `folder`.
+    pub fn in_folder(folder: &Path) -> Server {
+        let folder = folder.to_str().expect("a UTF-8 path");
+        Server::with(&["serve", "--listen", "127.0.0.1:0", "--folder", folder], &root())
+    }
+
     /// `tandem ARGS` run in `dir`, whose first line of output ending in
     /// `http://ADDRESS` or `http://ADDRESS/…` says where it listens.
     pub fn with(args: &[&str], dir: &Path) -> Server {
