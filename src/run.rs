@@ -50,7 +50,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub serve: Option<std::net::SocketAddr>,
     /// The token the front end's requests must carry (needed with --serve
-    /// on an address other than loopback).
+    /// on an address other than loopback): at least 16 printable ASCII
+    /// characters, or `generate` for a random one, printed.
     #[arg(long, env = "TANDEM_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// With a [dcp] table: write the run's DCP slave description (XML)
@@ -207,7 +208,7 @@ fn serve_dashboard(
     let (run, observer) = tandem_serve::attach(session, "r0".into(), config, limits.run_values, None)
         .context("the session's controls are taken")?;
     let options = tandem_serve::Options {
-        token: args.token.clone(),
+        token: crate::serve::token(args.token.as_deref())?,
         limits,
         ..tandem_serve::Options::new(listen, ".".into())
     };

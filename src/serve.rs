@@ -18,30 +18,56 @@ pub struct ServeArgs {
     /// configurations it may run (results go to its results/).
     #[arg(long, default_value = ".")]
     pub folder: PathBuf,
-    /// The token every request must carry (Authorization: Bearer TOKEN).
+    /// The token every request must carry (Authorization: Bearer TOKEN):
+    /// at least 16 printable ASCII characters, or `generate` for a random
+    /// one, printed.
     #[arg(long, env = "TANDEM_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// A name the server is reached by besides its address (and localhost
+    /// on loopback); requests naming any other host are refused. Repeat
+    /// for more names.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    pub hosts: Vec<String>,
     /// Offline simulations running at once, at most.
     #[arg(long, default_value_t = Limits::default().simulations)]
     pub max_simulations: usize,
+    /// Models compiled at once (checks, and the starts of simulations and
+    /// runs), at most.
+    #[arg(long, default_value_t = Limits::default().checks)]
+    pub max_checks: usize,
+}
+
+/// The token given as `--token`: `generate` makes a random one and
+/// prints it.
+pub fn token(given: Option<&str>) -> anyhow::Result<Option<String>> {
+    match given {
+        Some("generate") => {
+            let token = tandem_serve::generate_token()?;
+            say!("token: {token}");
+            Ok(Some(token))
+        }
+        other => Ok(other.map(str::to_string)),
+    }
 }
 
 impl ServeArgs {
     /// The server's options.
-    pub fn options(&self) -> Options {
-        Options {
-            token: self.token.clone(),
+    pub fn options(&self) -> anyhow::Result<Options> {
+        Ok(Options {
+            token: token(self.token.as_deref())?,
+            hosts: self.hosts.clone(),
             limits: Limits {
                 simulations: self.max_simulations.max(1),
+                checks: self.max_checks.max(1),
                 ..Limits::default()
             },
             ..Options::new(self.listen, self.folder.clone())
-        }
+        })
     }
 }
 
 /// Runs `tandem serve` until interrupted.
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    tandem_serve::serve(args.options(), |address| say!("listening on http://{address}"))?;
+    tandem_serve::serve(args.options()?, |address| say!("listening on http://{address}"))?;
     Ok(())
 }

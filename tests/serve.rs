@@ -75,6 +75,16 @@ fn simulation(model: &str, options: Value) -> String {
     body.to_string()
 }
 
+/// POSTs `body` to `path`, which must create a simulation or a run: its id.
+fn created(server: &Server, path: &str, body: &str) -> String {
+    let (status, body) = server.post(path, body);
+    assert_eq!(status, 201, "{body}");
+    serde_json::from_str::<Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Waits until simulation or run `path` has left the running state.
 fn wait_ended(server: &Server, path: &str) -> Value {
     for _ in 0..600 {
@@ -231,12 +241,7 @@ fn a_simulations_csv_is_the_command_lines_byte_for_byte() {
         ),
         ("models/examples/abs_slip.json", json!({}), vec![]),
     ] {
-        let (status, body) = server.post("/api/simulations", &simulation(&read(model), options));
-        assert_eq!(status, 201, "{body}");
-        let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let id = created(&server, "/api/simulations", &simulation(&read(model), options));
         let status = wait_ended(&server, &format!("/api/simulations/{id}"));
         assert_eq!(status["state"], "done", "{status}");
         let (_, served) = server.get(&format!("/api/simulations/{id}/csv"));
@@ -261,15 +266,8 @@ fn a_simulations_csv_is_the_command_lines_byte_for_byte() {
 fn a_million_rows_stream_whole_and_in_order() {
     let server = Server::start();
     let model = read("models/examples/cruise_control.json");
-    let (status, body) = server.post(
-        "/api/simulations",
-        &simulation(&model, json!({"step": 0.001, "stop": 999.999})),
-    );
-    assert_eq!(status, 201, "{body}");
-    let id = serde_json::from_str::<Value>(&body).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let long = simulation(&model, json!({"step": 0.001, "stop": 999.999}));
+    let id = created(&server, "/api/simulations", &long);
     let streamed = read_stream(&server.address, &format!("/api/simulations/{id}/stream"));
     assert_eq!(streamed.columns, ["time", "v", "v_ref", "force"]);
     let rows = streamed.values.len() / 4;
@@ -300,16 +298,7 @@ fn simulations_are_cancelled_bounded_and_limited_in_number() {
     let server = Server::start();
     let model = read("models/examples/cruise_control.json");
     let long = simulation(&model, json!({"step": 1e-4, "stop": 499}));
-    let ids: Vec<String> = (0..4)
-        .map(|_| {
-            let (status, body) = server.post("/api/simulations", &long);
-            assert_eq!(status, 201, "{body}");
-            serde_json::from_str::<Value>(&body).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let ids: Vec<String> = (0..4).map(|_| created(&server, "/api/simulations", &long)).collect();
     let (status, body) = server.post("/api/simulations", &long);
     assert_eq!(status, 429, "a fifth at once is refused: {body}");
     assert!(body.contains("4 simulations are running already"));
@@ -371,10 +360,7 @@ fn files_stay_inside_the_folder() {
     std::os::unix::fs::symlink(&outside, folder.join("escape")).unwrap();
     let model = read("models/examples/cruise_control.json");
     std::fs::write(folder.join("models/cruise.json"), &model).unwrap();
-    let server = Server::with(
-        &["serve", "--listen", "127.0.0.1:0", "--folder", folder.to_str().unwrap()],
-        &root(),
-    );
+    let server = Server::in_folder(&folder);
     let listing = server.json("/api/files?dir=models");
     assert_eq!(
         listing["entries"],
@@ -421,9 +407,19 @@ fn malformed_requests_get_a_4xx_never_a_5xx() {
         17 << 20
     )
     .unwrap();
-    let mut answer = [0u8; 12];
-    stream.read_exact(&mut answer).unwrap();
-    assert_eq!(&answer, b"HTTP/1.1 413");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    let (_, body) = answer.split_once("\r\n\r\n").expect("a body");
+    let error: Value = serde_json::from_str(body).expect("a JSON error");
+    assert!(error["error"]
+        .as_str()
+        .unwrap()
+        .contains("more than the 16777216 bytes"));
     for (method, path, body, expected) in [
         ("POST", "/api/check", &b"\xff\xfe"[..], 422),
         ("POST", "/api/ports", &b"[1, 2"[..], 400),
@@ -441,29 +437,9 @@ fn malformed_requests_get_a_4xx_never_a_5xx() {
             None,
         );
         assert_eq!(status, expected, "{method} {path}: {text}");
-        if status != 413 {
-            let error: Value =
-                serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: JSON error body: {text}"));
-            assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()));
-        }
+        let error: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: JSON error body: {text}"));
+        assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()));
     }
-}
-
-#[test]
-fn a_token_is_required_off_loopback_and_checked() {
-    let refused = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["serve", "--listen", "0.0.0.0:0"])
-        .env_remove("TANDEM_TOKEN")
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("needs a token; give --token"));
-    let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--token", "s3cret"], &root());
-    assert_eq!(server.get("/api/blocks").0, 401);
-    assert_eq!(server.request("GET", "/api/blocks", None, Some("wrong")).0, 401);
-    assert_eq!(server.request("GET", "/api/blocks", None, Some("s3cret")).0, 200);
-    // The page itself loads without it, and asks for it.
-    assert_eq!(server.get("/").0, 200);
 }
 
 #[test]
@@ -579,4 +555,85 @@ fn a_command_line_run_is_on_the_dashboard_and_stops_from_it() {
     let summary = printed.iter().find(|l| l.starts_with("summary:")).expect("a summary");
     let frames: u64 = summary["summary: ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(frames < 6000, "stopped before its 60 s: {summary}");
+}
+
+#[test]
+fn model_compilations_are_limited_in_number_before_their_bodies_are_read() {
+    let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--max-checks", "2"], &root());
+    let model = read("models/examples/cruise_control.json");
+    // Two checks whose bodies are still to come hold both slots: each is
+    // told to send its body (100 Continue) once it holds its slot.
+    let mut held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(&server.address).unwrap();
+            write!(
+                stream,
+                "POST /api/check HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Expect: 100-continue\r\nConnection: close\r\n\r\n",
+                server.address,
+                model.len()
+            )
+            .unwrap();
+            let mut go = [0u8; 25];
+            stream.read_exact(&mut go).unwrap();
+            assert_eq!(&go, b"HTTP/1.1 100 Continue\r\n\r\n");
+            stream
+        })
+        .collect();
+    let json = [("Content-Type", "application/json")];
+    // A large body refused is read to its end: its client gets the answer.
+    let large = format!("{model}{}", " ".repeat(8 << 20));
+    let (status, headers, body) = server.send("POST", "/api/check", Some(large.as_bytes()), &json);
+    assert_eq!(status, 429, "a third check at once is refused: {body}");
+    assert!(headers.contains(&("retry-after".into(), "1".into())), "{headers:?}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 model checks and compilations are running already, the server's limit"),
+        "{body}"
+    );
+    // Starting a simulation or a run compiles a model too.
+    let start = simulation(&model, json!({"stop": 1}));
+    assert_eq!(
+        server.send("POST", "/api/simulations", Some(start.as_bytes()), &json).0,
+        429
+    );
+    let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true}"#;
+    assert_eq!(server.send("POST", "/api/runs", Some(run.as_bytes()), &json).0, 429);
+    // The held checks go on once their bodies arrive, and free their slots.
+    for stream in &mut held {
+        stream.write_all(model.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    assert_eq!(server.send("POST", "/api/check", Some(model.as_bytes()), &json).0, 200);
+}
+
+#[test]
+fn exactly_the_promised_32_ended_simulations_and_runs_are_kept() {
+    let folder = server::cruise_folder("kept");
+    let server = Server::in_folder(&folder);
+    let short = simulation(&read("models/examples/cruise_control.json"), json!({"stop": 1}));
+    let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true, "duration": 0.05}"#;
+    // Batches as large as the server runs at once, each waited for.
+    for (what, body, at_once, total) in [("simulations", short.as_str(), 4, 40), ("runs", run, 2, 36)] {
+        for _ in 0..total / at_once {
+            let path = format!("/api/{what}");
+            let ids: Vec<String> = (0..at_once).map(|_| created(&server, &path, body)).collect();
+            for id in ids {
+                wait_ended(&server, &format!("/api/{what}/{id}"));
+            }
+        }
+        let kept = server.json(&format!("/api/{what}"))[what].as_array().unwrap().clone();
+        assert_eq!(kept.len(), 32, "{what}: the newest 32 kept, of {total}");
+        assert!(kept.iter().all(|e| e["state"] == "done"), "{what}");
+        // Ids number simulations and runs together: the runs follow the
+        // 40 simulations.
+        let oldest_kept = total - 32 + 1 + if what == "runs" { 40 } else { 0 };
+        assert_eq!(kept[0]["id"], format!("{}{oldest_kept}", &what[..1]));
+    }
+    std::fs::remove_dir_all(folder).ok();
 }

@@ -54,6 +54,7 @@ fn drain(address: SocketAddr, path: &str) -> anyhow::Result<u64> {
 fn simulated(agent: &ureq::Agent, address: SocketAddr, body: &str, stream: bool) -> anyhow::Result<f64> {
     let created: Value = agent
         .post(format!("http://{address}/api/simulations"))
+        .header("Content-Type", "application/json")
         .send(body)?
         .body_mut()
         .read_json()?;

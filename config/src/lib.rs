@@ -36,6 +36,7 @@ mod duration;
 mod error;
 mod load;
 mod locate;
+mod paths;
 mod place;
 mod raw;
 mod run;
@@ -50,6 +51,7 @@ pub use dcp::{check_endpoint, check_slave_name, DcpConfig, DcpEndpoint, ErrorAt,
 pub use duration::{Duration, DurationError, DURATION_PATTERN};
 pub use error::{ConfigError, Located, Location};
 pub use load::{load_run_config, parse_run_config, read_text};
+pub use paths::{NamedPath, PathUse};
 pub use place::TomlPlace;
 pub use raw::run_config_schema;
 pub use run::{

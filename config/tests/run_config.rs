@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tandem_config::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, RecordConfig, RunConfig,
+    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, PathUse, RecordConfig, RunConfig,
     DEFAULT_DURATION, DEFAULT_FRAME,
 };
 use tandem_models::ModelRef;
@@ -991,4 +991,52 @@ fn a_dcp_slave_has_its_address_and_a_bus_over_dcp() {
         "dcp.master_timeout",
         &["0.01 to 86400"],
     );
+}
+
+#[test]
+fn every_path_a_configuration_names_is_listed_with_its_key_and_use() {
+    let run = ok(r#"model = "../models/plant.json"
+[[bus]]
+transport = "slcan"
+device = "/dev/ttyACM0"
+dbc = "dbc/ev.dbc"
+[[serial]]
+device = "/dev/ttyUSB0"
+receive = { spd = "speed" }
+[ecu]
+config = "ecu.toml"
+[record]
+file = "out/run.csv"
+bus_log = "/tmp/bus.log"
+"#);
+    let listed: Vec<(String, Option<Location>, &Path, PathUse)> = run
+        .paths()
+        .into_iter()
+        .map(|p| (p.key, p.location, p.path, p.usage))
+        .collect();
+    let at = |line, column| Some(Location { line, column });
+    assert_eq!(
+        listed,
+        vec![
+            (
+                "model".into(),
+                at(1, 9),
+                Path::new("../models/plant.json"),
+                PathUse::Read
+            ),
+            ("bus[0].dbc".into(), at(5, 7), Path::new("dbc/ev.dbc"), PathUse::Read),
+            ("bus[0].device".into(), None, Path::new("/dev/ttyACM0"), PathUse::Device),
+            (
+                "serial[0].device".into(),
+                None,
+                Path::new("/dev/ttyUSB0"),
+                PathUse::Device
+            ),
+            ("ecu.config".into(), at(10, 10), Path::new("ecu.toml"), PathUse::Read),
+            ("record.file".into(), None, Path::new("out/run.csv"), PathUse::Write),
+            ("record.bus_log".into(), None, Path::new("/tmp/bus.log"), PathUse::Write),
+        ]
+    );
+    // A built-in model is no path.
+    assert!(ok("model = \"ev\"").paths().is_empty());
 }

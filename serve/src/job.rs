@@ -231,18 +231,21 @@ fn finish(job: &Job, outcome: Result<String, Stopped>) {
 }
 
 /// Runs `simulation` into `job`'s table on a thread of its own, stopping
-/// it after `wall` of wall time; `model` is its text, to place errors.
+/// it after `wall` of wall time; `model` is its text, to place errors;
+/// `ended` is called once it has ended.
 pub(crate) fn spawn(
     job: Arc<Job>,
     mut simulation: Simulation<'static>,
     wall: Duration,
     model: String,
+    ended: impl FnOnce() + Send + 'static,
 ) -> io::Result<()> {
     std::thread::Builder::new()
         .name(format!("simulation {}", job.id))
         .spawn(move || {
             let outcome = run(&mut simulation, &job, wall, &model);
             finish(&job, outcome);
+            ended();
         })
         .map(drop)
 }

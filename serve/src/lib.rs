@@ -4,6 +4,11 @@
 //! simulations streamed while they run, and real-time runs with their
 //! live statistics, outputs and changes.
 //!
+//! It answers only requests that name it in their `Host` and, from a
+//! browser, only its own page (`guard.rs`); its folder is opened once and
+//! every file is resolved beneath it by the kernel (`confine.rs`), the
+//! paths a run configuration names included (`runconfig.rs`).
+//!
 //! The work is done by Tandem's libraries on threads of their own: a
 //! simulation on a worker thread, a run by its session (whose real-time
 //! threads never wait for the server: the server reads the lock-free
@@ -17,26 +22,34 @@
 //! ```
 
 mod app;
+mod body;
+mod confine;
 mod error;
 mod folder;
+mod guard;
 mod job;
 mod library;
 mod live;
 mod page;
 mod registry;
+mod runconfig;
 mod runs;
 mod simulations;
 mod state;
 mod table;
+mod token;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::confine::Root;
+use crate::guard::Hosts;
 use crate::state::App;
 
 pub use live::{attach, LiveRun, RunObserver};
+pub use token::{check_token, generate_token, TokenError, MIN_TOKEN_CHARS};
 
 /// The bounds the server keeps to.
 #[derive(Clone, Debug)]
@@ -45,6 +58,9 @@ pub struct Limits {
     pub body: usize,
     /// Simulations running at once.
     pub simulations: usize,
+    /// Models compiled at once: checks, and the starts of simulations and
+    /// runs.
+    pub checks: usize,
     /// Real-time runs running at once.
     pub runs: usize,
     /// Values (rows × columns) one simulation may keep.
@@ -62,6 +78,7 @@ impl Default for Limits {
         Limits {
             body: 16 << 20,
             simulations: 4,
+            checks: 4,
             runs: 2,
             values: 20_000_000,
             wall: Duration::from_secs(600),
@@ -79,8 +96,11 @@ pub struct Options {
     /// The only folder the API reads and writes.
     pub folder: PathBuf,
     /// The token every API request must carry; required when `listen` is
-    /// not a loopback address.
+    /// not a loopback address (see [`check_token`]).
     pub token: Option<String>,
+    /// Names the server answers to besides its address (and `localhost`
+    /// on loopback): a request's `Host` must give one of them.
+    pub hosts: Vec<String>,
     /// Its bounds.
     pub limits: Limits,
 }
@@ -93,6 +113,7 @@ impl Options {
             listen,
             folder,
             token: None,
+            hosts: Vec::new(),
             limits: Limits::default(),
         }
     }
@@ -107,6 +128,9 @@ pub enum ServeError {
          or listen on 127.0.0.1"
     )]
     TokenRequired(SocketAddr),
+    /// The token cannot be used.
+    #[error(transparent)]
+    Token(#[from] TokenError),
     /// The folder cannot be used.
     #[error("--folder {}: {cause}; give an existing folder", path.display())]
     Folder {
@@ -137,7 +161,10 @@ pub fn serve_with(options: Options, runs: Vec<Arc<LiveRun>>, ready: impl FnOnce(
     if options.token.is_none() && !options.listen.ip().is_loopback() {
         return Err(ServeError::TokenRequired(options.listen));
     }
-    let folder = options.folder.canonicalize().map_err(|cause| ServeError::Folder {
+    if let Some(token) = &options.token {
+        check_token(token)?;
+    }
+    let root = Root::open(&options.folder).map_err(|cause| ServeError::Folder {
         path: options.folder.clone(),
         cause,
     })?;
@@ -155,7 +182,8 @@ pub fn serve_with(options: Options, runs: Vec<Arc<LiveRun>>, ready: impl FnOnce(
         let address = listener
             .local_addr()
             .map_err(io("cannot read the bound address".into()))?;
-        let app = App::new(folder, options.token, options.limits);
+        let hosts = Hosts::new(listen.ip(), &options.hosts);
+        let app = App::new(root, hosts, options.token, options.limits);
         for run in runs {
             // Runs started elsewhere are not this server's to limit.
             let _ = app.runs.add(run, usize::MAX);

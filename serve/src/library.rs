@@ -2,13 +2,13 @@
 
 use std::sync::OnceLock;
 
-use axum::body::Bytes;
 use axum::Json;
 use serde_json::{json, Value};
 use tandem_models::diagram::format::BlockDef;
 use tandem_models::diagram::{self, compile_str};
 use tandem_models::{blocks, Model};
 
+use crate::body::{Compiled, JsonBody};
 use crate::error::{blocking, parse_body, ApiError};
 
 /// The model format's JSON Schema, as `models/schema.json` has it.
@@ -54,17 +54,26 @@ pub async fn blocks() -> Json<Value> {
     Json(json!({"blocks": list, "schema": schema()}))
 }
 
-/// `POST /api/ports`: the ports of one block with its parameters.
-pub async fn ports(body: Bytes) -> Result<Json<Value>, ApiError> {
-    let def: BlockDef = parse_body(&body)?;
-    let ports = diagram::ports(&def).map_err(|e| ApiError::model(&e))?;
-    Ok(Json(json!({"inputs": ports.inputs, "outputs": ports.outputs})))
+/// `POST /api/ports`: the ports of one block with its parameters (a
+/// subsystem's are read from its blocks, not compiled: no slot needed).
+pub async fn ports(JsonBody(body): JsonBody) -> Result<Json<Value>, ApiError> {
+    blocking(move || {
+        let def: BlockDef = parse_body(&body)?;
+        let ports = diagram::ports(&def).map_err(|e| ApiError::model(&e))?;
+        Ok(Json(json!({"inputs": ports.inputs, "outputs": ports.outputs})))
+    })
+    .await
 }
 
 /// `POST /api/check`: compiles a model's text; its summary, or the error
 /// at its block, port, line and column.
-pub async fn check(body: Bytes) -> Result<Json<Value>, ApiError> {
-    blocking(move || check_text(&body)).await.map(Json)
+pub async fn check(Compiled { slot, body }: Compiled) -> Result<Json<Value>, ApiError> {
+    blocking(move || {
+        let _slot = slot;
+        check_text(&body)
+    })
+    .await
+    .map(Json)
 }
 
 /// The summary of a model's text, or its error.

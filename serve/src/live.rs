@@ -2,6 +2,7 @@
 //! the recorded rows its observer hands over, its controls and the log
 //! of its changes.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use tandem_session::report::devices::DeviceView;
 use tandem_session::report::live::counters_json;
 use tandem_session::{ClockMode, Controls, Observer, Report, Session};
 
+use crate::confine::{relative, relative_json};
 use crate::registry::Entry;
 use crate::table::Table;
 
@@ -39,6 +41,8 @@ pub struct LiveRun {
     pub(crate) controls: Mutex<Controls>,
     pub(crate) changes: Mutex<Vec<Value>>,
     state: Mutex<RunState>,
+    /// The served folder, whose absolute path its end shows relative.
+    folder: Option<PathBuf>,
 }
 
 impl LiveRun {
@@ -101,14 +105,20 @@ impl LiveRun {
 
     /// Records the run's end.
     pub fn finish(&self, outcome: Result<&Report, String>) {
-        let (failure, report) = match outcome {
+        let (mut failure, mut report) = match outcome {
             Ok(report) => (report.failure.clone(), report.json()),
             Err(e) => (Some(e), Value::Null),
         };
+        if let Some(folder) = &self.folder {
+            failure = failure.map(|f| relative(folder, &f));
+            relative_json(folder, &mut report);
+        }
         let state = if failure.is_some() { "failed" } else { "done" };
-        self.table
-            .end(json!({"type": "end", "state": state, "error": failure, "report": report}));
+        let end = json!({"type": "end", "state": state, "error": failure, "report": report});
+        // Ended before the stream says so: a client told of the end finds
+        // the run ended.
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = RunState::Ended { failure, report };
+        self.table.end(end);
     }
 }
 
@@ -186,6 +196,19 @@ pub fn attach(
     keep: usize,
     pace: Option<f64>,
 ) -> Option<(Arc<LiveRun>, RunObserver)> {
+    attach_in(session, id, config, keep, pace, None)
+}
+
+/// As [`attach`], for a run of the served `folder`, whose absolute path
+/// its end shows relative.
+pub(crate) fn attach_in(
+    session: &mut Session,
+    id: String,
+    config: String,
+    keep: usize,
+    pace: Option<f64>,
+    folder: Option<PathBuf>,
+) -> Option<(Arc<LiveRun>, RunObserver)> {
     let controls = session.controls()?;
     let settings = session.settings();
     let mut columns = vec!["time".to_string()];
@@ -204,6 +227,7 @@ pub fn attach(
         controls: Mutex::new(controls),
         changes: Mutex::new(Vec::new()),
         state: Mutex::new(RunState::Running),
+        folder,
     });
     let observer = RunObserver {
         run: Arc::clone(&run),

@@ -37,21 +37,34 @@ impl<T: Entry> Registry<T> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds `entry` unless `limit` entries run already (429), forgetting
-    /// the oldest ended ones beyond the kept count.
+    /// Adds `entry` unless `limit` entries run already (429).
     pub fn add(&self, entry: Arc<T>, limit: usize) -> Result<(), ApiError> {
         let mut entries = self.lock();
         if entries.iter().filter(|e| e.running()).count() >= limit {
-            return Err(ApiError::busy(&format!("{}s", self.noun), limit));
+            return Err(ApiError::busy(
+                &format!("{}s", self.noun),
+                limit,
+                "wait for one to end or cancel one",
+            ));
         }
         entries.push_back(entry);
-        while entries.iter().filter(|e| !e.running()).count() > self.kept {
-            let Some(oldest) = entries.iter().position(|e| !e.running()) else {
-                break;
-            };
-            entries.remove(oldest);
-        }
         Ok(())
+    }
+
+    /// Forgets the oldest ended entries beyond the kept count; called as
+    /// each one ends, so that no more are ever kept.
+    pub fn trim(&self) {
+        let mut entries = self.lock();
+        let mut excess = entries
+            .iter()
+            .filter(|e| !e.running())
+            .count()
+            .saturating_sub(self.kept);
+        entries.retain(|e| {
+            let forget = excess > 0 && !e.running();
+            excess -= usize::from(forget);
+            !forget
+        });
     }
 
     /// The entry `id`, or a 404 naming the listing.
@@ -61,8 +74,10 @@ impl<T: Entry> Registry<T> {
         })
     }
 
-    /// Every entry, oldest first.
+    /// Every entry, oldest first (trimmed first: an entry that has just
+    /// ended may not have trimmed yet).
     pub fn all(&self) -> Vec<Arc<T>> {
+        self.trim();
         self.lock().iter().cloned().collect()
     }
 

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -16,13 +15,12 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tandem_config::bounds::check_duration;
-use tandem_config::load_run_config;
-use tandem_models::plants;
 use tandem_session::{bind, ClockMode, ControlError, Options, Session};
 
+use crate::body::{Compiled, JsonBody};
 use crate::error::{blocking, parse_body, ApiError};
-use crate::folder::resolve;
-use crate::live::attach;
+use crate::live::attach_in;
+use crate::runconfig::{self, RESULTS};
 use crate::state::App;
 use crate::table;
 
@@ -42,9 +40,14 @@ struct StartRequest {
     pace: Option<f64>,
 }
 
-/// `POST /api/runs`: starts a run of a configuration in the folder.
-pub async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
-    blocking(move || start_blocking(&app, &body)).await
+/// `POST /api/runs`: starts a run of a configuration in the folder (its
+/// model compiled in a slot).
+pub async fn start(State(app): State<Arc<App>>, Compiled { slot, body }: Compiled) -> Result<Response, ApiError> {
+    blocking(move || {
+        let _slot = slot;
+        start_blocking(&app, &body)
+    })
+    .await
 }
 
 /// What `start` does, off the server's threads.
@@ -64,10 +67,10 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     } else {
         ClockMode::Real
     };
-    let path = resolve(&app.folder, &request.config)?;
-    let unprocessable =
-        |e: &dyn std::fmt::Display| ApiError::unprocessable(e.to_string()).at("path", request.config.as_str());
-    let mut config = load_run_config(&path, plants::PROFILES).map_err(|e| unprocessable(&e))?;
+    let unprocessable = |e: &dyn std::fmt::Display| {
+        ApiError::unprocessable(app.relative(&e.to_string())).at("path", request.config.as_str())
+    };
+    let mut config = runconfig::load(app, &request.config)?;
     if let Some(d) = request.duration {
         check_duration(d).map_err(|e| ApiError::unprocessable(format!("duration: {e}")).at("key", "duration"))?;
         if d < config.settings.frame {
@@ -80,19 +83,28 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         config.settings.duration = d;
     }
     let plan = bind(config).map_err(|e| unprocessable(&e))?;
-    let options = Options::new(clock, app.folder.join("results"));
+    let options = Options::new(clock, app.root.path().join(RESULTS));
     let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
     let id = app.id("r");
     let pace = request.pace.filter(|_| clock == ClockMode::Virtual);
-    let (run, mut observer) = attach(&mut session, id, request.config.clone(), app.limits.run_values, pace)
-        .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    let folder = Some(app.root.path().to_path_buf());
+    let (run, mut observer) = attach_in(
+        &mut session,
+        id,
+        request.config.clone(),
+        app.limits.run_values,
+        pace,
+        folder,
+    )
+    .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
     app.runs.add(Arc::clone(&run), app.limits.runs)?;
-    let ended = Arc::clone(&run);
+    let (ended, kept) = (Arc::clone(&run), Arc::clone(app));
     std::thread::Builder::new()
         .name(format!("run {}", run.id))
         .spawn(move || {
             let report = session.run(&mut observer);
             ended.finish(report.as_ref().map_err(|e| e.to_string()));
+            kept.runs.trim();
         })
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
     Ok((StatusCode::CREATED, Json(run.json())).into_response())
@@ -134,7 +146,7 @@ struct ChangeRequest {
 pub async fn change(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    body: Bytes,
+    JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let run = app.runs.get(&id)?;
     let request: ChangeRequest = parse_body(&body)?;

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -16,9 +15,9 @@ use serde_json::{json, Value};
 use tandem_config::{fixed_step, Overrides};
 use tandem_models::diagram::compile_str;
 use tandem_models::Model;
-use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::{EventSettings, Simulation, UnknownName};
 
+use crate::body::Compiled;
 use crate::error::{blocking, parse_body, ApiError};
 use crate::job::{self, sim_error, Job};
 use crate::registry::Entry;
@@ -85,9 +84,14 @@ fn setting_error(e: tandem_config::SettingsError) -> ApiError {
     ApiError::unprocessable(format!("{key}: {}", e.message)).at("key", key)
 }
 
-/// `POST /api/simulations`: checks everything, then starts the run.
-pub async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Response, ApiError> {
-    blocking(move || start_blocking(&app, &body)).await
+/// `POST /api/simulations`: checks everything (the model compiled in a
+/// slot), then starts the run.
+pub async fn start(State(app): State<Arc<App>>, Compiled { slot, body }: Compiled) -> Result<Response, ApiError> {
+    blocking(move || {
+        let _slot = slot;
+        start_blocking(&app, &body)
+    })
+    .await
 }
 
 /// What `start` does, off the server's threads.
@@ -130,8 +134,15 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         expected_rows,
     );
     app.simulations.add(Arc::clone(&job), app.limits.simulations)?;
-    job::spawn(Arc::clone(&job), simulation, app.limits.wall, request.model)
-        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
+    let ended = Arc::clone(app);
+    job::spawn(
+        Arc::clone(&job),
+        simulation,
+        app.limits.wall,
+        request.model,
+        move || ended.simulations.trim(),
+    )
+    .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
     Ok((StatusCode::CREATED, Json(job.json())).into_response())
 }
 
@@ -159,17 +170,10 @@ pub async fn cancel(State(app): State<Arc<App>>, Path(id): Path<String>) -> Resu
     }
 }
 
-/// `GET /api/simulations/ID/csv`: the rows as `tandem sim` writes them.
+/// `GET /api/simulations/ID/csv`: the rows as `tandem sim` writes them,
+/// streamed.
 pub async fn csv(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let job = app.simulations.get(&id)?;
-    let names = &job.table.columns()[1..];
-    let mut bytes = Vec::new();
-    // Writing into memory cannot fail.
-    if let Ok(mut csv) = CsvRecorder::new(&mut bytes, names) {
-        job.table.for_each_row(|row| {
-            let _ = csv.record(row[0], &row[1..]);
-        });
-    }
     let disposition = format!(
         "attachment; filename=\"{}.csv\"",
         job.name.replace(['"', '\\', '/'], "_")
@@ -179,7 +183,7 @@ pub async fn csv(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<
             (header::CONTENT_TYPE, "text/csv".to_string()),
             (header::CONTENT_DISPOSITION, disposition),
         ],
-        bytes,
+        table::csv(Arc::clone(&job.table)),
     )
         .into_response())
 }

@@ -1,9 +1,13 @@
 //! What every request handler shares: the served folder, the bounds, the
-//! token, and the simulations and runs.
+//! names and token that let a request in, the slots for compiling models,
+//! and the simulations and runs.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::Semaphore;
+
+use crate::confine::{self, Root};
+use crate::guard::Hosts;
 use crate::job::Job;
 use crate::live::LiveRun;
 use crate::registry::Registry;
@@ -11,12 +15,16 @@ use crate::Limits;
 
 /// What every request handler shares.
 pub struct App {
-    /// The only folder the API reads and writes (canonical).
-    pub folder: PathBuf,
+    /// The only folder the API reads and writes.
+    pub root: Root,
     /// The bounds.
     pub limits: Limits,
+    /// The names a request's `Host` may give.
+    pub hosts: Hosts,
     /// The token every API request must carry, when there is one.
     pub token: Option<String>,
+    /// One permit per model compiled at once (`limits.checks`).
+    pub compiling: Arc<Semaphore>,
     /// Offline simulations, running and ended.
     pub simulations: Registry<Job>,
     /// Real-time runs, running and ended.
@@ -26,10 +34,13 @@ pub struct App {
 }
 
 impl App {
-    /// A server on `folder` (canonical), requiring `token` when given.
-    pub fn new(folder: PathBuf, token: Option<String>, limits: Limits) -> Arc<App> {
+    /// A server on `root` answering to `hosts`, requiring `token` when
+    /// given.
+    pub fn new(root: Root, hosts: Hosts, token: Option<String>, limits: Limits) -> Arc<App> {
         Arc::new(App {
-            folder,
+            root,
+            hosts,
+            compiling: Arc::new(Semaphore::new(limits.checks)),
             simulations: Registry::new(limits.kept, "simulation"),
             runs: Registry::new(limits.kept, "run"),
             limits,
@@ -44,5 +55,12 @@ impl App {
         let id = format!("{prefix}{next}");
         *next += 1;
         id
+    }
+
+    /// `message` with the served folder's absolute path taken out (paths
+    /// inside it become relative), so that no answer shows where the
+    /// server keeps its files.
+    pub fn relative(&self, message: &str) -> String {
+        confine::relative(self.root.path(), message)
     }
 }

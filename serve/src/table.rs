@@ -1,15 +1,21 @@
 //! Rows shared between the thread that makes them (a simulation, a run's
 //! observer) and the WebSockets that stream them, in binary batches.
 
-use std::sync::{Arc, RwLock};
+use std::io::Write;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::ws::{Message, WebSocket};
+use futures_util::stream;
 use serde_json::{json, Value};
+use tandem_runtime::record::{CsvRecorder, Recorder};
 use tokio::sync::watch;
 
 /// The most values one binary batch carries.
 const BATCH_VALUES: usize = 1 << 16;
+/// The most values one piece of a CSV download is written from.
+const CSV_VALUES: usize = 1 << 15;
 
 /// Where a table stands.
 #[derive(Clone, Debug, Default)]
@@ -96,10 +102,29 @@ impl Table {
         });
     }
 
-    /// Every row kept, in order, as `f(row)`.
-    pub fn for_each_row(&self, mut f: impl FnMut(&[f64])) {
+    /// The number of the first row kept, and of the row after the last.
+    fn kept_rows(&self) -> (u64, u64) {
         let kept = self.kept.read().unwrap_or_else(|e| e.into_inner());
-        kept.values.chunks_exact(self.columns.len()).for_each(&mut f);
+        (kept.first, kept.first + (kept.values.len() / self.columns.len()) as u64)
+    }
+
+    /// The kept rows from `from` (or the first kept row) to before `end`,
+    /// at most `most` of them, in order, as `f(row)`; the row after the
+    /// last given.
+    fn rows(&self, from: u64, end: u64, most: usize, mut f: impl FnMut(&[f64])) -> u64 {
+        let width = self.columns.len();
+        let kept = self.kept.read().unwrap_or_else(|e| e.into_inner());
+        let total = kept.first + (kept.values.len() / width) as u64;
+        let start = from.max(kept.first);
+        let stop = end.min(total).min(start + most as u64);
+        if start >= stop {
+            return start;
+        }
+        let offset = (start - kept.first) as usize * width;
+        kept.values[offset..offset + (stop - start) as usize * width]
+            .chunks_exact(width)
+            .for_each(&mut f);
+        stop
     }
 
     /// The binary batch of rows from `from` on (or the first kept row),
@@ -171,4 +196,56 @@ pub async fn stream(
             },
         }
     }
+}
+
+/// Bytes written, taken out piece by piece.
+#[derive(Clone, Default)]
+struct Pending(Arc<Mutex<Vec<u8>>>);
+
+impl Pending {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Write for Pending {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The rows `table` keeps now as the CSV `tandem sim` writes, made piece
+/// by piece as the client takes them (never whole in memory; the table is
+/// locked only while a piece is written).
+pub fn csv(table: Arc<Table>) -> Body {
+    let pending = Pending::default();
+    let (first, end) = table.kept_rows();
+    // Writing into memory cannot fail.
+    let recorder = CsvRecorder::new(pending.clone(), &table.columns()[1..]).ok();
+    let most = (CSV_VALUES / table.columns.len()).max(1);
+    let state = (table, recorder, pending, first);
+    let pieces = stream::unfold(state, move |(table, mut recorder, pending, next)| async move {
+        let after = table.rows(next, end, most, |row| {
+            if let Some(csv) = recorder.as_mut() {
+                let _ = csv.record(row[0], &row[1..]);
+            }
+        });
+        let piece = pending.take();
+        if piece.is_empty() {
+            return None;
+        }
+        Some((
+            Ok::<_, std::convert::Infallible>(Bytes::from(piece)),
+            (table, recorder, pending, after),
+        ))
+    });
+    Body::from_stream(pieces)
 }

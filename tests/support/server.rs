@@ -13,7 +13,7 @@ use serde_json::Value;
 /// A running server and its address.
 pub struct Server {
     child: Child,
-    /// Every line it printed after its address.
+    /// Every line it printed but its address.
     printed: Arc<Mutex<Vec<String>>>,
     /// `127.0.0.1:PORT`.
     pub address: String,
@@ -25,10 +25,63 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A fresh folder in the temporary directory, called after `name`, with
+/// the repository's cruise control model and its run configuration at
+/// their places (`models/examples/`, `config/examples/cruise.toml`).
+pub fn cruise_folder(name: &str) -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("tandem-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    for file in ["models/examples/cruise_control.json", "config/examples/cruise.toml"] {
+        std::fs::create_dir_all(folder.join(file).parent().unwrap()).unwrap();
+        std::fs::copy(root().join(file), folder.join(file)).unwrap();
+    }
+    folder
+}
+
+/// A request written as it is (`Connection: close` added) to `address`:
+/// the status, the head in lower case, and the body (de-chunked).
+pub fn raw(address: &str, request: &str, body: &[u8]) -> (u16, String, String) {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(address).expect("the server listens");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let head = format!("{}\r\nConnection: close\r\n\r\n", request.trim_end());
+    stream.write_all(head.as_bytes()).expect("the request is sent");
+    // The server may answer and close before it has all of a refused body.
+    let _ = stream.write_all(body);
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, mut body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    let head = head.to_ascii_lowercase();
+    let status = head[9..12].parse().expect("a status");
+    let mut whole = String::new();
+    if head.contains("transfer-encoding: chunked") {
+        while let Some((size, rest)) = body.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+            if size == 0 {
+                break;
+            }
+            whole.push_str(&rest[..size]);
+            body = &rest[size + 2..];
+        }
+    } else {
+        whole.push_str(body);
+    }
+    (status, head, whole)
+}
+
 impl Server {
     /// `tandem serve` on the repository's folder.
     pub fn start() -> Server {
         Server::with(&["serve", "--listen", "127.0.0.1:0"], &root())
+    }
+
+    /// `tandem serve` on `folder`.
+    pub fn in_folder(folder: &Path) -> Server {
+        let folder = folder.to_str().expect("a UTF-8 path");
+        Server::with(&["serve", "--listen", "127.0.0.1:0", "--folder", folder], &root())
     }
 
     /// `tandem ARGS` run in `dir`, whose first line of output ending in
@@ -42,17 +95,19 @@ impl Server {
             .spawn()
             .expect("tandem starts");
         let mut lines = BufReader::new(child.stdout.take().expect("stdout is piped")).lines();
+        let mut before = Vec::new();
         let address = loop {
             let line = lines
                 .next()
                 .expect("tandem prints where it listens before it ends")
                 .expect("stdout is text");
-            if let Some((_, rest)) = line.split_once("http://") {
-                break rest.split(['/', ' ']).next().expect("an address").to_string();
+            match line.split_once("http://") {
+                Some((_, rest)) => break rest.split(['/', ' ']).next().expect("an address").to_string(),
+                None => before.push(line),
             }
         };
         // Keep reading its output so that it never blocks on a full pipe.
-        let printed = Arc::new(Mutex::new(Vec::new()));
+        let printed = Arc::new(Mutex::new(before));
         let kept = Arc::clone(&printed);
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
@@ -66,6 +121,11 @@ impl Server {
             address,
             agent,
         }
+    }
+
+    /// What it has printed so far, but its address.
+    pub fn printed(&self) -> Vec<String> {
+        self.printed.lock().unwrap().clone()
     }
 
     /// Waits for the process to end: its exit status and what it printed.
@@ -86,19 +146,44 @@ impl Server {
         format!("http://{}{path}", self.address)
     }
 
-    /// A request of `method` to `path` with `body`: status and body text.
+    /// A request of `method` to `path` with `body` (JSON, or TOML for a
+    /// `.toml` path): status and body text.
     pub fn request(&self, method: &str, path: &str, body: Option<&[u8]>, token: Option<&str>) -> (u16, String) {
-        let url = self.url(path);
         let auth = token.map(|t| format!("Bearer {t}"));
+        let kind = match path.ends_with(".toml") {
+            true => "application/toml",
+            false => "application/json",
+        };
+        let mut headers = vec![("Content-Type", kind)];
+        headers.extend(auth.as_deref().map(|a| ("Authorization", a)));
+        let (status, _, text) = self.send(method, path, body, &headers);
+        (status, text)
+    }
+
+    /// A request of `method` to `path` with `body` and exactly `headers`:
+    /// status, response headers (lower-case names) and body text.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+    ) -> (u16, Vec<(String, String)>, String) {
+        let url = self.url(path);
         let response = match (method, body) {
-            ("GET", _) => with_auth(self.agent.get(&url), &auth).call(),
-            ("DELETE", _) => with_auth(self.agent.delete(&url), &auth).call(),
-            ("POST", Some(b)) => with_auth(self.agent.post(&url), &auth).send(b),
-            ("PUT", Some(b)) => with_auth(self.agent.put(&url), &auth).send(b),
+            ("GET", _) => with(self.agent.get(&url), headers).call(),
+            ("DELETE", _) => with(self.agent.delete(&url), headers).call(),
+            ("POST", Some(b)) => with(self.agent.post(&url), headers).send(b),
+            ("PUT", Some(b)) => with(self.agent.put(&url), headers).send(b),
             _ => panic!("no such request in these tests"),
         };
         let mut response = response.unwrap_or_else(|e| panic!("{method} {path}: {e}"));
         let status = response.status().as_u16();
+        let names = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+            .collect();
         let mut text = String::new();
         response
             .body_mut()
@@ -107,7 +192,7 @@ impl Server {
             .reader()
             .read_to_string(&mut text)
             .expect("a text body");
-        (status, text)
+        (status, names, text)
     }
 
     /// GET `path`: status and body.
@@ -128,11 +213,11 @@ impl Server {
     }
 }
 
-fn with_auth<B>(request: ureq::RequestBuilder<B>, auth: &Option<String>) -> ureq::RequestBuilder<B> {
-    match auth {
-        Some(a) => request.header("Authorization", a),
-        None => request,
+fn with<B>(mut request: ureq::RequestBuilder<B>, headers: &[(&str, &str)]) -> ureq::RequestBuilder<B> {
+    for (name, value) in headers {
+        request = request.header(*name, *value);
     }
+    request
 }
 
 impl Drop for Server {

@@ -8,16 +8,17 @@ function authHeaders() {
   return token ? { Authorization: `Bearer ${token}` } : {};
 }
 
-/** A request; JSON bodies are sent as they are given (strings as text). */
+/** A request; bodies are JSON, sent as they are given (strings as text). */
 export async function api(method, path, body) {
-  const init = { method, headers: authHeaders() };
+  const type = body === undefined ? {} : { 'Content-Type': 'application/json' };
+  const init = { method, headers: { ...type, ...authHeaders() } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   let response = await fetch(path, init);
   if (response.status === 401) {
     const token = window.prompt('This server needs its token:');
     if (token) {
       sessionStorage.setItem(TOKEN, token);
-      response = await fetch(path, { ...init, headers: authHeaders() });
+      response = await fetch(path, { ...init, headers: { ...type, ...authHeaders() } });
     }
   }
   const text = await response.text();

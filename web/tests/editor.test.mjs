@@ -15,7 +15,11 @@ import { drag, perFile, root, shot, tandem } from './support.mjs';
 const shared = perFile(before, after);
 
 async function post(path, body) {
-  const r = await fetch(shared.server.url + path, { method: 'POST', body });
+  const r = await fetch(shared.server.url + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  });
   return { status: r.status, json: await r.json() };
 }
 

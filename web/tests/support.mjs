@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
 export const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -13,10 +14,10 @@ export const root = resolve(web, '..');
 export const tandem = process.env.TANDEM_BIN || join(root, 'target/release/tandem');
 const artifacts = join(web, 'test-artifacts');
 
-/** `tandem serve` on the repository's folder; resolves to `{url, stop}`. */
-export function serve() {
+/** `tandem serve` on `folder` (the repository's by default); resolves to `{url, stop}`. */
+export function serve(folder = root) {
   return new Promise((ok, fail) => {
-    const child = spawn(tandem, ['serve', '--listen', '127.0.0.1:0', '--folder', root], {
+    const child = spawn(tandem, ['serve', '--listen', '127.0.0.1:0', '--folder', folder], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     child.on('error', fail);
@@ -28,8 +29,12 @@ export function serve() {
   });
 }
 
-/** A fresh headless Chromium and a page of `width` × `height`. */
-export async function browser(width = 1500, height = 950) {
+/**
+ * A fresh headless Chromium (with `extra` arguments) and a page of
+ * `width` × `height`; `violations` collects what the page's content
+ * security policy blocked.
+ */
+export async function browser(width = 1500, height = 950, extra = []) {
   const b = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: [
@@ -41,11 +46,16 @@ export async function browser(width = 1500, height = 950) {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extra,
     ],
   });
   const page = await b.newPage({ viewport: { width, height } });
+  const violations = [];
   page.on('pageerror', (e) => console.error('page error:', e.message));
-  return { browser: b, page };
+  page.on('console', (m) => {
+    if (m.text().includes('Content Security Policy')) violations.push(m.text());
+  });
+  return { browser: b, page, violations };
 }
 
 /** Saves a screenshot of `page` as test-artifacts/`name`.png. */
@@ -68,7 +78,10 @@ export async function drag(page, from, to) {
   await page.waitForTimeout(100);
 }
 
-/** A server and a browser for the tests of one file, closed after them. */
+/**
+ * A server and a browser for the tests of one file, closed after them;
+ * the page's content security policy must have blocked nothing.
+ */
 export function perFile(before, after) {
   const shared = {};
   before(async () => {
@@ -78,6 +91,7 @@ export function perFile(before, after) {
   after(async () => {
     await shared.browser?.close();
     shared.server?.stop();
+    assert.deepEqual(shared.violations, [], 'the content security policy blocked part of the page');
   });
   return shared;
 }

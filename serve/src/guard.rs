@@ -1,0 +1,214 @@
+//! What keeps other sites out: every request must name this server in its
+//! `Host` (a page on another name that resolves here, DNS rebinding, is
+//! refused); an API request a browser sends for another origin is refused
+//! (its `Origin` or `Sec-Fetch-Site` says so), then the token is checked;
+//! and every response carries the headers that keep it from being framed,
+//! sniffed or read by another site. No response allows another origin
+//! (no CORS).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header::{HOST, ORIGIN};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+use crate::state::App;
+use crate::token;
+
+/// The page's content security policy: its own scripts, styles, images
+/// and connections (WebSockets included) only; no frames, forms or base.
+pub const PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; \
+                               connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; \
+                               frame-ancestors 'none'";
+
+/// The names a request's `Host` may give: the listening address, and the
+/// names given with `--allow-host`.
+#[derive(Clone, Debug)]
+pub struct Hosts {
+    /// The address listened on.
+    listen: IpAddr,
+    /// Other names (lower case, no trailing dot).
+    names: Vec<String>,
+}
+
+impl Hosts {
+    /// The names of a server listening on `listen`, also called `names`.
+    pub fn new(listen: IpAddr, names: &[String]) -> Self {
+        let names = names
+            .iter()
+            .map(|n| n.trim_end_matches('.').to_ascii_lowercase())
+            .collect();
+        Hosts { listen, names }
+    }
+
+    /// Whether `host` (a `Host` header: a name or address, perhaps with a
+    /// port) names this server: the address listened on (any address when
+    /// listening on all of them), `localhost` when listening on loopback
+    /// or on all addresses, or a name given.
+    fn allows(&self, host: &str) -> bool {
+        let name = match host.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => match host.rsplit_once(':') {
+                Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+                _ => host,
+            },
+        };
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        if let Ok(ip) = name.parse::<IpAddr>() {
+            return self.listen.is_unspecified() || ip == self.listen;
+        }
+        let local = self.listen.is_loopback() || self.listen.is_unspecified();
+        (name == "localhost" && local) || self.names.contains(&name)
+    }
+}
+
+/// The request's `Host`, as text.
+fn host(headers: &HeaderMap) -> Option<&str> {
+    headers.get(HOST).and_then(|v| v.to_str().ok())
+}
+
+/// Every request: refused (421) unless its `Host` names this server.
+pub async fn check_host(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    match host(request.headers()) {
+        Some(h) if app.hosts.allows(h) => next.run(request).await,
+        given => ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            format!(
+                "this server does not answer to the name \"{}\"; open it by its address (or localhost), or start it \
+                 with --allow-host NAME for each other name it has",
+                given.unwrap_or("")
+            ),
+        )
+        .at("key", "Host")
+        .into_response(),
+    }
+}
+
+/// Whether a browser says the request comes from another origin: its
+/// `Origin` is not this server's (as the request's `Host` names it), or
+/// `Sec-Fetch-Site` says another site.
+fn cross_origin(headers: &HeaderMap) -> Option<String> {
+    if let Some(origin) = headers.get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let authority = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
+        let own = matches!((authority, host(headers)), (Some(a), Some(h)) if a.eq_ignore_ascii_case(h));
+        if !own {
+            return Some(format!("its Origin is \"{origin}\""));
+        }
+    }
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some(site @ ("cross-site" | "same-site")) => Some(format!("its Sec-Fetch-Site is \"{site}\"")),
+        _ => None,
+    }
+}
+
+/// API requests: refused (403) when a browser sends them for another
+/// origin; then (401) without the token, when the server has one.
+pub async fn check_api(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if let Some(why) = cross_origin(request.headers()) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!("this request comes from another site ({why}); the API answers only the page this server serves"),
+        )
+        .at("key", "Origin")
+        .into_response();
+    }
+    if let Some(expected) = &app.token {
+        let (parts, body) = request.into_parts();
+        if !token::carries(&parts, expected) {
+            return ApiError::unauthorized().into_response();
+        }
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    next.run(request).await
+}
+
+/// Every response: the headers that keep other sites from framing it,
+/// sniffing its type or reading it, and the page's content security
+/// policy.
+pub async fn protect(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("content-security-policy", PAGE_POLICY),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "no-referrer"),
+        ("cross-origin-opener-policy", "same-origin"),
+        ("cross-origin-resource-policy", "same-origin"),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_the_address_localhost_and_the_names_given() {
+        let loopback = Hosts::new("127.0.0.1".parse().unwrap(), &["Tandem.Lab.".into()]);
+        for ok in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "localhost:8080",
+            "LOCALHOST",
+            "tandem.lab:80",
+            "tandem.lab.",
+        ] {
+            assert!(loopback.allows(ok), "{ok}");
+        }
+        for refused in [
+            "evil.example",
+            "evil.example:8080",
+            "127.0.0.2:8080",
+            "[::1]:8080",
+            "",
+            "localhost.evil",
+        ] {
+            assert!(!loopback.allows(refused), "{refused}");
+        }
+        let all = Hosts::new("0.0.0.0".parse().unwrap(), &[]);
+        assert!(all.allows("192.0.2.7:8080") && all.allows("localhost:1") && !all.allows("evil.example"));
+        let lan = Hosts::new("192.0.2.7".parse().unwrap(), &[]);
+        assert!(lan.allows("192.0.2.7:8080") && !lan.allows("localhost:8080"));
+        let v6 = Hosts::new("::1".parse().unwrap(), &[]);
+        assert!(v6.allows("[::1]:8080") && v6.allows("localhost") && !v6.allows("127.0.0.1"));
+    }
+
+    #[test]
+    fn another_origin_is_told_by_origin_or_fetch_metadata() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, HeaderValue::from_static(v));
+            }
+            h
+        };
+        let host = ("host", "127.0.0.1:8080");
+        assert!(cross_origin(&headers(&[host])).is_none());
+        assert!(cross_origin(&headers(&[host, ("origin", "http://127.0.0.1:8080")])).is_none());
+        assert!(cross_origin(&headers(&[host, ("sec-fetch-site", "same-origin")])).is_none());
+        for other in [
+            "http://127.0.0.1:9090",
+            "http://localhost:8080",
+            "null",
+            "http://evil.example",
+        ] {
+            let h = HeaderMap::from_iter([
+                (HOST, HeaderValue::from_static("127.0.0.1:8080")),
+                (ORIGIN, HeaderValue::from_static(other)),
+            ]);
+            assert!(cross_origin(&h).is_some(), "{other}");
+        }
+        assert!(cross_origin(&headers(&[host, ("sec-fetch-site", "cross-site")])).is_some());
+        assert!(cross_origin(&headers(&[host, ("sec-fetch-site", "same-site")])).is_some());
+    }
+}

@@ -1,0 +1,133 @@
+//! A run configuration started through the server: the file read beneath
+//! the served folder, and every path it names ([`RunConfig::paths`])
+//! kept in it: files read resolve beneath the folder, files written
+//! beneath its `results/` (with no `..`), devices are serial devices under
+//! `/dev`. A refusal is decided before anything outside is looked at, and
+//! no message shows the folder's absolute path.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Component, Path};
+
+use rustix::fs::FileType;
+use tandem_config::{load_run_config, ConfigError, NamedPath, PathUse, RunConfig};
+use tandem_models::plants;
+
+use crate::confine::{Refused, Root};
+use crate::error::ApiError;
+use crate::folder::{api_path, refused};
+use crate::state::App;
+
+/// The folder of the served folder that runs write into.
+pub const RESULTS: &str = "results";
+
+/// A 422 for a configuration error, at its place; paths relative to the
+/// served folder.
+fn config_error(app: &App, e: &ConfigError) -> ApiError {
+    let mut error = ApiError::unprocessable(app.relative(&e.to_string()));
+    if let Some(location) = e.location {
+        error = error.at("line", location.line).at("column", location.column);
+    }
+    if !e.key.is_empty() {
+        error = error.at("key", e.key.as_str());
+    }
+    error.at("path", app.relative(&e.file.to_string_lossy()))
+}
+
+/// Reads the run configuration at `relative` (a path given to the API)
+/// and checks every path it names.
+pub fn load(app: &App, relative: &str) -> Result<RunConfig, ApiError> {
+    let path = api_path(relative)?;
+    let unusable = |e: Refused| match e {
+        // A configuration that is not there is a request that cannot be
+        // done, not a missing endpoint.
+        Refused::Missing | Refused::NotAFolder | Refused::NotAFile => {
+            ApiError::unprocessable(format!("path \"{relative}\": {e}")).at("path", relative)
+        }
+        e => refused(relative, e),
+    };
+    match app.root.kind(path) {
+        Ok(FileType::RegularFile) => {}
+        Ok(_) => return Err(unusable(Refused::NotAFile)),
+        Err(e) => return Err(unusable(e)),
+    }
+    let config = load_run_config(&app.root.path().join(path), plants::PROFILES).map_err(|e| config_error(app, &e))?;
+    for named in config.paths() {
+        check(&app.root, &named).map_err(|message| {
+            let e = ConfigError {
+                file: config.file.clone(),
+                location: named.location,
+                key: named.key.clone(),
+                message,
+            };
+            config_error(app, &e)
+        })?;
+    }
+    Ok(config)
+}
+
+/// Checks one path a configuration names; what is wrong and the fix.
+fn check(root: &Root, named: &NamedPath<'_>) -> Result<(), String> {
+    let shown = named.path.display();
+    match named.usage {
+        PathUse::Read => {
+            let outside = || {
+                format!(
+                    "\"{shown}\" is outside the served folder; through the server a configuration names files \
+                     inside it, relative to the configuration"
+                )
+            };
+            let inside = named.path.strip_prefix(root.path()).map_err(|_| outside())?;
+            match root.kind(inside) {
+                Ok(FileType::RegularFile) => Ok(()),
+                Ok(_) => Err(format!("\"{}\": {}", inside.display(), Refused::NotAFile)),
+                Err(Refused::Outside) => Err(outside()),
+                Err(e) => Err(format!("\"{}\": {e}", inside.display())),
+            }
+        }
+        PathUse::Write => {
+            let results = root.path().join(RESULTS);
+            let inside = if named.path.is_absolute() {
+                named.path.strip_prefix(&results).unwrap_or(Path::new(".."))
+            } else {
+                named.path
+            };
+            let outside = |why: &str| {
+                format!(
+                    "\"{shown}\" {why}; through the server a run writes only into the served folder's \
+                     {RESULTS}/: give a path relative to it, without `..`"
+                )
+            };
+            if !inside.components().all(|c| matches!(c, Component::Normal(_))) {
+                return Err(outside("leads out of results/"));
+            }
+            match root.subfolder(Path::new(RESULTS)) {
+                Ok(results) => results.check_new(inside),
+                // The run creates results/ and what is in it.
+                Err(Refused::Missing) if !root.is_link(Path::new(RESULTS)) => Ok(()),
+                Err(Refused::Missing) => Err(Refused::Dangling),
+                Err(e) => Err(e),
+            }
+            .map_err(|e| match e {
+                Refused::Outside => outside("leads out of results/ through a symbolic link"),
+                e => format!("\"{shown}\": {e}"),
+            })
+        }
+        PathUse::Device => {
+            let device = named
+                .path
+                .strip_prefix("/dev")
+                .ok()
+                .filter(|d| d.components().all(|c| matches!(c, Component::Normal(_))));
+            let resolved = device.and_then(|_| named.path.canonicalize().ok());
+            let serial = resolved
+                .filter(|r| r.starts_with("/dev"))
+                .and_then(|r| r.metadata().ok());
+            match serial {
+                Some(meta) if meta.file_type().is_char_device() => Ok(()),
+                _ => Err(format!(
+                    "\"{shown}\" is not a serial device of this machine; name one under /dev, such as /dev/ttyUSB0"
+                )),
+            }
+        }
+    }
+}
