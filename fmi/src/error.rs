@@ -103,8 +103,10 @@ pub enum FmuError {
         /// The platform folders under `binaries/` the FMU does have.
         found: Vec<String>,
     },
-    /// The FMU's binary could not be loaded.
-    #[error("FMU \"{}\": cannot load \"{library}\": {source}\n  help: the binary may be built for another platform or need libraries this machine lacks (ldd shows which)", file.display())]
+    /// The FMU's binary could not be loaded; the message gives the
+    /// loader's reason (`dlerror()`: an undefined symbol, a file that is
+    /// not a shared library) and the fix for it.
+    #[error("FMU \"{}\": cannot load \"{library}\": {}\n  help: {}", file.display(), load_reason(source), load_help(source))]
     Load {
         /// The FMU file.
         file: PathBuf,
@@ -298,6 +300,59 @@ impl FmuError {
             Some((summary, _)) => summary.to_string(),
             None => text,
         }
+    }
+}
+
+/// The loader's error with its cause: libloading's own text is only
+/// "dlopen failed", the reason (`dlerror()`) is its source.
+fn load_reason(error: &libloading::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+/// The symbol a loader's message says is undefined, if it says one is
+/// (glibc: `undefined symbol: NAME`; macOS: `symbol not found ... '_NAME'`).
+fn undefined_symbol(reason: &str) -> Option<&str> {
+    let (_, rest) = reason
+        .split_once("undefined symbol: ")
+        .or_else(|| reason.split_once("symbol not found in flat namespace '"))?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// What to do about a binary that does not load, by the loader's reason.
+fn load_help(error: &libloading::Error) -> String {
+    let reason = load_reason(error);
+    match undefined_symbol(&reason) {
+        Some(symbol) if symbol.trim_start_matches('_').starts_with("Py") => format!(
+            "the binary needs the Python library ({symbol} is one of its symbols): the FMU embeds Python, as FMUs \
+             built by pythonfmu do, and expects the process to have libpython loaded. Preload the libpython of \
+             the Python the FMU was built with (LD_PRELOAD=/path/to/libpython3.X.so.1.0 tandem ...; \
+             `python3 -c \"import sysconfig as s; print(s.get_config_var('LIBDIR'), \
+             s.get_config_var('LDLIBRARY'))\"` prints where it is) with the FMU's Python packages (pythonfmu) \
+             installed there, or use an FMU compiled to native code"
+        ),
+        Some(symbol) => format!(
+            "the binary needs {symbol}, which no library loaded provides: it was built against a library this \
+             machine lacks or has in another version (ldd on the binary shows which); install that library or \
+             re-export the FMU for this machine"
+        ),
+        None if reason.contains("ELF") || reason.contains("file too short") => {
+            "the file is not a shared library of this platform (a binary for another platform put in this \
+             platform's folder, or a damaged file): re-export the FMU for this platform"
+                .to_string()
+        }
+        None => "the binary may be built for another platform or need libraries this machine lacks (ldd shows \
+                 which)"
+            .to_string(),
     }
 }
 
