@@ -140,16 +140,9 @@ pub enum CallError {
         /// The instance's time.
         at: f64,
     },
-    /// The communication step is not a whole number of model steps.
-    #[error("communicationStepSize {h} s is not a whole multiple of the model's step {step} s; use {suggestion}")]
-    NotAMultiple {
-        /// The step asked for.
-        h: f64,
-        /// The model's step.
-        step: f64,
-        /// The nearest multiples, in words.
-        suggestion: String,
-    },
+    /// The communication step is not a positive, finite length.
+    #[error("communicationStepSize {0} s: give a positive, finite step")]
+    StepSize(f64),
     /// The step would pass the stop time.
     #[error("a step to t = {end} s passes the stop time {stop} s given at initialization (without one, Tandem's bound of {MAX_STOP} s)")]
     PastStop {
@@ -366,7 +359,11 @@ impl Instance {
         })
     }
 
-    /// Advances from `t` by `h`, a whole multiple of the model's step.
+    /// Advances from `t` by `h`: the model's steps to the last grid point
+    /// before `t + h`, then a shorter one to `t + h` when it is between
+    /// two (an end within [`TIME_TOLERANCE`] of a grid point is that
+    /// point). Stepped by whole multiples of the model's step, the instance
+    /// is where `tandem sim` is at each communication point, bit for bit.
     pub fn step(&mut self, t: f64, h: f64) -> Result<(), CallError> {
         self.require(&[Mode::Step], "in Step Mode (after initialization)")?;
         let step = self.settings.step;
@@ -374,25 +371,28 @@ impl Instance {
         if (t - at).abs() > TIME_TOLERANCE * at.abs().max(step) {
             return Err(CallError::Time { given: t, at });
         }
-        let steps = whole_steps(h, step)?;
-        let end = self.sim_steps() as f64 * step + steps as f64 * step;
+        if !(h > 0.0 && h.is_finite()) {
+            return Err(CallError::StepSize(h));
+        }
+        let (points, end) = grid_end(at, h, step);
         let stop = self.stop.unwrap_or(MAX_STOP);
         if end > stop + TIME_TOLERANCE * stop {
             return Err(CallError::PastStop { end, stop });
         }
-        for _ in 0..steps {
-            if let Err(error) = self.run.step() {
-                let time = self.time();
-                self.mode = Mode::Failed(time);
-                return Err(CallError::Simulation { time, error });
-            }
+        while self.run.sim.grid_point() < points {
+            self.run.step().map_err(|error| self.fail(error))?;
+        }
+        if let Some(end) = end_between(end, points, step).filter(|&end| end > self.time()) {
+            self.run.advance_to(end).map_err(|error| self.fail(error))?;
         }
         Ok(())
     }
 
-    /// The grid steps taken so far.
-    fn sim_steps(&self) -> u64 {
-        (self.time() / self.settings.step).round() as u64
+    /// The error of a step that failed, which leaves the instance failed.
+    fn fail(&mut self, error: SimError) -> CallError {
+        let time = self.time();
+        self.mode = Mode::Failed(time);
+        CallError::Simulation { time, error }
     }
 
     /// Ends the simulation: only reset, FMU states and reading remain.
@@ -464,25 +464,25 @@ fn simulation(model: &dyn Model, settings: FixedStep) -> Result<Run, CallError> 
     Run::new(model, settings).map_err(|error| CallError::Simulation { time: 0.0, error })
 }
 
-/// The number of grid steps of `step` in a communication step `h`, which
-/// must be a whole multiple of it within [`TIME_TOLERANCE`].
-fn whole_steps(h: f64, step: f64) -> Result<u64, CallError> {
-    let ratio = h / step;
-    let whole = ratio.round();
-    if whole >= 1.0 && (ratio - whole).abs() <= TIME_TOLERANCE * whole {
-        return Ok(whole as u64);
-    }
-    let below = ratio.floor();
-    let suggestion = if below >= 1.0 && ratio.is_finite() {
-        format!(
-            "{} s or {} s (a whole multiple of {step} s)",
-            below * step,
-            (below + 1.0) * step
-        )
+/// Where a communication step of `h` from `at` ends on a grid of `step`:
+/// the index of the last grid point at or before its end, and the end
+/// (that grid point's time when the end is within [`TIME_TOLERANCE`] of
+/// it).
+fn grid_end(at: f64, h: f64, step: f64) -> (u64, f64) {
+    let end = at + h;
+    let ticks = end / step;
+    let nearest = ticks.round();
+    if (ticks - nearest).abs() <= TIME_TOLERANCE * nearest.max(1.0) {
+        (nearest as u64, nearest * step)
     } else {
-        format!("{step} s or a whole multiple of it")
-    };
-    Err(CallError::NotAMultiple { h, step, suggestion })
+        (ticks.floor() as u64, end)
+    }
+}
+
+/// `end` when it lies after grid point `points` (of `step`), i.e. between
+/// two grid points.
+fn end_between(end: f64, points: u64, step: f64) -> Option<f64> {
+    (end > points as f64 * step).then_some(end)
 }
 
 #[cfg(test)]
@@ -528,18 +528,16 @@ mod tests {
     }
 
     #[test]
-    fn communication_steps_are_whole_multiples_of_the_model_step() {
-        assert_eq!(whole_steps(0.01, 0.01).unwrap(), 1);
-        assert_eq!(whole_steps(0.03, 0.01).unwrap(), 3);
-        assert_eq!(whole_steps(0.1 * 3.0 - 0.2, 0.1).unwrap(), 1);
-        let e = whole_steps(0.025, 0.01).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "communicationStepSize 0.025 s is not a whole multiple of the model's step 0.01 s; use 0.02 s or 0.03 s (a whole multiple of 0.01 s)"
-        );
-        let e = whole_steps(0.004, 0.01).unwrap_err().to_string();
-        assert!(e.ends_with("use 0.01 s or a whole multiple of it"), "{e}");
-        assert!(whole_steps(0.0, 0.01).is_err());
-        assert!(whole_steps(f64::NAN, 0.01).is_err());
+    fn communication_steps_end_on_the_grid_or_between_two_points() {
+        assert_eq!(grid_end(0.0, 0.01, 0.01), (1, 0.01));
+        assert_eq!(grid_end(0.0, 0.03, 0.01), (3, 0.03));
+        // Within the tolerance of a grid point: that point.
+        assert_eq!(grid_end(0.0, 0.1 * 3.0 - 0.2, 0.1), (1, 0.1));
+        assert_eq!(grid_end(0.2, 0.1 + 1e-13, 0.1), (3, 0.30000000000000004));
+        // Between two: the last point before, and the end itself.
+        assert_eq!(grid_end(0.0, 0.025, 0.01), (2, 0.025));
+        assert_eq!(grid_end(0.025, 0.004, 0.01), (2, 0.029));
+        assert_eq!(end_between(0.025, 2, 0.01), Some(0.025));
+        assert_eq!(end_between(0.03, 3, 0.01), None);
     }
 }

@@ -23,9 +23,12 @@
 //! - `fmi3EnterInitializationMode` (start time 0; a stop time is honored),
 //!   `fmi3ExitInitializationMode`, `fmi3Terminate`, `fmi3Reset`;
 //! - `fmi3GetFloat64` (time, inputs, outputs), `fmi3SetFloat64` (inputs);
-//! - `fmi3DoStep` with a communication step that is a whole multiple of the
-//!   model's step (within 1e-9 relative); events inside are located by the
-//!   simulation itself, so it never returns early nor asks for Event Mode;
+//! - `fmi3DoStep` with any positive communication step: the model's steps
+//!   to the last grid point before the step's end, then a shorter one to
+//!   the end when it lies between two grid points (discrete blocks still
+//!   sample on the grid, which stays where it is); events inside are
+//!   located by the simulation itself, so it never returns early nor asks
+//!   for Event Mode;
 //! - `fmi3GetFMUState`, `fmi3SetFMUState`, `fmi3FreeFMUState`.
 //!
 //! FMI 2.0 adds `fmi2GetTypesPlatform` and `fmi2SetupExperiment`. Every

@@ -194,18 +194,45 @@ impl Fixture {
 }
 
 #[test]
-fn a_step_not_a_multiple_of_the_models_is_refused_naming_the_multiples() {
+fn a_step_ending_between_grid_points_ends_there_and_the_grid_stays() {
     let f = Fixture::new();
     let instance = f.stepping();
-    assert_eq!(f.do_step(instance, 0.0, 0.015), (ERROR, 0.0));
-    assert_eq!(
-        f.logged(),
-        ["3 logStatusError: fmi3DoStep: communicationStepSize 0.015 s is not a whole multiple of the model's step 0.01 s; use 0.01 s or 0.02 s (a whole multiple of 0.01 s)"]
+    let odd = f.stepping();
+    // 0.015 s: one step of the model's 0.01 s and one of 0.005 s; then
+    // 0.005 s more completes the grid step at 0.02 s.
+    assert_eq!(f.do_step(odd, 0.0, 0.015), (OK, 0.015));
+    assert_eq!(f.get(odd, &[0]), (OK, vec![0.015]));
+    assert_eq!(f.do_step(odd, 0.015, 0.005), (OK, 0.02));
+    assert!(f.logged().is_empty());
+    // The controller samples at 0.02 s on either; the speed after the split
+    // step differs from the whole one by the integrator's error only.
+    assert_eq!(f.do_step(instance, 0.0, 0.02), (OK, 0.02));
+    let ((_, whole), (_, split)) = (f.get(instance, &[2, 4]), f.get(odd, &[2, 4]));
+    assert_eq!(whole[1], split[1], "the force sampled at 0.02 s");
+    assert!(
+        (whole[0] - split[0]).abs() < 1e-12 * whole[0].abs().max(1.0),
+        "{whole:?} {split:?}"
     );
-    // The refused step changed nothing: a good one goes on from t = 0.
+    f.free(instance);
+    f.free(odd);
+}
+
+#[test]
+fn a_step_of_no_length_is_refused_naming_the_fix() {
+    let f = Fixture::new();
+    let instance = f.stepping();
+    for h in [0.0, -0.01, f64::NAN, f64::INFINITY] {
+        assert_eq!(f.do_step(instance, 0.0, h), (ERROR, 0.0));
+        assert_eq!(
+            f.logged(),
+            [format!(
+                "3 logStatusError: fmi3DoStep: communicationStepSize {h} s: give a positive, finite step"
+            )]
+        );
+    }
+    // The refused steps changed nothing: a good one goes on from t = 0.
     assert_eq!(f.do_step(instance, 0.0, 0.02), (OK, 0.02));
     assert_eq!(f.get(instance, &[0]), (OK, vec![0.02]));
-    assert!(f.logged().is_empty());
     f.free(instance);
 }
 
