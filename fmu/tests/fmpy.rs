@@ -155,6 +155,32 @@ fn fmpy_at_an_odd_output_interval_follows_the_closed_form_and_tandem_sim() {
     }
 }
 
+#[test]
+fn fmpy_start_values_set_the_exported_parameters() {
+    if !fmpy_available("fmpy_start_values_set_the_exported_parameters") {
+        return;
+    }
+    let model = example("cruise_control.json");
+    for version in VERSIONS {
+        let report = export_fmu(&model, version);
+        assert_eq!((report.parameters, report.tunable), (7, 7), "{report}");
+        let path = report.path.to_str().unwrap();
+        // The reference speed is gain × 0.5, and kp shapes the response.
+        for (gain, kp) in [(50.0, 1.0), (30.0, 1.0), (30.0, 4.0)] {
+            let gain_text = format!("speed_map.gain={gain}");
+            let kp_text = format!("controller.kp={kp}");
+            let rows = rows(&fmpy(&["simulate", path, "20", "0.05", &gain_text, &kp_text]));
+            assert_eq!(rows.len(), 401);
+            let worst = worst_against_exact(&rows, gain, kp);
+            println!(
+                "FMI {version}, gain {gain}, kp {kp}: largest relative difference from the exact solution {worst:e}"
+            );
+            assert!(worst < 1e-9, "FMI {version}, gain {gain}, kp {kp}: {worst:e}");
+            assert_eq!(rows[400][2], gain * 0.5);
+        }
+    }
+}
+
 /// Tandem stepped as the driver's `slave` command steps the FMU: input
 /// `u1`, then `n` communication steps of `per` model steps, `u2` from step
 /// `n / 2`, after saving the state there; then the second half again from
@@ -260,7 +286,7 @@ fn errors_reach_the_importers_logger_naming_the_call_and_the_fix() {
             format!("  {prefix}DoStep: communicationStepSize -0.01 s: give a positive, finite step"),
             "set output: status 3".to_string(),
             format!(
-                "  {prefix}Set{}: variable \"v\" (value reference 2) is an output: only inputs can be set",
+                "  {prefix}Set{}: variable \"v\" (value reference 2) is an output: only inputs and parameters can be set",
                 if version == FmiVersion::Fmi3 { "Float64" } else { "Real" }
             ),
             "instantiate: Failed to instantiate".to_string(),
