@@ -278,6 +278,35 @@ pub enum FmuError {
         /// This step's length.
         given: f64,
     },
+    /// The process an out-of-process instance ran in died (see
+    /// [`crate::isolate`]).
+    #[error("FMU \"{fmu}\": its process died during {call}: {how}\n  help: the FMU's own code crashed there; this process runs it out of process and goes on (the rows before are kept). Check the inputs and parameters it had, and report the crash to the FMU's author")]
+    Died {
+        /// The model's name.
+        fmu: String,
+        /// The FMI function that was running, or what was being done.
+        call: String,
+        /// How the process ended: the signal, or the exit status.
+        how: String,
+    },
+    /// The process for an out-of-process instance could not be started.
+    #[error("FMU \"{fmu}\": cannot run it in a process of its own: {message}\n  help: out-of-process loading starts {program} as a helper (`fmu-host`); check that it is there and runnable, or load the FMU in process (without isolation) if it is trusted")]
+    Host {
+        /// The model's name.
+        fmu: String,
+        /// What failed.
+        message: String,
+        /// The helper program.
+        program: String,
+    },
+    /// An error an out-of-process instance reported that has no other form
+    /// here (e.g. its binary does not load): its message as the child gave
+    /// it.
+    #[error("{message}")]
+    Isolated {
+        /// The child's message, which names the FMU and gives the fix.
+        message: String,
+    },
     /// A step from a time that is not finite, or of a length that is not
     /// positive and finite.
     #[error("FMU \"{fmu}\" cannot step from t = {t} s by {h} s\n  help: step from a finite time by a positive, finite length")]
