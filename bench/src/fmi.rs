@@ -76,7 +76,7 @@ fn calls(ball: &Path, oscillator: &Path, budget: Duration) -> anyhow::Result<()>
         Fmu::open_isolated(oscillator, host)?,
         budget / 8,
     )?;
-    println!("fmi: the cost of an evaluation through the FMI (the project's test FMUs, FMI 2, built with cc -O2; ns per evaluation, one core), in this process and out of process (--isolate, fmu.isolate: a round trip to a helper process per FMI call)");
+    println!("fmi: the cost of an evaluation through the FMI (the project's test FMUs, FMI 2, built with cc -O2; ns per evaluation, one core), in this process and out of process (--isolate, fmu.isolate: a round trip to a helper process per call that returns something, setters going with it)");
     let rows = [
         (
             "FmuModel::outputs (bouncing ball)",

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::wire::{write_error, Frame, Inbox, Op, Writer, CRASH, FAILED, MAX_FRAME, OK};
+use super::wire::{write_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, MAX_FRAME, OK};
 use crate::description::InterfaceKind;
 use crate::error::FmuError;
 use crate::fmu::Fmu;
@@ -87,6 +87,11 @@ struct Server {
     out: Writer,
     vrs: Vec<u32>,
     values: Vec<f64>,
+    /// The FMU's log messages when the last reply was sent.
+    logged: usize,
+    /// The error of a deferred request, for the next reply; the requests
+    /// until then are not made.
+    deferred: Option<FmuError>,
 }
 
 /// An error of a request this server cannot make sense of.
@@ -102,28 +107,46 @@ impl Server {
             let Some(mut frame) = inbox.receive(socket)? else {
                 return Ok(());
             };
-            let op = Op::of(frame.u8()?).ok_or_else(|| invalid("an unknown request"))?;
+            let byte = frame.u8()?;
+            let op = Op::of(byte).ok_or_else(|| invalid("an unknown request"))?;
             if op == Op::Free {
                 self.served = None;
                 return Ok(());
             }
-            let logged = self.served.as_mut().map_or(0, |s| s.instance().core().log.count());
+            let deferred = byte & DEFERRED != 0;
+            if let Some(error) = self.deferred.take() {
+                // A call before failed: this one is not made, and the next
+                // that replies gives that error.
+                if deferred {
+                    self.deferred = Some(error);
+                } else {
+                    self.reply(Err(error));
+                    self.out.send(socket)?;
+                }
+                continue;
+            }
             IN_CALL.store(true, Ordering::Relaxed);
             let result = self.handle(op, &mut frame);
             IN_CALL.store(false, Ordering::Relaxed);
             let result = result?;
-            self.reply(result, logged);
+            if deferred {
+                self.deferred = result.err();
+                continue;
+            }
+            self.reply(result);
             self.out.send(socket)?;
         }
     }
 
     /// Writes the reply to a call: status, warnings, the messages logged
-    /// since `logged`, the results or the error.
-    fn reply(&mut self, result: Result<Results, FmuError>, logged: usize) {
+    /// since the last reply, the results or the error.
+    fn reply(&mut self, result: Result<Results, FmuError>) {
         let (warnings, messages) = match self.served.as_mut() {
             Some(served) => {
                 let core = served.instance().core();
-                (core.warnings, core.log.since(logged))
+                let messages = core.log.since(self.logged);
+                self.logged = core.log.count();
+                (core.warnings, messages)
             }
             None => (0, Vec::new()),
         };

@@ -17,11 +17,13 @@
 //! child whose parent goes away reads the end of its input and exits.
 //!
 //! Each request and its reply are one write and one read on each side,
-//! through buffers allocated once per instance: a Model Exchange FMU's
-//! evaluation (set time, set states, set inputs, get derivatives) is four
-//! round trips. The `fmi` benchmark prints what that costs against calls
-//! in this process (see the README: tens of microseconds a round trip,
-//! where an in-process call takes tens of nanoseconds).
+//! through buffers allocated once per instance. Setters (time, states,
+//! inputs, parameters) get no reply of their own: they go with the next
+//! call that returns something, and a setter's error is that call's (the
+//! calls after it not made, as in process), so a Model Exchange FMU's
+//! evaluation (set time, set states, set inputs, get derivatives) is one
+//! round trip. The `fmi` benchmark prints what that costs against calls in
+//! this process (see the README).
 
 mod child;
 mod remote;

@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::wire::{read_error, Frame, Inbox, Op, Writer, CRASH, FAILED, OK};
+use super::wire::{read_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, OK};
 use super::Host;
 use crate::description::InterfaceKind;
 use crate::error::FmuError;
@@ -21,6 +21,10 @@ use crate::instance::{CoSimulation, Core, DiscreteUpdate, Instance, ModelExchang
 /// How long a child may take to terminate and free its instance before it
 /// is killed.
 const FREE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most bytes of deferred requests held before they are sent without
+/// waiting for a call that replies.
+const DEFERRED_BYTES: usize = 64 << 10;
 
 /// An instance running in a child process.
 pub(crate) struct Remote {
@@ -166,6 +170,20 @@ impl Remote {
         args(self.out.begin(op as u8));
         self.call(op, |_| Ok(()))
     }
+
+    /// A setter: written now, sent with the next request that replies,
+    /// which also carries its error (see [`super::wire`]).
+    fn defer(&mut self, op: Op, args: impl FnOnce(&mut Writer)) -> Result<(), FmuError> {
+        if let Some((call, how)) = &self.died {
+            return Err(self.death(call.clone(), how.clone()));
+        }
+        args(self.out.begin(op as u8 | DEFERRED));
+        if self.out.pending() > DEFERRED_BYTES {
+            // A dead child shows at the next call.
+            let _ = self.out.send(&mut self.socket);
+        }
+        Ok(())
+    }
 }
 
 /// How the child ended, in words: its signal or exit status (`crashed` is
@@ -211,6 +229,7 @@ fn signal_name(signal: i32) -> String {
 impl Drop for Remote {
     fn drop(&mut self) {
         if self.died.is_none() {
+            // After the deferred setters, if any.
             self.out.begin(Op::Free as u8);
             let _ = self.out.send(&mut self.socket);
         }
@@ -244,19 +263,19 @@ impl Instance for Remote {
 
     fn set_real(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), FmuError> {
         let n = vrs.len().min(values.len());
-        self.command(Op::SetReal, |w| {
+        self.defer(Op::SetReal, |w| {
             w.u32s(&vrs[..n]).f64s(&values[..n]);
         })
     }
 
     fn set_integer(&mut self, vr: u32, value: i32) -> Result<(), FmuError> {
-        self.command(Op::SetInteger, |w| {
+        self.defer(Op::SetInteger, |w| {
             w.u32(vr).i32(value);
         })
     }
 
     fn set_boolean(&mut self, vr: u32, value: bool) -> Result<(), FmuError> {
-        self.command(Op::SetBoolean, |w| {
+        self.defer(Op::SetBoolean, |w| {
             w.u32(vr).u8(value as u8);
         })
     }
@@ -282,13 +301,13 @@ impl Instance for Remote {
 
 impl ModelExchange for Remote {
     fn set_time(&mut self, t: f64) -> Result<(), FmuError> {
-        self.command(Op::SetTime, |w| {
+        self.defer(Op::SetTime, |w| {
             w.f64(t);
         })
     }
 
     fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), FmuError> {
-        self.command(Op::SetContinuousStates, |w| {
+        self.defer(Op::SetContinuousStates, |w| {
             w.f64s(x);
         })
     }

@@ -4,8 +4,12 @@
 //! child's warnings so far and the messages the FMU logged during the
 //! call, then the results or the error; [`CRASH`] is what the child's
 //! crash handler writes before it dies (the signal and the FMI function
-//! that was running). Buffers are kept and reused: after the first calls
-//! of an instance nothing is allocated unless the FMU logs or fails.
+//! that was running). A request marked [`DEFERRED`] (a setter) gets no
+//! reply of its own: it goes with the next request, in the same write,
+//! and its error, if any, is that request's reply (the calls after it not
+//! made, as a failed call stops a sequence in process). Buffers are kept
+//! and reused: after the first calls of an instance nothing is allocated
+//! unless the FMU logs or fails.
 
 use std::io::{self, Read, Write};
 
@@ -18,6 +22,8 @@ pub(crate) const OK: u8 = 0;
 pub(crate) const FAILED: u8 = 1;
 /// Written by the child's crash handler: the signal and the FMI function.
 pub(crate) const CRASH: u8 = 2;
+/// Set in a request's [`Op`] byte: no reply of its own.
+pub(crate) const DEFERRED: u8 = 0x80;
 
 /// The largest frame read: a corrupted length is an error, not an
 /// allocation of gigabytes.
@@ -78,9 +84,9 @@ impl Op {
         Op::Free,
     ];
 
-    /// The operation of the code `byte`.
+    /// The operation of the code `byte` (without [`DEFERRED`]).
     pub(crate) fn of(byte: u8) -> Option<Op> {
-        Op::ALL.get(byte as usize).copied()
+        Op::ALL.get((byte & !DEFERRED) as usize).copied()
     }
 
     /// What the request does, for a report that cannot name the FMI
@@ -125,19 +131,37 @@ pub(crate) fn fmi_function(name: &str) -> &'static str {
     .unwrap_or("an FMI function")
 }
 
-/// A frame being written, in a buffer kept between frames.
+/// Frames being written, in a buffer kept between them: each
+/// [`Writer::begin`] starts one, [`Writer::send`] writes all at once.
 #[derive(Default)]
 pub(crate) struct Writer {
     buf: Vec<u8>,
+    /// Where the frame being written starts.
+    open: Option<usize>,
 }
 
 impl Writer {
-    /// Starts a frame with `tag` (an [`Op`] or a reply kind).
+    /// Starts a frame with `tag` (an [`Op`] or a reply kind), after those
+    /// not yet sent.
     pub(crate) fn begin(&mut self, tag: u8) -> &mut Self {
-        self.buf.clear();
+        self.close();
+        self.open = Some(self.buf.len());
         self.buf.extend_from_slice(&[0; 4]);
         self.buf.push(tag);
         self
+    }
+
+    /// Ends the frame being written: its length goes in front.
+    fn close(&mut self) {
+        if let Some(start) = self.open.take() {
+            let length = (self.buf.len() - start - 4) as u32;
+            self.buf[start..start + 4].copy_from_slice(&length.to_le_bytes());
+        }
+    }
+
+    /// The bytes of the frames not yet sent.
+    pub(crate) fn pending(&self) -> usize {
+        self.buf.len()
     }
 
     /// Appends a byte.
@@ -205,11 +229,12 @@ impl Writer {
         self.u8(text.is_some() as u8).bytes(text.unwrap_or("").as_bytes())
     }
 
-    /// Writes the frame to `out`.
+    /// Writes the frames to `out`, in one write.
     pub(crate) fn send(&mut self, out: &mut impl Write) -> io::Result<()> {
-        let length = (self.buf.len() - 4) as u32;
-        self.buf[..4].copy_from_slice(&length.to_le_bytes());
-        out.write_all(&self.buf)
+        self.close();
+        let written = out.write_all(&self.buf);
+        self.buf.clear();
+        written
     }
 }
 
@@ -488,13 +513,14 @@ mod tests {
     fn frames_read_back_as_written_in_any_pieces() {
         let mut w = Writer::default();
         let mut stream = Vec::new();
-        w.begin(Op::GetReal as u8)
+        // Two frames in one write.
+        w.begin(Op::GetReal as u8 | DEFERRED)
             .u32s(&[1, 2])
             .f64s(&[0.5, -1.0])
             .opt_f64(None);
-        w.send(&mut stream).unwrap();
         w.begin(OK).opt_text(Some("é")).i32(-3).u64(7);
         w.send(&mut stream).unwrap();
+        assert_eq!(w.pending(), 0);
         // A reader that hands out 3 bytes at a time.
         struct Trickle<'a>(&'a [u8]);
         impl Read for Trickle<'_> {
