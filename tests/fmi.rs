@@ -288,3 +288,30 @@ fn cosim_isolates_an_fmu_its_system_file_says_to() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_real_time_run_of_an_isolated_fmu_survives_its_crash() {
+    let dir = common::scratch("run_isolate");
+    fmus::build("crash", &dir);
+    let config = |isolate: bool| {
+        format!(
+            "model = \"crash.fmu\"\nframe = \"10ms\"\nduration = \"2s\"\npolicy = \"explicit\"\nfmu.isolate = {isolate}\n[fast]\nmethod = \"rk4\"\n[record]\nfile = \"crash.csv\"\n"
+        )
+    };
+    std::fs::write(dir.join("here.toml"), config(false)).unwrap();
+    let done = common::tandem(&dir, &["run", "here.toml", "--virtual-clock", "--results", "."]);
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&done.status), Some(11));
+    std::fs::write(dir.join("there.toml"), config(true)).unwrap();
+    let done = common::tandem(&dir, &["run", "there.toml", "--virtual-clock", "--results", "."]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    // The run fails by its policy, with its summary and the rows before the
+    // crash at t = 0.5 s (the frames past it hold the last good state).
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the run failed"), "{stderr}");
+    let table = Table::read(&dir.join("crash.csv"));
+    let before: Vec<&Vec<f64>> = table.rows.iter().filter(|r| r[0] < 0.5 - 1e-9).collect();
+    assert_eq!(before.len(), 50);
+    for row in before {
+        assert!((row[1] - (-row[0]).exp()).abs() < 1e-7, "{row:?}");
+    }
+}

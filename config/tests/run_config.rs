@@ -972,3 +972,24 @@ fn a_dcp_slave_has_its_address_and_a_bus_over_dcp() {
         &["0.01 to 86400"],
     );
 }
+
+#[test]
+fn fmu_isolate_is_taken_for_an_fmu_model_only() {
+    assert!(ok("model = \"plant.fmu\"\nfmu.isolate = true\n").isolate_fmu);
+    assert!(!ok("model = \"plant.FMU\"\n[fmu]\nisolate = false\n").isolate_fmu);
+    assert!(!ok("model = \"plant.fmu\"\n").isolate_fmu);
+    fails(
+        "model = \"ev\"\nfmu.isolate = true\n",
+        2,
+        15,
+        "fmu.isolate",
+        &["applies to an FMU model (a model ending in \".fmu\") only"],
+    );
+    fails(
+        "model = \"plant.fmu\"\nfmu.isolated = true\n",
+        2,
+        5,
+        "fmu.isolated",
+        &["unknown field"],
+    );
+}

@@ -38,6 +38,15 @@ pub enum ModelLoadError {
         /// The model as given.
         model: String,
     },
+    /// Out-of-process loading was asked for, and this program's path is
+    /// not known (to run it as the helper).
+    #[error("{model}: cannot run the FMU out of process: this program's path is not known ({error})\n  help: run tandem by its path, or load the FMU in process (no fmu.isolate)")]
+    NoHost {
+        /// The model as given.
+        model: String,
+        /// Why not.
+        error: std::io::Error,
+    },
     /// An FMU that allows one instance, for a run that needs several.
     #[error("{}: FMU \"{fmu}\" can be instantiated only once per process (canBeInstantiatedOnlyOncePerProcess), and a real-time run needs one instance per integrator thread (the fast side, the implicit side and the fast side's matrices)\n  help: simulate it offline (tandem sim {}) or co-simulate it (tandem cosim), which use one instance", file.display(), file.display())]
     OneInstance {
