@@ -2,7 +2,9 @@
 //! information or a symbol table (a tenth of the size); its FMI functions
 //! stay in the dynamic symbol table, where importers find them.
 
-#![cfg(target_os = "linux")]
+// The release profile strips it (what `tandem export` ships, built with
+// --release); debug builds keep their symbols for debugging.
+#![cfg(all(target_os = "linux", not(debug_assertions)))]
 
 mod support;
 
