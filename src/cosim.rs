@@ -21,6 +21,10 @@ pub struct CosimArgs {
     // Every sub-model's outputs at every macro step go to the CSV file.
     #[command(flatten)]
     output: OutputArgs,
+    /// Run every FMU's code in a process of its own, as `fmu.isolate =
+    /// true` does for one (see `tandem sim --isolate`).
+    #[arg(long)]
+    isolate: bool,
 }
 
 /// Runs `tandem cosim`.
@@ -28,7 +32,7 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.output.plot {
         crate::plot::check_path(plot)?;
     }
-    let system = tandem_cosim::load(&args.system)?;
+    let system = tandem_cosim::load_with(&args.system, args.isolate)?;
     let outputs = system.output_variables();
     let names: Vec<String> = outputs.iter().map(|v| v.name.clone()).collect();
     let master = system.master();

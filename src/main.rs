@@ -69,6 +69,10 @@ enum Command {
     /// Serve the web front end: a diagram editor, offline runs streamed
     /// live, and a dashboard of real-time runs.
     Serve(serve::ServeArgs),
+    /// Serve one FMU instance to the tandem process that started this one
+    /// (out-of-process loading, `--isolate`); not run by hand.
+    #[command(name = "fmu-host", hide = true)]
+    FmuHost,
 }
 
 fn main() -> ExitCode {
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Federate(args) => dcp::federate(&args),
         Command::Export(args) => export::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::FmuHost => return ExitCode::from(tandem_fmi::isolate::serve() as u8),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
-use tandem_fmi::Use;
+use tandem_fmi::{Host, Use};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::reference::file_stem;
 use tandem_models::{Model, ModelRef};
@@ -49,6 +49,13 @@ pub struct SimArgs {
     /// with the same time).
     #[arg(long)]
     record_events: bool,
+    /// Run the FMU's code in a process of its own (this program run again
+    /// as its helper), for FMUs not trusted to keep tandem alive: a crash
+    /// in it then ends the run with an error naming the FMU, the FMI call
+    /// and the signal. Each FMI call becomes a round trip between the two
+    /// processes (tens of microseconds).
+    #[arg(long)]
+    isolate: bool,
 }
 
 /// The solver settings the command line gives over the model's own.
@@ -128,7 +135,7 @@ impl SimArgs {
 
 /// Runs `tandem sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
-    let (mut model, simulation, title) = load(&args.model)?;
+    let (mut model, simulation, title) = load(&args.model, args.isolate)?;
     let overrides = args.solver.overrides();
     let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
     if let Some(plot) = &args.output.plot {
@@ -211,9 +218,13 @@ fn print_bdf_statistics(summary: &Summary) {
 
 /// A model file, or a built-in model by name, with its settings and a
 /// title for plots.
-fn load(model: &Path) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
+fn load(model: &Path, isolate: bool) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
     let reference = ModelRef::parse(&model.to_string_lossy(), Path::new(""));
-    let loaded = tandem_fmi::load(&reference, Use::Offline)?;
+    let host = isolate
+        .then(Host::this_program)
+        .transpose()
+        .context("cannot find this program to run the FMU out of process")?;
+    let loaded = tandem_fmi::load_with(&reference, Use::Offline, host.as_ref())?;
     Ok((loaded.model, loaded.simulation, loaded.name))
 }
 

@@ -208,3 +208,119 @@ fn an_exported_fmu_co_simulated_by_tandem_records_what_sim_records() {
     // the FMI.
     assert_eq!(cosim.rows, sim.rows);
 }
+
+#[test]
+fn a_crashing_fmu_ends_tandem_in_process_and_is_reported_isolated() {
+    let dir = common::scratch("fmi_isolate");
+    let fmu = fmus::build("crash", &dir);
+    let fmu = fmu.to_str().unwrap();
+    // In process, the FMU's segfault at t = 0.5 s is tandem's: killed by
+    // the signal, not a word said.
+    let done = common::tandem(&dir, &["sim", fmu, "--out", "in.csv", "--step", "0.01"]);
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&done.status), Some(11));
+    assert!(String::from_utf8_lossy(&done.stderr).is_empty());
+    // Isolated, the run ends with an error naming the FMU, the call and the
+    // signal, and the rows before it are in the file.
+    let done = common::tandem(&dir, &["sim", fmu, "--out", "out.csv", "--step", "0.01", "--isolate"]);
+    assert_eq!(done.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains(
+            "FMU \"crash\": its process died during fmi2GetDerivatives: killed by signal 11 (SIGSEGV, segmentation fault)"
+        ) && stderr.contains("out.csv"),
+        "{stderr}"
+    );
+    let table = Table::read(&dir.join("out.csv"));
+    assert_eq!(table.rows.len(), 50);
+    for row in &table.rows {
+        assert!((row[1] - (-row[0]).exp()).abs() < 1e-9, "{row:?}");
+    }
+    // Without the crash, isolated gives what in process gives, bit for bit.
+    let ball = fmus::build("bouncing_ball", &dir);
+    let ball = ball.to_str().unwrap();
+    common::tandem_ok(&dir, &["sim", ball, "--out", "here.csv"]);
+    common::tandem_ok(&dir, &["sim", ball, "--out", "there.csv", "--isolate"]);
+    assert_eq!(
+        std::fs::read(dir.join("here.csv")).unwrap(),
+        std::fs::read(dir.join("there.csv")).unwrap()
+    );
+    // A diagram has nothing to isolate.
+    let model = common::root().join("models/examples/cruise_control.json");
+    let done = common::tandem(&dir, &["sim", model.to_str().unwrap(), "--isolate"]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains("only an FMU's code runs out of process (--isolate)"),
+        "{stderr}"
+    );
+    // The helper is not for people.
+    let done = common::tandem(&dir, &["fmu-host"]);
+    assert_eq!(done.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("it is not run by hand"));
+}
+
+#[test]
+fn cosim_isolates_an_fmu_its_system_file_says_to() {
+    let dir = common::scratch("cosim_isolate");
+    fmus::build("crash", &dir);
+    let system = |isolate: &str| {
+        format!(
+            "[master]\nstep = 0.01\nstop = 1.0\n\n[[model]]\nname = \"decay\"\nsource = \"crash.fmu\"\nsolver = \"rk4\"\nstep = 0.01\n{isolate}"
+        )
+    };
+    std::fs::write(dir.join("isolated.toml"), system("fmu.isolate = true\n")).unwrap();
+    let done = common::tandem(&dir, &["cosim", "isolated.toml", "--out", "isolated.csv"]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("FMU \"crash\": its process died during fmi2GetDerivatives: killed by signal 11 (SIGSEGV"),
+        "{stderr}"
+    );
+    // --isolate does it for every FMU of a file that does not say so.
+    std::fs::write(dir.join("plain.toml"), system("")).unwrap();
+    let done = common::tandem(&dir, &["cosim", "plain.toml", "--isolate", "--out", "plain.csv"]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains("its process died during fmi2GetDerivatives"),
+        "{stderr}"
+    );
+    // On a diagram, the key is a mistake named at its place.
+    let diagram = common::root().join("models/examples/cruise_control.json");
+    let text = format!(
+        "[master]\nstep = 0.01\nstop = 1.0\n\n[[model]]\nname = \"car\"\nsource = \"{}\"\nfmu.isolate = true\n",
+        diagram.display()
+    );
+    std::fs::write(dir.join("diagram.toml"), text).unwrap();
+    let done = common::tandem(&dir, &["cosim", "diagram.toml"]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains("diagram.toml:8:") && stderr.contains("fmu.isolate applies to FMU sources (.fmu) only"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_real_time_run_of_an_isolated_fmu_survives_its_crash() {
+    let dir = common::scratch("run_isolate");
+    fmus::build("crash", &dir);
+    let config = |isolate: bool| {
+        format!(
+            "model = \"crash.fmu\"\nframe = \"10ms\"\nduration = \"2s\"\npolicy = \"explicit\"\nfmu.isolate = {isolate}\n[fast]\nmethod = \"rk4\"\n[record]\nfile = \"crash.csv\"\n"
+        )
+    };
+    std::fs::write(dir.join("here.toml"), config(false)).unwrap();
+    let done = common::tandem(&dir, &["run", "here.toml", "--virtual-clock", "--results", "."]);
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&done.status), Some(11));
+    std::fs::write(dir.join("there.toml"), config(true)).unwrap();
+    let done = common::tandem(&dir, &["run", "there.toml", "--virtual-clock", "--results", "."]);
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    // The run fails by its policy, with its summary and the rows before the
+    // crash at t = 0.5 s (the frames past it hold the last good state).
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the run failed"), "{stderr}");
+    let table = Table::read(&dir.join("crash.csv"));
+    let before: Vec<&Vec<f64>> = table.rows.iter().filter(|r| r[0] < 0.5 - 1e-9).collect();
+    assert_eq!(before.len(), 50);
+    for row in before {
+        assert!((row[1] - (-row[0]).exp()).abs() < 1e-7, "{row:?}");
+    }
+}

@@ -5,7 +5,8 @@
 //! - the round trip of FMI calls: `FmuModel::outputs` and
 //!   `FmuModel::derivatives` on the bouncing ball (Model Exchange, FMI 2),
 //!   `FmuSlave::outputs` and `FmuSlave::do_step` on the oscillator
-//!   (Co-Simulation, FMI 2);
+//!   (Co-Simulation, FMI 2), in this process and out of process (this
+//!   program is then the helper the FMUs run in);
 //! - steps per second of the bouncing ball as an FMU run by Tandem's RK4 at
 //!   1 ms, beside the same model as a JSON diagram;
 //! - the oscillator stepped by Tandem (`FmuSlave`) and by FMPy's
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
-use tandem_fmi::{Fmu, FmuModel, FmuSlave, Parameters};
+use tandem_fmi::{Fmu, FmuModel, FmuSlave, Host, Parameters};
 use tandem_models::{diagram, Model, StateRef};
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{FixedStep, Method, Simulation};
@@ -56,12 +57,70 @@ fn nanoseconds(budget: Duration, f: impl FnMut()) -> f64 {
     time.as_secs_f64() * 1e9 / calls as f64
 }
 
-/// The cost of one evaluation through the FMI, each of the four for a
-/// quarter of `budget`.
+/// The four evaluations timed, ns each: bouncing-ball outputs and
+/// derivatives, oscillator outputs and step.
+struct Costs {
+    outputs: f64,
+    derivatives: f64,
+    get: f64,
+    step: f64,
+}
+
+/// The cost of one evaluation through the FMI, each of the four for an
+/// eighth of `budget`, in this process and out of process.
 fn calls(ball: &Path, oscillator: &Path, budget: Duration) -> anyhow::Result<()> {
-    let each = budget / 4;
-    let fmu = Fmu::open(ball)?;
-    let mut model = FmuModel::new(&fmu, &Parameters::new())?;
+    let here = costs(Fmu::open(ball)?, Fmu::open(oscillator)?, budget / 8)?;
+    let host = Host::this_program()?;
+    let there = costs(
+        Fmu::open_isolated(ball, host.clone())?,
+        Fmu::open_isolated(oscillator, host)?,
+        budget / 8,
+    )?;
+    println!("fmi: the cost of an evaluation through the FMI (the project's test FMUs, FMI 2, built with cc -O2; ns per evaluation, one core), in this process and out of process (--isolate, fmu.isolate: a round trip to a helper process per call that returns something, setters going with it)");
+    let rows = [
+        (
+            "FmuModel::outputs (bouncing ball)",
+            here.outputs,
+            there.outputs,
+            3,
+            "fmi2SetTime, fmi2SetContinuousStates, fmi2GetReal of 2 values",
+        ),
+        (
+            "FmuModel::derivatives",
+            here.derivatives,
+            there.derivatives,
+            3,
+            "fmi2SetTime, fmi2SetContinuousStates, fmi2GetDerivatives",
+        ),
+        (
+            "FmuSlave::outputs (oscillator)",
+            here.get,
+            there.get,
+            1,
+            "fmi2GetReal of 2 values",
+        ),
+        (
+            "FmuSlave::do_step",
+            here.step,
+            there.step,
+            1,
+            "fmi2DoStep of 1 µs, one RK4 step inside the FMU",
+        ),
+    ];
+    for (name, here, there, calls, what) in rows {
+        println!(
+            "  {name:<34} {here:>9.1} ns  isolated {there:>9.1} ns ({:.0}x; {:.0} FMI calls/s against {:.0})  ({calls} calls: {what})",
+            there / here,
+            calls as f64 * 1e9 / there,
+            calls as f64 * 1e9 / here,
+        );
+    }
+    Ok(())
+}
+
+/// The four evaluations on `ball` and `oscillator`, each for `each`.
+fn costs(ball: Fmu, oscillator: Fmu, each: Duration) -> anyhow::Result<Costs> {
+    let mut model = FmuModel::new(&ball, &Parameters::new())?;
     let (x, mut y, mut dx) = ([1.0, 0.0], [0.0; 2], [0.0; 2]);
     let point = StateRef {
         t: 0.25,
@@ -74,9 +133,7 @@ fn calls(ball: &Path, oscillator: &Path, budget: Duration) -> anyhow::Result<()>
     if let Some(e) = model.take_error() {
         bail!("the bouncing ball FMU failed: {e}");
     }
-
-    let fmu = Fmu::open(oscillator)?;
-    let mut slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0)?;
+    let mut slave = FmuSlave::new(&oscillator, &Parameters::new(), 0.0)?;
     let mut failed = None;
     let get = nanoseconds(each, || {
         if let Err(e) = slave.outputs(&mut y) {
@@ -93,25 +150,12 @@ fn calls(ball: &Path, oscillator: &Path, budget: Duration) -> anyhow::Result<()>
     if let Some(e) = failed {
         bail!("the oscillator FMU failed: {e}");
     }
-
-    println!("fmi: the cost of an evaluation through the FMI (the project's test FMUs, FMI 2, built with cc -O2; ns per evaluation, one core)");
-    println!(
-        "  {:<34} {outputs:>7.1} ns  (3 calls: fmi2SetTime, fmi2SetContinuousStates, fmi2GetReal of 2 values)",
-        "FmuModel::outputs (bouncing ball)"
-    );
-    println!(
-        "  {:<34} {derivatives:>7.1} ns  (3 calls: fmi2SetTime, fmi2SetContinuousStates, fmi2GetDerivatives)",
-        "FmuModel::derivatives"
-    );
-    println!(
-        "  {:<34} {get:>7.1} ns  (1 call: fmi2GetReal of 2 values)",
-        "FmuSlave::outputs (oscillator)"
-    );
-    println!(
-        "  {:<34} {step:>7.1} ns  (1 call: fmi2DoStep of 1 µs, one RK4 step inside the FMU)",
-        "FmuSlave::do_step"
-    );
-    Ok(())
+    Ok(Costs {
+        outputs,
+        derivatives,
+        get,
+        step,
+    })
 }
 
 /// The bouncing ball of the test FMU (`fmi/tests/fmus/common/ball.h`: g =

@@ -141,6 +141,10 @@ fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // The helper the `fmi` benchmark's out-of-process FMUs run in.
+    if std::env::args().nth(1).as_deref() == Some(tandem_fmi::isolate::HOST_ARGUMENT) {
+        return ExitCode::from(tandem_fmi::isolate::serve() as u8);
+    }
     match run(&Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -114,6 +114,24 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "RawDcp")]
     pub(crate) dcp: Option<RawDcp>,
+    /// How an FMU model (a `model` ending in ".fmu") is loaded.
+    #[serde(default)]
+    #[schemars(with = "RawFmu")]
+    pub(crate) fmu: Option<RawFmu>,
+}
+
+/// How an FMU model is loaded.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Fmu")]
+pub(crate) struct RawFmu {
+    /// Run the FMU's code in processes of their own (the tandem binary run again as their helper, one per integrator
+    /// thread), for FMUs not trusted to keep the run alive: a crash in it then ends the run with an error naming the
+    /// FMU, the FMI function and the signal. Each FMI call that returns something costs a round trip between the
+    /// processes (about 10 microseconds). Default false.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub(crate) isolate: Option<Spanned<bool>>,
 }
 
 /// The run as a DCP slave of a federation.

@@ -85,6 +85,8 @@ pub struct RunConfig {
     pub ecu: Option<EcuConfig>,
     /// The run served as a DCP slave (`[dcp]`).
     pub dcp: Option<crate::DcpConfig>,
+    /// Whether an FMU model runs out of process (`fmu.isolate`).
+    pub isolate_fmu: bool,
 }
 
 /// A run length given instead of the configuration's that cannot be.

@@ -1040,3 +1040,24 @@ bus_log = "/tmp/bus.log"
     // A built-in model is no path.
     assert!(ok("model = \"ev\"").paths().is_empty());
 }
+
+#[test]
+fn fmu_isolate_is_taken_for_an_fmu_model_only() {
+    assert!(ok("model = \"plant.fmu\"\nfmu.isolate = true\n").isolate_fmu);
+    assert!(!ok("model = \"plant.FMU\"\n[fmu]\nisolate = false\n").isolate_fmu);
+    assert!(!ok("model = \"plant.fmu\"\n").isolate_fmu);
+    fails(
+        "model = \"ev\"\nfmu.isolate = true\n",
+        2,
+        15,
+        "fmu.isolate",
+        &["applies to an FMU model (a model ending in \".fmu\") only"],
+    );
+    fails(
+        "model = \"plant.fmu\"\nfmu.isolated = true\n",
+        2,
+        5,
+        "fmu.isolated",
+        &["unknown field"],
+    );
+}

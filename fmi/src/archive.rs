@@ -128,7 +128,7 @@ fn safe_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Reads `modelDescription.xml` from the unpacked directory, within its bound.
-fn read_description(file: &Path, path: &Path) -> Result<String, FmuError> {
+pub(crate) fn read_description(file: &Path, path: &Path) -> Result<String, FmuError> {
     let missing = || FmuError::Archive {
         file: file.to_path_buf(),
         message: "no modelDescription.xml at the top of the archive".to_string(),

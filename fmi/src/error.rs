@@ -103,8 +103,10 @@ pub enum FmuError {
         /// The platform folders under `binaries/` the FMU does have.
         found: Vec<String>,
     },
-    /// The FMU's binary could not be loaded.
-    #[error("FMU \"{}\": cannot load \"{library}\": {source}\n  help: the binary may be built for another platform or need libraries this machine lacks (ldd shows which)", file.display())]
+    /// The FMU's binary could not be loaded; the message gives the
+    /// loader's reason (`dlerror()`: an undefined symbol, a file that is
+    /// not a shared library) and the fix for it.
+    #[error("FMU \"{}\": cannot load \"{library}\": {}\n  help: {}", file.display(), load_reason(source), load_help(source))]
     Load {
         /// The FMU file.
         file: PathBuf,
@@ -276,6 +278,35 @@ pub enum FmuError {
         /// This step's length.
         given: f64,
     },
+    /// The process an out-of-process instance ran in died (see
+    /// [`crate::isolate`]).
+    #[error("FMU \"{fmu}\": its process died during {call}: {how}\n  help: the FMU's own code crashed there; this process runs it out of process and goes on (the rows before are kept). Check the inputs and parameters it had, and report the crash to the FMU's author")]
+    Died {
+        /// The model's name.
+        fmu: String,
+        /// The FMI function that was running, or what was being done.
+        call: String,
+        /// How the process ended: the signal, or the exit status.
+        how: String,
+    },
+    /// The process for an out-of-process instance could not be started.
+    #[error("FMU \"{fmu}\": cannot run it in a process of its own: {message}\n  help: out-of-process loading starts {program} as a helper (`fmu-host`); check that it is there and runnable, or load the FMU in process (without isolation) if it is trusted")]
+    Host {
+        /// The model's name.
+        fmu: String,
+        /// What failed.
+        message: String,
+        /// The helper program.
+        program: String,
+    },
+    /// An error an out-of-process instance reported that has no other form
+    /// here (e.g. its binary does not load): its message as the child gave
+    /// it.
+    #[error("{message}")]
+    Isolated {
+        /// The child's message, which names the FMU and gives the fix.
+        message: String,
+    },
     /// A step from a time that is not finite, or of a length that is not
     /// positive and finite.
     #[error("FMU \"{fmu}\" cannot step from t = {t} s by {h} s\n  help: step from a finite time by a positive, finite length")]
@@ -298,6 +329,59 @@ impl FmuError {
             Some((summary, _)) => summary.to_string(),
             None => text,
         }
+    }
+}
+
+/// The loader's error with its cause: libloading's own text is only
+/// "dlopen failed", the reason (`dlerror()`) is its source.
+fn load_reason(error: &libloading::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+/// The symbol a loader's message says is undefined, if it says one is
+/// (glibc: `undefined symbol: NAME`; macOS: `symbol not found ... '_NAME'`).
+fn undefined_symbol(reason: &str) -> Option<&str> {
+    let (_, rest) = reason
+        .split_once("undefined symbol: ")
+        .or_else(|| reason.split_once("symbol not found in flat namespace '"))?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// What to do about a binary that does not load, by the loader's reason.
+fn load_help(error: &libloading::Error) -> String {
+    let reason = load_reason(error);
+    match undefined_symbol(&reason) {
+        Some(symbol) if symbol.trim_start_matches('_').starts_with("Py") => format!(
+            "the binary needs the Python library ({symbol} is one of its symbols): the FMU embeds Python, as FMUs \
+             built by pythonfmu do, and expects the process to have libpython loaded. Preload the libpython of \
+             the Python the FMU was built with (LD_PRELOAD=/path/to/libpython3.X.so.1.0 tandem ...; \
+             `python3 -c \"import sysconfig as s; print(s.get_config_var('LIBDIR'), \
+             s.get_config_var('LDLIBRARY'))\"` prints where it is) with the FMU's Python packages (pythonfmu) \
+             installed there, or use an FMU compiled to native code"
+        ),
+        Some(symbol) => format!(
+            "the binary needs {symbol}, which no library loaded provides: it was built against a library this \
+             machine lacks or has in another version (ldd on the binary shows which); install that library or \
+             re-export the FMU for this machine"
+        ),
+        None if reason.contains("ELF") || reason.contains("file too short") => {
+            "the file is not a shared library of this platform (a binary for another platform put in this \
+             platform's folder, or a damaged file): re-export the FMU for this platform"
+                .to_string()
+        }
+        None => "the binary may be built for another platform or need libraries this machine lacks (ldd shows \
+                 which)"
+            .to_string(),
     }
 }
 

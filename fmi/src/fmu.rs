@@ -1,7 +1,8 @@
 //! An opened FMU: unpacked, described, its binary loaded and its functions
-//! resolved. Models and slaves share it through an `Arc`: the library
-//! stays loaded and the unpacked files stay on disk until the last
-//! instance is gone.
+//! resolved (or, opened for out-of-process loading, its binary left to the
+//! processes its instances run in). Models and slaves share it through an
+//! `Arc`: the library stays loaded and the unpacked files stay on disk
+//! until the last instance is gone.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -10,9 +11,10 @@ use std::sync::Arc;
 use libloading::Library;
 use tempfile::TempDir;
 
-use crate::archive::unpack;
+use crate::archive::{read_description, unpack};
 use crate::description::{FmiVersion, Interface, InterfaceKind, ModelDescription};
 use crate::error::FmuError;
+use crate::isolate::Host;
 use crate::library::{load, Group};
 use crate::{ffi2, ffi3};
 
@@ -52,6 +54,24 @@ pub(crate) enum Api<K2, K3> {
 type ModelExchangeApi = Api<ffi2::ModelExchange, ffi3::ModelExchange>;
 type CoSimulationApi = Api<ffi2::CoSimulation, ffi3::CoSimulation>;
 
+/// Where an FMU is unpacked.
+enum Folder {
+    /// A temporary directory of its own, removed with it.
+    Own(TempDir),
+    /// A directory another process unpacked it into and removes (an
+    /// out-of-process instance's).
+    Lent(PathBuf),
+}
+
+impl Folder {
+    fn path(&self) -> &Path {
+        match self {
+            Folder::Own(dir) => dir.path(),
+            Folder::Lent(path) => path,
+        }
+    }
+}
+
 /// Everything instances share.
 pub(crate) struct Loaded {
     /// The FMU file, for messages.
@@ -59,18 +79,26 @@ pub(crate) struct Loaded {
     pub description: ModelDescription,
     model_exchange: Option<ModelExchangeApi>,
     co_simulation: Option<CoSimulationApi>,
+    /// The program instances run in when the FMU is loaded out of process
+    /// (then its binary is not loaded here).
+    pub isolation: Option<Host>,
     /// Instances alive (for `canBeInstantiatedOnlyOncePerProcess`).
     pub live: AtomicUsize,
     /// Kept loaded while the function pointers above are used; dropped
     /// before the directory holding them.
     _libraries: Vec<Library>,
-    dir: TempDir,
+    dir: Folder,
 }
 
 impl Loaded {
     /// The unpacked `resources` folder.
     pub(crate) fn resources(&self) -> PathBuf {
         self.dir.path().join("resources")
+    }
+
+    /// The folder the FMU is unpacked in.
+    pub(crate) fn directory(&self) -> &Path {
+        self.dir.path()
     }
 
     /// The interface of `kind`, or the error of its absence.
@@ -119,6 +147,43 @@ impl Fmu {
         let file = path.as_ref();
         let unpacked = unpack(file)?;
         let description = ModelDescription::parse(&unpacked.description, file)?;
+        Fmu::loading(file, description, Folder::Own(unpacked.dir))
+    }
+
+    /// Unpacks and describes the FMU at `path` as [`Fmu::open`] does, but
+    /// leaves its binary unloaded here: each instance runs in a process of
+    /// its own, the program `host` describes, and a crash in the FMU's code
+    /// is an error naming the FMU, the FMI call and the signal instead of
+    /// this process's end (see [`crate::isolate`]).
+    pub fn open_isolated(path: impl AsRef<Path>, host: Host) -> Result<Fmu, FmuError> {
+        let file = path.as_ref();
+        let unpacked = unpack(file)?;
+        let description = ModelDescription::parse(&unpacked.description, file)?;
+        Ok(Fmu {
+            loaded: Arc::new(Loaded {
+                file: file.to_path_buf(),
+                description,
+                model_exchange: None,
+                co_simulation: None,
+                isolation: Some(host),
+                live: AtomicUsize::new(0),
+                _libraries: Vec::new(),
+                dir: Folder::Own(unpacked.dir),
+            }),
+        })
+    }
+
+    /// The FMU `file` another process unpacked into `dir` (which it
+    /// removes), loaded here: an out-of-process instance's.
+    pub(crate) fn open_unpacked(file: &Path, dir: &Path) -> Result<Fmu, FmuError> {
+        let text = read_description(file, &dir.join("modelDescription.xml"))?;
+        let description = ModelDescription::parse(&text, file)?;
+        Fmu::loading(file, description, Folder::Lent(dir.to_path_buf()))
+    }
+
+    /// The FMU unpacked in `dir`, its binary of each interface loaded and
+    /// its functions resolved.
+    fn loading(file: &Path, description: ModelDescription, dir: Folder) -> Result<Fmu, FmuError> {
         let mut libraries: Vec<(String, Library, String)> = Vec::new();
         let mut model_exchange = None;
         let mut co_simulation = None;
@@ -130,7 +195,7 @@ impl Fmu {
             let position = match libraries.iter().position(|(name, _, _)| name == id) {
                 Some(i) => i,
                 None => {
-                    let (library, relative) = load(file, unpacked.dir.path(), description.version, id)?;
+                    let (library, relative) = load(file, dir.path(), description.version, id)?;
                     libraries.push((id.clone(), library, relative));
                     libraries.len() - 1
                 }
@@ -167,9 +232,10 @@ impl Fmu {
                 description,
                 model_exchange,
                 co_simulation,
+                isolation: None,
                 live: AtomicUsize::new(0),
                 _libraries: libraries.into_iter().map(|(_, library, _)| library).collect(),
-                dir: unpacked.dir,
+                dir,
             }),
         })
     }
@@ -187,6 +253,11 @@ impl Fmu {
     /// The temporary directory it is unpacked in (removed when the last
     /// user of the FMU is dropped).
     pub fn directory(&self) -> &Path {
-        self.loaded.dir.path()
+        self.loaded.directory()
+    }
+
+    /// Whether its instances run out of process ([`Fmu::open_isolated`]).
+    pub fn is_isolated(&self) -> bool {
+        self.loaded.isolation.is_some()
     }
 }

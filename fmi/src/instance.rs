@@ -119,7 +119,7 @@ impl LogSink {
     }
 
     /// Stores `category: message` (or the message alone), cut to the bound.
-    fn push(&self, category: &str, message: &str) {
+    pub(crate) fn push(&self, category: &str, message: &str) {
         let Ok(mut ring) = self.ring.lock() else {
             return;
         };
@@ -138,6 +138,23 @@ impl LogSink {
     pub(crate) fn last(&self) -> Option<String> {
         let ring = self.ring.lock().ok()?;
         (ring.count > 0).then(|| ring.messages[(ring.count - 1) % LOG_MESSAGES].clone())
+    }
+
+    /// How many messages were logged so far.
+    pub(crate) fn count(&self) -> usize {
+        self.ring.lock().map_or(0, |ring| ring.count)
+    }
+
+    /// The messages logged since `count` were (those still kept), oldest
+    /// first: none allocates nothing.
+    pub(crate) fn since(&self, count: usize) -> Vec<String> {
+        let Ok(ring) = self.ring.lock() else {
+            return Vec::new();
+        };
+        let first = count.max(ring.count.saturating_sub(LOG_MESSAGES));
+        (first..ring.count)
+            .map(|i| ring.messages[i % LOG_MESSAGES].clone())
+            .collect()
     }
 
     /// The messages kept, oldest first.
@@ -307,10 +324,12 @@ impl Drop for Core {
 
 /// Calls the FMI function `$function` of the group `$functions` on
 /// `$this.instance` and checks its status (naming the variables `$vrs`,
-/// when given). Refuses the call when the instance is unusable.
+/// when given). Refuses the call when the instance is unusable. The call is
+/// marked as the one running, for the report of a crash inside it.
 macro_rules! fmi_call {
     ($this:ident, $functions:expr => $function:ident ( $($arg:expr),* $(,)? ) $(, $vrs:expr)?) => {{
         $this.core.usable(stringify!($function))?;
+        $crate::isolate::calling(concat!(stringify!($function), "\0"));
         // SAFETY: the instance is live, the function has the declared
         // signature, and every pointer argument points to as many values
         // as the count beside it.

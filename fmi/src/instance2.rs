@@ -86,6 +86,7 @@ impl<K> Instance2<K> {
             InterfaceKind::ModelExchange => ffi2::MODEL_EXCHANGE,
             InterfaceKind::CoSimulation => ffi2::CO_SIMULATION,
         };
+        crate::isolate::calling("fmi2Instantiate\0");
         // SAFETY: the strings and the callbacks outlive the call (the
         // callbacks the instance).
         let instance = unsafe {
@@ -126,9 +127,11 @@ impl<K> Drop for Instance2<K> {
         // allowed, after Fatal nothing.
         unsafe {
             if self.core.healthy() && self.core.initialized {
+                crate::isolate::calling("fmi2Terminate\0");
                 (self.api.common.fmi2Terminate)(self.instance);
             }
             if self.core.freeable() {
+                crate::isolate::calling("fmi2FreeInstance\0");
                 (self.api.common.fmi2FreeInstance)(self.instance);
             }
         }

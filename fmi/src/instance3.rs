@@ -59,6 +59,7 @@ impl Instance3<ffi3::ModelExchange> {
             .is_some_and(|i| i.once_per_process);
         let core = Core::new(loaded, once)?;
         let [name, token, resources] = instantiation_strings(loaded);
+        crate::isolate::calling("fmi3InstantiateModelExchange\0");
         // SAFETY: the strings outlive the call, the log sink the instance.
         let instance = unsafe {
             (api.kind.fmi3InstantiateModelExchange)(
@@ -87,6 +88,7 @@ impl Instance3<ffi3::CoSimulation> {
             .is_some_and(|i| i.once_per_process);
         let core = Core::new(loaded, once)?;
         let [name, token, resources] = instantiation_strings(loaded);
+        crate::isolate::calling("fmi3InstantiateCoSimulation\0");
         // SAFETY: the strings outlive the call, the log sink the instance.
         // No event mode, no early return, no intermediate variables.
         let instance = unsafe {
@@ -143,9 +145,11 @@ impl<K> Drop for Instance3<K> {
         // allowed, after Fatal nothing.
         unsafe {
             if self.core.healthy() && self.core.initialized {
+                crate::isolate::calling("fmi3Terminate\0");
                 (self.api.common.fmi3Terminate)(self.instance);
             }
             if self.core.freeable() {
+                crate::isolate::calling("fmi3FreeInstance\0");
                 (self.api.common.fmi3FreeInstance)(self.instance);
             }
         }

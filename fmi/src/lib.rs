@@ -12,6 +12,11 @@
 //! - a Co-Simulation FMU becomes an [`FmuSlave`] a master steps, with its
 //!   state saved and restored when the FMU can.
 //!
+//! An FMU whose code is not trusted to keep the process alive is opened
+//! with [`Fmu::open_isolated`]: each instance then runs in a process of its
+//! own, and a crash in the FMU's code is an error naming the FMU, the FMI
+//! call and the signal ([`isolate`]).
+//!
 //! Parameters are set by name before initialisation ([`Parameters`]).
 //! Every failed FMI call is an [`FmuError`] naming the FMU, the call, the
 //! variables it was about and the FMU's last log message.
@@ -48,6 +53,7 @@ mod instance;
 mod instance2;
 mod instance3;
 mod instantiate;
+pub mod isolate;
 mod library;
 mod load;
 mod model;
@@ -64,8 +70,9 @@ pub use description::{
 pub use error::{FmuError, Status};
 pub use fmu::Fmu;
 pub use instance::{LOG_MESSAGES, LOG_MESSAGE_BYTES};
+pub use isolate::Host;
 pub use library::platform_folder;
-pub use load::{is_fmu, load, simulation_def, ModelLoadError, Use};
+pub use load::{is_fmu, load, load_with, simulation_def, ModelLoadError, Use};
 pub use model::{FmuModel, InstanceLimit, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;

@@ -143,6 +143,11 @@ macro_rules! functions {
             $(pub(crate) $symbol: unsafe extern "C" fn($($arg),*) $(-> $ret)?,)*
         }
 
+        impl $name {
+            /// The names of the group's functions.
+            pub(crate) const NAMES: &'static [&'static str] = &[$(stringify!($symbol)),*];
+        }
+
         impl $crate::library::Group for $name {
             unsafe fn load(library: &libloading::Library) -> Result<Self, &'static str> {
                 Ok($name {

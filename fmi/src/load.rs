@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::{LoadError, LoadedModel, ModelRef};
 
-use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, InstanceLimit, Parameters};
+use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, Host, InstanceLimit, Parameters};
 
 /// How the loaded model will be run, which decides how many instances of
 /// it are made.
@@ -31,6 +31,21 @@ pub enum ModelLoadError {
         file: PathBuf,
         /// What went wrong.
         error: Box<FmuError>,
+    },
+    /// Out-of-process loading asked for a model that is no FMU.
+    #[error("{model}: only an FMU's code runs out of process (--isolate); this model is a block diagram or a built-in plant, which run Tandem's own code\n  help: drop --isolate, or give an .fmu")]
+    NotAnFmu {
+        /// The model as given.
+        model: String,
+    },
+    /// Out-of-process loading was asked for, and this program's path is
+    /// not known (to run it as the helper).
+    #[error("{model}: cannot run the FMU out of process: this program's path is not known ({error})\n  help: run tandem by its path, or load the FMU in process (no fmu.isolate)")]
+    NoHost {
+        /// The model as given.
+        model: String,
+        /// Why not.
+        error: std::io::Error,
     },
     /// An FMU that allows one instance, for a run that needs several.
     #[error("{}: FMU \"{fmu}\" can be instantiated only once per process (canBeInstantiatedOnlyOncePerProcess), and a real-time run needs one instance per integrator thread (the fast side, the implicit side and the fast side's matrices)\n  help: simulate it offline (tandem sim {}) or co-simulate it (tandem cosim), which use one instance", file.display(), file.display())]
@@ -64,17 +79,34 @@ pub fn is_fmu(path: &Path) -> bool {
 /// default parameters (its default experiment as the simulation settings),
 /// or what [`ModelRef::load`] loads.
 pub fn load(reference: &ModelRef, use_: Use) -> Result<LoadedModel, ModelLoadError> {
-    let ModelRef::File(file) = reference else {
+    load_with(reference, use_, None)
+}
+
+/// [`load`], an FMU run out of process, in the program `isolation`
+/// describes, when given (see [`crate::isolate`]); a model that is no FMU
+/// is refused then, its code being Tandem's own.
+pub fn load_with(reference: &ModelRef, use_: Use, isolation: Option<&Host>) -> Result<LoadedModel, ModelLoadError> {
+    let fmu_file = match reference {
+        ModelRef::File(file) if is_fmu(file) => Some(file),
+        _ => None,
+    };
+    let Some(file) = fmu_file else {
+        if isolation.is_some() {
+            return Err(ModelLoadError::NotAnFmu {
+                model: reference.to_string(),
+            });
+        }
         return Ok(reference.load()?);
     };
-    if !is_fmu(file) {
-        return Ok(reference.load()?);
-    }
     let located = |error| ModelLoadError::Fmu {
         file: file.clone(),
         error: Box::new(error),
     };
-    let fmu = Fmu::open(file).map_err(located)?;
+    let fmu = match isolation {
+        Some(host) => Fmu::open_isolated(file, host.clone()),
+        None => Fmu::open(file),
+    }
+    .map_err(located)?;
     let model = FmuModel::new(&fmu, &Parameters::new()).map_err(located)?;
     let description = fmu.description();
     if use_ == Use::RealTime && model.instances_allowed() == InstanceLimit::OncePerProcess {

@@ -168,6 +168,71 @@ fn a_missing_function_is_named_with_its_interface() {
     );
 }
 
+/// The bouncing ball whose binary refers to the variable `symbol`, which
+/// no library defines.
+fn ball_needing(dir: &tempfile::TempDir, symbol: &str) -> PathBuf {
+    let define = format!("NEEDS_SYMBOL={symbol}");
+    let variant = fmus::Variant {
+        defines: &[&define],
+        ..fmus::Variant::default()
+    };
+    fmus::build_variant("bouncing_ball", &dir.path().join(format!("{symbol}.fmu")), variant)
+}
+
+#[test]
+fn a_binary_that_does_not_load_says_the_loaders_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = format!(
+        "binaries/{}/bouncing_ball.{}",
+        tandem_fmi::platform_folder(tandem_fmi::FmiVersion::V2).unwrap(),
+        std::env::consts::DLL_EXTENSION
+    );
+    let path = ball_needing(&dir, "tandem_test_absent_symbol");
+    let e = open_error(&path);
+    assert!(matches!(e, FmuError::Load { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "FMU \"{}\": cannot load \"{library}\": dlopen failed: ",
+            path.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("undefined symbol: tandem_test_absent_symbol\n"), "{text}");
+    assert!(
+        text.contains("help: the binary needs tandem_test_absent_symbol, which no library loaded provides"),
+        "{text}"
+    );
+
+    // A file that is no shared library where the binary should be.
+    let xml = fmus::description("bouncing_ball");
+    let text_file = dir.path().join("text.fmu");
+    let words = "This is not a shared library, only text long enough to fill an ELF header and more.";
+    fmus::zip_entries(
+        &text_file,
+        &[("modelDescription.xml", xml.as_bytes()), (&library, words.as_bytes())],
+    );
+    let text = open_error(&text_file).to_string();
+    assert!(text.contains(": dlopen failed: "), "{text}");
+    assert!(text.contains("invalid ELF header"), "{text}");
+    assert!(
+        text.contains("help: the file is not a shared library of this platform"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_binary_needing_libpython_says_how_to_provide_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = open_error(&ball_needing(&dir, "_Py_NoneStruct")).to_string();
+    assert!(text.contains("undefined symbol: _Py_NoneStruct\n"), "{text}");
+    assert!(
+        text.contains("help: the binary needs the Python library (_Py_NoneStruct is one of its symbols): the FMU embeds Python, as FMUs built by pythonfmu do"),
+        "{text}"
+    );
+    assert!(text.contains("LD_PRELOAD=/path/to/libpython3.X.so.1.0"), "{text}");
+}
+
 #[test]
 fn a_wrong_guid_is_refused_by_the_binary_and_its_log_quoted() {
     let dir = tempfile::tempdir().unwrap();

@@ -11,9 +11,10 @@ use tandem_models::Model;
 use tandem_runtime::sim::Snapshot;
 use tandem_runtime::{FixedStep, SimError};
 
+use crate::parameters::{self, Parameter};
 use crate::resources::{ResourceError, Resources};
 use crate::run::Run;
-use crate::variables::{self, Variable};
+use crate::variables::{self, Counts, Variable};
 
 /// The relative tolerance of times and step multiples given by an importer.
 pub const TIME_TOLERANCE: f64 = 1e-9;
@@ -107,7 +108,7 @@ pub enum CallError {
         ranges: String,
     },
     /// A variable that cannot be set.
-    #[error("variable \"{name}\" (value reference {vr}) is {what}: only inputs can be set")]
+    #[error("variable \"{name}\" (value reference {vr}) is {what}: only inputs and parameters can be set")]
     NotSettable {
         /// Its name.
         name: String,
@@ -116,15 +117,46 @@ pub enum CallError {
         /// `the independent variable` or `an output`.
         what: &'static str,
     },
-    /// An input value that is not a number.
-    #[error("input \"{name}\" (value reference {vr}) cannot be set to {value}: give a finite number")]
+    /// An input or parameter value that is not a number.
+    #[error("{what} \"{name}\" (value reference {vr}) cannot be set to {value}: give a finite number")]
     NotFinite {
-        /// The input's name.
+        /// `input` or `parameter`.
+        what: &'static str,
+        /// The variable's name.
         name: String,
         /// Its value reference.
         vr: u32,
         /// The value given.
         value: f64,
+    },
+    /// A fixed parameter set while stepping.
+    #[error("parameter \"{name}\" (value reference {vr}) is fixed: set it before initialization (Instantiated or Initialization Mode, e.g. as a start value); a change while stepping would change the model's signals, states or rates")]
+    Fixed {
+        /// The parameter's name.
+        name: String,
+        /// Its value reference.
+        vr: u32,
+    },
+    /// A parameter value the model does not take.
+    #[error("parameter \"{name}\" (value reference {vr}) cannot be set to {value}: {why}")]
+    Parameter {
+        /// The parameter's name.
+        name: String,
+        /// Its value reference.
+        vr: u32,
+        /// The value given.
+        value: f64,
+        /// Why not, with the fix.
+        why: String,
+    },
+    /// The model cannot be made anew with the parameter values of a reset
+    /// or a restored FMU state.
+    #[error("the model cannot be made with the parameter values {when}: {why}")]
+    Rebuild {
+        /// `of the reset` or `of the FMU state`.
+        when: &'static str,
+        /// Why, with the fix.
+        why: String,
     },
     /// The experiment does not start at 0.
     #[error("startTime {0} s: Tandem models start at t = 0; give startTime 0")]
@@ -140,16 +172,9 @@ pub enum CallError {
         /// The instance's time.
         at: f64,
     },
-    /// The communication step is not a whole number of model steps.
-    #[error("communicationStepSize {h} s is not a whole multiple of the model's step {step} s; use {suggestion}")]
-    NotAMultiple {
-        /// The step asked for.
-        h: f64,
-        /// The model's step.
-        step: f64,
-        /// The nearest multiples, in words.
-        suggestion: String,
-    },
+    /// The communication step is not a positive, finite length.
+    #[error("communicationStepSize {0} s: give a positive, finite step")]
+    StepSize(f64),
     /// The step would pass the stop time.
     #[error("a step to t = {end} s passes the stop time {stop} s given at initialization (without one, Tandem's bound of {MAX_STOP} s)")]
     PastStop {
@@ -180,13 +205,21 @@ pub struct State {
     token: String,
     mode: Mode,
     inputs: Vec<f64>,
+    values: Vec<f64>,
     snapshot: Snapshot,
 }
 
 /// One instance of the packed model.
 pub struct Instance {
-    /// Forked for every new simulation (at initialization and reset).
+    /// Forked for every new simulation (at initialization and reset),
+    /// with the parameters' current values.
     model: Box<dyn Model>,
+    /// The block diagram's text, compiled anew when fixed parameters
+    /// change (none for a built-in model, which has no parameters).
+    diagram: Option<String>,
+    /// The parameters the FMU exposes, and their current values.
+    parameters: Vec<Parameter>,
+    values: Vec<f64>,
     settings: FixedStep,
     token: String,
     run: Run,
@@ -207,15 +240,19 @@ impl Instance {
                 expected,
             });
         }
-        let (model, settings) = resources.load(dir)?;
+        let packed = resources.load(dir)?;
+        let model = packed.model;
         let settings = FixedStep {
             stop: MAX_STOP,
-            ..settings
+            ..packed.settings
         };
         let run = simulation(&*model, settings)?;
         let inputs = model.layout().inputs.iter().map(|v| v.default).collect();
         Ok(Instance {
             model,
+            diagram: resources.diagram().map(str::to_string),
+            values: packed.parameters.iter().map(Parameter::start_value).collect(),
+            parameters: packed.parameters,
             settings,
             token: expected,
             run,
@@ -260,15 +297,11 @@ impl Instance {
     }
 
     /// Enters Initialization Mode: the simulation starts anew, to the stop
-    /// time of the experiment (the inputs set so far are kept).
+    /// time of the experiment (the inputs and parameters set so far are
+    /// kept).
     pub fn enter_initialization(&mut self) -> Result<(), CallError> {
         self.require(&[Mode::Instantiated], "once, after instantiation or a reset")?;
-        let settings = FixedStep {
-            stop: self.stop.unwrap_or(MAX_STOP),
-            ..self.settings
-        };
-        self.run = simulation(&*self.model, settings)?;
-        self.run.sim.set_inputs(&self.inputs);
+        self.start_run()?;
         self.mode = Mode::Initialization;
         Ok(())
     }
@@ -280,7 +313,8 @@ impl Instance {
         Ok(())
     }
 
-    /// Sets variables by value reference: inputs only.
+    /// Sets variables by value reference: inputs and parameters (fixed
+    /// ones before initialization only).
     pub fn set(&mut self, vrs: &[u32], values: &[f64]) -> Result<(), CallError> {
         if vrs.len() != values.len() {
             return Err(CallError::Count {
@@ -294,9 +328,29 @@ impl Instance {
         )?;
         let layout = self.model.layout();
         let mut inputs = Vec::with_capacity(vrs.len());
+        let mut changes = Vec::new();
         for (&vr, &value) in vrs.iter().zip(values) {
             let i = match self.find(vr)? {
                 Variable::Input(i) => i,
+                Variable::Parameter(i) => {
+                    let parameter = &self.parameters[i];
+                    if !value.is_finite() {
+                        return Err(CallError::NotFinite {
+                            what: "parameter",
+                            name: parameter.name(),
+                            vr,
+                            value,
+                        });
+                    }
+                    if self.mode == Mode::Step && !parameter.tunable {
+                        return Err(CallError::Fixed {
+                            name: parameter.name(),
+                            vr,
+                        });
+                    }
+                    changes.push((i, value));
+                    continue;
+                }
                 Variable::Time => {
                     return Err(CallError::NotSettable {
                         name: variables::time_name(layout),
@@ -314,6 +368,7 @@ impl Instance {
             };
             if !value.is_finite() {
                 return Err(CallError::NotFinite {
+                    what: "input",
                     name: layout.inputs[i].name.clone(),
                     vr,
                     value,
@@ -322,6 +377,9 @@ impl Instance {
             inputs.push((i, value));
         }
         // Checked first and applied whole: a refused call changes nothing.
+        if !changes.is_empty() {
+            self.tune(&changes)?;
+        }
         for (i, value) in inputs {
             self.inputs[i] = value;
         }
@@ -329,8 +387,80 @@ impl Instance {
         Ok(())
     }
 
-    /// Reads variables by value reference: time, inputs and the outputs at
-    /// the current time with the current inputs.
+    /// Sets parameters (index, value): while stepping, the running model
+    /// takes the new definition at once; before, the model is made anew
+    /// with every parameter's value (and in Initialization Mode the
+    /// simulation starts anew from it).
+    fn tune(&mut self, changes: &[(usize, f64)]) -> Result<(), CallError> {
+        let refused = |this: &Self, (i, why): (usize, String)| {
+            let value = changes.iter().find(|c| c.0 == i).map_or(f64::NAN, |c| c.1);
+            CallError::Parameter {
+                name: this.parameters[i].name(),
+                vr: variables::parameter(this.counts(), i),
+                value,
+                why,
+            }
+        };
+        if self.mode == Mode::Step {
+            let definition = parameters::retuned(&*self.model, &self.parameters, changes);
+            if let Some(mut definition) = definition.map_err(|e| refused(self, e))? {
+                self.model.swap_definition(&mut definition.clone());
+                self.run.sim.swap_definition(&mut definition);
+            }
+        } else {
+            let mut values = self.values.clone();
+            for &(i, x) in changes {
+                values[i] = x;
+            }
+            let model = self.build(&values).map_err(|why| {
+                // The first change whose value alone the model refuses
+                // is named; failing that, the last.
+                let alone = changes.iter().find(|&&(i, x)| {
+                    let mut one = self.values.clone();
+                    one[i] = x;
+                    self.build(&one).is_err()
+                });
+                let (i, _) = alone.or(changes.last()).copied().unwrap_or_default();
+                refused(self, (i, why))
+            })?;
+            self.model = model;
+            if self.mode == Mode::Initialization {
+                self.start_run()?;
+            }
+        }
+        for &(i, x) in changes {
+            self.values[i] = x;
+        }
+        Ok(())
+    }
+
+    /// The model with the parameters at `values`.
+    fn build(&self, values: &[f64]) -> Result<Box<dyn Model>, String> {
+        match &self.diagram {
+            Some(text) => parameters::compile_with(text, &self.parameters, values, self.model.layout()),
+            None => Ok(self.model.fork()),
+        }
+    }
+
+    /// The simulation starts anew from the model, to the experiment's stop
+    /// time, with the inputs set so far.
+    fn start_run(&mut self) -> Result<(), CallError> {
+        let settings = FixedStep {
+            stop: self.stop.unwrap_or(MAX_STOP),
+            ..self.settings
+        };
+        self.run = simulation(&*self.model, settings)?;
+        self.run.sim.set_inputs(&self.inputs);
+        Ok(())
+    }
+
+    /// How many variables of each kind the FMU has.
+    fn counts(&self) -> Counts {
+        Counts::of(self.model.layout(), self.parameters.len())
+    }
+
+    /// Reads variables by value reference: time, inputs, parameters and the
+    /// outputs at the current time with the current inputs.
     pub fn get(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), CallError> {
         if vrs.len() != values.len() {
             return Err(CallError::Count {
@@ -352,6 +482,7 @@ impl Instance {
                 Variable::Time => time,
                 Variable::Input(i) => self.inputs[i],
                 Variable::Output(i) => outputs[i],
+                Variable::Parameter(i) => self.values[i],
             };
         }
         Ok(())
@@ -359,14 +490,18 @@ impl Instance {
 
     /// The variable `vr` names.
     fn find(&self, vr: u32) -> Result<Variable, CallError> {
-        let layout = self.model.layout();
-        variables::find(layout, vr).ok_or_else(|| CallError::UnknownVariable {
+        let counts = self.counts();
+        variables::find(counts, vr).ok_or_else(|| CallError::UnknownVariable {
             vr,
-            ranges: variables::ranges(layout),
+            ranges: variables::ranges(counts),
         })
     }
 
-    /// Advances from `t` by `h`, a whole multiple of the model's step.
+    /// Advances from `t` by `h`: the model's steps to the last grid point
+    /// before `t + h`, then a shorter one to `t + h` when it is between
+    /// two (an end within [`TIME_TOLERANCE`] of a grid point is that
+    /// point). Stepped by whole multiples of the model's step, the instance
+    /// is where `tandem sim` is at each communication point, bit for bit.
     pub fn step(&mut self, t: f64, h: f64) -> Result<(), CallError> {
         self.require(&[Mode::Step], "in Step Mode (after initialization)")?;
         let step = self.settings.step;
@@ -374,25 +509,28 @@ impl Instance {
         if (t - at).abs() > TIME_TOLERANCE * at.abs().max(step) {
             return Err(CallError::Time { given: t, at });
         }
-        let steps = whole_steps(h, step)?;
-        let end = self.sim_steps() as f64 * step + steps as f64 * step;
+        if !(h > 0.0 && h.is_finite()) {
+            return Err(CallError::StepSize(h));
+        }
+        let (points, end) = grid_end(at, h, step);
         let stop = self.stop.unwrap_or(MAX_STOP);
         if end > stop + TIME_TOLERANCE * stop {
             return Err(CallError::PastStop { end, stop });
         }
-        for _ in 0..steps {
-            if let Err(error) = self.run.step() {
-                let time = self.time();
-                self.mode = Mode::Failed(time);
-                return Err(CallError::Simulation { time, error });
-            }
+        while self.run.sim.grid_point() < points {
+            self.run.step().map_err(|error| self.fail(error))?;
+        }
+        if let Some(end) = end_between(end, points, step).filter(|&end| end > self.time()) {
+            self.run.advance_to(end).map_err(|error| self.fail(error))?;
         }
         Ok(())
     }
 
-    /// The grid steps taken so far.
-    fn sim_steps(&self) -> u64 {
-        (self.time() / self.settings.step).round() as u64
+    /// The error of a step that failed, which leaves the instance failed.
+    fn fail(&mut self, error: SimError) -> CallError {
+        let time = self.time();
+        self.mode = Mode::Failed(time);
+        CallError::Simulation { time, error }
     }
 
     /// Ends the simulation: only reset, FMU states and reading remain.
@@ -409,6 +547,14 @@ impl Instance {
 
     /// Goes back to the state right after instantiation.
     pub fn reset(&mut self) -> Result<(), CallError> {
+        let starts: Vec<f64> = self.parameters.iter().map(Parameter::start_value).collect();
+        if starts != self.values {
+            self.model = self.build(&starts).map_err(|why| CallError::Rebuild {
+                when: "of the reset (the packed ones)",
+                why,
+            })?;
+            self.values = starts;
+        }
         self.run = simulation(&*self.model, self.settings)?;
         self.inputs = self.model.layout().inputs.iter().map(|v| v.default).collect();
         self.mode = Mode::Instantiated;
@@ -432,20 +578,33 @@ impl Instance {
                 token: String::new(),
                 mode: self.mode,
                 inputs: Vec::new(),
+                values: Vec::new(),
                 snapshot: Snapshot::default(),
             }),
         };
         state.token.clone_from(&self.token);
         state.mode = self.mode;
         state.inputs.clone_from(&self.inputs);
+        state.values.clone_from(&self.values);
         self.run.sim.save(&mut state.snapshot);
         Ok(fresh)
     }
 
-    /// Goes back to a saved state.
+    /// Goes back to a saved state, its parameters' values included.
     pub fn restore(&mut self, state: &State) -> Result<(), CallError> {
         if state.token != self.token {
             return Err(CallError::ForeignState(state.token.clone()));
+        }
+        if state.values != self.values {
+            // The model made anew with the state's values (the shape the
+            // state was saved in), and a simulation of it to restore the
+            // state into.
+            self.model = self.build(&state.values).map_err(|why| CallError::Rebuild {
+                when: "of the FMU state",
+                why,
+            })?;
+            self.values.clone_from(&state.values);
+            self.start_run()?;
         }
         self.run.sim.restore(&state.snapshot);
         self.inputs.clone_from(&state.inputs);
@@ -464,25 +623,25 @@ fn simulation(model: &dyn Model, settings: FixedStep) -> Result<Run, CallError> 
     Run::new(model, settings).map_err(|error| CallError::Simulation { time: 0.0, error })
 }
 
-/// The number of grid steps of `step` in a communication step `h`, which
-/// must be a whole multiple of it within [`TIME_TOLERANCE`].
-fn whole_steps(h: f64, step: f64) -> Result<u64, CallError> {
-    let ratio = h / step;
-    let whole = ratio.round();
-    if whole >= 1.0 && (ratio - whole).abs() <= TIME_TOLERANCE * whole {
-        return Ok(whole as u64);
-    }
-    let below = ratio.floor();
-    let suggestion = if below >= 1.0 && ratio.is_finite() {
-        format!(
-            "{} s or {} s (a whole multiple of {step} s)",
-            below * step,
-            (below + 1.0) * step
-        )
+/// Where a communication step of `h` from `at` ends on a grid of `step`:
+/// the index of the last grid point at or before its end, and the end
+/// (that grid point's time when the end is within [`TIME_TOLERANCE`] of
+/// it).
+fn grid_end(at: f64, h: f64, step: f64) -> (u64, f64) {
+    let end = at + h;
+    let ticks = end / step;
+    let nearest = ticks.round();
+    if (ticks - nearest).abs() <= TIME_TOLERANCE * nearest.max(1.0) {
+        (nearest as u64, nearest * step)
     } else {
-        format!("{step} s or a whole multiple of it")
-    };
-    Err(CallError::NotAMultiple { h, step, suggestion })
+        (ticks.floor() as u64, end)
+    }
+}
+
+/// `end` when it lies after grid point `points` (of `step`), i.e. between
+/// two grid points.
+fn end_between(end: f64, points: u64, step: f64) -> Option<f64> {
+    (end > points as f64 * step).then_some(end)
 }
 
 #[cfg(test)]
@@ -528,18 +687,16 @@ mod tests {
     }
 
     #[test]
-    fn communication_steps_are_whole_multiples_of_the_model_step() {
-        assert_eq!(whole_steps(0.01, 0.01).unwrap(), 1);
-        assert_eq!(whole_steps(0.03, 0.01).unwrap(), 3);
-        assert_eq!(whole_steps(0.1 * 3.0 - 0.2, 0.1).unwrap(), 1);
-        let e = whole_steps(0.025, 0.01).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "communicationStepSize 0.025 s is not a whole multiple of the model's step 0.01 s; use 0.02 s or 0.03 s (a whole multiple of 0.01 s)"
-        );
-        let e = whole_steps(0.004, 0.01).unwrap_err().to_string();
-        assert!(e.ends_with("use 0.01 s or a whole multiple of it"), "{e}");
-        assert!(whole_steps(0.0, 0.01).is_err());
-        assert!(whole_steps(f64::NAN, 0.01).is_err());
+    fn communication_steps_end_on_the_grid_or_between_two_points() {
+        assert_eq!(grid_end(0.0, 0.01, 0.01), (1, 0.01));
+        assert_eq!(grid_end(0.0, 0.03, 0.01), (3, 0.03));
+        // Within the tolerance of a grid point: that point.
+        assert_eq!(grid_end(0.0, 0.1 * 3.0 - 0.2, 0.1), (1, 0.1));
+        assert_eq!(grid_end(0.2, 0.1 + 1e-13, 0.1), (3, 0.30000000000000004));
+        // Between two: the last point before, and the end itself.
+        assert_eq!(grid_end(0.0, 0.025, 0.01), (2, 0.025));
+        assert_eq!(grid_end(0.025, 0.004, 0.01), (2, 0.029));
+        assert_eq!(end_between(0.025, 2, 0.01), Some(0.025));
+        assert_eq!(end_between(0.03, 3, 0.01), None);
     }
 }

@@ -13,7 +13,12 @@
 //! the stop time, given the same stop time).
 //!
 //! Value reference 0 is time, then come the inputs, then the outputs, all
-//! Float64 (FMI 2: Real) scalars with continuous variability.
+//! Float64 (FMI 2: Real) scalars with continuous variability, then a block
+//! diagram's parameters: each number among its blocks' parameters (not
+//! those of `Inport`s), named `block.param`, tunable where the model takes
+//! a change while running (the stepping simulation takes the retuned
+//! definition at once), fixed otherwise (set before initialization, the
+//! model is compiled anew with it).
 //!
 //! Supported FMI functions (FMI 3.0; the FMI 2.0 ones of the same name
 //! likewise):
@@ -22,10 +27,15 @@
 //!   `fmi3FreeInstance`;
 //! - `fmi3EnterInitializationMode` (start time 0; a stop time is honored),
 //!   `fmi3ExitInitializationMode`, `fmi3Terminate`, `fmi3Reset`;
-//! - `fmi3GetFloat64` (time, inputs, outputs), `fmi3SetFloat64` (inputs);
-//! - `fmi3DoStep` with a communication step that is a whole multiple of the
-//!   model's step (within 1e-9 relative); events inside are located by the
-//!   simulation itself, so it never returns early nor asks for Event Mode;
+//! - `fmi3GetFloat64` (time, inputs, outputs, parameters),
+//!   `fmi3SetFloat64` (inputs, parameters); FMU states keep the parameters'
+//!   values;
+//! - `fmi3DoStep` with any positive communication step: the model's steps
+//!   to the last grid point before the step's end, then a shorter one to
+//!   the end when it lies between two grid points (discrete blocks still
+//!   sample on the grid, which stays where it is); events inside are
+//!   located by the simulation itself, so it never returns early nor asks
+//!   for Event Mode;
 //! - `fmi3GetFMUState`, `fmi3SetFMUState`, `fmi3FreeFMUState`.
 //!
 //! FMI 2.0 adds `fmi2GetTypesPlatform` and `fmi2SetupExperiment`. Every
@@ -45,6 +55,7 @@ mod abi;
 mod export;
 mod instance;
 mod library;
+mod parameters;
 mod resources;
 mod run;
 mod variables;

@@ -1,7 +1,7 @@
 //! The resources folder of an exported FMU: the model (a block diagram's
-//! JSON, or the name of a built-in model) and the solver settings the export
-//! chose, and the instantiation token derived from both. The packing writes
-//! it; every instance reads it back.
+//! JSON, or the name of a built-in model), the solver settings the export
+//! chose and the parameters it exposes, and the instantiation token derived
+//! from them. The packing writes it; every instance reads it back.
 
 use std::fmt::Write as _;
 use std::io;
@@ -12,6 +12,8 @@ use tandem_models::diagram::{self, SimulationDef};
 use tandem_models::{Model, ModelRef};
 use tandem_runtime::{FixedStep, Solver};
 
+use crate::parameters::{self, Parameter};
+
 /// The file holding a block diagram, verbatim.
 pub const DIAGRAM: &str = "model.json";
 /// The file holding the name of a built-in model.
@@ -19,6 +21,9 @@ pub const BUILTIN: &str = "builtin";
 /// The file holding the solver settings, in the format of a diagram's
 /// `simulation` section (`{"solver": "rk4", "step": 0.01}`).
 pub const SETTINGS: &str = "settings.json";
+/// The file listing the parameters the FMU exposes
+/// ([`parameters::to_json`]).
+pub const PARAMETERS: &str = "parameters.json";
 
 /// The contents of a resources folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +34,18 @@ pub struct Resources {
     pub model: Vec<u8>,
     /// The bytes of [`SETTINGS`].
     pub settings: Vec<u8>,
+    /// The bytes of [`PARAMETERS`].
+    pub parameters: Vec<u8>,
+}
+
+/// What an instance runs: the model, its settings and its parameters.
+pub struct Packed {
+    /// The model as packed.
+    pub model: Box<dyn Model>,
+    /// Its solver and step (the stop time is the importer's).
+    pub settings: FixedStep,
+    /// The parameters the FMU exposes.
+    pub parameters: Vec<Parameter>,
 }
 
 /// Why an instance cannot be made from its resources folder.
@@ -56,7 +73,7 @@ pub enum ResourceError {
         /// What is wrong with it.
         message: String,
     },
-    /// The settings are not usable.
+    /// The settings or the parameter list are not usable.
     #[error("{path}: {message}; export the model again with `tandem export`")]
     Settings {
         /// The settings file.
@@ -67,7 +84,8 @@ pub enum ResourceError {
 }
 
 impl Resources {
-    /// The resources of `model` run with `settings`. Only the solver, its
+    /// The resources of `model` run with `settings`, exposing no parameters
+    /// (the packing sets [`Resources::parameters`]). Only the solver, its
     /// tolerances and the step are kept: the stop time is the importer's.
     pub fn of(model: &ModelRef, settings: &FixedStep) -> io::Result<Resources> {
         let (model_file, model) = match model {
@@ -90,6 +108,7 @@ impl Resources {
             model_file,
             model,
             settings,
+            parameters: parameters::to_json(&[]),
         })
     }
 
@@ -107,20 +126,30 @@ impl Resources {
             model_file,
             model: read(model_file)?,
             settings: read(SETTINGS)?,
+            parameters: read(PARAMETERS)?,
         })
     }
 
     /// The files of the folder, by name.
-    pub fn files(&self) -> [(&'static str, &[u8]); 2] {
-        [(self.model_file, &self.model), (SETTINGS, &self.settings)]
+    pub fn files(&self) -> [(&'static str, &[u8]); 3] {
+        [
+            (self.model_file, &self.model),
+            (SETTINGS, &self.settings),
+            (PARAMETERS, &self.parameters),
+        ]
     }
 
     /// The instantiation token (FMI 2's GUID): a hash of the model and the
     /// settings, in the form `{8-4-4-4-12 hex digits}`. It is the same on
     /// every machine and with every Rust version.
     pub fn token(&self) -> String {
-        let mut bytes = Vec::with_capacity(self.model.len() + self.settings.len() + 32);
-        for part in [self.model_file.as_bytes(), &self.model, &self.settings] {
+        let mut bytes = Vec::with_capacity(self.model.len() + self.settings.len() + self.parameters.len() + 32);
+        for part in [
+            self.model_file.as_bytes(),
+            &self.model,
+            &self.settings,
+            &self.parameters,
+        ] {
             bytes.extend_from_slice(part);
             bytes.push(0);
         }
@@ -136,10 +165,17 @@ impl Resources {
         token
     }
 
+    /// The model's JSON text, when it is a block diagram.
+    pub fn diagram(&self) -> Option<&str> {
+        (self.model_file == DIAGRAM)
+            .then(|| std::str::from_utf8(&self.model).ok())
+            .flatten()
+    }
+
     /// Loads the model, with the settings it is run with (the stop time is
-    /// left at its default: the importer gives it). `dir` is the folder the
-    /// resources were read from, for messages.
-    pub fn load(&self, dir: &Path) -> Result<(Box<dyn Model>, FixedStep), ResourceError> {
+    /// left at its default: the importer gives it) and its parameters.
+    /// `dir` is the folder the resources were read from, for messages.
+    pub fn load(&self, dir: &Path) -> Result<Packed, ResourceError> {
         let model_path = dir.join(self.model_file);
         let invalid = |message: String| ResourceError::Model {
             path: model_path.clone(),
@@ -159,7 +195,15 @@ impl Resources {
         };
         let section: SimulationDef = serde_json::from_slice(&self.settings).map_err(|e| invalid(e.to_string()))?;
         let settings = fixed_step(&section, &Overrides::default()).map_err(|e| invalid(e.to_string()))?;
-        Ok((model, settings))
+        let parameters = parameters::from_json(&self.parameters).map_err(|message| ResourceError::Settings {
+            path: dir.join(PARAMETERS),
+            message,
+        })?;
+        Ok(Packed {
+            model,
+            settings,
+            parameters,
+        })
     }
 }
 
@@ -185,9 +229,13 @@ mod tests {
             };
             let packed = Resources::of(&ModelRef::Builtin("EV".into()), &settings).unwrap();
             assert_eq!(packed.model, b"ev");
-            let (model, read) = packed.load(Path::new("resources")).unwrap();
-            assert!(!model.layout().outputs.is_empty());
-            assert_eq!((read.solver, read.step), (settings.solver, settings.step));
+            let read = packed.load(Path::new("resources")).unwrap();
+            assert!(!read.model.layout().outputs.is_empty());
+            assert!(read.parameters.is_empty());
+            assert_eq!(
+                (read.settings.solver, read.settings.step),
+                (settings.solver, settings.step)
+            );
         }
     }
 
@@ -197,6 +245,7 @@ mod tests {
             model_file: BUILTIN,
             model: b"ev".to_vec(),
             settings: br#"{"solver": "rk4", "step": 0.01}"#.to_vec(),
+            parameters: b"[]".to_vec(),
         };
         let token = packed.token();
         assert_eq!(token, packed.clone().token());
@@ -210,8 +259,13 @@ mod tests {
             settings: br#"{"solver": "rk4", "step": 0.02}"#.to_vec(),
             ..packed.clone()
         };
+        let other_parameters = Resources {
+            parameters: br#"[{"block": "k", "param": "gain", "start": 1.0, "tunable": true}]"#.to_vec(),
+            ..packed.clone()
+        };
         assert_ne!(other_model.token(), token);
         assert_ne!(other_settings.token(), token);
+        assert_ne!(other_parameters.token(), token);
     }
 
     #[test]

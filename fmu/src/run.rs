@@ -38,8 +38,14 @@ impl Run {
         self.sim.outputs()
     }
 
-    /// Advances one grid step.
+    /// Advances one grid step (from between two grid points: to the next).
     pub fn step(&mut self) -> Result<(), SimError> {
         self.sim.step(&mut Discard)
+    }
+
+    /// Advances to `to`, after the current time and before the next grid
+    /// point.
+    pub fn advance_to(&mut self, to: f64) -> Result<(), SimError> {
+        self.sim.advance_to(to, &mut Discard)
     }
 }

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 use std::ptr::{null, null_mut};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use libloading::Library;
 use support::*;
@@ -62,8 +62,8 @@ unsafe extern "C" fn collect(env: *mut c_void, status: i32, category: *const c_c
     messages.borrow_mut().push(format!("{status} {category}: {message}"));
 }
 
-/// The FMU binary, an exported cruise control's unpacked resources folder
-/// and its token, and a log.
+/// The FMU binary, an exported example's unpacked resources folder and its
+/// token, and a log.
 struct Fixture {
     library: Library,
     resources: PathBuf,
@@ -71,25 +71,34 @@ struct Fixture {
     log: Box<RefCell<Vec<String>>>,
 }
 
-/// The cruise control's FMU, unpacked once for all tests: its folder and
-/// its export's report.
-fn unpacked() -> &'static (PathBuf, ExportReport) {
-    static UNPACKED: OnceLock<(PathBuf, ExportReport)> = OnceLock::new();
-    UNPACKED.get_or_init(|| {
-        let report = export_fmu(&example("cruise_control.json"), FmiVersion::Fmi3);
-        let folder = scratch().join("unpacked");
-        let _ = std::fs::remove_dir_all(&folder);
-        zip::ZipArchive::new(std::fs::File::open(&report.path).unwrap())
-            .unwrap()
-            .extract(&folder)
-            .unwrap();
-        (folder, report)
-    })
+/// The FMU of the example `file`, unpacked once for all tests: its folder
+/// and its export's report.
+fn unpacked(file: &str) -> (PathBuf, ExportReport) {
+    static UNPACKED: Mutex<Vec<(String, PathBuf, ExportReport)>> = Mutex::new(Vec::new());
+    let mut unpacked = UNPACKED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, folder, report)) = unpacked.iter().find(|(name, _, _)| name == file) {
+        return (folder.clone(), report.clone());
+    }
+    let report = export_fmu(&example(file), FmiVersion::Fmi3);
+    let folder = scratch().join(format!("unpacked_{}", file.trim_end_matches(".json")));
+    let _ = std::fs::remove_dir_all(&folder);
+    zip::ZipArchive::new(std::fs::File::open(&report.path).unwrap())
+        .unwrap()
+        .extract(&folder)
+        .unwrap();
+    unpacked.push((file.to_string(), folder.clone(), report.clone()));
+    (folder, report)
 }
 
 impl Fixture {
+    /// The cruise control's.
     fn new() -> Fixture {
-        let (folder, report) = unpacked();
+        Fixture::of("cruise_control.json")
+    }
+
+    /// The example `file`'s.
+    fn of(file: &str) -> Fixture {
+        let (folder, report) = unpacked(file);
         let platform = std::fs::read_dir(folder.join("binaries"))
             .unwrap()
             .next()
@@ -148,6 +157,12 @@ impl Fixture {
     fn stepping(&self) -> *mut c_void {
         let instance = self.instantiate(&self.resources, &self.token);
         assert!(!instance.is_null(), "{:?}", self.log.borrow());
+        self.initialize(instance);
+        instance
+    }
+
+    /// Initializes an instance (stop time 1 s) for Step Mode.
+    fn initialize(&self, instance: *mut c_void) {
         let enter: EnterInitializationMode = self.function("fmi3EnterInitializationMode");
         let exit: Call = self.function("fmi3ExitInitializationMode");
         // SAFETY: a live instance.
@@ -155,7 +170,6 @@ impl Fixture {
             assert_eq!(enter(instance, false, 0.0, 0.0, true, 1.0), OK);
             assert_eq!(exit(instance), OK);
         }
-        instance
     }
 
     fn do_step(&self, instance: *mut c_void, t: f64, h: f64) -> (i32, f64) {
@@ -194,18 +208,45 @@ impl Fixture {
 }
 
 #[test]
-fn a_step_not_a_multiple_of_the_models_is_refused_naming_the_multiples() {
+fn a_step_ending_between_grid_points_ends_there_and_the_grid_stays() {
     let f = Fixture::new();
     let instance = f.stepping();
-    assert_eq!(f.do_step(instance, 0.0, 0.015), (ERROR, 0.0));
-    assert_eq!(
-        f.logged(),
-        ["3 logStatusError: fmi3DoStep: communicationStepSize 0.015 s is not a whole multiple of the model's step 0.01 s; use 0.01 s or 0.02 s (a whole multiple of 0.01 s)"]
+    let odd = f.stepping();
+    // 0.015 s: one step of the model's 0.01 s and one of 0.005 s; then
+    // 0.005 s more completes the grid step at 0.02 s.
+    assert_eq!(f.do_step(odd, 0.0, 0.015), (OK, 0.015));
+    assert_eq!(f.get(odd, &[0]), (OK, vec![0.015]));
+    assert_eq!(f.do_step(odd, 0.015, 0.005), (OK, 0.02));
+    assert!(f.logged().is_empty());
+    // The controller samples at 0.02 s on either; the speed after the split
+    // step differs from the whole one by the integrator's error only.
+    assert_eq!(f.do_step(instance, 0.0, 0.02), (OK, 0.02));
+    let ((_, whole), (_, split)) = (f.get(instance, &[2, 4]), f.get(odd, &[2, 4]));
+    assert_eq!(whole[1], split[1], "the force sampled at 0.02 s");
+    assert!(
+        (whole[0] - split[0]).abs() < 1e-12 * whole[0].abs().max(1.0),
+        "{whole:?} {split:?}"
     );
-    // The refused step changed nothing: a good one goes on from t = 0.
+    f.free(instance);
+    f.free(odd);
+}
+
+#[test]
+fn a_step_of_no_length_is_refused_naming_the_fix() {
+    let f = Fixture::new();
+    let instance = f.stepping();
+    for h in [0.0, -0.01, f64::NAN, f64::INFINITY] {
+        assert_eq!(f.do_step(instance, 0.0, h), (ERROR, 0.0));
+        assert_eq!(
+            f.logged(),
+            [format!(
+                "3 logStatusError: fmi3DoStep: communicationStepSize {h} s: give a positive, finite step"
+            )]
+        );
+    }
+    // The refused steps changed nothing: a good one goes on from t = 0.
     assert_eq!(f.do_step(instance, 0.0, 0.02), (OK, 0.02));
     assert_eq!(f.get(instance, &[0]), (OK, vec![0.02]));
-    assert!(f.logged().is_empty());
     f.free(instance);
 }
 
@@ -265,26 +306,32 @@ fn model_exchange_is_refused() {
 fn variables_are_read_and_set_by_value_reference_and_mistakes_are_named() {
     let f = Fixture::new();
     let instance = f.stepping();
-    // Time, the pedal (its default), v, v_ref (50 × pedal), force.
-    let (status, values) = f.get(instance, &[0, 1, 3]);
-    assert_eq!((status, values), (OK, vec![0.0, 0.5, 25.0]));
+    // Time, the pedal (its default), v, v_ref (50 × pedal), force; then
+    // the parameters, the speed map's gain first.
+    let (status, values) = f.get(instance, &[0, 1, 3, 5]);
+    assert_eq!((status, values), (OK, vec![0.0, 0.5, 25.0, 50.0]));
     assert_eq!(f.set(instance, &[1], &[0.2]), OK);
     assert_eq!(f.get(instance, &[3, 1]), (OK, vec![10.0, 0.2]));
-    assert_eq!(f.get(instance, &[7]).0, ERROR);
+    assert_eq!(f.get(instance, &[12]).0, ERROR);
     assert_eq!(f.set(instance, &[2], &[1.0]), ERROR);
     assert_eq!(f.set(instance, &[0], &[1.0]), ERROR);
     assert_eq!(f.set(instance, &[1], &[f64::NAN]), ERROR);
+    assert_eq!(f.set(instance, &[1, 5], &[0.3, f64::INFINITY]), ERROR);
     assert_eq!(
         f.logged(),
         [
-            "3 logStatusError: fmi3GetFloat64: value reference 7 is not a variable of this FMU; its value references are 0 (time), 1 (inputs), 2 to 4 (outputs)",
-            "3 logStatusError: fmi3SetFloat64: variable \"v\" (value reference 2) is an output: only inputs can be set",
-            "3 logStatusError: fmi3SetFloat64: variable \"time\" (value reference 0) is the independent variable: only inputs can be set",
+            "3 logStatusError: fmi3GetFloat64: value reference 12 is not a variable of this FMU; its value references are 0 (time), 1 (inputs), 2 to 4 (outputs), 5 to 11 (parameters)",
+            "3 logStatusError: fmi3SetFloat64: variable \"v\" (value reference 2) is an output: only inputs and parameters can be set",
+            "3 logStatusError: fmi3SetFloat64: variable \"time\" (value reference 0) is the independent variable: only inputs and parameters can be set",
             "3 logStatusError: fmi3SetFloat64: input \"pedal\" (value reference 1) cannot be set to NaN: give a finite number",
+            "3 logStatusError: fmi3SetFloat64: parameter \"speed_map.gain\" (value reference 5) cannot be set to inf: give a finite number",
         ]
     );
     // A refused set changed nothing.
-    assert_eq!(f.get(instance, &[1]), (OK, vec![0.2]));
+    assert_eq!(f.get(instance, &[1, 5]), (OK, vec![0.2, 50.0]));
+    // A tunable parameter changes the running model at once.
+    assert_eq!(f.set(instance, &[5], &[40.0]), OK);
+    assert_eq!(f.get(instance, &[3, 5]), (OK, vec![8.0, 40.0]));
     f.free(instance);
 }
 
@@ -348,4 +395,67 @@ fn saved_states_are_restored_and_unsupported_functions_say_so() {
         "{logged:?}"
     );
     f.free(instance);
+}
+
+#[test]
+fn fixed_parameters_are_set_before_initialization_only_and_a_bad_value_is_named() {
+    let f = Fixture::of("abs_slip.json");
+    let (_, report) = unpacked("abs_slip.json");
+    assert_eq!((report.parameters, report.tunable), (4, 2), "{report}");
+    // Value references: time, no inputs, the outputs s and mu, then the
+    // parameters: increment.value, slip.initial, then branch.inputs (the
+    // If block's input count), fixed.
+    let branch = 1 + 2 + 2;
+    let instance = f.instantiate(&f.resources, &f.token);
+    assert_eq!(f.get(instance, &[branch]), (OK, vec![1.0]));
+    assert_eq!(f.set(instance, &[branch], &[1.0]), OK);
+    assert_eq!(f.set(instance, &[branch], &[2.0]), ERROR);
+    let logged = f.logged();
+    assert!(
+        logged[0].starts_with(&format!(
+            "3 logStatusError: fmi3SetFloat64: parameter \"branch.inputs\" (value reference {branch}) cannot be set to 2: "
+        )) && logged[0].contains("block \"branch\""),
+        "{logged:?}"
+    );
+    f.initialize(instance);
+    assert_eq!(f.set(instance, &[branch], &[1.0]), ERROR);
+    assert_eq!(
+        f.logged(),
+        [format!("3 logStatusError: fmi3SetFloat64: parameter \"branch.inputs\" (value reference {branch}) is fixed: set it before initialization (Instantiated or Initialization Mode, e.g. as a start value); a change while stepping would change the model's signals, states or rates")]
+    );
+    f.free(instance);
+}
+
+#[test]
+fn a_restored_state_brings_back_the_parameters_it_was_saved_with() {
+    let f = Fixture::new();
+    let get_state: FmuState = f.function("fmi3GetFMUState");
+    let set_state: SetFmuState = f.function("fmi3SetFMUState");
+    let free_state: FmuState = f.function("fmi3FreeFMUState");
+    // controller.kp: after the speed map's gain and the controller's kd
+    // and ki.
+    let kp = 8;
+    let unchanged = f.stepping();
+    assert_eq!(f.do_step(unchanged, 0.0, 0.2).0, OK);
+    let (_, straight) = f.get(unchanged, &[2, 4]);
+    let instance = f.stepping();
+    assert_eq!(f.get(instance, &[kp]), (OK, vec![1.0]));
+    assert_eq!(f.do_step(instance, 0.0, 0.1).0, OK);
+    let mut state = null_mut();
+    // SAFETY: a live instance and a state made by it.
+    unsafe { assert_eq!(get_state(instance, &mut state), OK) };
+    assert_eq!(f.set(instance, &[kp], &[4.0]), OK);
+    assert_eq!(f.do_step(instance, 0.1, 0.1).0, OK);
+    let (_, retuned) = f.get(instance, &[2, 4]);
+    assert!(retuned[1] > 3.0 * straight[1], "{retuned:?} {straight:?}");
+    // SAFETY: as above.
+    unsafe { assert_eq!(set_state(instance, state), OK) };
+    assert_eq!(f.get(instance, &[kp]), (OK, vec![1.0]));
+    assert_eq!(f.do_step(instance, 0.1, 0.1).0, OK);
+    assert_eq!(f.get(instance, &[2, 4]).1, straight, "as if kp had never changed");
+    // SAFETY: as above.
+    unsafe { assert_eq!(free_state(instance, &mut state), OK) };
+    assert!(f.logged().is_empty());
+    f.free(instance);
+    f.free(unchanged);
 }

@@ -3,14 +3,15 @@
 Numbers are printed with repr(), which reads back to the same bits.
 
   validate FMU               the validator's problems, one a line, then "problems: N"
-  simulate FMU STOP STEP     fmpy.simulate_fmu to STOP with output interval STEP:
-                             rows "time,output1,..."
+  simulate FMU STOP STEP [NAME=VALUE ...]
+                             fmpy.simulate_fmu to STOP with output interval STEP,
+                             the start values given: rows "time,output1,..."
   slave FMU H N VR U1 U2     through FMU3Slave/FMU2Slave: input VR = U1, then N
                              steps of H, U2 from step N/2 on (the FMU state saved
                              just before); rows "time,outputs..." at t = 0 and after
                              each step; then "restored" and the rows of the second
                              half again, stepped from the restored state
-  errors FMU STEP            a step of 1.5 STEP, setting an output, and an
+  errors FMU STEP            a step of -STEP, setting an output, and an
                              instantiation without the resources folder: for each,
                              "call: status" and the messages logged
 """
@@ -116,8 +117,10 @@ def validate(path):
     print(f"problems: {len(problems)}")
 
 
-def simulate(path, stop, step):
-    result = fmpy.simulate_fmu(path, stop_time=stop, output_interval=step, fmi_type="CoSimulation")
+def simulate(path, stop, step, start_values):
+    result = fmpy.simulate_fmu(
+        path, stop_time=stop, output_interval=step, fmi_type="CoSimulation", start_values=start_values
+    )
     for r in result:
         print(row(r))
 
@@ -176,7 +179,7 @@ def errors(path, step):
     messages = []
     instantiate(description, fmu, messages)
     initialize(description, fmu)
-    attempt("doStep", lambda: do_step(description, fmu, 0.0, 1.5 * step), messages)
+    attempt("doStep", lambda: do_step(description, fmu, 0.0, -step), messages)
     attempt("set output", lambda: set_(description, fmu, outputs(description)[:1], [1.0]), messages)
     fmu.terminate()
     fmu.freeInstance()
@@ -192,7 +195,8 @@ if __name__ == "__main__":
     if command == "validate":
         validate(path)
     elif command == "simulate":
-        simulate(path, float(rest[0]), float(rest[1]))
+        starts = {name: float(value) for name, value in (item.split("=", 1) for item in rest[2:])}
+        simulate(path, float(rest[0]), float(rest[1]), starts)
     elif command == "slave":
         h, n, vr, u1, u2 = rest
         run_slave(path, float(h), int(n), int(vr), float(u1), float(u2))

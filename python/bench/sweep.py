@@ -1,11 +1,12 @@
 """A 200-run sweep of the cruise control on a local Dask cluster of two
 single-threaded workers against one, and against the same sweep written
-with PathSim in a Python loop.
+with PathSim in a Python loop; and a small sweep (16 runs) as
+``tandem.sweep`` runs it by default against a local cluster.
 
     python python/bench/sweep.py [--runs N] [--pathsim-runs M]
 
-Goal: 2 workers at least 1.8 times quicker than 1 (printed, not
-asserted). PathSim is timed on M runs and scaled to N (it takes seconds a
+Goals: 2 workers at least 1.8 times quicker than 1; the small sweep no
+slower than a loop (printed, not asserted). PathSim is timed on M runs and scaled to N (it takes seconds a
 run); its model is the same diagram built from PathSim's blocks, the
 discrete PID as its transfer function."""
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import tandem
+from tandem.sweep import SERIAL_BELOW
 
 ROOT = Path(__file__).resolve().parents[2]
 CRUISE = ROOT / "models" / "examples" / "cruise_control.json"
@@ -96,6 +98,15 @@ def main() -> None:
     print(f"  PathSim in a loop:        {pathsim:8.2f} s   (timed on {m} runs, scaled) {pathsim / two:7.1f}x the 2-worker sweep")
     worst = max(abs(f - reference["v"][i][-1]) for i, f in enumerate(finals))
     print(f"  final v, PathSim against Tandem over those runs: largest difference {worst:.2e} m/s")
+    small_parameters, small_how = sweep_table(16)
+    small = dict(stop=STOP, outputs=["v"], progress=False, **small_how)
+    by_default, _ = timed(lambda: tandem.sweep(CRUISE, small_parameters, **small))
+    looped, _ = timed(lambda: tandem.sweep(CRUISE, small_parameters, serial=True, **small))
+    on_cluster_small, _ = timed(lambda: tandem.sweep(CRUISE, small_parameters, serial=False, workers=2, **small))
+    print("cruise control, 16 runs:")
+    print(f"  by default:               {by_default:8.2f} s   (runs here when they would take under {SERIAL_BELOW:g} s)")
+    print(f"  serial=True:              {looped:8.2f} s")
+    print(f"  a local cluster of 2:     {on_cluster_small:8.2f} s   (started for the sweep)")
 
 
 if __name__ == "__main__":

@@ -133,3 +133,26 @@ pub fn raise<E: pyo3::PyTypeInfo>(message: String, place: Place) -> PyErr {
         error
     })
 }
+
+/// The block a message names (its first `block "NAME"`), if any.
+fn block_named(message: &str) -> Option<String> {
+    let (_, rest) = message.split_once("block \"")?;
+    let (name, _) = rest.split_once('"')?;
+    Some(name.to_string())
+}
+
+/// A [`RunFault`] with `message`, its `block` the one the message names.
+pub fn fault(message: String) -> PyErr {
+    let place = Place {
+        block: block_named(&message),
+        ..Place::default()
+    };
+    raise::<RunFault>(message, place)
+}
+
+/// A `RunFault` with `message` (its `block` the one the message names),
+/// for the Python half to raise.
+#[pyfunction]
+pub fn run_fault(py: Python<'_>, message: &str) -> Py<pyo3::exceptions::PyBaseException> {
+    fault(message.to_string()).into_value(py)
+}

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::prelude::*;
-use pyo3::types::PyByteArray;
 use serde_json::{json, Value};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
@@ -20,13 +19,11 @@ use tandem_runtime::record::Recorder;
 use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Summary};
 use tandem_session::offline::{sim_error_block, sim_error_message, InputSeries, Inputs};
 
-use crate::doubles;
-use crate::errors::{chain, raise, ConfigError, ModelError, Place, RunFault, TandemIOError};
+use crate::doubles::Doubles;
+use crate::errors::{chain, fault, raise, ConfigError, ModelError, Place, TandemIOError};
 
 /// Rows between two looks for a Ctrl-C while a simulation runs.
 const SIGNAL_CHECK_ROWS: usize = 4096;
-/// The most values reserved before a run (the rest as it grows).
-const RESERVED_VALUES: f64 = 1e7;
 
 /// A loaded model and what was changed of it.
 struct Loaded {
@@ -75,15 +72,41 @@ fn option_error(source: &str, key: &str, message: impl std::fmt::Display) -> PyE
     raise::<ConfigError>(format!("{source}: {key}: {message}"), Place::key(key))
 }
 
-/// The rows of a run, kept in memory; looks for Ctrl-C now and then.
+/// The memory the machine has available for new allocations (bytes):
+/// Linux's `MemAvailable`, when it can be read.
+fn available_memory() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// `bytes` in words: `1.5 GB`.
+fn size(bytes: f64) -> String {
+    format!("{:.1} GB", bytes / 1e9)
+}
+
+/// The rows of a run, kept in memory up to a bound; looks for Ctrl-C now
+/// and then.
 struct Rows {
     values: Vec<f64>,
     rows: usize,
+    /// The most values kept (the memory available when the run started).
+    limit: usize,
     interrupted: Option<PyErr>,
 }
 
 impl Recorder for Rows {
     fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
+        if self.values.len() + 1 + y.len() > self.limit {
+            return Err(io::Error::other(format!(
+                "the rows kept in memory reached the {} the machine had available when the run started (row {}); \
+                 shorten the run or lengthen the step, or simulate with the command line (tandem sim), which \
+                 writes rows to a file as they come",
+                size(self.limit as f64 * 8.0),
+                self.rows
+            )));
+        }
         self.values.push(t);
         self.values.extend_from_slice(y);
         self.rows += 1;
@@ -114,8 +137,8 @@ fn summary_json(summary: &Summary, stop: f64) -> String {
 }
 
 /// What a simulation returns: the column names, the rows (time first) as
-/// little-endian doubles, and the summary as JSON text.
-type Outcome = (Vec<String>, Py<PyByteArray>, String);
+/// doubles, and the summary as JSON text.
+type Outcome = (Vec<String>, Doubles, String);
 
 #[pymethods]
 impl PyModel {
@@ -326,6 +349,21 @@ impl PyModel {
             columns.extend(l.model.layout().outputs.iter().map(|v| v.name.clone()));
             let rows = (settings.stop / settings.step).ceil() + 1.0;
             check_output_size(rows, columns.len(), large_output).map_err(|e| option_error(&source, "stop", e))?;
+            let bytes = rows * columns.len() as f64 * 8.0;
+            if let Some(available) = available_memory().filter(|&a| bytes > a) {
+                return Err(option_error(
+                    &source,
+                    "stop",
+                    format!(
+                        "{rows:.0} rows of {} values are {} in memory, more than the {} this machine has available; \
+                         shorten the run or lengthen the step, or simulate with the command line (tandem sim), \
+                         which writes rows to a file as they come",
+                        columns.len(),
+                        size(bytes),
+                        size(available)
+                    ),
+                ));
+            }
             (
                 l.model.fork(),
                 settings,
@@ -346,9 +384,14 @@ impl PyModel {
             raise::<ModelError>(sim_error(&e), place)
         })?;
         simulation = simulation.with_events(events);
+        // The rows expected, reserved at once: no copy as they grow (event
+        // rows, when recorded, may add to them).
+        let expected = expected_rows * columns.len() as f64;
+        let limit = available_memory().map_or(usize::MAX, |a| (a / 8.0) as usize);
         let mut rows = Rows {
-            values: Vec::with_capacity((expected_rows * columns.len() as f64).min(RESERVED_VALUES) as usize),
+            values: Vec::with_capacity((expected as usize).min(limit)),
             rows: 0,
+            limit,
             interrupted: None,
         };
         let result = py.detach(|| inputs.run(&mut simulation, &mut rows, &mut |_| {}));
@@ -358,14 +401,14 @@ impl PyModel {
         match result {
             Ok(summary) => Ok((
                 columns,
-                doubles(py, &rows.values),
+                Doubles::new(rows.values),
                 summary_json(&summary, settings.stop),
             )),
             Err(e) => {
-                let error = raise::<RunFault>(sim_error(&e), Place::default());
+                let error = fault(sim_error(&e));
                 error
                     .value(py)
-                    .setattr("partial", (columns, doubles(py, &rows.values)))?;
+                    .setattr("partial", (columns, Doubles::new(rows.values)))?;
                 Err(error)
             }
         }

@@ -8,7 +8,6 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use pyo3::types::PyByteArray;
 use tandem_config::{load_run_config, parse_run_config, ConfigError as TomlConfigError, RunConfig, TransportConfig};
 use tandem_io::dbc::Dbc;
 use tandem_models::plants::PROFILES;
@@ -17,8 +16,8 @@ use tandem_session::watch::{advance_virtual_clock, virtual_clock_now, Watched};
 use tandem_session::{bind, BindError, ClockMode, ControlError, Session, SessionError};
 
 use crate::bus::PyBus;
-use crate::doubles;
-use crate::errors::{chain, raise, ConfigError, ModelError, Place, RunFault, TandemIOError};
+use crate::doubles::Doubles;
+use crate::errors::{chain, fault, raise, ConfigError, ModelError, Place, TandemIOError};
 
 /// How long a wait on the real clock sleeps between looks for a Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
@@ -192,10 +191,10 @@ impl PySession {
         self.watched().latest()
     }
 
-    /// The recorded rows from row `start` on, as little-endian doubles
-    /// (time, then the recorded outputs).
-    fn rows(&self, py: Python<'_>, start: usize) -> Py<PyByteArray> {
-        doubles(py, &self.watched().rows(start))
+    /// The recorded rows from row `start` on, as doubles (time, then the
+    /// recorded outputs).
+    fn rows(&self, start: usize) -> Doubles {
+        Doubles::new(self.watched().rows(start))
     }
 
     /// Sets model input `name` from the next frame on; returns that frame.
@@ -262,10 +261,7 @@ impl PySession {
         match stopped {
             None => Ok(None),
             Some(Ok(report)) => Ok(Some((report.json().to_string(), report.failure.clone()))),
-            Some(Err(e)) => Err(raise::<RunFault>(
-                format!("{}: {}", self.source, chain(&e)),
-                Place::default(),
-            )),
+            Some(Err(e)) => Err(fault(format!("{}: {}", self.source, chain(&e)))),
         }
     }
 

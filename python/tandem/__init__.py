@@ -9,17 +9,19 @@
   send and receive CAN frames (:class:`Bus`).
 - Tests: the pytest plugin's ``tandem_session`` fixture starts sessions for
   a test and stops them after it (``--tandem-clock real`` for the real clock).
-- Campaigns: :func:`sweep` runs a parameter table as Dask tasks.
+- Campaigns: :func:`sweep` runs a parameter table, here when it is
+  small, else as Dask tasks (a local cluster, or a client given).
 
 Every error is a :class:`TandemError`: :class:`ModelError`,
-:class:`ConfigError`, :class:`TandemIOError` or :class:`RunFault`, with the
-command line's message and the place (``file``, ``line``, ``column``,
-``block``, ``port``, ``key``).
+:class:`ConfigError`, :class:`TandemIOError`, :class:`RunFault`,
+:class:`WaitTimeout` or :class:`SessionStopped`, with the command line's
+message and the place (``file``, ``line``, ``column``, ``block``, ``port``,
+``key``).
 """
 
 from ._tandem import ConfigError, ModelError, RunFault, TandemError, TandemIOError, __version__
 from ._model import Model, Result, sim
-from ._session import Bus, Frame, Session, WaitTimeout
+from ._session import Bus, Frame, Session, SessionStopped, WaitTimeout
 from .sweep import SweepResult, sweep
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "Result",
     "RunFault",
     "Session",
+    "SessionStopped",
     "SweepResult",
     "TandemError",
     "TandemIOError",

@@ -34,8 +34,9 @@ class Result:
         self.summary: Dict[str, Any] = summary or {}
 
     @classmethod
-    def _from_native(cls, columns: Sequence[str], raw: bytearray, summary: Optional[str] = None) -> "Result":
-        data = np.frombuffer(raw, dtype="<f8").reshape(-1, len(columns))
+    def _from_native(cls, columns: Sequence[str], raw: Any, summary: Optional[str] = None) -> "Result":
+        # The native doubles become the array's memory, not a copy of it.
+        data = np.asarray(raw).reshape(-1, len(columns))
         return cls(columns, data, json.loads(summary) if summary else None)
 
     @property
@@ -82,6 +83,32 @@ def _parameter_name(name: str) -> Tuple[str, str]:
     if not dot:
         raise ValueError(f"{name!r}: name a parameter as 'block.param', e.g. 'controller.kp'")
     return block, param
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars, 0-d arrays and arrays as Python numbers and lists
+    (json's hook for what it cannot write)."""
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    raise TypeError(f"a {type(value).__name__} is not a number, a string, a boolean or a list of them")
+
+
+def parameter_json(name: str, value: Any, source: Optional[str] = None) -> Tuple[str, str, str]:
+    """The block, the parameter and ``value`` as JSON text for parameter
+    ``"block.param"``; numpy values are taken as the Python numbers they
+    hold. A value that is not finite or not JSON raises :class:`ModelError`
+    naming the parameter."""
+    block, param = _parameter_name(name)
+    try:
+        return block, param, json.dumps(value, default=_plain, allow_nan=False)
+    except ValueError:
+        problem = f"{value} is not a finite number; give a finite value"
+    except TypeError as e:
+        problem = f"{e}; give a value of the model file's form"
+    error = _tandem.ModelError(f"{name}: {problem}")
+    error.block, error.key, error.file = block, param, source
+    raise error
 
 
 class Model:
@@ -189,9 +216,10 @@ class Model:
 
     def set_parameter(self, name: str, value: Any) -> None:
         """Sets parameter ``"block.param"`` (a value of the model file's
-        form); a change of shape (signals, states, ports, rates) is refused."""
-        block, param = _parameter_name(name)
-        self._native.set_parameter(block, param, json.dumps(value))
+        form: numpy scalars and arrays are taken as the numbers and lists
+        they hold); a value that is not finite, or a change of shape
+        (signals, states, ports, rates), is refused with :class:`ModelError`."""
+        self._native.set_parameter(*parameter_json(name, value, self._native.source))
         self._changes.append(("set_parameter", (name, value), {}))
 
     def set_input(

@@ -7,7 +7,7 @@ import os
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Union
 
 from . import _tandem
-from ._model import Result
+from ._model import Result, parameter_json
 
 ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -15,6 +15,35 @@ ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 class WaitTimeout(_tandem.TandemError, TimeoutError):
     """A condition that did not hold within its time (run time: virtual
     seconds on the virtual clock)."""
+
+
+class SessionStopped(_tandem.TandemError, RuntimeError):
+    """A call that needs a running session, made after :meth:`Session.stop`."""
+
+
+class NoRowYet(KeyError):
+    """A recorded output read before the first row was recorded: "not yet"
+    to :meth:`Session.wait_until`, which keeps waiting."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _none_key(value: Any, path: str = "") -> Optional[str]:
+    """The key (``record.signals[1]``) of the first None in a configuration
+    given as a dict, if any."""
+    if value is None:
+        return path
+    items: Any = ()
+    if isinstance(value, Mapping):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    for key, item in items:
+        found = _none_key(item, key)
+        if found is not None:
+            return found
+    return None
 
 
 class Frame(NamedTuple):
@@ -52,7 +81,16 @@ class Session:
         results: Union[str, "os.PathLike[str]"] = "results",
         duration: Optional[float] = None,
     ):
+        self._stopped = False
         if isinstance(config, Mapping):
+            none = _none_key(config)
+            if none is not None:
+                error = _tandem.ConfigError(
+                    f"<dict>: {none}: None is no value of a configuration; give a value, or leave the key out for "
+                    "its default"
+                )
+                error.file, error.key = "<dict>", none
+                raise error
             source, text = "<dict>", _tandem.toml_from_json(json.dumps(config))
         else:
             source, text = os.fspath(config), None
@@ -122,24 +160,31 @@ class Session:
             )
         values = self.values()
         if not values:
-            raise KeyError(f"{name!r}: no row recorded yet (t = {self.time:g} s); step or wait first")
+            raise NoRowYet(f"{name!r}: no row recorded yet (t = {self.time:g} s); step or wait first")
         return values[name]
 
     def __setitem__(self, name: str, value: float) -> None:
         self.set_input(name, value)
 
+    def _running(self, call: str) -> None:
+        """Refuses ``call`` once the session is stopped."""
+        if self._stopped:
+            raise SessionStopped(
+                f"{call}: the session was stopped at t = {self.time:g} s; start a new Session to run again"
+            )
+
     def set_input(self, name: str, value: float) -> int:
         """Sets model input ``name`` from the next frame on; returns that
         frame's number."""
+        self._running("set_input")
         return self._native.set_input(name, float(value))
 
     def set_parameter(self, name: str, value: Any) -> int:
         """Changes parameter ``"block.param"`` at a frame boundary, on both
-        sides of the tandem; returns the frame it applies from."""
-        block, dot, param = name.rpartition(".")
-        if not dot:
-            raise ValueError(f"{name!r}: name a parameter as 'block.param', e.g. 'controller.kp'")
-        return self._native.set_parameter(block, param, json.dumps(value))[1]
+        sides of the tandem (numpy values are taken as the numbers they
+        hold); returns the frame it applies from."""
+        self._running("set_parameter")
+        return self._native.set_parameter(*parameter_json(name, value))[1]
 
     def stats(self) -> Dict[str, Any]:
         """The counters since the start: frames, misses, unusable results,
@@ -156,10 +201,12 @@ class Session:
 
     def step(self) -> None:
         """One frame (virtual clock), or about a millisecond (real clock)."""
+        self._running("step")
         self._native.step()
 
     def run_for(self, seconds: float) -> None:
         """Lets ``seconds`` of run time pass."""
+        self._running("run_for")
         self._native.run_for(seconds)
 
     def wait_until(
@@ -173,12 +220,14 @@ class Session:
         time it took; raises :class:`WaitTimeout` after ``timeout`` seconds of
         run time, or :class:`RunFault` if the run ends first. The condition is
         checked after every frame on the virtual clock, about every
-        millisecond on the real one."""
+        millisecond on the real one; one that reads an output before the
+        first row is recorded does not hold yet."""
+        self._running("wait_until")
         start = self.time
         deadline = start + timeout
-        while not condition(self):
+        while not self._holds(condition):
             if self.ended:
-                raise _tandem.RunFault(
+                raise _tandem.run_fault(
                     f"the run ended at t = {self.time:g} s before {what or 'the condition'} held; "
                     f"values: {self.values()}"
                 )
@@ -190,6 +239,14 @@ class Session:
             self.step()
         return self.time - start
 
+    def _holds(self, condition: Callable[["Session"], bool]) -> bool:
+        """Whether ``condition`` holds; not yet when it reads an output
+        before the first row."""
+        try:
+            return bool(condition(self))
+        except NoRowYet:
+            return False
+
     def recording(self) -> Result:
         """The recorded rows so far."""
         return Result._from_native(["time", *self._recorded], self._native.rows(0))
@@ -197,6 +254,7 @@ class Session:
     def bus(self, name: str = "can0") -> "Bus":
         """Joins bus ``name`` as a node of its own (on the virtual clock the
         bus must be in-process: ``transport = "virtual"``)."""
+        self._running("bus")
         return Bus(self._native.bus(name), self)
 
     @property
@@ -208,13 +266,14 @@ class Session:
         """Stops the run, joins its threads and returns its report; raises
         :class:`RunFault` if the run failed (unless ``raise_failure`` is
         false). Stopping again returns the same report."""
+        self._stopped = True
         stopped = self._native.stop()
         if stopped is not None:
             report, failure = stopped
             self._report = json.loads(report)
             self._report["failure"] = failure
         if raise_failure and self._report and self._report["failure"]:
-            raise _tandem.RunFault(self._report["failure"])
+            raise _tandem.run_fault(self._report["failure"])
         return self._report
 
     def __repr__(self) -> str:

@@ -1,11 +1,13 @@
 """Parameter campaigns: offline runs of one model over a table of
-parameter and input values, as Dask tasks (a local cluster by default, or
-any scheduler), gathered in table order so that the same sweep gives the
-same arrays on one worker or many."""
+parameter and input values, here in this process when the sweep is small,
+else as Dask tasks (a local cluster, a scheduler's address or a client
+given), gathered in table order so that the same sweep gives the same
+arrays serially, on one worker or many."""
 
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -15,18 +17,33 @@ from ._model import Model, ModelSource, Result
 #: Tasks per worker thread a sweep on Dask is cut into.
 TASKS_PER_THREAD = 4
 
+#: A sweep whose runs would take less than this many seconds one after the
+#: other (the first run's time times their number) runs here: starting a
+#: local cluster takes seconds, and two workers at best halve the rest.
+SERIAL_BELOW = 6.0
+
 
 class SweepResult:
     """A sweep's results: the parameter table (one row per run), the common
-    time axis and, per output, an array of runs x rows."""
+    time axis and, per output, an array of runs x rows; for a grid, its
+    axes."""
 
-    def __init__(self, table: Dict[str, np.ndarray], time: np.ndarray, outputs: Dict[str, np.ndarray]):
+    def __init__(
+        self,
+        table: Dict[str, np.ndarray],
+        time: np.ndarray,
+        outputs: Dict[str, np.ndarray],
+        grid: Optional[Dict[str, np.ndarray]] = None,
+    ):
         #: Each swept name's value in each run.
         self.parameters: Dict[str, np.ndarray] = table
         #: The time of each row (s).
         self.time: np.ndarray = time
         #: Each output: runs x rows.
         self.outputs: Dict[str, np.ndarray] = outputs
+        #: A grid sweep's axes: each name's values, the runs being every
+        #: combination, the last name varying fastest (None otherwise).
+        self.grid: Optional[Dict[str, np.ndarray]] = grid
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.outputs[name]
@@ -38,11 +55,18 @@ class SweepResult:
         return f"<tandem.SweepResult {len(self)} runs x {len(self.time)} rows: {', '.join(self.outputs)}>"
 
     def to_xarray(self) -> Any:
-        """An xarray Dataset with dimensions (run, time), the parameters as
-        coordinates along run (needs xarray)."""
+        """An xarray Dataset (needs xarray): for a grid, with one dimension
+        per swept name (its values as coordinates) and time; otherwise with
+        dimensions (run, time), the parameters as coordinates along run."""
         import xarray as xr
 
         coords: Dict[str, Any] = {"time": self.time}
+        if self.grid is not None:
+            dims = (*self.grid, "time")
+            shape = (*(len(values) for values in self.grid.values()), len(self.time))
+            coords.update(self.grid)
+            variables = {name: (dims, values.reshape(shape)) for name, values in self.outputs.items()}
+            return xr.Dataset(variables, coords=coords)
         coords.update({name: ("run", values) for name, values in self.parameters.items()})
         return xr.Dataset({name: (("run", "time"), values) for name, values in self.outputs.items()}, coords=coords)
 
@@ -62,6 +86,9 @@ def table(
     names = list(parameters)
     if not names:
         raise ValueError("a sweep needs at least one parameter or input")
+    empty = [n for n in names if np.size(parameters[n]) == 0]
+    if empty:
+        raise ValueError(f"{empty[0]!r}: no values to sweep; give at least one")
     if method == "grid":
         rows = list(itertools.product(*(np.atleast_1d(parameters[n]).tolist() for n in names)))
         return {n: np.array([r[i] for r in rows], dtype=float) for i, n in enumerate(names)}
@@ -128,21 +155,25 @@ def sweep(
     samples: Optional[int] = None,
     seed: int = 0,
     outputs: Optional[Sequence[str]] = None,
+    client: Any = None,
     scheduler: Optional[str] = None,
     workers: int = 2,
-    serial: bool = False,
+    serial: Optional[bool] = None,
     progress: bool = True,
     **options: Any,
 ) -> SweepResult:
     """Runs ``model`` once per row of :func:`table` (``parameters``,
     ``method``, ``samples``, ``seed``) with ``tandem sim``'s ``options``.
 
-    The runs are Dask tasks: on the scheduler at address ``scheduler`` when
-    given, else on a local cluster of ``workers`` single-threaded worker
-    processes started for the sweep; ``serial=True`` runs them here in
-    order instead. A progress bar shows on long sweeps (``progress``).
+    Where the runs go: with a ``dask.distributed.Client`` as ``client`` (left
+    open), or a scheduler's address as ``scheduler``, they are Dask tasks
+    there. Otherwise the first run is made here, and when all of them would
+    take less than :data:`SERIAL_BELOW` seconds so (or ``serial=True``) the
+    rest follow here in order; else (or ``serial=False``) they are tasks on
+    a local cluster of ``workers`` single-threaded worker processes started
+    for the sweep. A progress bar shows on long sweeps (``progress``).
     Results come back in table order: the same sweep gives the same arrays
-    on one worker or many.
+    serially, on one worker or many.
     """
     model = model if isinstance(model, Model) else Model(model)
     runs = table(parameters, method, samples, seed)
@@ -151,12 +182,23 @@ def sweep(
     unknown = [o for o in outputs or [] if o not in model.outputs]
     if unknown:
         raise KeyError(f"no output {', '.join(map(repr, unknown))}; outputs: {', '.join(model.outputs)}")
-    if serial:
-        results = [run_one(model, row, options, outputs) for row in _progress(rows, progress and count > 1)]
+    bar = progress and count > 1
+    if client is not None or scheduler is not None:
+        results = _on_dask(model, rows, options, outputs, client, scheduler, workers, bar)
+    elif serial is False:
+        results = _on_dask(model, rows, options, outputs, None, None, workers, bar)
     else:
-        results = _on_dask(model, rows, options, outputs, scheduler, workers, progress and count > 1)
-    time, gathered = _gather(results, outputs)
-    return SweepResult(runs, time, gathered)
+        started = time.perf_counter()
+        first = run_one(model, rows[0], options, outputs)
+        took = time.perf_counter() - started
+        rest = rows[1:]
+        if serial or took * count < SERIAL_BELOW or not rest:
+            results = [first, *(run_one(model, row, options, outputs) for row in _progress(rest, bar))]
+        else:
+            results = [first, *_on_dask(model, rest, options, outputs, None, None, workers, bar)]
+    time_axis, gathered = _gather(results, outputs)
+    grid = {n: np.atleast_1d(np.asarray(parameters[n], dtype=float)) for n in runs} if method == "grid" else None
+    return SweepResult(runs, time_axis, gathered, grid)
 
 
 def _progress(items: Any, show: bool, total: Optional[int] = None) -> Any:
@@ -176,17 +218,21 @@ def _on_dask(
     rows: List[Dict[str, float]],
     options: Mapping[str, Any],
     outputs: Optional[Sequence[str]],
+    client: Any,
     scheduler: Optional[str],
     workers: int,
     progress: bool,
 ) -> List[Result]:
+    """The runs of ``rows`` as Dask tasks: on ``client`` (left open), on a
+    client of ``scheduler``, or on a local cluster of ``workers``."""
     from dask.distributed import Client, LocalCluster, as_completed
 
     cluster = None
-    if scheduler is None:
+    own = client is None
+    if own and scheduler is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
-    else:
+    elif own:
         client = Client(scheduler)
     try:
         # A few tasks per worker thread, each of several runs: enough to
@@ -206,6 +252,7 @@ def _on_dask(
             bar.close()
         return [result for chunk in client.gather(futures) for result in chunk]
     finally:
-        client.close()
+        if own:
+            client.close()
         if cluster is not None:
             cluster.close()

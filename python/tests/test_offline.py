@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import threading
@@ -211,6 +212,8 @@ def test_a_run_that_fails_raises_run_fault_with_the_rows_before(tmp_path: Path) 
     assert isinstance(caught.value.partial, tandem.Result)
     assert caught.value.partial.time.tolist() == [0.0, 0.5, 1.0]
     assert caught.value.partial["y"][:2].tolist() == [1.0, math.sqrt(0.5)]
+    # The message names the block, and so does the exception.
+    assert 'block "inverse"' in str(caught.value) and caught.value.block == "inverse"
 
 
 def test_the_interpreter_runs_other_threads_while_a_model_simulates() -> None:
@@ -250,3 +253,59 @@ except KeyboardInterrupt:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("interrupted after"), done.stdout + done.stderr
+
+
+def test_numpy_scalars_and_zero_dimensional_arrays_set_parameters_as_the_numbers_they_hold() -> None:
+    expected = tandem.Model(EXAMPLES / "cruise_control.json")
+    expected.set_parameter("controller.kp", 2.5)
+    expected.set_parameter("speed_map.gain", 40)
+    want = expected.sim(stop=20).data
+    for kp, gain in [(np.float32(2.5), np.int64(40)), (np.array(2.5), np.array(40)), (np.float64(2.5), np.int32(40))]:
+        model = tandem.Model(EXAMPLES / "cruise_control.json")
+        model.set_parameter("controller.kp", kp)
+        model.set_parameter("speed_map.gain", gain)
+        assert same_bits(model.sim(stop=20).data, want), (type(kp), type(gain))
+        # A copy (as Dask workers get it) takes them again.
+        assert same_bits(model.copy().sim(stop=20).data, want)
+
+
+def test_a_parameter_that_is_not_finite_is_refused_naming_it() -> None:
+    model = tandem.Model(EXAMPLES / "cruise_control.json")
+    for value, shown in [(float("nan"), "nan"), (np.float64("inf"), "inf"), (np.float32("-inf"), "-inf")]:
+        with pytest.raises(tandem.ModelError) as caught:
+            model.set_parameter("controller.kp", value)
+        assert str(caught.value) == f"controller.kp: {shown} is not a finite number; give a finite value"
+        assert (caught.value.block, caught.value.key) == ("controller", "kp")
+        assert caught.value.file == str(EXAMPLES / "cruise_control.json")
+    with pytest.raises(tandem.ModelError) as caught:
+        model.set_parameter("controller.kp", object())
+    assert str(caught.value) == (
+        "controller.kp: a object is not a number, a string, a boolean or a list of them; "
+        "give a value of the model file's form"
+    )
+    # Nothing was changed.
+    assert model.parameters["controller.kp"] == 1.0
+
+
+def test_more_rows_than_the_memory_available_are_refused_before_the_run() -> None:
+    with pytest.raises(tandem.ConfigError) as caught:
+        tandem.sim(INTEGRATOR, step=1e-3, stop=1e9, large_output=True)
+    message = str(caught.value)
+    assert re.fullmatch(
+        r"<dict>: stop: 1000000000001 rows of 2 values are 16000\.0 GB in memory, more than the [0-9]+\.[0-9] GB "
+        r"this machine has available; shorten the run or lengthen the step, or simulate with the command line "
+        r"\(tandem sim\), which writes rows to a file as they come",
+        message,
+    ), message
+    assert caught.value.key == "stop"
+
+
+def test_results_are_the_native_memory_not_a_copy_of_it() -> None:
+    result = tandem.sim(EXAMPLES / "cruise_control.json", stop=10)
+    base = result.data
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert type(base).__name__ == "Doubles" and len(base) == result.data.size
+    assert result.data.flags.writeable
+    # A column is a view of the table, the table a view of the native doubles.
+    assert np.shares_memory(result["v"], result.data)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tandem
+from tandem._session import NoRowYet
 from conftest import ROOT, cli, cli_error, read_csv, same_bits
 
 CRUISE = ROOT / "config" / "examples" / "cruise.toml"
@@ -130,3 +131,84 @@ def test_a_session_on_the_real_clock_runs_and_stops(tmp_path: Path) -> None:
     report = session.report
     assert report["clock"] == "real" and 0 < report["frames"] < 3000
     assert report["failure"] is None
+
+
+def test_a_wait_before_the_first_row_waits_for_it(tmp_path: Path) -> None:
+    # On the real clock the first row comes a frame or more after the
+    # start: an output read before it is "not yet".
+    with tandem.Session(CRUISE, clock="real", duration=5, results=tmp_path / "real") as session:
+        assert session.wait_until(lambda s: s["v_ref"] == 25.0, timeout=2) < 2
+    # The same made certain: a condition that finds no row at its first
+    # three looks.
+    looks = []
+
+    def condition(s: tandem.Session) -> bool:
+        looks.append(s.time)
+        if len(looks) <= 3:
+            raise NoRowYet(f"'v': no row recorded yet (t = {s.time:g} s); step or wait first")
+        return True
+
+    with tandem.Session(CRUISE, results=tmp_path / "virtual") as session:
+        assert session.wait_until(condition, timeout=1) == pytest.approx(0.03)
+        assert len(looks) == 4
+        # A name that is not recorded still is an error.
+        with pytest.raises(KeyError, match="not recorded"):
+            session.wait_until(lambda s: s["pedal"] > 0, timeout=1)
+
+
+def test_calls_after_stop_raise_naming_the_call(tmp_path: Path) -> None:
+    session = tandem.Session(CRUISE, results=tmp_path)
+    session.run_for(1)
+    session.stop()
+    for call, do in [
+        ("set_input", lambda: session.set_input("pedal", 0.6)),
+        ("set_input", lambda: session.__setitem__("pedal", 0.6)),
+        ("run_for", lambda: session.run_for(1)),
+        ("step", lambda: session.step()),
+        ("wait_until", lambda: session.wait_until(lambda s: True, timeout=1)),
+        ("set_parameter", lambda: session.set_parameter("speed_map.gain", 40)),
+        ("bus", lambda: session.bus("can0")),
+    ]:
+        with pytest.raises(tandem.SessionStopped) as caught:
+            do()
+        assert str(caught.value) == f"{call}: the session was stopped at t = 1 s; start a new Session to run again"
+        assert isinstance(caught.value, tandem.TandemError) and isinstance(caught.value, RuntimeError)
+    # Reading what was recorded still works.
+    assert len(session.recording()) == 10 and session.stop()["frames"] == 100
+
+
+def test_a_dict_configuration_with_none_names_its_key(tmp_path: Path) -> None:
+    config = {
+        "model": str(ROOT / "models" / "examples" / "cruise_control.json"),
+        "frame": "10ms",
+        "record": {"file": "dict.csv", "signals": ["v", None]},
+    }
+    with pytest.raises(tandem.ConfigError) as caught:
+        tandem.Session(config, results=tmp_path)
+    assert str(caught.value) == (
+        "<dict>: record.signals[1]: None is no value of a configuration; give a value, or leave the key out for "
+        "its default"
+    )
+    assert (caught.value.file, caught.value.key) == ("<dict>", "record.signals[1]")
+    config["record"] = {"file": None}
+    with pytest.raises(tandem.ConfigError, match=r"^<dict>: record\.file: None"):
+        tandem.Session(config, results=tmp_path)
+
+
+def test_session_parameters_take_numpy_values_and_refuse_non_finite_ones(tmp_path: Path) -> None:
+    with tandem.Session(CRUISE, results=tmp_path) as session:
+        session.run_for(0.1)
+        session.set_parameter("speed_map.gain", np.float32(40.0))
+        session.wait_until(lambda s: s["v_ref"] == 20.0, timeout=1)
+        session.set_parameter("speed_map.gain", np.array(30))
+        session.wait_until(lambda s: s["v_ref"] == 15.0, timeout=1)
+        with pytest.raises(tandem.ModelError) as caught:
+            session.set_parameter("speed_map.gain", np.float64("nan"))
+        assert str(caught.value) == "speed_map.gain: nan is not a finite number; give a finite value"
+        assert (caught.value.block, caught.value.key) == ("speed_map", "gain")
+
+
+def test_a_run_fault_names_the_block_its_message_names() -> None:
+    fault = tandem._tandem.run_fault('at t = 2 s: non-finite value NaN in block "plant/root" output 1')
+    assert isinstance(fault, tandem.RunFault) and fault.block == "plant/root"
+    assert tandem._tandem.run_fault("the run ended at t = 3 s").block is None

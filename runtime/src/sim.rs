@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use std::fmt;
 use std::str::FromStr;
 
-use tandem_models::{Model, NonFinite, StateRef};
+use tandem_models::{Definition, Model, NonFinite, StateRef};
 
 use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 use crate::events::locator::{first_nonfinite, EventLocator, Limit, SettleError};
@@ -180,10 +180,12 @@ impl std::ops::DerefMut for Held<'_> {
 }
 
 /// Where a stepped simulation is, to go back to it ([`Simulation::save`],
-/// [`Simulation::restore`]): the grid index, states and inputs.
+/// [`Simulation::restore`]): the grid index and the time past it, states
+/// and inputs.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     n: u64,
+    part: f64,
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
@@ -196,11 +198,17 @@ type InputFn<'a> = dyn FnMut(f64, &mut [f64]) + 'a;
 ///
 /// [`Simulation::run`] runs it to the stop time; a co-simulation master
 /// instead steps it one grid step at a time ([`Simulation::step`]),
-/// setting the inputs between steps ([`Simulation::set_inputs`]).
+/// setting the inputs between steps ([`Simulation::set_inputs`]), and an
+/// importer of an exported FMU may also stop between two grid points
+/// ([`Simulation::advance_to`]).
 pub struct Simulation<'m> {
     model: Held<'m>,
-    /// The next grid point to record: the simulation is at `n * step`.
+    /// The grid point the simulation is at or last passed: it is at
+    /// `n * step + part`.
     n: u64,
+    /// How far past grid point `n` partial steps took it (0 on the grid:
+    /// always, unless [`Simulation::advance_to`] was called).
+    part: f64,
     settings: FixedStep,
     events: EventLocator,
     rates: Vec<TickRate>,
@@ -299,6 +307,7 @@ impl<'m> Simulation<'m> {
         Ok(Simulation {
             model,
             n: 0,
+            part: 0.0,
             settings,
             events,
             rates,
@@ -384,9 +393,16 @@ impl<'m> Simulation<'m> {
         Ok(self.summary(start.elapsed()))
     }
 
-    /// The time of the grid point the simulation is at.
+    /// The time the simulation is at: a grid point's, unless
+    /// [`Simulation::advance_to`] stopped it between two.
     pub fn time(&self) -> f64 {
-        self.n as f64 * self.settings.step
+        self.n as f64 * self.settings.step + self.part
+    }
+
+    /// The index of the grid point the simulation is at, or last passed
+    /// when it is between two.
+    pub fn grid_point(&self) -> u64 {
+        self.n
     }
 
     /// Replaces the inputs, held until the next call. A change is a
@@ -399,7 +415,8 @@ impl<'m> Simulation<'m> {
         }
     }
 
-    /// The outputs at the current grid point with the current inputs.
+    /// The outputs at the current time with the current inputs (between
+    /// grid points, discrete blocks hold their outputs).
     pub fn outputs(&mut self) -> Result<&[f64], SimError> {
         if self.bdf.is_none() {
             self.major_step()?;
@@ -419,40 +436,91 @@ impl<'m> Simulation<'m> {
 
     /// Records the outputs at the current grid point, then advances to the
     /// next one (located events on the way are handled and, when asked,
-    /// recorded).
+    /// recorded). Between two grid points (after
+    /// [`Simulation::advance_to`]) it only completes the step to the next.
     pub fn step(&mut self, recorder: &mut dyn Recorder) -> Result<(), SimError> {
-        let h = self.settings.step;
-        let t = self.time();
-        if self.bdf.is_some() {
-            self.x_before.copy_from_slice(&self.x);
-            self.xd_before.copy_from_slice(&self.xd);
-        }
-        self.major_step()?;
-        recorder.record(t, &self.y)?;
-        self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
-        if self.events.active() {
-            self.settle(t)?;
-        }
-        let next = (self.n + 1) as f64 * h;
-        if self.bdf.is_some() {
-            // A grid point that changed a discrete state or reset a
-            // continuous one is a discontinuity the BDF's history must
-            // not straddle.
-            self.land |= self.x != self.x_before || self.xd != self.xd_before;
-            self.restart |= self.land;
-            self.advance_bdf(t, next, recorder)?;
-            self.land = false;
-        } else {
-            self.advance(t, next, recorder)?;
-        }
+        let next = (self.n + 1) as f64 * self.settings.step;
+        self.advance_within(next, recorder)?;
         self.n += 1;
+        self.part = 0.0;
+        self.land = false;
         Ok(())
+    }
+
+    /// Advances to `to`, after the current time and before the next grid
+    /// point, where the next step or call goes on from: what an importer's
+    /// communication step that ends between two grid points needs. From a
+    /// grid point it first records and updates it as [`Simulation::step`]
+    /// does; then the continuous states alone advance, the discrete ones
+    /// held, in a step shorter than the grid's. Discrete rates still hit at
+    /// grid points only, which stay where they were: a run that never stops
+    /// between them is the one [`Simulation::run`] makes.
+    ///
+    /// # Panics
+    /// When `to` is not after the current time and before the next grid
+    /// point.
+    pub fn advance_to(&mut self, to: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        let base = self.n as f64 * self.settings.step;
+        let next = (self.n + 1) as f64 * self.settings.step;
+        assert!(
+            self.time() < to && to < next,
+            "advance_to({to}) from t = {} s: the end must come before the next grid point at {next} s",
+            self.time()
+        );
+        self.advance_within(to, recorder)?;
+        self.part = to - base;
+        Ok(())
+    }
+
+    /// Advances from the current time to `to`, not past the next grid
+    /// point: on a grid point its major step, record and update first.
+    fn advance_within(&mut self, to: f64, recorder: &mut dyn Recorder) -> Result<(), SimError> {
+        let t = self.time();
+        if self.part == 0.0 {
+            if self.bdf.is_some() {
+                self.x_before.copy_from_slice(&self.x);
+                self.xd_before.copy_from_slice(&self.xd);
+            }
+            self.major_step()?;
+            recorder.record(t, &self.y)?;
+            self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
+            if self.events.active() {
+                self.settle(t)?;
+            }
+            if self.bdf.is_some() {
+                // A grid point that changed a discrete state or reset a
+                // continuous one is a discontinuity the BDF's history must
+                // not straddle.
+                self.land |= self.x != self.x_before || self.xd != self.xd_before;
+                self.restart |= self.land;
+            }
+        }
+        if self.bdf.is_some() {
+            self.advance_bdf(t, to, recorder)?;
+        } else {
+            self.advance(t, to, recorder)?;
+        }
+        Ok(())
+    }
+
+    /// Puts `definition` (from [`Model::retune`]) in place of the model's,
+    /// from the current time on (the BDF restarts there); the replaced one
+    /// comes back in `definition`. Returns `false` when it is not a
+    /// definition of this model.
+    pub fn swap_definition(&mut self, definition: &mut Definition) -> bool {
+        let swapped = self.model.swap_definition(definition);
+        if swapped {
+            self.land = true;
+            self.restart = true;
+        }
+        swapped
     }
 
     /// Where the simulation is now, to come back to with
     /// [`Simulation::restore`] (e.g. to repeat a macro step).
     pub fn save(&self, into: &mut Snapshot) {
         into.n = self.n;
+        into.part = self.part;
         for (to, from) in [(&mut into.x, &self.x), (&mut into.xd, &self.xd), (&mut into.u, &self.u)] {
             to.clear();
             to.extend_from_slice(from);
@@ -462,6 +530,7 @@ impl<'m> Simulation<'m> {
     /// Goes back to a saved point of this simulation.
     pub fn restore(&mut self, from: &Snapshot) {
         self.n = from.n;
+        self.part = from.part;
         self.x.copy_from_slice(&from.x);
         self.xd.copy_from_slice(&from.xd);
         self.u.copy_from_slice(&from.u);
@@ -469,10 +538,15 @@ impl<'m> Simulation<'m> {
         self.land = true;
     }
 
-    /// The rate hits and major outputs at the current grid point.
+    /// The rate hits and major outputs at the current time (no hits
+    /// between grid points).
     fn major_step(&mut self) -> Result<(), SimError> {
         let t = self.time();
-        set_hits(&self.rates, self.n, &mut self.hits);
+        if self.part == 0.0 {
+            set_hits(&self.rates, self.n, &mut self.hits);
+        } else {
+            self.hits.fill(false);
+        }
         self.model
             .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
         if let Some(e) = first_nonfinite(self.model.layout(), t, &self.x, &self.y) {

@@ -112,3 +112,68 @@ fn reading_the_outputs_between_steps_leaves_the_bdf_run_as_a_run_runs_it() {
     }
     assert_eq!(read, ran.rows);
 }
+
+/// Advances `sim` to `to` as an importer's communication step does: whole
+/// grid steps, then a shorter one to `to` when it is between two grid
+/// points.
+fn advance(sim: &mut Simulation, to: f64, step: f64, trace: &mut Trace) {
+    while (sim.grid_point() + 1) as f64 * step <= to + 1e-9 * step {
+        sim.step(trace).unwrap();
+    }
+    if to - sim.time() > 1e-9 * step {
+        sim.advance_to(to, trace).unwrap();
+    }
+}
+
+#[test]
+fn stopping_between_grid_points_follows_the_solution_and_keeps_the_grid() {
+    for solver in [Method::Rk4.into(), Solver::BDF] {
+        let model = diagram::compile_str(LAG).unwrap().model;
+        let mut sim = Simulation::owning(Box::new(model), settings(solver)).unwrap();
+        let mut trace = Trace::default();
+        sim.set_inputs(&[1.0]);
+        let interval = 0.0037;
+        let mut worst = 0.0f64;
+        for k in 1..=270 {
+            let t = k as f64 * interval;
+            advance(&mut sim, t, 0.01, &mut trace);
+            assert!(
+                (sim.time() - t).abs() < 1e-12,
+                "{solver}: at {} s, not {t} s",
+                sim.time()
+            );
+            let x = sim.outputs().unwrap()[0];
+            worst = worst.max((x - (1.0 - (-t).exp())).abs());
+        }
+        // Each grid point passed was recorded once, on the grid.
+        assert_eq!(trace.time.len(), 100, "{solver}");
+        assert!(trace.time.iter().enumerate().all(|(i, &t)| t == i as f64 * 0.01));
+        let bound = if solver == Solver::BDF { 1e-5 } else { 1e-9 };
+        println!("{solver}: largest error against 1 - exp(-t) at 270 points 3.7 ms apart: {worst:e}");
+        assert!(worst < bound, "{solver}: {worst:e}");
+    }
+}
+
+#[test]
+fn between_grid_points_discrete_blocks_hold_and_hit_on_the_grid_only() {
+    let settings = FixedStep {
+        solver: Method::Rk4.into(),
+        step: 0.01,
+        stop: 2.0,
+    };
+    let model = diagram::compile_str(HELD_SINE).unwrap().model;
+    let mut sim = Simulation::owning(Box::new(model), settings).unwrap();
+    let mut trace = Trace::default();
+    // x(t) integrates sin(t_k) (1 rad/s) held from each t_k = 0.1 k.
+    let exact = |t: f64| {
+        let k = (t / 0.1 + 1e-9).floor() as usize;
+        let whole: f64 = (0..k).map(|i| (0.1 * i as f64).sin() * 0.1).sum();
+        whole + (0.1 * k as f64).sin() * (t - 0.1 * k as f64)
+    };
+    for k in 1..=300 {
+        let t = k as f64 * 0.0061;
+        advance(&mut sim, t, 0.01, &mut trace);
+        let x = sim.outputs().unwrap()[0];
+        assert!((x - exact(t)).abs() < 1e-12, "at {t} s: {x} vs {}", exact(t));
+    }
+}

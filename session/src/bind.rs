@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig};
-use tandem_fmi::{ModelLoadError, Use};
+use tandem_fmi::{Host, ModelLoadError, Use};
 use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_io::frame::CLASSIC_MAX_LEN;
 use tandem_models::{plants, Model, Variable};
@@ -155,10 +155,22 @@ fn port(config: &RunConfig, kind: &str, ports: &[Variable], name: &Located<Strin
 
 /// Binds `config` to its model and DBC files.
 pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
-    let loaded = tandem_fmi::load(&config.model.value, Use::RealTime).map_err(|error| BindError::Model {
+    let model_error = |error: ModelLoadError| BindError::Model {
         place: Box::new(config.error_at(&config.model, error.to_string())),
         error: Box::new(error),
-    })?;
+    };
+    // An FMU run out of process runs in this program, started again as its
+    // helper (see tandem_fmi::isolate).
+    let host = match config.isolate_fmu {
+        true => Some(Host::this_program().map_err(|e| {
+            model_error(ModelLoadError::NoHost {
+                model: config.model.value.to_string(),
+                error: e,
+            })
+        })?),
+        false => None,
+    };
+    let loaded = tandem_fmi::load_with(&config.model.value, Use::RealTime, host.as_ref()).map_err(model_error)?;
     let model = loaded.model;
     let layout = model.layout();
     let inputs = input_signals(&config, layout.inputs.as_slice())?;

@@ -15,7 +15,7 @@ use toml::Spanned;
 use crate::bus::{BusConfig, TransportConfig};
 use crate::dcp::{check_endpoint, check_slave_name, DcpConfig};
 use crate::error::{ConfigError, Located};
-use crate::raw::{RawBus, RawDcp, RawRunConfig};
+use crate::raw::{RawBus, RawDcp, RawFmu, RawRunConfig};
 use crate::run::{EcuConfig, RunConfig};
 use crate::text::ConfigText;
 
@@ -41,6 +41,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
     let ecu = raw.ecu.as_ref().map(|e| EcuConfig {
         config: text.located(&e.config, "ecu.config".into()).map(|c| text.dir().join(c)),
     });
+    let isolate_fmu = isolate_fmu(text, raw.fmu.as_ref(), &model.value)?;
     Ok(RunConfig {
         file: text.origin.to_path_buf(),
         model,
@@ -53,7 +54,26 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         bus_log,
         ecu,
         dcp,
+        isolate_fmu,
     })
+}
+
+/// `fmu.isolate`, which only an FMU model takes.
+fn isolate_fmu(text: &ConfigText<'_>, raw: Option<&RawFmu>, model: &ModelRef) -> Result<bool, ConfigError> {
+    let Some(isolate) = raw.and_then(|f| f.isolate.as_ref()) else {
+        return Ok(false);
+    };
+    let fmu = matches!(model, ModelRef::File(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fmu")));
+    if !fmu {
+        return Err(text.error(
+            Some(isolate.span()),
+            "fmu.isolate",
+            "fmu.isolate applies to an FMU model (a model ending in \".fmu\") only: diagrams and built-in plants run \
+             Tandem's own code"
+                .into(),
+        ));
+    }
+    Ok(*isolate.get_ref())
 }
 
 /// The `[dcp]` table; a bus carried over DCP needs one, and a slave needs

@@ -13,7 +13,7 @@ use tandem_config::{read_text, ConfigError};
 use tandem_models::Variable;
 
 pub use raw::RawConnection;
-pub use source::{fixed_step_for, load_source, ModelSpec};
+pub use source::{fixed_step_for, load_source, load_source_with, ModelSpec};
 pub use validate::{assemble, DEFAULT_EXTRAPOLATION, DEFAULT_MAX_ITERATIONS};
 
 use crate::bounds::MAX_SYSTEM_FILE;
@@ -164,23 +164,34 @@ impl System {
 
 /// Reads and checks the system file at `path`, loading its sub-models.
 pub fn load(path: &Path) -> Result<System, SystemError> {
+    load_with(path, false)
+}
+
+/// [`load`], every FMU run out of process when `isolate_fmus` (as if each
+/// had `fmu.isolate = true`).
+pub fn load_with(path: &Path, isolate_fmus: bool) -> Result<System, SystemError> {
     let text = read_text(
         path,
         MAX_SYSTEM_FILE,
         "system file",
         "cosim/examples/two_mass.toml is an example",
     )?;
-    parse(&text, path)
+    parse_with(&text, path, isolate_fmus)
 }
 
 /// Checks the system `text`, read from `file`: errors name `file`, and
 /// relative sources resolve against its directory.
 pub fn parse(text: &str, file: &Path) -> Result<System, SystemError> {
+    parse_with(text, file, false)
+}
+
+/// [`parse`], every FMU run out of process when `isolate_fmus`.
+pub fn parse_with(text: &str, file: &Path, isolate_fmus: bool) -> Result<System, SystemError> {
     let place = Place {
         text,
         file,
         guide: "cosim/SYSTEM.md",
     };
     let raw = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
-    validate::validate(&place, raw)
+    validate::validate(&place, raw, isolate_fmus)
 }

@@ -65,6 +65,17 @@ pub(crate) struct RawModel {
     pub(crate) every: Option<Spanned<i64>>,
     #[serde(default)]
     pub(crate) parameters: BTreeMap<String, Spanned<f64>>,
+    #[serde(default)]
+    pub(crate) fmu: Option<RawFmu>,
+}
+
+/// `model.fmu`: how an FMU source is loaded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFmu {
+    /// Run its code in a process of its own.
+    #[serde(default)]
+    pub(crate) isolate: Option<Spanned<bool>>,
 }
 
 /// `[[connection]]`: an output driving an input, as written (also the

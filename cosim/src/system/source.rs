@@ -8,7 +8,7 @@ use tandem_models::diagram::{self, SimulationDef};
 use tandem_models::ModelRef;
 use tandem_runtime::FixedStep;
 
-use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, InterfaceKind, Parameters};
+use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InterfaceKind, Parameters};
 use tandem_models::Model;
 
 use super::SystemError;
@@ -45,11 +45,21 @@ pub struct ModelSpec {
 /// Loads the participant `spec` names; `file` is the system file, against
 /// whose directory paths resolve and which errors name.
 pub fn load_source(spec: &ModelSpec, file: &Path) -> Result<Box<dyn SubModel>, SystemError> {
+    load_source_with(spec, file, None)
+}
+
+/// [`load_source`], an FMU run out of process, in the program `isolation`
+/// describes, when given (see [`tandem_fmi::isolate`]).
+pub fn load_source_with(
+    spec: &ModelSpec,
+    file: &Path,
+    isolation: Option<&Host>,
+) -> Result<Box<dyn SubModel>, SystemError> {
     let text = spec.source.value.trim();
     let base = file.parent().unwrap_or(Path::new(""));
     let unusable = |e: &dyn std::fmt::Display| spec.source.error(file, format!("cannot use this model: {e}"));
     if tandem_fmi::is_fmu(Path::new(text)) {
-        return load_fmu(spec, file, &base.join(text)).map_err(|e| match e {
+        return load_fmu(spec, file, &base.join(text), isolation).map_err(|e| match e {
             FmuLoadError::Parameter { index, error } => {
                 SystemError::Invalid(spec.parameters[index].1.error(file, error.to_string()))
             }
@@ -89,8 +99,16 @@ pub fn load_source(spec: &ModelSpec, file: &Path) -> Result<Box<dyn SubModel>, S
 /// unless the file gives it a `solver` or it has none, else its Model
 /// Exchange interface, integrated by the solver the file or its default
 /// experiment names.
-fn load_fmu(spec: &ModelSpec, file: &Path, path: &Path) -> Result<Box<dyn SubModel>, FmuLoadError> {
-    let fmu = Fmu::open(path)?;
+fn load_fmu(
+    spec: &ModelSpec,
+    file: &Path,
+    path: &Path,
+    isolation: Option<&Host>,
+) -> Result<Box<dyn SubModel>, FmuLoadError> {
+    let fmu = match isolation {
+        Some(host) => Fmu::open_isolated(path, host.clone())?,
+        None => Fmu::open(path)?,
+    };
     let mut parameters = Parameters::new();
     for (name, value) in &spec.parameters {
         parameters.set(name, value.value);

@@ -2,14 +2,17 @@
 //! bounds, every name known, each input driven at most once, and no
 //! algebraic loop unless the master iterates.
 
+use std::path::Path;
+
 use tandem_config::bounds::{shown_number, MAX_STOP, MIN_STEP};
 use tandem_config::ConfigError;
+use tandem_fmi::Host;
 use tandem_runtime::UnknownName;
 use toml::Spanned;
 
 use super::connections::{links, loop_path};
 use super::raw::{RawConnection, RawMaster, RawModel, RawSystem};
-use super::source::{load_source, ModelSpec};
+use super::source::{load_source_with, ModelSpec};
 use super::{names, Iterate, Master, Ordering, Participant, PointInputs, System, SystemError};
 use crate::bounds::{MAX_EVERY, MAX_ITERATIONS, MAX_MODELS, MAX_THREADS};
 use crate::graph::{self, Link};
@@ -22,7 +25,7 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
 pub const DEFAULT_EXTRAPOLATION: usize = 1;
 
 /// Checks `raw` and loads its sub-models.
-pub(super) fn validate(place: &Place<'_>, raw: RawSystem) -> Result<System, SystemError> {
+pub(super) fn validate(place: &Place<'_>, raw: RawSystem, isolate_fmus: bool) -> Result<System, SystemError> {
     let m = &raw.master;
     let step = seconds(place, &m.step, "master.step")?;
     let stop = seconds(place, &m.stop, "master.stop")?;
@@ -44,7 +47,7 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem) -> Result<System, Syst
     let ordering = ordering(place, m)?;
     let iterate = iterate(place, m)?;
     let point_inputs = point_inputs(place, m, ordering, iterate.is_some())?;
-    let mut participants = participants(place, &raw.model, step, steps)?;
+    let mut participants = participants(place, &raw.model, step, steps, isolate_fmus)?;
     let links = links(place, &raw.connection, &participants)?;
     if iterate.is_none() && point_inputs == PointInputs::Newest {
         solvable(place, &raw.connection, &links, &participants, ITERATE_FIX)?;
@@ -283,8 +286,15 @@ fn threads(place: &Place<'_>, m: &RawMaster, ordering: Ordering, models: usize) 
     }
 }
 
-/// The `[[model]]` tables, each sub-model loaded.
-fn participants(place: &Place<'_>, raw: &[RawModel], step: f64, steps: u64) -> Result<Vec<Participant>, SystemError> {
+/// The `[[model]]` tables, each sub-model loaded; FMUs out of process when
+/// `isolate_fmus` or their `fmu.isolate` says so.
+fn participants(
+    place: &Place<'_>,
+    raw: &[RawModel],
+    step: f64,
+    steps: u64,
+    isolate_fmus: bool,
+) -> Result<Vec<Participant>, SystemError> {
     if raw.is_empty() {
         return Err(place
             .error(
@@ -356,9 +366,33 @@ fn participants(place: &Place<'_>, raw: &[RawModel], step: f64, steps: u64) -> R
             communication_step: every as f64 * step,
             stop: steps as f64 * step,
         };
+        let isolate = r.fmu.as_ref().and_then(|f| f.isolate.as_ref());
+        if let Some(isolate) = isolate.filter(|_| !tandem_fmi::is_fmu(Path::new(r.source.get_ref().trim()))) {
+            return Err(place
+                .error(
+                    isolate.span(),
+                    &key("fmu.isolate"),
+                    "fmu.isolate applies to FMU sources (.fmu) only: diagrams and built-in plants run Tandem's own \
+                     code"
+                        .into(),
+                )
+                .into());
+        }
+        let host = if isolate_fmus || isolate.is_some_and(|i| *i.get_ref()) {
+            let host = Host::this_program().map_err(|e| {
+                place.error(
+                    r.source.span(),
+                    &key("source"),
+                    format!("cannot find this program to run the FMU out of process: {e}"),
+                )
+            })?;
+            Some(host)
+        } else {
+            None
+        };
         participants.push(Participant {
             name: name.clone(),
-            model: load_source(&spec, place.file)?,
+            model: load_source_with(&spec, place.file, host.as_ref())?,
             every,
         });
     }

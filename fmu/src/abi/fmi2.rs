@@ -220,7 +220,7 @@ pub unsafe extern "C" fn fmi2SetReal(instance: *mut c_void, vr: *const u32, nvr:
     set::<Log>("fmi2SetReal", instance, (vr, nvr), (value, nvr))
 }
 
-/// Advances by a whole multiple of the model's step, synchronously.
+/// Advances by the communication step (see `Instance::step`), synchronously.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2DoStep(
     instance: *mut c_void,

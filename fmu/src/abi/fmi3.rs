@@ -201,7 +201,7 @@ pub unsafe extern "C" fn fmi3SetFloat64(
     )
 }
 
-/// Advances by a whole multiple of the model's step. Never returns early
+/// Advances by the communication step (see `Instance::step`). Never returns early
 /// nor asks for event handling.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3DoStep(

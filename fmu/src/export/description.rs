@@ -1,7 +1,8 @@
 //! The `modelDescription.xml` of an exported FMU, in FMI 3.0 or FMI 2.0:
 //! a Co-Simulation interface, the default experiment, and Float64 (Real)
 //! variables: time (independent), the inputs with their defaults as start
-//! values, and the outputs.
+//! values, the outputs, and the block parameters with their values as
+//! start values (tunable or fixed).
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
@@ -11,7 +12,8 @@ use tandem_models::Layout;
 use tandem_runtime::{FixedStep, Solver};
 
 use super::FmiVersion;
-use crate::variables;
+use crate::parameters::Parameter;
+use crate::variables::{self, Counts};
 
 /// A variable's role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +21,7 @@ enum Causality {
     Independent,
     Input,
     Output,
+    Parameter,
 }
 
 impl Causality {
@@ -27,6 +30,7 @@ impl Causality {
             Causality::Independent => "independent",
             Causality::Input => "input",
             Causality::Output => "output",
+            Causality::Parameter => "parameter",
         }
     }
 }
@@ -36,6 +40,8 @@ struct Described<'a> {
     name: Cow<'a, str>,
     vr: u32,
     causality: Causality,
+    /// `continuous`, `tunable` or `fixed`.
+    variability: &'static str,
     start: Option<f64>,
     unit: Option<&'a str>,
 }
@@ -46,30 +52,36 @@ pub struct Description<'a> {
     identifier: &'a str,
     token: &'a str,
     settings: &'a FixedStep,
-    /// Time, the inputs and the outputs: in value-reference order.
+    /// Time, the inputs, the outputs and the parameters: in
+    /// value-reference order.
     variables: Vec<Described<'a>>,
 }
 
 impl<'a> Description<'a> {
-    /// The description of a model of this layout; the error is a name two
-    /// variables share.
+    /// The description of a model of this layout exposing `parameters`;
+    /// the error is a name two variables share.
     pub fn new(
         name: &'a str,
         identifier: &'a str,
         token: &'a str,
         layout: &'a Layout,
+        parameters: &'a [Parameter],
         settings: &'a FixedStep,
     ) -> Result<Description<'a>, String> {
+        let parameter_names: Vec<String> = parameters.iter().map(Parameter::name).collect();
         let mut seen = HashSet::new();
-        for v in layout.inputs.iter().chain(&layout.outputs) {
-            if !seen.insert(v.name.as_str()) {
-                return Err(v.name.clone());
+        let names = layout.inputs.iter().chain(&layout.outputs).map(|v| &v.name);
+        for name in names.chain(&parameter_names) {
+            if !seen.insert(name.as_str()) {
+                return Err(name.clone());
             }
         }
+        let counts = Counts::of(layout, parameters.len());
         let time = Described {
             name: Cow::Owned(variables::time_name(layout)),
             vr: variables::TIME,
             causality: Causality::Independent,
+            variability: "continuous",
             start: None,
             unit: Some("s"),
         };
@@ -77,6 +89,7 @@ impl<'a> Description<'a> {
             name: Cow::Borrowed(&v.name),
             vr: variables::input(i),
             causality: Causality::Input,
+            variability: "continuous",
             start: Some(v.default),
             unit: v.unit.as_deref(),
         });
@@ -84,15 +97,32 @@ impl<'a> Description<'a> {
             name: Cow::Borrowed(&v.name),
             vr: variables::output(layout.inputs.len(), i),
             causality: Causality::Output,
+            variability: "continuous",
             start: None,
             unit: v.unit.as_deref(),
         });
+        let parameters = parameters
+            .iter()
+            .zip(parameter_names)
+            .enumerate()
+            .map(|(i, (p, name))| Described {
+                name: Cow::Owned(name),
+                vr: variables::parameter(counts, i),
+                causality: Causality::Parameter,
+                variability: if p.tunable { "tunable" } else { "fixed" },
+                start: Some(p.start_value()),
+                unit: None,
+            });
         Ok(Description {
             name,
             identifier,
             token,
             settings,
-            variables: std::iter::once(time).chain(inputs).chain(outputs).collect(),
+            variables: std::iter::once(time)
+                .chain(inputs)
+                .chain(outputs)
+                .chain(parameters)
+                .collect(),
         })
     }
 
@@ -154,10 +184,11 @@ impl<'a> Description<'a> {
                 let _ = write!(attributes, " unit=\"{}\"", escape(unit));
             }
             let head = format!(
-                "name=\"{}\" valueReference=\"{}\" causality=\"{}\" variability=\"continuous\"",
+                "name=\"{}\" valueReference=\"{}\" causality=\"{}\" variability=\"{}\"",
                 escape(&v.name),
                 v.vr,
-                v.causality.name()
+                v.causality.name(),
+                v.variability
             );
             let _ = match version {
                 FmiVersion::Fmi3 => writeln!(x, "    <Float64 {head}{attributes}/>"),
@@ -234,6 +265,23 @@ mod tests {
         }
     }
 
+    fn parameters() -> Vec<Parameter> {
+        vec![
+            Parameter {
+                block: "k".into(),
+                param: "gain".into(),
+                start: serde_json::json!(2.5),
+                tunable: true,
+            },
+            Parameter {
+                block: "sub/e".into(),
+                param: "inputs".into(),
+                start: serde_json::json!(2),
+                tunable: false,
+            },
+        ]
+    }
+
     const SETTINGS: FixedStep = FixedStep {
         solver: Solver::Explicit(Method::Rk4),
         step: 0.01,
@@ -243,7 +291,8 @@ mod tests {
     #[test]
     fn fmi3_lists_time_inputs_and_outputs_by_value_reference() {
         let layout = layout();
-        let d = Description::new("Car & driver", "car", "{t}", &layout, &SETTINGS).unwrap();
+        let parameters = parameters();
+        let d = Description::new("Car & driver", "car", "{t}", &layout, &parameters, &SETTINGS).unwrap();
         let x = d.xml(FmiVersion::Fmi3);
         for expected in [
             "fmiVersion=\"3.0\" modelName=\"Car &amp; driver\" instantiationToken=\"{t}\"",
@@ -255,6 +304,8 @@ mod tests {
             "<Unit name=\"m/s\"/>",
             "<Output valueReference=\"3\"/>",
             "<InitialUnknown valueReference=\"2\"/>",
+            "<Float64 name=\"k.gain\" valueReference=\"4\" causality=\"parameter\" variability=\"tunable\" start=\"2.5\"/>",
+            "<Float64 name=\"sub/e.inputs\" valueReference=\"5\" causality=\"parameter\" variability=\"fixed\" start=\"2.0\"/>",
         ] {
             assert!(x.contains(expected), "{expected}\nin\n{x}");
         }
@@ -263,7 +314,8 @@ mod tests {
     #[test]
     fn fmi2_indexes_outputs_by_position() {
         let layout = layout();
-        let x = Description::new("car", "car", "{t}", &layout, &SETTINGS)
+        let parameters = parameters();
+        let x = Description::new("car", "car", "{t}", &layout, &parameters, &SETTINGS)
             .unwrap()
             .xml(FmiVersion::Fmi2);
         for expected in [
@@ -271,6 +323,7 @@ mod tests {
             "canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"false\" canNotUseMemoryManagementFunctions=\"true\"/>",
             "<ScalarVariable name=\"v\" valueReference=\"2\" causality=\"output\" variability=\"continuous\"><Real unit=\"m/s\"/></ScalarVariable>",
             "<Outputs>\n      <Unknown index=\"3\"/>\n      <Unknown index=\"4\"/>\n    </Outputs>",
+            "<ScalarVariable name=\"k.gain\" valueReference=\"4\" causality=\"parameter\" variability=\"tunable\"><Real start=\"2.5\"/></ScalarVariable>",
         ] {
             assert!(x.contains(expected), "{expected}\nin\n{x}");
         }
@@ -280,7 +333,11 @@ mod tests {
     fn two_variables_of_one_name_are_refused() {
         let mut layout = layout();
         layout.outputs[1].name = "v".into();
-        let e = Description::new("car", "car", "{t}", &layout, &SETTINGS).err();
+        let e = Description::new("car", "car", "{t}", &layout, &parameters(), &SETTINGS).err();
         assert_eq!(e.as_deref(), Some("v"));
+        let mut layout = self::layout();
+        layout.outputs[1].name = "k.gain".into();
+        let e = Description::new("car", "car", "{t}", &layout, &parameters(), &SETTINGS).err();
+        assert_eq!(e.as_deref(), Some("k.gain"));
     }
 }

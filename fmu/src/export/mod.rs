@@ -9,10 +9,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use tandem_config::{fixed_step, Overrides};
-use tandem_models::ModelRef;
+use tandem_models::diagram::{compile_str, FileError};
+use tandem_models::{LoadError, ModelRef};
 use tandem_runtime::{FixedStep, Simulation};
 
 use crate::library::platform;
+use crate::parameters;
 use crate::resources::Resources;
 use crate::version::FmiVersion;
 use description::Description;
@@ -35,6 +37,10 @@ pub struct ExportReport {
     pub inputs: usize,
     /// Number of outputs.
     pub outputs: usize,
+    /// Number of parameters exposed.
+    pub parameters: usize,
+    /// Of these, the number that can be changed while stepping.
+    pub tunable: usize,
     /// The solver and step it runs with, and the stop time of its default
     /// experiment.
     pub settings: FixedStep,
@@ -44,12 +50,14 @@ impl fmt::Display for ExportReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: FMI {} Co-Simulation FMU of \"{}\" ({} inputs, {} outputs; {}, step {} s, default stop time {} s)",
+            "{}: FMI {} Co-Simulation FMU of \"{}\" ({} inputs, {} outputs, {} parameters of which {} tunable; {}, step {} s, default stop time {} s)",
             self.path.display(),
             self.version,
             self.name,
             self.inputs,
             self.outputs,
+            self.parameters,
+            self.tunable,
             self.settings.solver,
             self.settings.step,
             self.settings.stop
@@ -62,7 +70,9 @@ impl fmt::Display for ExportReport {
 /// [`library_beside`](crate::library_beside)). The FMU runs the model with
 /// the solver and step of its `simulation` section (or Tandem's defaults),
 /// each replaced by the one `overrides` gives, as `tandem sim` does; its
-/// default experiment stops at that stop time. An existing `out` is
+/// default experiment stops at that stop time. A block diagram's numeric
+/// block parameters become the FMU's parameters: tunable where the model
+/// takes a change while running, fixed otherwise. An existing `out` is
 /// replaced only once the new FMU is complete.
 pub fn export(
     model: &ModelRef,
@@ -82,14 +92,28 @@ pub fn export(
         model: shown.clone(),
         error,
     })?;
-    let resources = Resources::of(model, &settings).map_err(|cause| ExportError::Read {
+    let mut resources = Resources::of(model, &settings).map_err(|cause| ExportError::Read {
         path: PathBuf::from(&shown),
         cause,
     })?;
+    let exposed = match resources.diagram() {
+        Some(text) => parameters::of(
+            &compile_str(text)
+                .map_err(|e| {
+                    LoadError::File(FileError::Diagram {
+                        path: shown.clone(),
+                        error: Box::new(e),
+                    })
+                })?
+                .model,
+        ),
+        None => Vec::new(),
+    };
+    resources.parameters = parameters::to_json(&exposed);
     let token = resources.token();
     let model_identifier = identifier(&loaded.name);
     let layout = loaded.model.layout();
-    let description = Description::new(&loaded.name, &model_identifier, &token, layout, &settings)
+    let description = Description::new(&loaded.name, &model_identifier, &token, layout, &exposed, &settings)
         .map_err(|name| ExportError::DuplicateName { model: shown, name })?;
     let binary = std::fs::read(library).map_err(|cause| ExportError::Read {
         path: library.to_owned(),
@@ -115,6 +139,8 @@ pub fn export(
         token,
         inputs: layout.inputs.len(),
         outputs: layout.outputs.len(),
+        parameters: exposed.len(),
+        tunable: exposed.iter().filter(|p| p.tunable).count(),
         settings,
     })
 }
