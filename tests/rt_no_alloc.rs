@@ -336,7 +336,10 @@ signals = {{ ThrottleAngle = "throttle_angle" }}
         let m = &report.metrics;
         assert_eq!(m.frames.get(), 3000);
         let (fast, implicit) = (m.fast_events.located.get(), m.implicit_events.located.get());
-        assert!(fast >= 10 && implicit >= 10, "{policy}: events located {fast} and {implicit}");
+        assert!(
+            fast >= 10 && implicit >= 10,
+            "{policy}: events located {fast} and {implicit}"
+        );
         assert_eq!(
             ALLOCATIONS.load(Relaxed),
             0,

@@ -150,7 +150,12 @@ fn the_ball_bounces_on_the_real_clock_as_the_closed_form_says() {
         // Whichever source each frame took (implicit, catch-up, or the
         // fast side's own when the implicit side was late), the impact was
         // located inside its frame.
-        assert!((row[1] - exact).abs() < 1e-9, "x({}) = {}, exactly {exact}", row[0], row[1]);
+        assert!(
+            (row[1] - exact).abs() < 1e-9,
+            "x({}) = {}, exactly {exact}",
+            row[0],
+            row[1]
+        );
     }
     assert!(out.contains("real clock"), "{out}");
 }
@@ -196,7 +201,12 @@ fn a_model_that_produces_nan_ends_the_run_named_under_every_policy_on_either_clo
     let dir = common::scratch("nan_plant");
     std::fs::write(dir.join("sqrt.json"), SQRT_PLANT).unwrap();
     for clock in [&["--virtual-clock"][..], &[]] {
-        ends_named(&dir, "sqrt.json", clock, &["block \"root\"", "non-finite value NaN at t = 2"]);
+        ends_named(
+            &dir,
+            "sqrt.json",
+            clock,
+            &["block \"root\"", "non-finite value NaN at t = 2"],
+        );
     }
 }
 

@@ -91,7 +91,11 @@ fn print(name: &str, m: &Measured, errors: &[f64]) {
          deferred; missed deadlines {}",
         "",
         errors.len(),
-        if worst <= LOCATED && !errors.is_empty() { "met" } else { "NOT MET" },
+        if worst <= LOCATED && !errors.is_empty() {
+            "met"
+        } else {
+            "NOT MET"
+        },
         m.located,
         m.deferred,
         m.missed
@@ -189,7 +193,12 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
     );
     let throttle_seconds = seconds.max(3.0).floor();
     for (frame, seconds_per_frame, label) in [("1ms", 1e-3, "1 kHz"), ("100us", 1e-4, "10 kHz")] {
-        let ball = measure("models/examples/bouncing_ball.json", frame, 12.0, "[fast]\nmethod = \"rk4\"\n")?;
+        let ball = measure(
+            "models/examples/bouncing_ball.json",
+            frame,
+            12.0,
+            "[fast]\nmethod = \"rk4\"\n",
+        )?;
         let located = ball_located(&ball.rows);
         print(&format!("ball, {label}"), &ball, &errors(&located, &ball_impacts(12.0)));
 
@@ -198,7 +207,11 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
         let mut captured: Vec<f64> = throttle.rows.iter().map(|r| r.1[2]).filter(|&t| t > 0.0).collect();
         captured.dedup();
         let exact = throttle_impacts(throttle_seconds, seconds_per_frame);
-        print(&format!("throttle body, {label}"), &throttle, &errors(&captured, &exact));
+        print(
+            &format!("throttle body, {label}"),
+            &throttle,
+            &errors(&captured, &exact),
+        );
     }
     Ok(())
 }

@@ -27,7 +27,11 @@ fn root() -> PathBuf {
 
 /// The example bouncing ball: `models/examples/bouncing_ball.json`.
 fn ball() -> Box<dyn Model> {
-    Box::new(diagram::load(&root().join("models/examples/bouncing_ball.json")).unwrap().model)
+    Box::new(
+        diagram::load(&root().join("models/examples/bouncing_ball.json"))
+            .unwrap()
+            .model,
+    )
 }
 
 /// No inputs to drive.
@@ -177,7 +181,10 @@ fn thermostat() -> Box<dyn Model> {
 fn switching_times(end: f64) -> Vec<f64> {
     let first = (15.0f64 / 9.0).ln();
     let half = (11.0f64 / 9.0).ln();
-    (0..).map(|n| first + n as f64 * half).take_while(|&t| t < end).collect()
+    (0..)
+        .map(|n| first + n as f64 * half)
+        .take_while(|&t| t < end)
+        .collect()
 }
 
 /// The thermostat's temperature at `t` in closed form.
@@ -199,7 +206,12 @@ fn a_relay_with_hysteresis_switches_at_its_closed_form_times_under_every_policy(
     let exact = switching_times(3.0);
     for policy in POLICIES {
         let method = FastMethod::Explicit(Method::Rk4);
-        let r = run(thermostat().as_ref(), &settings(policy, method, 3.0), &costs(), no_inputs());
+        let r = run(
+            thermostat().as_ref(),
+            &settings(policy, method, 3.0),
+            &costs(),
+            no_inputs(),
+        );
         assert_eq!(r.failure, None);
         // Each switching time as the model captured it at the event.
         let mut located: Vec<f64> = r.rows.iter().map(|row| row[2]).filter(|&t| t > 0.0).collect();
@@ -218,7 +230,11 @@ fn a_relay_with_hysteresis_switches_at_its_closed_form_times_under_every_policy(
             );
         }
         let m = &r.tandem.metrics;
-        assert_eq!(m.fast_events.located.get(), exact.len() as u64, "{policy}: no chattering");
+        assert_eq!(
+            m.fast_events.located.get(),
+            exact.len() as u64,
+            "{policy}: no chattering"
+        );
         assert_eq!(m.fast_events.deferred.get(), 0);
     }
 }
@@ -243,14 +259,21 @@ fn a_ball_coming_to_rest_bounds_its_events_per_frame_and_never_stalls() {
         let fast_step = costs().fast_step as f64;
         let catchup = s.max_catchup as f64;
         let bound = fast_step * ((1.0 + catchup) * (1.0 + per_frame));
-        assert!(m.compute.snapshot().max <= bound, "{policy}: {}", m.compute.snapshot().max);
+        assert!(
+            m.compute.snapshot().max <= bound,
+            "{policy}: {}",
+            m.compute.snapshot().max
+        );
         assert_eq!(m.missed(), 0, "{policy}");
         if policy != Policy::Explicit {
             assert!(m.implicit_events.deferred.get() > 0, "{policy}");
         }
         // At rest, the ball stays on the floor.
         for (k, row) in r.rows.iter().enumerate().skip((zeno * 1e3) as usize + 100) {
-            assert!(row[0].abs() < 1e-3 && row[1].abs() < 0.05, "{policy}, frame {k}: {row:?}");
+            assert!(
+                row[0].abs() < 1e-3 && row[1].abs() < 0.05,
+                "{policy}, frame {k}: {row:?}"
+            );
         }
     }
 }
@@ -332,7 +355,10 @@ fn at_the_end_of_a_day_every_implicit_result_is_on_time() {
             let r = run_from(lag().as_ref(), &s, &costs, no_inputs(), day - 20_000);
             assert_eq!(r.failure, None);
             let late = r.sources[1..].iter().filter(|&&s| s != Implicit).count();
-            assert_eq!(late, 0, "frame {frame} s under {policy}: {late} frames without their result");
+            assert_eq!(
+                late, 0,
+                "frame {frame} s under {policy}: {late} frames without their result"
+            );
             let m = &r.tandem.metrics;
             // The first frame has no result yet.
             assert_eq!((m.resyncs.get(), m.stale_results.get()), (0, 0));

@@ -189,8 +189,7 @@ impl ConfigText<'_> {
         let events = &raw.events;
         s.events.locate = given(&events.locate, s.events.locate).value;
         let per_frame = given(&events.max_per_frame, i64::from(s.events.max_per_frame));
-        s.events.max_per_frame =
-            self.integer(&per_frame, "events.max_per_frame", 1, MAX_COUNT, "write e.g. 4")? as u32;
+        s.events.max_per_frame = self.integer(&per_frame, "events.max_per_frame", 1, MAX_COUNT, "write e.g. 4")? as u32;
         Ok(s)
     }
 }

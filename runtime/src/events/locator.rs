@@ -148,9 +148,7 @@ impl EventLocator {
     pub fn admit(&mut self, t: f64) -> Result<(), Limit> {
         self.in_step += 1;
         if self.in_step > self.max_per_step {
-            return Err(Limit::PerStep {
-                max: self.max_per_step,
-            });
+            return Err(Limit::PerStep { max: self.max_per_step });
         }
         let count = self.chatter.observe(t, self.settings.window * t.abs().max(1.0));
         if count >= self.settings.max_consecutive {

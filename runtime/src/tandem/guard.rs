@@ -320,7 +320,11 @@ mod tests {
         let metrics = Metrics::default();
         let mut guard = StateGuard::new(&[0.0], 1e-8, true);
         let mut x = [f64::INFINITY];
-        assert_eq!(check(&mut guard, 0, &mut x, None, 2, &metrics), None, "nothing good yet");
+        assert_eq!(
+            check(&mut guard, 0, &mut x, None, 2, &metrics),
+            None,
+            "nothing good yet"
+        );
         for (k, v) in [(2, 2.0), (4, 3.0)] {
             let mut x = [v];
             assert_eq!(check(&mut guard, k, &mut x, None, 2, &metrics), None);

@@ -351,7 +351,10 @@ impl ImplicitSide {
         let t = frame as f64 * self.frame;
         // A matrix that cannot be factored is not published: the fast side
         // keeps the one it has.
-        if matrices.prepare(self.model.as_mut(), frame, t, &r.x, &r.xd, &r.u).is_ok() {
+        if matrices
+            .prepare(self.model.as_mut(), frame, t, &r.x, &r.xd, &r.u)
+            .is_ok()
+        {
             self.metrics.matrix_updates.increment();
         }
         self.matrix_frame = Some(frame);
@@ -681,7 +684,9 @@ impl BdfFrame<'_> {
                     if self.locator.admit(te).is_ok() {
                         events += 1;
                         counts.located.increment();
-                        if let Err(SettleError::Storm { .. }) = self.locator.settle(self.model, te, self.x, self.xd, self.u) {
+                        if let Err(SettleError::Storm { .. }) =
+                            self.locator.settle(self.model, te, self.x, self.xd, self.u)
+                        {
                             counts.storms.increment();
                         }
                         self.init(bdf, te, tj1);
