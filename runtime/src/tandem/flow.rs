@@ -75,7 +75,7 @@ impl FrameFlow {
         loop {
             let at_end = locator.distance(model, StateRef { t: t1, x, xd, u });
             // A non-finite end is the guards' to handle.
-            if !(at_end < 0.0) || x.iter().any(|v| !v.is_finite()) {
+            if at_end >= 0.0 || at_end.is_nan() || x.iter().any(|v| !v.is_finite()) {
                 break;
             }
             self.hermite.span(model, t, &self.x_start, t1, x, xd, u);

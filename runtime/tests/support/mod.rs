@@ -1,6 +1,9 @@
 //! What the tandem's virtual-clock tests share: the frame, and settings and
 //! costs whose outcomes the tests can work out by hand.
 
+// Each test binary uses part of it.
+#![allow(dead_code)]
+
 use tandem_runtime::tandem::clock::Nanos;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
