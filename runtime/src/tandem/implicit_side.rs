@@ -86,6 +86,7 @@ enum Interrupted {
 struct SentModes {
     frames: Vec<u64>,
     modes: Vec<f64>,
+    /// Modes per frame (0: the model has none, nothing is kept).
     width: usize,
 }
 
@@ -315,7 +316,7 @@ impl ImplicitSide {
     fn receive(&mut self) {
         while self.receiver.receive(&mut self.incoming) {
             self.history.push(self.incoming.u_time, &self.incoming.u);
-            if !self.sent_modes.modes.is_empty() {
+            if self.sent_modes.width > 0 {
                 let modes = &self.model.layout().modes;
                 self.sent_modes.push(self.incoming.frame, &self.incoming.xd, modes);
             }
