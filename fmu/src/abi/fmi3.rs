@@ -274,8 +274,8 @@ pub unsafe extern "C" fn fmi3SetFloat64(
 /// # Safety
 /// `instance` is a live instance (see the [`abi`](super) module);
 /// `eventHandlingNeeded`, `terminateSimulation`, `earlyReturn` and
-/// `lastSuccessfulTime` are each NULL or point to a value to write that
-/// nothing else refers to during the call.
+/// `lastSuccessfulTime` are each NULL or point to a value to write
+/// (initialised or not) that nothing else refers to during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3DoStep(
     instance: *mut c_void,
@@ -289,17 +289,19 @@ pub unsafe extern "C" fn fmi3DoStep(
 ) -> Status {
     let body = |core: &mut Instance| {
         let result = core.step(current_communication_point, communication_step_size);
+        // Written, not read: the importer's variables need not be
+        // initialised.
         for flag in [event_handling_needed, terminate_simulation, early_return] {
-            // SAFETY: each flag is NULL or ours to write during the call,
-            // by the caller's guarantee.
-            if let Some(flag) = unsafe { flag.as_mut() } {
-                *flag = false;
+            if !flag.is_null() {
+                // SAFETY: a non-NULL flag is ours to write during the call,
+                // by the caller's guarantee.
+                unsafe { flag.write(false) };
             }
         }
-        // SAFETY: `last_successful_time` is NULL or ours to write during
-        // the call, by the caller's guarantee.
-        if let Some(time) = unsafe { last_successful_time.as_mut() } {
-            *time = core.time();
+        if !last_successful_time.is_null() {
+            // SAFETY: a non-NULL `last_successful_time` is ours to write
+            // during the call, by the caller's guarantee.
+            unsafe { last_successful_time.write(core.time()) };
         }
         result
     };

@@ -21,8 +21,9 @@
 //!   call uses it at the same time (the standard has an instance called from
 //!   one thread at a time);
 //! - an *array* of `n` elements is NULL when `n` is 0, else points to `n`
-//!   initialised elements that stay valid for the call; an array the call
-//!   writes overlaps no other argument;
+//!   elements that stay valid for the call, initialised unless the call
+//!   only writes them; an array the call writes overlaps no other
+//!   argument;
 //! - a *string* is NULL or a NUL-terminated C string valid for the call;
 //! - a *saved state* is NULL, or a pointer the same interface's get-state
 //!   function of this binary stored and its free-state function has not
@@ -30,6 +31,7 @@
 
 use std::any::Any;
 use std::ffi::{c_char, c_void, CStr, CString};
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr::null_mut;
@@ -220,17 +222,25 @@ pub unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &'static str) -> Resul
     }
 }
 
-/// An array argument of `n` elements to write.
+/// An array argument of `n` elements to write, which need not be
+/// initialised (an importer may pass a fresh buffer).
 ///
 /// # Safety
-/// As for [`slice`], and nothing else refers to the elements.
-pub unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &'static str) -> Result<&'a mut [T], CallError> {
+/// `ptr` is NULL or points to `n` elements, initialised or not, that
+/// outlive `'a` and nothing else refers to.
+pub unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    n: usize,
+    what: &'static str,
+) -> Result<&'a mut [MaybeUninit<T>], CallError> {
     match n {
         0 => Ok(&mut []),
         _ if ptr.is_null() => Err(CallError::Null(what)),
         // SAFETY: `ptr` is not NULL, so by the caller's guarantee it points
-        // to `n` elements that outlive `'a` and nothing else refers to.
-        _ => Ok(unsafe { std::slice::from_raw_parts_mut(ptr, n) }),
+        // to `n` elements that outlive `'a` and nothing else refers to;
+        // `MaybeUninit<T>` has the layout of `T`, and any content is a
+        // valid `MaybeUninit<T>`.
+        _ => Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), n) }),
     }
 }
 
