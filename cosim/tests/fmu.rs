@@ -99,7 +99,7 @@ fn parameters_of_an_fmu_are_checked_by_name_at_their_place() {
 #[test]
 fn an_fmu_call_that_fails_is_the_participants_fmu_error() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = Fmu::open(&fmus::build("oscillator", dir.path())).unwrap();
+    let fmu = Fmu::open(fmus::build("oscillator", dir.path())).unwrap();
     let slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).unwrap();
     let mut participant = CoSimulationFmu::new(slave).unwrap();
     // One input value more than its one input, F.

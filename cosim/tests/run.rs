@@ -67,20 +67,8 @@ fn the_example_of_system_md_is_a_valid_system() {
 #[test]
 fn a_sub_model_fault_is_said_once_along_the_chain_of_errors() {
     // sqrt(1 - t) turns NaN after t = 1.
-    let diagram = r#"{
-        "blocks": [
-            {"id": "t", "type": "Clock"},
-            {"id": "one_minus", "type": "Expression", "params": {"expression": "1 - u"}},
-            {"id": "root", "type": "MathFunction", "params": {"function": "sqrt"}},
-            {"id": "y", "type": "Output"}
-        ],
-        "links": [{"from": "t", "to": "one_minus"}, {"from": "one_minus", "to": "root"}, {"from": "root", "to": "y"}],
-        "simulation": {"step": 0.25, "stop": 2.0}
-    }"#;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("root.json"), diagram).unwrap();
-    let text = "[master]\nstep = 0.25\nstop = 2\n\n[[model]]\nname = \"r\"\nsource = \"root.json\"\n";
-    let system = tandem_cosim::parse(text, &dir.path().join("system.toml")).unwrap();
+    let text = "[master]\nstep = 0.25\nstop = 2\n\n[[model]]\nname = \"r\"\nsource = \"nan_after_one.json\"\n";
+    let system = tandem_cosim::parse(text, Path::new("../tests/data/system.toml")).unwrap();
     let mut trace = Trace::default();
     let e = system.run(&mut trace, &mut |_| {}).unwrap_err();
     assert_eq!(trace.time, [0.0, 0.25, 0.5, 0.75, 1.0]);
