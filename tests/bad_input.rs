@@ -266,17 +266,7 @@ fn non_positive_step_and_stop_name_their_origin() {
 #[test]
 fn non_finite_value_names_time_and_block_and_keeps_the_rows_written() {
     // sqrt(1 - t) turns NaN after t = 1.
-    let m = serde_json::to_string(&json!({
-        "blocks": [
-            {"id": "t", "type": "Clock"},
-            {"id": "one_minus", "type": "Expression", "params": {"expression": "1 - u"}},
-            {"id": "root", "type": "MathFunction", "params": {"function": "sqrt"}},
-            {"id": "y", "type": "Output"}
-        ],
-        "links": [{"from": "t", "to": "one_minus"}, {"from": "one_minus", "to": "root"}, {"from": "root", "to": "y"}],
-        "simulation": {"step": 0.25, "stop": 2.0}
-    }))
-    .unwrap();
+    let m = std::fs::read_to_string(common::root().join("tests/data/nan_after_one.json")).unwrap();
     let (e, dir) = sim_error_in("nan", &m, &["--out", "out.csv"]);
     assert_mentions(
         &e,

@@ -2,7 +2,7 @@
 //! inputs sampled at the start of each communication step and held over it,
 //! its outputs known at communication points only.
 
-use tandem_fmi::{FmuError, FmuSlave, FmuState};
+use tandem_fmi::{FmuSlave, FmuState};
 use tandem_models::Variable;
 
 use crate::course::Course;
@@ -23,8 +23,7 @@ impl CoSimulationFmu {
     /// Wraps an initialised slave.
     pub fn new(slave: FmuSlave) -> Result<CoSimulationFmu, SubModelError> {
         let inputs = slave.input_variables().len();
-        let feedthrough = Feedthrough::from_lists(inputs, slave.feedthrough().to_vec())
-            .map_err(|e| SubModelError::Other(e.into()))?;
+        let feedthrough = Feedthrough::from_lists(inputs, slave.feedthrough().to_vec())?;
         Ok(CoSimulationFmu {
             slave,
             feedthrough,
@@ -32,11 +31,6 @@ impl CoSimulationFmu {
             saved: None,
         })
     }
-}
-
-/// An FMI failure as the master reports it.
-fn failed(error: FmuError) -> SubModelError {
-    SubModelError::Other(Box::new(error))
 }
 
 impl SubModel for CoSimulationFmu {
@@ -53,16 +47,16 @@ impl SubModel for CoSimulationFmu {
     }
 
     fn evaluate(&mut self, u: &[f64], y: &mut [f64]) -> Result<(), SubModelError> {
-        self.slave.set_inputs(u).map_err(failed)?;
-        self.slave.outputs(y).map_err(failed)
+        self.slave.set_inputs(u)?;
+        Ok(self.slave.outputs(y)?)
     }
 
     fn step(&mut self, t: f64, h: f64, inputs: &[Course], _: Option<&mut Recording>) -> Result<(), SubModelError> {
         for (u, course) in self.u.iter_mut().zip(inputs) {
             *u = course.at(t);
         }
-        self.slave.set_inputs(&self.u).map_err(failed)?;
-        self.slave.do_step(t, h).map_err(failed)
+        self.slave.set_inputs(&self.u)?;
+        Ok(self.slave.do_step(t, h)?)
     }
 
     fn save(&mut self) -> Result<(), SubModelError> {
@@ -73,9 +67,9 @@ impl SubModel for CoSimulationFmu {
             )));
         }
         match &mut self.saved {
-            Some(state) => self.slave.save_state(state).map_err(failed),
+            Some(state) => Ok(self.slave.save_state(state)?),
             None => {
-                self.saved = Some(self.slave.get_state().map_err(failed)?);
+                self.saved = Some(self.slave.get_state()?);
                 Ok(())
             }
         }
@@ -83,6 +77,6 @@ impl SubModel for CoSimulationFmu {
 
     fn restore(&mut self) -> Result<(), SubModelError> {
         let state = self.saved.as_ref().ok_or(SubModelError::NothingSaved)?;
-        self.slave.set_state(state).map_err(failed)
+        Ok(self.slave.set_state(state)?)
     }
 }

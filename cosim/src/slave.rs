@@ -73,7 +73,7 @@ impl ModelSlave {
     pub fn diagram(model: DiagramModel, settings: FixedStep) -> Result<Self, SubModelError> {
         let lists = model.program().feedthrough();
         let inputs = model.program().layout().inputs.len();
-        let feedthrough = Feedthrough::from_lists(inputs, lists).map_err(|e| SubModelError::Other(Box::new(e)))?;
+        let feedthrough = Feedthrough::from_lists(inputs, lists)?;
         ModelSlave::new(Box::new(model), settings, feedthrough)
     }
 

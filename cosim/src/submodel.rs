@@ -2,6 +2,7 @@
 //! which outputs follow its inputs without delay, how it takes one
 //! communication step, and how it goes back to a saved point.
 
+use tandem_fmi::FmuError;
 use tandem_models::Variable;
 use tandem_runtime::SimError;
 
@@ -159,7 +160,37 @@ pub enum SubModelError {
     /// It panicked (a bug in it); the message of the panic.
     #[error("it panicked: {0}")]
     Panicked(String),
-    /// Anything else, from a participant's own library (an FMU's status).
+    /// An FMU refused a call or failed in it; the error names the FMU,
+    /// the call, its status and log, and the fix. (Boxed: it is large, and
+    /// every step returns this type.)
     #[error(transparent)]
-    Other(Box<dyn std::error::Error + Send + Sync>),
+    Fmu(Box<FmuError>),
+    /// Its direct feedthrough, which Tandem derives from its model's
+    /// structure (a block diagram's wiring, an FMU's model structure),
+    /// names an input it does not have. (The message names it, so it is
+    /// not also a source.)
+    #[error("its direct feedthrough, derived from its model's structure, is wrong: {0}; this is a bug in Tandem, please report it with the model")]
+    Dependencies(NoSuchInput),
+    /// A participant in another process (a remote DCP slave) failed to
+    /// take part: it did not answer, refused a request, reported a state it
+    /// should not be in, or sent outputs that cannot be read.
+    #[error("{reason}")]
+    Remote {
+        /// Its name, as the link to it knows it.
+        slave: String,
+        /// What went wrong, naming the request and what to check.
+        reason: String,
+    },
+}
+
+impl From<FmuError> for SubModelError {
+    fn from(error: FmuError) -> SubModelError {
+        SubModelError::Fmu(Box::new(error))
+    }
+}
+
+impl From<NoSuchInput> for SubModelError {
+    fn from(error: NoSuchInput) -> SubModelError {
+        SubModelError::Dependencies(error)
+    }
 }

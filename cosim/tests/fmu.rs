@@ -10,6 +10,8 @@ mod common;
 use std::path::Path;
 
 use common::*;
+use tandem_cosim::{CoSimulationFmu, SubModel, SubModelError};
+use tandem_fmi::{Fmu, FmuError, FmuSlave, Parameters};
 
 /// The split oscillator with mass 1 the FMU at `fmu` (stepped by its own
 /// doStep, its input F held over each step) and mass 2 the JSON diagram.
@@ -91,5 +93,51 @@ fn parameters_of_an_fmu_are_checked_by_name_at_their_place() {
     assert!(
         message.contains("parameters are set by name on FMU sources only"),
         "{message}"
+    );
+}
+
+#[test]
+fn an_fmu_call_that_fails_is_the_participants_fmu_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = Fmu::open(fmus::build("oscillator", dir.path())).unwrap();
+    let slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).unwrap();
+    let mut participant = CoSimulationFmu::new(slave).unwrap();
+    // One input value more than its one input, F.
+    let mut y = vec![0.0; participant.outputs().len()];
+    let e = participant.evaluate(&[0.0, 0.0], &mut y).unwrap_err();
+    match &e {
+        SubModelError::Fmu(error) => assert!(
+            matches!(
+                **error,
+                FmuError::Length {
+                    given: 2,
+                    expected: 1,
+                    ..
+                }
+            ),
+            "{error:?}"
+        ),
+        other => panic!("not an FMU error: {other:?}"),
+    }
+    assert!(
+        e.to_string()
+            .starts_with("FMU \"oscillator\": inputs: 2 values given, 1 expected"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_micro_step_of_a_model_exchange_fmu_is_refused_at_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = fmus::build("first_order", dir.path());
+    let text = format!(
+        "[master]\nstep = 0.01\nstop = 1\n\n[[model]]\nname = \"lag\"\nsource = \"{}\"\nsolver = \"rk4\"\nstep = 0.003\n",
+        fmu.display()
+    );
+    let message = tandem_cosim::parse(&text, Path::new(ORIGIN)).err().unwrap().to_string();
+    assert_eq!(
+        message,
+        "examples/test.toml:9:8: model[0].step: the micro step 0.003 s does not divide the communication step 0.01 s \
+         (every × master.step); give step = 0.01 / n s for a whole n"
     );
 }

@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::error::Error;
+use std::iter::successors;
 use std::path::Path;
 
 use common::*;
@@ -60,4 +62,25 @@ fn the_example_of_system_md_is_a_valid_system() {
     assert_eq!(system.order(), ["mass1", "mass2"]);
     assert_eq!(system.master().steps, 10_000);
     assert!(system.master().iterate.is_some());
+}
+
+#[test]
+fn a_sub_model_fault_is_said_once_along_the_chain_of_errors() {
+    // sqrt(1 - t) turns NaN after t = 1.
+    let text = "[master]\nstep = 0.25\nstop = 2\n\n[[model]]\nname = \"r\"\nsource = \"nan_after_one.json\"\n";
+    let system = tandem_cosim::parse(text, Path::new("../tests/data/system.toml")).unwrap();
+    let mut trace = Trace::default();
+    let e = system.run(&mut trace, &mut |_| {}).unwrap_err();
+    assert_eq!(trace.time, [0.0, 0.25, 0.5, 0.75, 1.0]);
+    // As the command line prints it: each error of the chain, then its
+    // source, joined by ": ".
+    let said: Vec<String> = successors(Some(&e as &dyn Error), |&e| e.source())
+        .map(ToString::to_string)
+        .collect();
+    let said = said.join(": ");
+    assert!(
+        said.starts_with("sub-model \"r\" at t = ") && said.contains("block \"root\""),
+        "{said}"
+    );
+    assert_eq!(said.matches("non-finite value").count(), 1, "{said}");
 }

@@ -4,6 +4,7 @@
 //! the call).
 
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 use tandem_config::bounds::MAX_STOP;
@@ -460,8 +461,10 @@ impl Instance {
     }
 
     /// Reads variables by value reference: time, inputs, parameters and the
-    /// outputs at the current time with the current inputs.
-    pub fn get(&mut self, vrs: &[u32], values: &mut [f64]) -> Result<(), CallError> {
+    /// outputs at the current time with the current inputs. Writes every
+    /// element of `values` on success (the importer's array, which need
+    /// not be initialised), none on failure.
+    pub fn get(&mut self, vrs: &[u32], values: &mut [MaybeUninit<f64>]) -> Result<(), CallError> {
         if vrs.len() != values.len() {
             return Err(CallError::Count {
                 references: vrs.len(),
@@ -478,12 +481,12 @@ impl Instance {
             &[]
         };
         for (value, variable) in values.iter_mut().zip(found) {
-            *value = match variable {
+            value.write(match variable {
                 Variable::Time => time,
                 Variable::Input(i) => self.inputs[i],
                 Variable::Output(i) => outputs[i],
                 Variable::Parameter(i) => self.values[i],
-            };
+            });
         }
         Ok(())
     }
@@ -650,6 +653,14 @@ mod tests {
     use tandem_models::ModelRef;
     use tandem_runtime::Method;
 
+    /// The values of the variables `vrs`, read with [`Instance::get`].
+    fn read(instance: &mut Instance, vrs: &[u32]) -> Vec<f64> {
+        let mut values = vec![MaybeUninit::new(f64::NAN); vrs.len()];
+        instance.get(vrs, &mut values).unwrap();
+        // SAFETY: every element was initialised, with NaN, before the call.
+        values.into_iter().map(|v| unsafe { v.assume_init() }).collect()
+    }
+
     #[test]
     fn a_built_in_model_runs_from_its_resources_folder() {
         let settings = FixedStep {
@@ -673,17 +684,13 @@ mod tests {
         let vrs: Vec<u32> = (0..layout.outputs.len())
             .map(|i| variables::output(layout.inputs.len(), i))
             .collect();
-        let mut values = vec![f64::NAN; vrs.len()];
-        instance.get(&vrs, &mut values).unwrap();
+        let values = read(&mut instance, &vrs);
         assert!(values.iter().all(|v| v.is_finite()), "{values:?}");
-        let mut time = [f64::NAN];
-        instance.get(&[variables::TIME], &mut time).unwrap();
-        assert_eq!(time, [0.01]);
+        assert_eq!(read(&mut instance, &[variables::TIME]), [0.01]);
         // A step far past the stop time is refused before any is taken.
         let e = instance.step(0.01, 1e20).unwrap_err().to_string();
         assert!(e.contains("passes the stop time 1 s"), "{e}");
-        instance.get(&[variables::TIME], &mut time).unwrap();
-        assert_eq!(time, [0.01]);
+        assert_eq!(read(&mut instance, &[variables::TIME]), [0.01]);
     }
 
     #[test]

@@ -51,6 +51,10 @@
 //! the call, the variable or value concerned, and the fix; a panic is
 //! caught and reported likewise, never unwinding into the importer.
 
+// The C entry points are unsafe functions; every unsafe operation in them
+// still sits in its own `unsafe` block, saying why it holds.
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 mod abi;
 mod export;
 mod instance;

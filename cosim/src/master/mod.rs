@@ -42,22 +42,30 @@ pub struct Summary {
     pub wall: Duration,
 }
 
-/// Why a co-simulation stopped early.
+/// Why a co-simulation stopped early. The message names the cause, which
+/// is therefore not also its `source` (a chain of sources printed would
+/// say it twice).
 #[derive(Debug, thiserror::Error)]
 pub enum CosimError {
     /// A sub-model failed.
-    #[error("sub-model \"{model}\" at t = {time} s: {source}")]
+    #[error("sub-model \"{model}\" at t = {time} s: {error}")]
     SubModel {
         /// Its name.
         model: String,
         /// The communication point it failed at or stepped from (s).
         time: f64,
         /// What went wrong.
-        source: SubModelError,
+        error: SubModelError,
     },
     /// The recorder failed (disk full, closed pipe).
     #[error("cannot write the results: {0}")]
-    Record(#[from] io::Error),
+    Record(io::Error),
+}
+
+impl From<io::Error> for CosimError {
+    fn from(error: io::Error) -> CosimError {
+        CosimError::Record(error)
+    }
 }
 
 impl System {

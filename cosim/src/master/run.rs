@@ -342,11 +342,11 @@ impl<'a> Run<'a> {
     }
 
     /// The error of sub-model `m` at `t`.
-    fn failed(&self, m: usize, t: f64, source: SubModelError) -> CosimError {
+    fn failed(&self, m: usize, t: f64, error: SubModelError) -> CosimError {
         CosimError::SubModel {
             model: self.plan.names[m].clone(),
             time: t,
-            source,
+            error,
         }
     }
 }

@@ -63,7 +63,9 @@ pub fn load_source_with(
             FmuLoadError::Parameter { index, error } => {
                 SystemError::Invalid(spec.parameters[index].1.error(file, error.to_string()))
             }
-            FmuLoadError::Other(e) => SystemError::Invalid(unusable(&e)),
+            FmuLoadError::Fmu(e) => SystemError::Invalid(unusable(&e)),
+            FmuLoadError::Participant(e) => SystemError::Invalid(unusable(&e)),
+            FmuLoadError::Settings(e) => e,
         });
     }
     if let Some((_, value)) = spec.parameters.first() {
@@ -106,9 +108,10 @@ fn load_fmu(
     isolation: Option<&Host>,
 ) -> Result<Box<dyn SubModel>, FmuLoadError> {
     let fmu = match isolation {
-        Some(host) => Fmu::open_isolated(path, host.clone())?,
-        None => Fmu::open(path)?,
-    };
+        Some(host) => Fmu::open_isolated(path, host.clone()),
+        None => Fmu::open(path),
+    }
+    .map_err(FmuLoadError::Fmu)?;
     let mut parameters = Parameters::new();
     for (name, value) in &spec.parameters {
         parameters.set(name, value.value);
@@ -117,20 +120,30 @@ fn load_fmu(
     let has = |kind| description.interface(kind).is_some();
     if has(InterfaceKind::CoSimulation) && (spec.solver.is_none() || !has(InterfaceKind::ModelExchange)) {
         let slave = FmuSlave::new(&fmu, &parameters, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
-        return Ok(Box::new(CoSimulationFmu::new(slave)?));
+        let participant = CoSimulationFmu::new(slave).map_err(FmuLoadError::Participant)?;
+        return Ok(Box::new(participant));
     }
     let model = FmuModel::new(&fmu, &parameters).map_err(|e| FmuLoadError::of(e, spec))?;
-    let feedthrough = Feedthrough::from_lists(model.layout().inputs.len(), model.feedthrough().to_vec())?;
+    let feedthrough = Feedthrough::from_lists(model.layout().inputs.len(), model.feedthrough().to_vec())
+        .map_err(|e| FmuLoadError::Participant(e.into()))?;
     let simulation = tandem_fmi::simulation_def(&description.default_experiment);
-    let settings = fixed_step_for(spec, file, &simulation)?;
-    Ok(Box::new(ModelSlave::new(Box::new(model), settings, feedthrough)?))
+    let settings = fixed_step_for(spec, file, &simulation).map_err(FmuLoadError::Settings)?;
+    let slave = ModelSlave::new(Box::new(model), settings, feedthrough).map_err(FmuLoadError::Participant)?;
+    Ok(Box::new(slave))
 }
 
-/// Why an FMU source cannot be used: a parameter of the file (reported at
-/// its value), or anything else (reported at `source`).
+/// Why an FMU source cannot be used, by where the file reports it.
 enum FmuLoadError {
+    /// A parameter the file sets: reported at its value.
     Parameter { index: usize, error: FmuError },
-    Other(Box<dyn std::error::Error>),
+    /// The FMU (unreadable, malformed, failing to instantiate or
+    /// initialise): reported at `source`.
+    Fmu(FmuError),
+    /// The participant made of it: reported at `source`.
+    Participant(SubModelError),
+    /// The solver settings the file or the FMU gives: already reported at
+    /// their key, or at `source` for the FMU's own.
+    Settings(SystemError),
 }
 
 impl FmuLoadError {
@@ -144,14 +157,8 @@ impl FmuLoadError {
         };
         match named {
             Some(index) => FmuLoadError::Parameter { index, error },
-            None => FmuLoadError::Other(Box::new(error)),
+            None => FmuLoadError::Fmu(error),
         }
-    }
-}
-
-impl<E: std::error::Error + 'static> From<E> for FmuLoadError {
-    fn from(error: E) -> Self {
-        FmuLoadError::Other(Box::new(error))
     }
 }
 

@@ -86,6 +86,19 @@ pub enum LinkError {
     },
 }
 
+impl LinkError {
+    /// The name of the slave it concerns.
+    pub fn slave(&self) -> &str {
+        match self {
+            LinkError::Silent { slave, .. }
+            | LinkError::Refused { slave, .. }
+            | LinkError::State { slave, .. }
+            | LinkError::Data { slave, .. }
+            | LinkError::Io { slave, .. } => slave,
+        }
+    }
+}
+
 /// What the line counted; shared with the federation's report.
 #[derive(Debug, Default)]
 pub struct LinkStats {

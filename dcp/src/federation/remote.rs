@@ -253,7 +253,10 @@ impl Drop for RemoteSlave {
 
 /// A line error as a participant's error.
 fn failed(e: LinkError) -> SubModelError {
-    SubModelError::Other(Box::new(e))
+    SubModelError::Remote {
+        slave: e.slave().to_owned(),
+        reason: e.to_string(),
+    }
 }
 
 impl SubModel for RemoteSlave {

@@ -77,6 +77,10 @@ pub extern "C" fn fmi2GetVersion() -> *const c_char {
 }
 
 /// Accepted and ignored: Tandem's FMUs log errors only, always.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module);
+/// `categories` is not read.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2SetDebugLogging(
     instance: *mut c_void,
@@ -84,11 +88,19 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(
     _n_categories: usize,
     _categories: *const *const c_char,
 ) -> Status {
-    status(on::<Log, _>("fmi2SetDebugLogging", instance, |_| Ok(())))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi2SetDebugLogging", instance, |_| Ok(())) })
 }
 
 /// A Co-Simulation instance of the model in the FMU's resources folder
 /// (`fmuResourceLocation`, a `file:` URI), or NULL with a logged message.
+///
+/// # Safety
+/// `instanceName`, `fmuGUID` and `fmuResourceLocation` are strings (see the
+/// [`abi`](super) module); `functions` is NULL or points to an
+/// `fmi2CallbackFunctions` valid for the call, whose `logger`, when not
+/// NULL, is an `fmi2CallbackLogger` that may be called with its
+/// `componentEnvironment` until the instance is freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2Instantiate(
     instance_name: *const c_char,
@@ -99,21 +111,29 @@ pub unsafe extern "C" fn fmi2Instantiate(
     _visible: c_int,
     _logging_on: c_int,
 ) -> *mut c_void {
-    let Some(functions) = functions.as_ref() else {
+    // SAFETY: `functions` is NULL or valid for the call, by the caller's
+    // guarantee.
+    let Some(functions) = (unsafe { functions.as_ref() }) else {
         return std::ptr::null_mut();
     };
-    let name = text(instance_name, "instanceName").unwrap_or("instance");
+    // SAFETY: `instance_name` is a string, by the caller's guarantee.
+    let name = unsafe { text(instance_name, "instanceName") }.unwrap_or("instance");
+    // The caller lets the logger be called until the instance is freed.
     let log = Log {
         callback: functions.logger,
         env: functions.component_environment,
         name: c_text(name),
     };
-    instantiate("fmi2Instantiate", log, fmu_guid, || {
+    let resources = || {
         if fmu_type != CO_SIMULATION {
             return Err(CallError::NotCoSimulation("fmi2CoSimulation"));
         }
-        resource_folder(text(fmu_resource_location, "fmuResourceLocation")?)
-    })
+        // SAFETY: `fmu_resource_location` is a string, by the caller's
+        // guarantee.
+        resource_folder(unsafe { text(fmu_resource_location, "fmuResourceLocation") }?)
+    };
+    // SAFETY: `fmu_guid` is a string, by the caller's guarantee.
+    unsafe { instantiate("fmi2Instantiate", log, fmu_guid, resources) }
 }
 
 /// The folder a `file:` URI names (`file:///a/b%20c`, `file:/a/b`,
@@ -159,13 +179,22 @@ fn percent_decode(text: &str) -> Option<String> {
 }
 
 /// Frees an instance.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module), not
+/// used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2FreeInstance(instance: *mut c_void) {
-    free::<Log>(instance)
+    // SAFETY: the caller passes a live instance it does not use again, as
+    // `free` needs.
+    unsafe { free::<Log>(instance) }
 }
 
 /// Records the experiment's start (0) and stop time; the tolerance is the
 /// packed solver's own.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2SetupExperiment(
     instance: *mut c_void,
@@ -175,52 +204,89 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
     stop_time_defined: c_int,
     stop_time: f64,
 ) -> Status {
-    status(on::<Log, _>("fmi2SetupExperiment", instance, |core| {
-        core.setup_experiment(start_time, (stop_time_defined != 0).then_some(stop_time))
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi2SetupExperiment", instance, |core| {
+            core.setup_experiment(start_time, (stop_time_defined != 0).then_some(stop_time))
+        })
+    })
 }
 
 /// Enters Initialization Mode.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2EnterInitializationMode(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi2EnterInitializationMode", instance, |core| {
-        core.enter_initialization()
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi2EnterInitializationMode", instance, |core| {
+            core.enter_initialization()
+        })
+    })
 }
 
 /// Leaves Initialization Mode for stepping.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2ExitInitializationMode(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi2ExitInitializationMode", instance, |core| {
-        core.exit_initialization()
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi2ExitInitializationMode", instance, |core| {
+            core.exit_initialization()
+        })
+    })
 }
 
 /// Ends the simulation.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2Terminate(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi2Terminate", instance, |core| core.terminate()))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi2Terminate", instance, |core| core.terminate()) })
 }
 
 /// Goes back to the state right after instantiation.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2Reset(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi2Reset", instance, |core| core.reset()))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi2Reset", instance, |core| core.reset()) })
 }
 
 /// Reads time, inputs and outputs by value reference.
+///
+/// # Safety
+/// `instance` is a live instance, `vr` an array of `nvr` value references
+/// and `value` an array of `nvr` values to write (see the [`abi`](super)
+/// module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2GetReal(instance: *mut c_void, vr: *const u32, nvr: usize, value: *mut f64) -> Status {
-    get::<Log>("fmi2GetReal", instance, (vr, nvr), (value, nvr))
+    // SAFETY: the caller passes what `get` needs.
+    unsafe { get::<Log>("fmi2GetReal", instance, (vr, nvr), (value, nvr)) }
 }
 
 /// Sets inputs by value reference.
+///
+/// # Safety
+/// `instance` is a live instance, `vr` an array of `nvr` value references
+/// and `value` an array of `nvr` values (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2SetReal(instance: *mut c_void, vr: *const u32, nvr: usize, value: *const f64) -> Status {
-    set::<Log>("fmi2SetReal", instance, (vr, nvr), (value, nvr))
+    // SAFETY: the caller passes what `set` needs.
+    unsafe { set::<Log>("fmi2SetReal", instance, (vr, nvr), (value, nvr)) }
 }
 
 /// Advances by the communication step (see `Instance::step`), synchronously.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2DoStep(
     instance: *mut c_void,
@@ -228,27 +294,47 @@ pub unsafe extern "C" fn fmi2DoStep(
     communication_step_size: f64,
     _no_set_fmu_state_prior_to_current_point: c_int,
 ) -> Status {
-    status(on::<Log, _>("fmi2DoStep", instance, |core| {
-        core.step(current_communication_point, communication_step_size)
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi2DoStep", instance, |core| {
+            core.step(current_communication_point, communication_step_size)
+        })
+    })
 }
 
 /// Saves the instance's state.
+///
+/// # Safety
+/// `instance` is a live instance; `state` is NULL or points to a saved
+/// state (see the [`abi`](super) module) that nothing else refers to
+/// during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2GetFMUstate(instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    get_state::<Log>("fmi2GetFMUstate", instance, state)
+    // SAFETY: the caller passes what `get_state` needs.
+    unsafe { get_state::<Log>("fmi2GetFMUstate", instance, state) }
 }
 
 /// Restores a saved state.
+///
+/// # Safety
+/// `instance` is a live instance and `state` a saved state (see the
+/// [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2SetFMUstate(instance: *mut c_void, state: *mut c_void) -> Status {
-    set_state::<Log>("fmi2SetFMUstate", instance, state)
+    // SAFETY: the caller passes what `set_state` needs.
+    unsafe { set_state::<Log>("fmi2SetFMUstate", instance, state) }
 }
 
 /// Frees a saved state.
+///
+/// # Safety
+/// `instance` is a live instance; `state` is NULL or points to a saved
+/// state (see the [`abi`](super) module) that nothing else refers to
+/// during the call, and which is not used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2FreeFMUstate(instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    free_state::<Log>("fmi2FreeFMUstate", instance, state)
+    // SAFETY: the caller passes what `free_state` needs.
+    unsafe { free_state::<Log>("fmi2FreeFMUstate", instance, state) }
 }
 
 unsupported! {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::ptr::null_mut;
 
 use super::{c_text, free, free_state, get, get_state, instantiate, on, set, set_state, status, text, Logger, Status};
-use crate::instance::CallError;
+use crate::instance::{CallError, Instance};
 
 /// `fmi3LogMessageCallback`.
 type LogMessage =
@@ -41,6 +41,10 @@ pub extern "C" fn fmi3GetVersion() -> *const c_char {
 }
 
 /// Accepted and ignored: Tandem's FMUs log errors only, always.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module);
+/// `categories` is not read.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3SetDebugLogging(
     instance: *mut c_void,
@@ -48,11 +52,18 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(
     _n_categories: usize,
     _categories: *const *const c_char,
 ) -> Status {
-    status(on::<Log, _>("fmi3SetDebugLogging", instance, |_| Ok(())))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi3SetDebugLogging", instance, |_| Ok(())) })
 }
 
 /// A Co-Simulation instance of the model in `resourcePath` (the FMU's
 /// unpacked `resources` folder), or NULL with a logged message.
+///
+/// # Safety
+/// `instantiationToken` and `resourcePath` are strings (see the
+/// [`abi`](super) module); `logMessage`, when not NULL, is an
+/// `fmi3LogMessageCallback` that may be called with `instanceEnvironment`
+/// until the instance is freed. The other pointers are not read.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     _instance_name: *const c_char,
@@ -68,12 +79,14 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     log_message: Option<LogMessage>,
     _intermediate_update: *mut c_void,
 ) -> *mut c_void {
+    // The caller lets the logger be called until the instance is freed.
     let log = Log {
         callback: log_message,
         env: instance_environment,
     };
-    instantiate("fmi3InstantiateCoSimulation", log, instantiation_token, || {
-        let path = text(resource_path, "resourcePath")?;
+    let resources = || {
+        // SAFETY: `resource_path` is a string, by the caller's guarantee.
+        let path = unsafe { text(resource_path, "resourcePath") }?;
         if path.is_empty() {
             return Err(CallError::ResourceLocation {
                 what: "resourcePath",
@@ -82,10 +95,17 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
             });
         }
         Ok(PathBuf::from(path))
-    })
+    };
+    // SAFETY: `instantiation_token` is a string, by the caller's guarantee.
+    unsafe { instantiate("fmi3InstantiateCoSimulation", log, instantiation_token, resources) }
 }
 
 /// Refused, with a logged message: Co-Simulation only.
+///
+/// # Safety
+/// `logMessage`, when not NULL, is an `fmi3LogMessageCallback` that may be
+/// called with `instanceEnvironment` during the call. The other pointers
+/// are not read.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3InstantiateModelExchange(
     _instance_name: *const c_char,
@@ -100,6 +120,11 @@ pub unsafe extern "C" fn fmi3InstantiateModelExchange(
 }
 
 /// Refused, with a logged message: Co-Simulation only.
+///
+/// # Safety
+/// `logMessage`, when not NULL, is an `fmi3LogMessageCallback` that may be
+/// called with `instanceEnvironment` during the call. The other pointers
+/// are not read.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
     _instance_name: *const c_char,
@@ -125,13 +150,22 @@ fn refuse(call: &str, callback: Option<LogMessage>, env: *mut c_void) -> *mut c_
 }
 
 /// Frees an instance.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module), not
+/// used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3FreeInstance(instance: *mut c_void) {
-    free::<Log>(instance)
+    // SAFETY: the caller passes a live instance it does not use again, as
+    // `free` needs.
+    unsafe { free::<Log>(instance) }
 }
 
 /// Enters Initialization Mode with the experiment's start (0) and stop
 /// time; the tolerance is the packed solver's own.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3EnterInitializationMode(
     instance: *mut c_void,
@@ -141,33 +175,55 @@ pub unsafe extern "C" fn fmi3EnterInitializationMode(
     stop_time_defined: bool,
     stop_time: f64,
 ) -> Status {
-    status(on::<Log, _>("fmi3EnterInitializationMode", instance, |core| {
-        core.setup_experiment(start_time, stop_time_defined.then_some(stop_time))?;
-        core.enter_initialization()
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi3EnterInitializationMode", instance, |core| {
+            core.setup_experiment(start_time, stop_time_defined.then_some(stop_time))?;
+            core.enter_initialization()
+        })
+    })
 }
 
 /// Leaves Initialization Mode for Step Mode.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3ExitInitializationMode(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi3ExitInitializationMode", instance, |core| {
-        core.exit_initialization()
-    }))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe {
+        on::<Log, _>("fmi3ExitInitializationMode", instance, |core| {
+            core.exit_initialization()
+        })
+    })
 }
 
 /// Ends the simulation.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3Terminate(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi3Terminate", instance, |core| core.terminate()))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi3Terminate", instance, |core| core.terminate()) })
 }
 
 /// Goes back to the state right after instantiation.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3Reset(instance: *mut c_void) -> Status {
-    status(on::<Log, _>("fmi3Reset", instance, |core| core.reset()))
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi3Reset", instance, |core| core.reset()) })
 }
 
 /// Reads time, inputs and outputs by value reference.
+///
+/// # Safety
+/// `instance` is a live instance, `valueReferences` an array of
+/// `nValueReferences` value references and `values` an array of `nValues`
+/// values to write (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3GetFloat64(
     instance: *mut c_void,
@@ -176,15 +232,23 @@ pub unsafe extern "C" fn fmi3GetFloat64(
     values: *mut f64,
     n_values: usize,
 ) -> Status {
-    get::<Log>(
-        "fmi3GetFloat64",
-        instance,
-        (value_references, n_value_references),
-        (values, n_values),
-    )
+    // SAFETY: the caller passes what `get` needs.
+    unsafe {
+        get::<Log>(
+            "fmi3GetFloat64",
+            instance,
+            (value_references, n_value_references),
+            (values, n_values),
+        )
+    }
 }
 
 /// Sets inputs by value reference.
+///
+/// # Safety
+/// `instance` is a live instance, `valueReferences` an array of
+/// `nValueReferences` value references and `values` an array of `nValues`
+/// values (see the [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3SetFloat64(
     instance: *mut c_void,
@@ -193,16 +257,25 @@ pub unsafe extern "C" fn fmi3SetFloat64(
     values: *const f64,
     n_values: usize,
 ) -> Status {
-    set::<Log>(
-        "fmi3SetFloat64",
-        instance,
-        (value_references, n_value_references),
-        (values, n_values),
-    )
+    // SAFETY: the caller passes what `set` needs.
+    unsafe {
+        set::<Log>(
+            "fmi3SetFloat64",
+            instance,
+            (value_references, n_value_references),
+            (values, n_values),
+        )
+    }
 }
 
 /// Advances by the communication step (see `Instance::step`). Never returns early
 /// nor asks for event handling.
+///
+/// # Safety
+/// `instance` is a live instance (see the [`abi`](super) module);
+/// `eventHandlingNeeded`, `terminateSimulation`, `earlyReturn` and
+/// `lastSuccessfulTime` are each NULL or point to a value to write
+/// (initialised or not) that nothing else refers to during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3DoStep(
     instance: *mut c_void,
@@ -214,36 +287,61 @@ pub unsafe extern "C" fn fmi3DoStep(
     early_return: *mut bool,
     last_successful_time: *mut f64,
 ) -> Status {
-    status(on::<Log, _>("fmi3DoStep", instance, |core| {
+    let body = |core: &mut Instance| {
         let result = core.step(current_communication_point, communication_step_size);
+        // Written, not read: the importer's variables need not be
+        // initialised.
         for flag in [event_handling_needed, terminate_simulation, early_return] {
-            if let Some(flag) = flag.as_mut() {
-                *flag = false;
+            if !flag.is_null() {
+                // SAFETY: a non-NULL flag is ours to write during the call,
+                // by the caller's guarantee.
+                unsafe { flag.write(false) };
             }
         }
-        if let Some(time) = last_successful_time.as_mut() {
-            *time = core.time();
+        if !last_successful_time.is_null() {
+            // SAFETY: a non-NULL `last_successful_time` is ours to write
+            // during the call, by the caller's guarantee.
+            unsafe { last_successful_time.write(core.time()) };
         }
         result
-    }))
+    };
+    // SAFETY: the caller passes a live instance, as `on` needs.
+    status(unsafe { on::<Log, _>("fmi3DoStep", instance, body) })
 }
 
 /// Saves the instance's state.
+///
+/// # Safety
+/// `instance` is a live instance; `state` is NULL or points to a saved
+/// state (see the [`abi`](super) module) that nothing else refers to
+/// during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3GetFMUState(instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    get_state::<Log>("fmi3GetFMUState", instance, state)
+    // SAFETY: the caller passes what `get_state` needs.
+    unsafe { get_state::<Log>("fmi3GetFMUState", instance, state) }
 }
 
 /// Restores a saved state.
+///
+/// # Safety
+/// `instance` is a live instance and `state` a saved state (see the
+/// [`abi`](super) module).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3SetFMUState(instance: *mut c_void, state: *mut c_void) -> Status {
-    set_state::<Log>("fmi3SetFMUState", instance, state)
+    // SAFETY: the caller passes what `set_state` needs.
+    unsafe { set_state::<Log>("fmi3SetFMUState", instance, state) }
 }
 
 /// Frees a saved state.
+///
+/// # Safety
+/// `instance` is a live instance; `state` is NULL or points to a saved
+/// state (see the [`abi`](super) module) that nothing else refers to
+/// during the call, and which is not used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi3FreeFMUState(instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    free_state::<Log>("fmi3FreeFMUState", instance, state)
+    // SAFETY: the caller passes what `free_state` needs.
+    unsafe { free_state::<Log>("fmi3FreeFMUState", instance, state) }
 }
 
 unsupported! {

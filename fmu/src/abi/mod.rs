@@ -10,9 +10,28 @@
 //! `unsigned int` (FMI 2) or `uint32_t` (FMI 3), both `u32` here; FMI 3's
 //! `fmi3Boolean` is C's `bool`, FMI 2's `fmi2Boolean` an `int`; instances and
 //! FMU states are opaque pointers.
+//!
+//! # Safety
+//!
+//! The entry points trust what the FMI standard has the importer
+//! guarantee; their `# Safety` sections say which of these terms apply:
+//! - a *live instance* is NULL, or a pointer its interface's instantiate
+//!   function (`fmi2Instantiate`, `fmi3InstantiateCoSimulation`) of this
+//!   binary returned and its free function has not yet been given; no other
+//!   call uses it at the same time (the standard has an instance called from
+//!   one thread at a time);
+//! - an *array* of `n` elements is NULL when `n` is 0, else points to `n`
+//!   elements that stay valid for the call, initialised unless the call
+//!   only writes them; an array the call writes overlaps no other
+//!   argument;
+//! - a *string* is NULL or a NUL-terminated C string valid for the call;
+//! - a *saved state* is NULL, or a pointer the same interface's get-state
+//!   function of this binary stored and its free-state function has not
+//!   yet freed.
 
 use std::any::Any;
 use std::ffi::{c_char, c_void, CStr, CString};
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr::null_mut;
@@ -26,9 +45,14 @@ use crate::instance::{CallError, Instance, State};
 macro_rules! unsupported {
     ($(fn $name:ident($($arg:ty),* $(,)?);)*) => {$(
         /// Not supported by Tandem's FMUs: logs so and returns an error.
+        ///
+        /// # Safety
+        /// `instance` is a live instance (see the [`abi`](super) module);
+        /// the other arguments are not read.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name(instance: *mut c_void, $(_: $arg),*) -> Status {
-            status(on::<Log, ()>(stringify!($name), instance, |_| Err(CallError::Unsupported)))
+            // SAFETY: the caller passes a live instance, as `on` needs.
+            status(unsafe { on::<Log, ()>(stringify!($name), instance, |_| Err(CallError::Unsupported)) })
         }
     )*};
 }
@@ -100,13 +124,15 @@ fn internal_error(call: &str, panic: &(dyn Any + Send)) -> String {
 ///
 /// # Safety
 /// `instance` is NULL or a pointer returned by [`instantiate`] with the
-/// same `L`, not yet freed.
+/// same `L`, not yet freed, and no other call uses it meanwhile.
 pub unsafe fn on<L: Logger, T>(
     call: &str,
     instance: *mut c_void,
     body: impl FnOnce(&mut Instance) -> Result<T, CallError>,
 ) -> Result<T, Failed> {
-    let Some(handle) = instance.cast::<Handle<L>>().as_mut() else {
+    // SAFETY: by the caller's guarantee, a non-NULL `instance` points to a
+    // live `Handle<L>` that nothing else refers to during this call.
+    let Some(handle) = (unsafe { instance.cast::<Handle<L>>().as_mut() }) else {
         return Err(Failed);
     };
     match catch_unwind(AssertUnwindSafe(|| body(&mut handle.core))) {
@@ -136,7 +162,8 @@ pub unsafe fn instantiate<L: Logger>(
     resources: impl FnOnce() -> Result<PathBuf, CallError>,
 ) -> *mut c_void {
     let made = catch_unwind(AssertUnwindSafe(|| {
-        let token = text(token, "the instantiation token")?;
+        // SAFETY: the caller passes NULL or a NUL-terminated `token`.
+        let token = unsafe { text(token, "the instantiation token") }?;
         Instance::new(&resources()?, token)
     }));
     match made {
@@ -158,9 +185,12 @@ pub unsafe fn instantiate<L: Logger>(
 /// As for [`on`]; the pointer is not used again.
 pub unsafe fn free<L: Logger>(instance: *mut c_void) {
     if !instance.is_null() {
+        // SAFETY: `instance` is the `Box<Handle<L>>` that `instantiate`
+        // leaked, not yet freed, and the caller does not use it again.
+        let handle = unsafe { Box::from_raw(instance.cast::<Handle<L>>()) };
         // A panic while dropping has nowhere to be reported: the instance
         // is gone either way.
-        let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(instance.cast::<Handle<L>>()))));
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(handle)));
     }
 }
 
@@ -172,7 +202,10 @@ pub unsafe fn text<'a>(ptr: *const c_char, what: &'static str) -> Result<&'a str
     if ptr.is_null() {
         return Err(CallError::Null(what));
     }
-    CStr::from_ptr(ptr).to_str().map_err(|_| CallError::NotUtf8(what))
+    // SAFETY: `ptr` is not NULL, so by the caller's guarantee it is a
+    // NUL-terminated string that outlives `'a`.
+    let text = unsafe { CStr::from_ptr(ptr) };
+    text.to_str().map_err(|_| CallError::NotUtf8(what))
 }
 
 /// An array argument of `n` elements (NULL allowed when `n` is 0).
@@ -183,38 +216,57 @@ pub unsafe fn slice<'a, T>(ptr: *const T, n: usize, what: &'static str) -> Resul
     match n {
         0 => Ok(&[]),
         _ if ptr.is_null() => Err(CallError::Null(what)),
-        _ => Ok(std::slice::from_raw_parts(ptr, n)),
+        // SAFETY: `ptr` is not NULL, so by the caller's guarantee it points
+        // to `n` elements that outlive `'a`.
+        _ => Ok(unsafe { std::slice::from_raw_parts(ptr, n) }),
     }
 }
 
-/// An array argument of `n` elements to write.
+/// An array argument of `n` elements to write, which need not be
+/// initialised (an importer may pass a fresh buffer).
 ///
 /// # Safety
-/// As for [`slice`], and nothing else refers to the elements.
-pub unsafe fn slice_mut<'a, T>(ptr: *mut T, n: usize, what: &'static str) -> Result<&'a mut [T], CallError> {
+/// `ptr` is NULL or points to `n` elements, initialised or not, that
+/// outlive `'a` and nothing else refers to.
+pub unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    n: usize,
+    what: &'static str,
+) -> Result<&'a mut [MaybeUninit<T>], CallError> {
     match n {
         0 => Ok(&mut []),
         _ if ptr.is_null() => Err(CallError::Null(what)),
-        _ => Ok(std::slice::from_raw_parts_mut(ptr, n)),
+        // SAFETY: `ptr` is not NULL, so by the caller's guarantee it points
+        // to `n` elements that outlive `'a` and nothing else refers to;
+        // `MaybeUninit<T>` has the layout of `T`, and any content is a
+        // valid `MaybeUninit<T>`.
+        _ => Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), n) }),
     }
 }
 
 /// Reads `nvr` variables by value reference into `nvalues` values.
 ///
 /// # Safety
-/// As for [`on`] and [`slice`].
+/// As for [`on`], [`slice`] and [`slice_mut`].
 pub unsafe fn get<L: Logger>(
     call: &str,
     instance: *mut c_void,
     (vrs, nvr): (*const u32, usize),
     (values, nvalues): (*mut f64, usize),
 ) -> Status {
-    status(on::<L, _>(call, instance, |core| {
-        core.get(
-            slice(vrs, nvr, "valueReferences")?,
-            slice_mut(values, nvalues, "values")?,
-        )
-    }))
+    let body = |core: &mut Instance| {
+        // SAFETY: the caller passes what `slice` needs for `vrs` and what
+        // `slice_mut` needs for `values`.
+        let (vrs, values) = unsafe {
+            (
+                slice(vrs, nvr, "valueReferences")?,
+                slice_mut(values, nvalues, "values")?,
+            )
+        };
+        core.get(vrs, values)
+    };
+    // SAFETY: the caller passes what `on` needs.
+    status(unsafe { on::<L, _>(call, instance, body) })
 }
 
 /// Sets `nvr` variables by value reference from `nvalues` values.
@@ -227,49 +279,75 @@ pub unsafe fn set<L: Logger>(
     (vrs, nvr): (*const u32, usize),
     (values, nvalues): (*const f64, usize),
 ) -> Status {
-    status(on::<L, _>(call, instance, |core| {
-        core.set(slice(vrs, nvr, "valueReferences")?, slice(values, nvalues, "values")?)
-    }))
+    let body = |core: &mut Instance| {
+        // SAFETY: the caller passes what `slice` needs for `vrs` and for
+        // `values`.
+        let (vrs, values) = unsafe { (slice(vrs, nvr, "valueReferences")?, slice(values, nvalues, "values")?) };
+        core.set(vrs, values)
+    };
+    // SAFETY: the caller passes what `on` needs.
+    status(unsafe { on::<L, _>(call, instance, body) })
 }
 
 /// Saves the instance into `*state`: the state it points to, reused, or a
 /// new one when it is NULL.
 ///
 /// # Safety
-/// As for [`on`]; `*state` is NULL or a state made by this module.
+/// As for [`on`]; `state` is NULL or points to a pointer nothing else
+/// refers to during the call, NULL or a state made by this module and not
+/// yet freed.
 pub unsafe fn get_state<L: Logger>(call: &str, instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    status(on::<L, _>(call, instance, |core| {
-        let state = state.as_mut().ok_or(CallError::Null("the FMU state pointer"))?;
-        if let Some(fresh) = core.save(state.cast::<State>().as_mut())? {
+    let body = |core: &mut Instance| -> Result<(), CallError> {
+        // SAFETY: a non-NULL `state` points to a pointer that is ours
+        // during the call, by the caller's guarantee.
+        let state = unsafe { state.as_mut() }.ok_or(CallError::Null("the FMU state pointer"))?;
+        // SAFETY: `*state` is NULL or a live `State` made by this module,
+        // by the caller's guarantee.
+        let reused = unsafe { state.cast::<State>().as_mut() };
+        if let Some(fresh) = core.save(reused)? {
             *state = Box::into_raw(Box::new(fresh)).cast();
         }
         Ok(())
-    }))
+    };
+    // SAFETY: the caller passes what `on` needs.
+    status(unsafe { on::<L, _>(call, instance, body) })
 }
 
 /// Restores the instance to `state`.
 ///
 /// # Safety
-/// As for [`on`]; `state` is NULL or a state made by this module.
+/// As for [`on`]; `state` is NULL or a state made by this module and not
+/// yet freed.
 pub unsafe fn set_state<L: Logger>(call: &str, instance: *mut c_void, state: *mut c_void) -> Status {
-    status(on::<L, _>(call, instance, |core| {
-        let state = state.cast::<State>().as_ref().ok_or(CallError::Null("the FMU state"))?;
+    let body = |core: &mut Instance| {
+        // SAFETY: a non-NULL `state` is a live `State` made by this module,
+        // by the caller's guarantee.
+        let state = unsafe { state.cast::<State>().as_ref() }.ok_or(CallError::Null("the FMU state"))?;
         core.restore(state)
-    }))
+    };
+    // SAFETY: the caller passes what `on` needs.
+    status(unsafe { on::<L, _>(call, instance, body) })
 }
 
 /// Frees the state `*state` points to and sets it to NULL.
 ///
 /// # Safety
-/// As for [`on`]; `*state` is NULL or a state made by this module, not
-/// used again.
+/// As for [`on`]; `state` is NULL or points to a pointer nothing else
+/// refers to during the call, NULL or a state made by this module, not
+/// yet freed and not used again.
 pub unsafe fn free_state<L: Logger>(call: &str, instance: *mut c_void, state: *mut *mut c_void) -> Status {
-    status(on::<L, _>(call, instance, |_| {
-        let state = state.as_mut().ok_or(CallError::Null("the FMU state pointer"))?;
+    let body = |_: &mut Instance| -> Result<(), CallError> {
+        // SAFETY: a non-NULL `state` points to a pointer that is ours
+        // during the call, by the caller's guarantee.
+        let state = unsafe { state.as_mut() }.ok_or(CallError::Null("the FMU state pointer"))?;
         if !state.is_null() {
-            drop(Box::from_raw(state.cast::<State>()));
+            // SAFETY: `*state` is the `Box<State>` `get_state` leaked, not
+            // yet freed, and the caller does not use it again.
+            drop(unsafe { Box::from_raw(state.cast::<State>()) });
             *state = null_mut();
         }
         Ok(())
-    }))
+    };
+    // SAFETY: the caller passes what `on` needs.
+    status(unsafe { on::<L, _>(call, instance, body) })
 }
