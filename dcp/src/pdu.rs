@@ -710,7 +710,7 @@ pub fn unwrap_seq(last: Option<i64>, seq: u16) -> i64 {
         return seq as i64;
     };
     let delta = seq.wrapping_sub(last as u16) as i16;
-    last + delta as i64
+    last.saturating_add(delta as i64)
 }
 
 #[cfg(test)]

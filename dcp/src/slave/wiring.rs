@@ -2,12 +2,35 @@
 //! resolution, which variables travel in which data id at which position,
 //! where data goes and comes from, and the scopes; and the check of its
 //! completeness before PREPARING.
+//!
+//! Everything here comes from the wire, so it is bounded: at most
+//! [`MAX_DATA_IDS`] data ids, [`MAX_SLOTS`] positions in all, a data id's
+//! values within one datagram, [`MAX_TARGETS`] targets of a data id and
+//! [`MAX_STREAMS`] in all, and [`MAX_DATA_SOCKETS`] source ports. A
+//! configuration beyond a bound is refused: `NOT_SUPPORTED_PDU_SIZE` for
+//! data ids and positions, `INVALID_NETWORK_INFORMATION` for addresses.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddrV4;
 
-use crate::ports::{Causality, Ports};
-use crate::types::{DataType, ErrorCode, Scope};
+use super::sockets::MAX_DATA_SOCKETS;
+use crate::pdu::Request;
+use crate::ports::{Causality, Ports, Variable};
+use crate::types::{DataType, ErrorCode, Scope, Transport, MAX_PDU};
+
+/// The most data ids a slave takes configuration for.
+pub const MAX_DATA_IDS: usize = 1024;
+/// The most positions configured in all data ids together.
+pub const MAX_SLOTS: usize = 1 << 16;
+/// The most targets of one output data id.
+pub const MAX_TARGETS: usize = 16;
+/// The most targets of all data ids together (each is a datagram per step).
+pub const MAX_STREAMS: usize = 64;
+/// The header of a data PDU: type, sequence id, data id.
+const DATA_HEADER: usize = 5;
+/// The longest decimal text of an `f64` (Rust's shortest round-trip form
+/// of the smallest subnormal, `0.000…5`, is 326 characters).
+const LONGEST_NUMBER: usize = 340;
 
 /// One position of a data id: the variable (index among the inputs or
 /// outputs) and its type on the wire.
@@ -40,6 +63,24 @@ pub struct Wiring {
     pub scopes: BTreeMap<u16, Scope>,
 }
 
+/// The least bytes a value of `v` takes as `data_type`.
+fn least_bytes(v: &Variable, data_type: DataType) -> usize {
+    match crate::values::size(data_type) {
+        Some(size) => size * v.width(),
+        None if data_type == DataType::Binary && !v.carries_frames() => 4 + v.width(),
+        None => 4,
+    }
+}
+
+/// The most bytes a value of `v` takes as `data_type` (CAN frames: what
+/// its slave puts in, which it fits to the datagram).
+fn most_bytes(v: &Variable, data_type: DataType) -> usize {
+    match data_type {
+        DataType::String => 4 + LONGEST_NUMBER,
+        _ => least_bytes(v, data_type),
+    }
+}
+
 impl Wiring {
     /// `CFG_input`: `vr` of `ports` at `pos` of `data_id`, sent as `source`.
     pub fn input(&mut self, ports: &Ports, data_id: u16, pos: u16, vr: u64, source: u8) -> Result<(), ErrorCode> {
@@ -52,14 +93,18 @@ impl Wiring {
         if !data_type.converts_to(ports.inputs[variable].data_type) {
             return Err(ErrorCode::InvalidSourceDataType);
         }
-        place(
-            self.inputs.entry(data_id).or_default(),
-            Slot {
-                pos,
-                variable,
-                data_type,
-            },
-        );
+        self.make_room(data_id)?;
+        let slot = Slot {
+            pos,
+            variable,
+            data_type,
+        };
+        let slots = self.inputs.get(&data_id).map_or(&[][..], |s| s.as_slice());
+        let bytes = |s: &Slot| least_bytes(&ports.inputs[s.variable], s.data_type);
+        if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
+            return Err(ErrorCode::NotSupportedPduSize);
+        }
+        place(self.inputs.entry(data_id).or_default(), slot);
         Ok(())
     }
 
@@ -71,15 +116,173 @@ impl Wiring {
             .position(|v| v.vr == vr)
             .ok_or(ErrorCode::InvalidValueReference)?;
         let data_type = ports.outputs[variable].data_type;
-        place(
-            self.outputs.entry(data_id).or_default(),
-            Slot {
-                pos,
-                variable,
-                data_type,
-            },
-        );
+        self.make_room(data_id)?;
+        let slot = Slot {
+            pos,
+            variable,
+            data_type,
+        };
+        let slots = self.outputs.get(&data_id).map_or(&[][..], |s| s.as_slice());
+        let bytes = |s: &Slot| most_bytes(&ports.outputs[s.variable], s.data_type);
+        if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
+            return Err(ErrorCode::NotSupportedPduSize);
+        }
+        place(self.outputs.entry(data_id).or_default(), slot);
         Ok(())
+    }
+
+    /// Carries out a `CFG_*` request of a slave with `ports` (the others
+    /// are not for the wiring: `NOT_ALLOWED_IN_STATE`).
+    pub fn configure(&mut self, body: Request<'_>, ports: &Ports) -> Result<(), ErrorCode> {
+        match body {
+            Request::TimeRes { numerator, denominator } => {
+                if numerator == 0 || denominator == 0 {
+                    return Err(ErrorCode::InvalidTimeResolution);
+                }
+                self.resolution = Some((numerator, denominator));
+            }
+            Request::Steps { steps, data_id } => {
+                if steps == 0 {
+                    return Err(ErrorCode::InvalidSteps);
+                }
+                self.make_room(data_id)?;
+                self.steps.insert(data_id, steps);
+            }
+            Request::Input {
+                data_id,
+                pos,
+                target_vr,
+                source_type,
+            } => self.input(ports, data_id, pos, target_vr, source_type)?,
+            Request::Output {
+                data_id,
+                pos,
+                source_vr,
+            } => self.output(ports, data_id, pos, source_vr)?,
+            Request::Clear => *self = Wiring::default(),
+            Request::TargetNetwork { data_id, network } | Request::SourceNetwork { data_id, network } => {
+                if network.transport != Transport::UdpIpv4.code() {
+                    return Err(ErrorCode::InvalidTransportProtocol);
+                }
+                let address = network.as_udp().ok_or(ErrorCode::InvalidNetworkInformation)?;
+                if address.port() == 0 {
+                    return Err(ErrorCode::InvalidNetworkInformation);
+                }
+                self.make_room(data_id)?;
+                if matches!(body, Request::TargetNetwork { .. }) {
+                    self.target(data_id, address)?;
+                } else {
+                    self.source(data_id, address)?;
+                }
+            }
+            Request::Parameter { .. } | Request::TunableParameter { .. } => {
+                return Err(ErrorCode::InvalidValueReference)
+            }
+            Request::ParamNetwork { network, .. } => {
+                if network.transport != Transport::UdpIpv4.code() {
+                    return Err(ErrorCode::InvalidTransportProtocol);
+                }
+            }
+            Request::Scope { data_id, scope } => {
+                let scope = Scope::from_code(scope).ok_or(ErrorCode::InvalidScope)?;
+                self.make_room(data_id)?;
+                self.scopes.insert(data_id, scope);
+            }
+            _ => return Err(ErrorCode::NotAllowedInState),
+        }
+        Ok(())
+    }
+
+    /// Adds `address` to the targets of `data_id`.
+    fn target(&mut self, data_id: u16, address: SocketAddrV4) -> Result<(), ErrorCode> {
+        if address.ip().is_unspecified() {
+            return Err(ErrorCode::InvalidNetworkInformation);
+        }
+        let all: usize = self.targets.values().map(Vec::len).sum();
+        let targets = self.targets.entry(data_id).or_default();
+        if targets.contains(&address) {
+            return Ok(());
+        }
+        if targets.len() >= MAX_TARGETS || all >= MAX_STREAMS {
+            return Err(ErrorCode::InvalidNetworkInformation);
+        }
+        targets.push(address);
+        Ok(())
+    }
+
+    /// Makes `address` the source of `data_id`.
+    fn source(&mut self, data_id: u16, address: SocketAddrV4) -> Result<(), ErrorCode> {
+        let mut ports: BTreeSet<u16> = self
+            .sources
+            .iter()
+            .filter(|(&id, _)| id != data_id)
+            .map(|(_, a)| a.port())
+            .collect();
+        ports.insert(address.port());
+        if ports.len() > MAX_DATA_SOCKETS {
+            return Err(ErrorCode::InvalidNetworkInformation);
+        }
+        self.sources.insert(data_id, address);
+        Ok(())
+    }
+
+    /// Refuses a data id new to the configuration when it holds
+    /// [`MAX_DATA_IDS`] already, and a position when it holds
+    /// [`MAX_SLOTS`].
+    fn make_room(&self, data_id: u16) -> Result<(), ErrorCode> {
+        let slots: usize = self.inputs.values().chain(self.outputs.values()).map(Vec::len).sum();
+        if slots >= MAX_SLOTS {
+            return Err(ErrorCode::NotSupportedPduSize);
+        }
+        let ids = self.data_ids();
+        if !ids.contains(&data_id) && ids.len() >= MAX_DATA_IDS {
+            return Err(ErrorCode::NotSupportedPduSize);
+        }
+        Ok(())
+    }
+
+    /// Every data id the configuration names.
+    fn data_ids(&self) -> BTreeSet<u16> {
+        let mut ids = BTreeSet::new();
+        ids.extend(self.inputs.keys());
+        ids.extend(self.outputs.keys());
+        ids.extend(self.targets.keys());
+        ids.extend(self.sources.keys());
+        ids.extend(self.scopes.keys());
+        ids.extend(self.steps.keys());
+        ids
+    }
+
+    /// The most bytes of every output data PDU to every target, and how
+    /// many there are: what one communication point sends.
+    pub fn output_bytes(&self, ports: &Ports) -> (usize, usize) {
+        let mut bytes = 0;
+        let mut count = 0;
+        for (id, slots) in &self.outputs {
+            let targets = self.targets.get(id).map_or(0, Vec::len);
+            // CAN frames fill what their slave leaves them of a datagram.
+            let payload: usize = slots
+                .iter()
+                .map(|s| match &ports.outputs[s.variable] {
+                    v if v.carries_frames() => MAX_PDU,
+                    v => most_bytes(v, s.data_type),
+                })
+                .sum();
+            bytes += targets * (DATA_HEADER + payload).min(MAX_PDU);
+            count += targets;
+        }
+        (bytes, count)
+    }
+
+    /// The distinct ports input data comes in on, but `control`.
+    pub fn source_ports(&self, control: u16) -> Vec<u16> {
+        let ports: BTreeSet<u16> = self
+            .sources
+            .values()
+            .map(|a| a.port())
+            .filter(|&p| p != control)
+            .collect();
+        ports.into_iter().collect()
     }
 
     /// The first thing missing before PREPARING, if any (in the
@@ -135,6 +338,12 @@ impl Wiring {
             None
         }
     }
+}
+
+/// The bytes of the payload of `slots` with `slot` placed among them, each
+/// position's by `bytes`.
+fn payload_with(slots: &[Slot], slot: Slot, bytes: impl Fn(&Slot) -> usize) -> usize {
+    slots.iter().filter(|s| s.pos != slot.pos).map(&bytes).sum::<usize>() + bytes(&slot)
 }
 
 /// Puts `slot` in position order, replacing one at the same position.
