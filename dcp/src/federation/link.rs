@@ -4,23 +4,27 @@
 //!
 //! Policies: a request unanswered within the timeout is sent again with
 //! the same sequence id (the slave answers a repeat without doing it
-//! twice), up to the retries, then the slave is given up, by name; an
-//! `INVALID_SEQUENCE_ID` refusal expecting a later id means the request
-//! was already carried out; a `PROTOCOL_ERROR_GENERIC` refusal of a step
-//! (its input data lost) sends the step's data again; any other refusal,
-//! or a slave that reports ERRORHANDLING or ALIVE (restarted), ends the
-//! run with the slave's name and the code.
+//! twice), up to the retries, then the slave is given up, by name, and
+//! not asked anything again; an `INVALID_SEQUENCE_ID` refusal expecting a
+//! later id means the request was already carried out; a
+//! `PROTOCOL_ERROR_GENERIC` refusal of a step (its input data lost) sends
+//! the step's data again; a refusal still standing after the retries
+//! (another master holds the slave) ends the run naming the refusal; any
+//! other refusal, or a slave that reports ERRORHANDLING or ALIVE
+//! (restarted), ends the run with the slave's name and the code. Output
+//! data that comes while no exchange waits for it (real time: a slave's
+//! first points, while the master still starts the others) is kept for
+//! [`Link::take_data`], up to [`HELD`] datagrams.
 
+use std::collections::VecDeque;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::net::SocketAddrV4;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tandem_io::poll::wait_readable;
-
-use crate::net::send_all;
+use super::wire::{Udp, Wire};
 use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
@@ -75,14 +79,14 @@ pub enum LinkError {
         message: String,
     },
     /// A socket.
-    #[error("slave \"{slave}\": {what}: {source}")]
+    #[error("slave \"{slave}\": {what}: {error}")]
     Io {
         /// Its name.
         slave: String,
         /// What was being done.
         what: &'static str,
-        /// The error.
-        source: io::Error,
+        /// The error (in the message, so not a source).
+        error: io::Error,
     },
 }
 
@@ -97,15 +101,20 @@ pub struct LinkStats {
     pub stale: AtomicU64,
     /// Datagrams that were not PDUs, not for this line or not understood.
     pub malformed: AtomicU64,
+    /// Output data that came while no exchange waited for it and found
+    /// no room to be kept.
+    pub dropped: AtomicU64,
 }
 
-/// The master's socket and protocol state for one slave.
+/// The most output data datagrams a line keeps while no exchange waits
+/// for them.
+pub const HELD: usize = 256;
+
+/// The master's line and protocol state for one slave.
 pub(crate) struct Link {
     pub(crate) name: String,
-    socket: UdpSocket,
+    wire: Box<dyn Wire>,
     pub(crate) address: SocketAddrV4,
-    /// The master's address as the slave sees it.
-    local: SocketAddrV4,
     pub(crate) id: u8,
     next_seq: u16,
     timeout: Duration,
@@ -117,8 +126,14 @@ pub(crate) struct Link {
     out_seq: Option<i64>,
     datagrams: Vec<Vec<u8>>,
     rx: Vec<u8>,
+    /// Output data kept while no exchange waited for it, oldest first,
+    /// and spent buffers to keep the next in.
+    held: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
     /// When the slave was last heard from.
     last_heard: Instant,
+    /// The slave was given up: it is asked nothing again.
+    gone: bool,
 }
 
 /// The most requests an exchange sends.
@@ -134,7 +149,7 @@ pub(crate) struct Outputs<'a> {
 }
 
 impl Link {
-    /// A line to slave `id` named `name` at `address`.
+    /// A line over UDP/IPv4 to slave `id` named `name` at `address`.
     pub(crate) fn open(
         name: &str,
         id: u8,
@@ -142,33 +157,26 @@ impl Link {
         timeout: Duration,
         retries: u32,
     ) -> Result<Link, LinkError> {
-        let io = |what, source| LinkError::Io {
+        let wire = Udp::open(address).map_err(|(what, error)| LinkError::Io {
             slave: name.to_string(),
             what,
-            source,
-        };
-        // Non-blocking: waits are polls with their deadlines.
-        let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
-            .and_then(|s| s.set_nonblocking(true).map(|()| s))
-            .map_err(|e| io("cannot open a UDP socket", e))?;
-        // The interface that reaches the slave gives the master's address
-        // as the slave sees it. The socket itself stays unconnected: data
-        // may come from another port of the slave's, or through a relay.
-        let probe = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
-            .and_then(|p| p.connect(address).and(p.local_addr()))
-            .map_err(|e| io("cannot reach its address", e))?;
-        let port = socket
-            .local_addr()
-            .map_err(|e| io("cannot read the socket's address", e))?
-            .port();
-        let local = match probe {
-            SocketAddr::V4(a) => SocketAddrV4::new(*a.ip(), port),
-            SocketAddr::V6(_) => SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
-        };
-        Ok(Link {
-            local,
+            error,
+        })?;
+        Ok(Link::on(name, id, address, timeout, retries, Box::new(wire)))
+    }
+
+    /// A line on `wire` to slave `id` named `name` at `address`.
+    pub(crate) fn on(
+        name: &str,
+        id: u8,
+        address: SocketAddrV4,
+        timeout: Duration,
+        retries: u32,
+        wire: Box<dyn Wire>,
+    ) -> Link {
+        Link {
             name: name.to_string(),
-            socket,
+            wire,
             address,
             id,
             next_seq: 0,
@@ -179,13 +187,21 @@ impl Link {
             out_seq: None,
             datagrams: Vec::new(),
             rx: vec![0; MAX_PDU + 1],
+            held: VecDeque::new(),
+            spare: Vec::new(),
             last_heard: Instant::now(),
-        })
+            gone: false,
+        }
     }
 
     /// The master's address as the slave sees it (where its data goes).
     pub(crate) fn local(&self) -> SocketAddrV4 {
-        self.local
+        self.wire.local()
+    }
+
+    /// Whether the slave was given up (it is asked nothing again).
+    pub(crate) fn gone(&self) -> bool {
+        self.gone
     }
 
     /// Sends `requests` (at most [`MAX_REQUESTS`], after input data `data`
@@ -243,57 +259,46 @@ impl Link {
         let mut acked = false;
         let mut got_data = outputs.is_none();
         let mut reached = until.is_none();
+        // The last refusal heard that left the request to be sent again.
+        let mut refusal: Option<(u16, ErrorCode, u16)> = None;
         loop {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
             }
-            // Refused: nothing listens there now; waiting for an answer and
-            // sending again is the policy for that too.
             let mut burst = [(self.address, &[][..]); MAX_REQUESTS + 1];
             for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
                 b.1 = d;
             }
-            send_all(&self.socket, &burst[..total]).map_err(|source| LinkError::Io {
+            self.wire.send(&burst[..total]).map_err(|error| LinkError::Io {
                 slave: self.name.clone(),
                 what: "cannot send",
-                source,
+                error,
             })?;
             tries += 1;
             let deadline = Instant::now() + self.timeout;
             let mut resend = false;
             while !(resend || (acked && got_data && reached)) {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                let size = match self.socket.recv(&mut self.rx) {
-                    Ok(size) => size,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        // Nothing yet: wait for the next datagram, or the deadline.
-                        wait_readable(&[self.socket.as_raw_fd()], left).map_err(|source| LinkError::Io {
-                            slave: self.name.clone(),
-                            what: "cannot wait for the slave",
-                            source,
-                        })?;
-                        continue;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                    Err(source) => {
-                        return Err(LinkError::Io {
-                            slave: self.name.clone(),
-                            what: "cannot receive",
-                            source,
-                        })
-                    }
+                let mut rx = std::mem::take(&mut self.rx);
+                let got = self.wire.receive(&mut rx, Some(deadline));
+                let heard = match got {
+                    Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], first, last, &names, &mut outputs),
+                    Ok(None) => Ok(Heard::Timeout),
+                    Err(error) => Err(LinkError::Io {
+                        slave: self.name.clone(),
+                        what: "cannot receive",
+                        error,
+                    }),
                 };
-                let rx = std::mem::take(&mut self.rx);
-                let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, &names, &mut outputs);
                 self.rx = rx;
                 match heard? {
+                    Heard::Timeout => break,
                     Heard::State(s) => reached |= Some(s) == until,
                     Heard::Acked => acked = true,
                     Heard::Data => got_data = true,
-                    Heard::Resend => resend = true,
+                    Heard::Refused { seq, code, expected } => {
+                        refusal = Some((seq, code, expected));
+                        resend |= code == ErrorCode::Generic;
+                    }
                     Heard::Nothing => {}
                 }
             }
@@ -301,12 +306,23 @@ impl Link {
                 return Ok(());
             }
             if tries > self.retries {
-                return Err(LinkError::Silent {
-                    slave: self.name.clone(),
-                    address: self.address,
-                    request: name,
-                    tries,
-                    waited: started.elapsed().as_secs_f64(),
+                self.gone = true;
+                return Err(match refusal {
+                    Some((seq, code, expected)) => LinkError::Refused {
+                        slave: self.name.clone(),
+                        request: names
+                            .get(seq.wrapping_sub(first) as usize)
+                            .copied()
+                            .unwrap_or("a request"),
+                        code: format!("{}{}", code.name(), standing(code, expected, tries)),
+                    },
+                    None => LinkError::Silent {
+                        slave: self.name.clone(),
+                        address: self.address,
+                        request: name,
+                        tries,
+                        waited: started.elapsed().as_secs_f64(),
+                    },
                 });
             }
         }
@@ -329,15 +345,15 @@ impl Link {
                 match body {
                     Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
                     Response::Nack { expected, error } => {
-                        let code = ErrorCode::from_code(error);
                         // Already carried out: the slave expects a later id.
                         let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
                             && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
-                        match code {
+                        match ErrorCode::from_code(error) {
                         Some(ErrorCode::InvalidSequenceId) if done && seq == last => Ok(Heard::Acked),
-                        Some(ErrorCode::InvalidSequenceId) => Ok(Heard::Nothing),
-                        Some(ErrorCode::Generic) => Ok(Heard::Resend),
-                        _ => Err(LinkError::Refused {
+                        Some(code @ (ErrorCode::InvalidSequenceId | ErrorCode::Generic)) => {
+                            Ok(Heard::Refused { seq, code, expected })
+                        }
+                        code => Err(LinkError::Refused {
                             slave: self.name.clone(),
                             request: names.get(seq.wrapping_sub(first) as usize).copied().unwrap_or("a request"),
                             code: match code {
@@ -374,34 +390,13 @@ impl Link {
                 seq,
                 id,
                 payload,
-            }) => {
-                let Some(out) = outputs.as_mut().filter(|o| o.data_id == id) else {
-                    self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Heard::Nothing);
-                };
-                let full = unwrap_seq(self.out_seq, seq);
-                if self.out_seq.is_some_and(|l| full <= l) {
-                    self.stats.stale.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Heard::Nothing);
+            }) => match outputs.as_mut().filter(|o| o.data_id == id) {
+                Some(out) => self.output_data(seq, payload, out),
+                None => {
+                    self.hold(bytes);
+                    Ok(Heard::Nothing)
                 }
-                let mut at = 0;
-                for slot in out.slots {
-                    let v = &out.ports.outputs[slot.variable];
-                    let into = &mut out.into[v.elements.clone()];
-                    let read = if v.carries_frames() {
-                        count_frames(&payload[at..], into)
-                    } else {
-                        values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
-                    };
-                    at += read.map_err(|message| LinkError::Data {
-                        slave: self.name.clone(),
-                        port: v.name.clone(),
-                        message,
-                    })?;
-                }
-                self.out_seq = Some(full);
-                Ok(Heard::Data)
-            }
+            },
             Ok(_) => Ok(Heard::Nothing),
             Err(_) => {
                 self.stats.malformed.fetch_add(1, Ordering::Relaxed);
@@ -410,10 +405,49 @@ impl Link {
         }
     }
 
+    /// Output data for `out`: its values read, unless it is stale.
+    fn output_data(&mut self, seq: u16, payload: &[u8], out: &mut Outputs<'_>) -> Result<Heard, LinkError> {
+        let full = unwrap_seq(self.out_seq, seq);
+        if self.out_seq.is_some_and(|l| full <= l) {
+            self.stats.stale.fetch_add(1, Ordering::Relaxed);
+            return Ok(Heard::Nothing);
+        }
+        let mut at = 0;
+        for slot in out.slots {
+            let v = &out.ports.outputs[slot.variable];
+            let into = &mut out.into[v.elements.clone()];
+            let read = if v.carries_frames() {
+                count_frames(&payload[at..], into)
+            } else {
+                values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
+            };
+            at += read.map_err(|message| LinkError::Data {
+                slave: self.name.clone(),
+                port: v.name.clone(),
+                message,
+            })?;
+        }
+        self.out_seq = Some(full);
+        Ok(Heard::Data)
+    }
+
+    /// Keeps data no exchange waits for, for [`Link::take_data`].
+    fn hold(&mut self, bytes: &[u8]) {
+        if self.held.len() >= HELD {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut kept = self.spare.pop().unwrap_or_default();
+        kept.clear();
+        kept.extend_from_slice(bytes);
+        self.held.push_back(kept);
+    }
+
     /// Asks the slave's state (`INF_state`) without waiting for the answer;
     /// gives the slave up when nothing has come from it for `silence`.
     pub(crate) fn heartbeat(&mut self, silence: Duration) -> Result<(), LinkError> {
         if self.last_heard.elapsed() > silence {
+            self.gone = true;
             return Err(LinkError::Silent {
                 slave: self.name.clone(),
                 address: self.address,
@@ -431,51 +465,79 @@ impl Link {
         let mut out = std::mem::take(&mut self.datagrams);
         out.resize_with(1, Vec::new);
         pdu.write(&mut out[0]);
-        let sent = self.socket.send_to(&out[0], self.address);
+        let sent = self.wire.send(&[(self.address, &out[0])]);
         self.datagrams = out;
-        sent.map(|_| ()).map_err(|source| LinkError::Io {
+        sent.map_err(|error| LinkError::Io {
             slave: self.name.clone(),
             what: "cannot send",
-            source,
+            error,
         })
     }
 
-    /// The next output data waiting, without blocking: its full sequence
-    /// count (the point it was sent for), its values in `outputs.into`.
+    /// The next output data waiting, without blocking (what was kept
+    /// first): its full sequence count (the point it was sent for), its
+    /// values in `outputs.into`.
     pub(crate) fn take_data(&mut self, outputs: &mut Outputs<'_>) -> Result<Option<i64>, LinkError> {
-        let io = |source| LinkError::Io {
-            slave: String::new(),
-            what: "cannot receive",
-            source,
-        };
+        while let Some(kept) = self.held.pop_front() {
+            let heard = match Pdu::read(&kept) {
+                Ok(Pdu::Data {
+                    kind: DataKind::InputOutput,
+                    seq,
+                    id,
+                    payload,
+                }) if id == outputs.data_id => self.output_data(seq, payload, outputs),
+                _ => {
+                    self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                    Ok(Heard::Nothing)
+                }
+            };
+            self.spare.push(kept);
+            if let Heard::Data = heard? {
+                return Ok(self.out_seq);
+            }
+        }
         let mut wanted = Some(Outputs {
             data_id: outputs.data_id,
             slots: outputs.slots,
             ports: outputs.ports,
             into: &mut *outputs.into,
         });
+        let next = self.next_seq;
         loop {
-            let size = match self.socket.recv(&mut self.rx) {
-                Ok(size) => size,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                Err(e) => break Err(io(e)),
+            let mut rx = std::mem::take(&mut self.rx);
+            let got = self.wire.receive(&mut rx, None);
+            let heard = match got {
+                Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], next, next, &["INF_state"], &mut wanted),
+                Ok(None) => Ok(Heard::Timeout),
+                Err(error) => Err(LinkError::Io {
+                    slave: self.name.clone(),
+                    what: "cannot receive",
+                    error,
+                }),
             };
-            let rx = std::mem::take(&mut self.rx);
-            let next = self.next_seq;
-            let heard = self.heard(&rx[..size.min(MAX_PDU)], next, next, &["INF_state"], &mut wanted);
             self.rx = rx;
-            match heard {
-                Ok(Heard::Data) => break Ok(self.out_seq),
-                Ok(_) => continue,
-                Err(e) => break Err(e),
+            match heard? {
+                Heard::Data => return Ok(self.out_seq),
+                Heard::Timeout => return Ok(None),
+                _ => {}
             }
         }
     }
 
-    /// Its socket, to wait on.
-    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
-        self.socket.as_raw_fd()
+    /// Its descriptor, to wait on, if it has one.
+    pub(crate) fn raw_fd(&self) -> Option<RawFd> {
+        self.wire.raw_fd()
+    }
+}
+
+/// What a refusal still standing after `tries` tries means.
+fn standing(code: ErrorCode, expected: u16, tries: u32) -> String {
+    match code {
+        ErrorCode::InvalidSequenceId => format!(
+            " after {tries} tries: it expects sequence id {expected}, so it serves another master (or its last \
+             master, silent, until its master_timeout ends)"
+        ),
+        _ => format!(" after {tries} tries: its input data did not arrive"),
     }
 }
 
@@ -491,9 +553,17 @@ fn count_frames(bytes: &[u8], into: &mut [f64]) -> Result<usize, String> {
 
 /// What one datagram meant to an exchange.
 enum Heard {
+    /// Nothing came by the deadline.
+    Timeout,
     Nothing,
     State(State),
     Acked,
     Data,
-    Resend,
+    /// A refusal to send the request again after (out of sequence, or its
+    /// input data lost).
+    Refused {
+        seq: u16,
+        code: ErrorCode,
+        expected: u16,
+    },
 }

@@ -14,6 +14,7 @@ mod file;
 mod link;
 mod realtime;
 mod remote;
+pub mod wire;
 
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
@@ -37,12 +38,25 @@ pub enum FederationError {
     /// A member could not be registered or configured.
     #[error(transparent)]
     Link(#[from] LinkError),
-    /// The lock-step run failed (a member, or the recording).
-    #[error(transparent)]
-    Run(#[from] CosimError),
+    /// The lock-step run failed (a member, or the recording); its
+    /// message names the cause, so it has no source.
+    #[error("{0}")]
+    Run(CosimError),
     /// The recording of a real-time run failed.
     #[error("cannot write the results: {0}")]
-    Record(#[from] std::io::Error),
+    Record(std::io::Error),
+}
+
+impl From<CosimError> for FederationError {
+    fn from(e: CosimError) -> FederationError {
+        FederationError::Run(e)
+    }
+}
+
+impl From<std::io::Error> for FederationError {
+    fn from(e: std::io::Error) -> FederationError {
+        FederationError::Record(e)
+    }
 }
 
 /// What each member's line counted, by name.

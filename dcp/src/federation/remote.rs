@@ -9,7 +9,7 @@ use std::net::SocketAddrV4;
 use tandem_cosim::{Course, Feedthrough, Recording, SubModel, SubModelError};
 use tandem_models::Variable as Port;
 
-use super::file::Member;
+use super::file::{resolution_for, Member};
 use super::link::{Link, LinkError, Outputs};
 use crate::pdu::{Network, Request};
 use crate::ports::Ports;
@@ -32,6 +32,8 @@ pub(crate) struct RemoteSlave {
     output_slots: Vec<Slot>,
     /// The resolution (s) of one step count.
     resolution: (u32, u32),
+    /// Ticks of the resolution in a communication step.
+    ticks: u32,
     state: State,
     /// Input values held over the current step.
     u: Vec<f64>,
@@ -80,7 +82,6 @@ impl RemoteSlave {
     pub(crate) fn connect(member: &Member, link: Link) -> Result<RemoteSlave, LinkError> {
         let d = &member.description;
         let ports = d.ports.clone();
-        let resolution = d.fixed_resolution.unwrap_or((1, 1_000_000));
         let inputs = elements(&ports.inputs);
         let outputs = elements(&ports.outputs);
         // The outputs' dependencies (when the description gives them) as
@@ -112,7 +113,8 @@ impl RemoteSlave {
             inputs,
             outputs,
             feedthrough,
-            resolution,
+            resolution: member.resolution,
+            ticks: member.ticks,
             state: State::Alive,
         };
         remote.register(&d.uuid, d.control.unwrap_or(member.address))?;
@@ -166,6 +168,11 @@ impl RemoteSlave {
             });
         }
         if !self.output_slots.is_empty() {
+            // Optional in non-real time, but DCPLib's slaves require it.
+            config.push(Request::Steps {
+                steps: self.ticks,
+                data_id: OUTPUT_DATA,
+            });
             config.push(Request::TargetNetwork {
                 data_id: OUTPUT_DATA,
                 network: Network::udp(master, &mut target),
@@ -212,14 +219,24 @@ impl RemoteSlave {
         self.link.exchange(data, requests, outputs, Some(until))
     }
 
-    /// The number of resolution ticks in `h` seconds.
-    fn ticks(&self, h: f64) -> u32 {
-        let (n, d) = self.resolution;
-        (h * d as f64 / n as f64).round() as u32
+    /// The number of resolution ticks in `h` seconds (the communication
+    /// step's, checked with the federation file).
+    fn ticks(&self, h: f64) -> Result<u32, SubModelError> {
+        match resolution_for(h, Some(self.resolution)) {
+            Some((_, ticks)) => Ok(ticks),
+            None => Err(SubModelError::StepNotMultiple {
+                step: h,
+                micro: self.resolution.0 as f64 / self.resolution.1 as f64,
+            }),
+        }
     }
 
-    /// Stops and deregisters the slave (best effort: the run is over).
+    /// Stops and deregisters the slave (best effort: the run is over; a
+    /// slave given up is asked nothing).
     fn leave(&mut self) {
+        if self.link.gone() {
+            return;
+        }
         let stoppable = self.state.stoppable();
         if stoppable {
             let _ = self.link.exchange(
@@ -321,7 +338,7 @@ impl SubModel for RemoteSlave {
         for (u, c) in self.u.iter_mut().zip(inputs) {
             *u = c.at(t);
         }
-        let steps = self.ticks(h);
+        let steps = self.ticks(h)?;
         self.exchange(
             &[
                 Request::DoStep {
