@@ -61,6 +61,10 @@ pub struct Wiring {
     pub sources: BTreeMap<u16, SocketAddrV4>,
     /// Each data id's scope.
     pub scopes: BTreeMap<u16, Scope>,
+    /// Every data id named so far.
+    ids: BTreeSet<u16>,
+    /// Positions configured in all data ids.
+    slots: usize,
 }
 
 /// The least bytes a value of `v` takes as `data_type`.
@@ -104,7 +108,7 @@ impl Wiring {
         if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
             return Err(ErrorCode::NotSupportedPduSize);
         }
-        place(self.inputs.entry(data_id).or_default(), slot);
+        self.slots += place(self.inputs.entry(data_id).or_default(), slot);
         Ok(())
     }
 
@@ -127,7 +131,7 @@ impl Wiring {
         if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
             return Err(ErrorCode::NotSupportedPduSize);
         }
-        place(self.outputs.entry(data_id).or_default(), slot);
+        self.slots += place(self.outputs.entry(data_id).or_default(), slot);
         Ok(())
     }
 
@@ -226,31 +230,15 @@ impl Wiring {
         Ok(())
     }
 
-    /// Refuses a data id new to the configuration when it holds
-    /// [`MAX_DATA_IDS`] already, and a position when it holds
-    /// [`MAX_SLOTS`].
-    fn make_room(&self, data_id: u16) -> Result<(), ErrorCode> {
-        let slots: usize = self.inputs.values().chain(self.outputs.values()).map(Vec::len).sum();
-        if slots >= MAX_SLOTS {
+    /// Counts `data_id` among those named, refusing a new one when there
+    /// are [`MAX_DATA_IDS`] already, and any when there are
+    /// [`MAX_SLOTS`] positions.
+    fn make_room(&mut self, data_id: u16) -> Result<(), ErrorCode> {
+        if self.slots >= MAX_SLOTS || (!self.ids.contains(&data_id) && self.ids.len() >= MAX_DATA_IDS) {
             return Err(ErrorCode::NotSupportedPduSize);
         }
-        let ids = self.data_ids();
-        if !ids.contains(&data_id) && ids.len() >= MAX_DATA_IDS {
-            return Err(ErrorCode::NotSupportedPduSize);
-        }
+        self.ids.insert(data_id);
         Ok(())
-    }
-
-    /// Every data id the configuration names.
-    fn data_ids(&self) -> BTreeSet<u16> {
-        let mut ids = BTreeSet::new();
-        ids.extend(self.inputs.keys());
-        ids.extend(self.outputs.keys());
-        ids.extend(self.targets.keys());
-        ids.extend(self.sources.keys());
-        ids.extend(self.scopes.keys());
-        ids.extend(self.steps.keys());
-        ids
     }
 
     /// The most bytes of every output data PDU to every target, and how
@@ -346,11 +334,18 @@ fn payload_with(slots: &[Slot], slot: Slot, bytes: impl Fn(&Slot) -> usize) -> u
     slots.iter().filter(|s| s.pos != slot.pos).map(&bytes).sum::<usize>() + bytes(&slot)
 }
 
-/// Puts `slot` in position order, replacing one at the same position.
-fn place(slots: &mut Vec<Slot>, slot: Slot) {
+/// Puts `slot` in position order, replacing one at the same position;
+/// the positions added (0 or 1).
+fn place(slots: &mut Vec<Slot>, slot: Slot) -> usize {
     match slots.binary_search_by_key(&slot.pos, |s| s.pos) {
-        Ok(k) => slots[k] = slot,
-        Err(k) => slots.insert(k, slot),
+        Ok(k) => {
+            slots[k] = slot;
+            0
+        }
+        Err(k) => {
+            slots.insert(k, slot);
+            1
+        }
     }
 }
 
