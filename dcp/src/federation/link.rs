@@ -134,6 +134,8 @@ pub(crate) struct Link {
     last_heard: Instant,
     /// The slave was given up: it is asked nothing again.
     gone: bool,
+    /// The state the slave last said it is in.
+    state: Option<State>,
 }
 
 /// The most requests an exchange sends.
@@ -191,7 +193,55 @@ impl Link {
             spare: Vec::new(),
             last_heard: Instant::now(),
             gone: false,
+            state: None,
         }
+    }
+
+    /// Waits until the slave says it is in `state` (a notification, or its
+    /// answer to `INF_state`, asked after each timeout without one), at
+    /// most until `deadline`. For a transition a slave ends at a time of
+    /// its own: DCPLib's slaves, for one, are SYNCHRONIZED only at the
+    /// start time.
+    pub(crate) fn await_state(&mut self, state: State, deadline: Instant) -> Result<(), LinkError> {
+        let started = Instant::now();
+        let mut asked = 0;
+        while self.state != Some(state) {
+            let now = Instant::now();
+            if now >= deadline {
+                self.gone = true;
+                return Err(LinkError::Silent {
+                    slave: self.name.clone(),
+                    address: self.address,
+                    request: "INF_state (waiting for it to be in the state asked)",
+                    tries: asked,
+                    waited: started.elapsed().as_secs_f64(),
+                });
+            }
+            let mut rx = std::mem::take(&mut self.rx);
+            let got = self.wire.receive(&mut rx, Some((now + self.timeout).min(deadline)));
+            let next = self.next_seq;
+            let heard = match got {
+                Ok(Some(size)) => self.heard(
+                    &rx[..size.min(MAX_PDU)],
+                    next.wrapping_sub(1),
+                    next.wrapping_sub(1),
+                    &["INF_state"],
+                    &mut None,
+                ),
+                Ok(None) => Ok(Heard::Timeout),
+                Err(error) => Err(LinkError::Io {
+                    slave: self.name.clone(),
+                    what: "cannot receive",
+                    error,
+                }),
+            };
+            self.rx = rx;
+            if let Heard::Timeout = heard? {
+                self.ask_state()?;
+                asked += 1;
+            }
+        }
+        Ok(())
     }
 
     /// The master's address as the slave sees it (where its data goes).
@@ -342,11 +392,18 @@ impl Link {
         let in_exchange = |seq: u16| seq.wrapping_sub(first) <= last.wrapping_sub(first);
         match Pdu::read(bytes) {
             Ok(Pdu::Response { seq, body, .. }) if in_exchange(seq) => {
+                if let Response::StateAck { state } = body {
+                    self.state = State::from_code(state).or(self.state);
+                }
                 match body {
                     Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
                     Response::Nack { expected, error } => {
                         // Already carried out: the slave expects a later id.
-                        let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
+                        // Never a registration: a slave that expects the id
+                        // after it is another master's.
+                        let registering = names.first() == Some(&"STC_register");
+                        let done = !registering
+                            && expected.wrapping_sub(first) > seq.wrapping_sub(first)
                             && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
                         match ErrorCode::from_code(error) {
                         Some(ErrorCode::InvalidSequenceId) if done && seq == last => Ok(Heard::Acked),
@@ -382,7 +439,10 @@ impl Link {
                     state: s.name().into(),
                     why: "it met an error (its own output says which)",
                 }),
-                Some(s) => Ok(Heard::State(s)),
+                Some(s) => {
+                    self.state = Some(s);
+                    Ok(Heard::State(s))
+                }
                 None => Ok(Heard::Nothing),
             },
             Ok(Pdu::Data {
@@ -456,6 +516,11 @@ impl Link {
                 waited: self.last_heard.elapsed().as_secs_f64(),
             });
         }
+        self.ask_state()
+    }
+
+    /// Sends `INF_state`.
+    fn ask_state(&mut self) -> Result<(), LinkError> {
         let pdu = Pdu::Request {
             seq: self.next_seq,
             receiver: self.id,
@@ -566,4 +631,131 @@ enum Heard {
         code: ErrorCode,
         expected: u16,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::{Causality, Variable};
+    use crate::types::DataType;
+    use std::collections::VecDeque;
+    use std::net::Ipv4Addr;
+
+    /// A slave in a script: each burst the master sends is answered with
+    /// the next list of datagrams.
+    struct Script(VecDeque<Vec<Vec<u8>>>, VecDeque<Vec<u8>>);
+
+    impl Wire for Script {
+        fn local(&self) -> SocketAddrV4 {
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)
+        }
+        fn send(&mut self, _: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+            let answers = self.0.pop_front().unwrap_or_default();
+            self.1.extend(answers);
+            Ok(())
+        }
+        fn receive(&mut self, buf: &mut [u8], _: Option<Instant>) -> io::Result<Option<usize>> {
+            Ok(self.1.pop_front().map(|b| {
+                buf[..b.len()].copy_from_slice(&b);
+                b.len()
+            }))
+        }
+        fn raw_fd(&self) -> Option<RawFd> {
+            None
+        }
+    }
+
+    fn pdu(p: Pdu<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        p.write(&mut out);
+        out
+    }
+
+    fn line(script: Vec<Vec<Vec<u8>>>) -> Link {
+        let wire = Script(script.into(), VecDeque::new());
+        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8);
+        Link::on("s", 1, address, Duration::from_millis(1), 2, Box::new(wire))
+    }
+
+    #[test]
+    fn data_that_comes_during_an_exchange_is_kept_for_take_data() {
+        let data = pdu(Pdu::Data {
+            kind: DataKind::InputOutput,
+            seq: 0,
+            id: 1,
+            payload: &2.5f64.to_le_bytes(),
+        });
+        let ack = pdu(Pdu::Response {
+            seq: 0,
+            sender: 1,
+            body: Response::Ack,
+        });
+        let mut link = line(vec![vec![data, ack, pdu(Pdu::StateChanged { sender: 1, state: 0x0B })]]);
+        link.exchange(
+            None,
+            &[Request::Run { state: 0x0A, start: 0 }],
+            None,
+            Some(State::Running),
+        )
+        .unwrap();
+        let ports = Ports {
+            inputs: Vec::new(),
+            outputs: vec![Variable {
+                name: "y".into(),
+                vr: 1,
+                causality: Causality::Output,
+                data_type: DataType::Float64,
+                elements: 0..1,
+                unit: None,
+                start: vec![0.0],
+                range: None,
+                dependencies: None,
+                mime_type: None,
+            }],
+        };
+        let slots = [Slot {
+            pos: 0,
+            variable: 0,
+            data_type: DataType::Float64,
+        }];
+        let mut y = [0.0];
+        let mut outputs = Outputs {
+            data_id: 1,
+            slots: &slots,
+            ports: &ports,
+            into: &mut y,
+        };
+        assert_eq!(link.take_data(&mut outputs).unwrap(), Some(0));
+        assert_eq!(outputs.into, [2.5]);
+        assert_eq!(link.take_data(&mut outputs).unwrap(), None);
+        assert_eq!(link.stats.malformed.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_refusal_that_stands_after_the_retries_is_reported_as_a_refusal_and_the_slave_given_up() {
+        let nack = pdu(Pdu::Response {
+            seq: 0,
+            sender: 1,
+            body: Response::Nack {
+                expected: 4321,
+                error: ErrorCode::InvalidSequenceId.code(),
+            },
+        });
+        let mut link = line(vec![vec![nack.clone()], vec![nack.clone()], vec![nack]]);
+        let e = link.exchange(None, &[Request::State], None, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "slave \"s\" refused INF_state: INVALID_SEQUENCE_ID after 3 tries: it expects sequence id 4321, so it \
+             serves another master (or its last master, silent, until its master_timeout ends)"
+        );
+        assert!(link.gone());
+        let mut silent = line(vec![]);
+        let e = silent.exchange(None, &[Request::State], None, None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("slave \"s\" at 127.0.0.1:8 does not answer INF_state after 3 tries"),
+            "{e}"
+        );
+        assert!(silent.gone());
+    }
 }

@@ -260,6 +260,8 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start_unix = (now + federation.start_delay).as_secs() + 1;
     let origin = Instant::now() + Duration::from_secs(start_unix).saturating_sub(now);
+    // Every member told the start first: a slave may be SYNCHRONIZED only
+    // at the start (DCPLib's are).
     for link in &mut links {
         link.exchange(
             None,
@@ -268,8 +270,12 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 start: start_unix as i64,
             }],
             None,
-            Some(State::Synchronized),
+            None,
         )?;
+    }
+    let patience = federation.timeout * (federation.retries + 1);
+    for link in &mut links {
+        link.await_state(State::Synchronized, origin.max(Instant::now()) + patience)?;
     }
     for link in &mut links {
         link.exchange(
