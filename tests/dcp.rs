@@ -673,3 +673,143 @@ fn values_cross_a_federation_in_the_types_the_slave_gives_its_ports() {
     assert_eq!(*grade.last().unwrap(), f64::from(0.04f32));
     assert_ne!(f64::from(0.04f32), 0.04, "the float32 rounding is visible");
 }
+
+/// A UDP forwarder from the master to one slave and back, noting the type
+/// of each request it passes and whether the slave was already gone.
+struct Forwarder {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    gone: Arc<AtomicBool>,
+    passed: Arc<std::sync::Mutex<Vec<(bool, u8)>>>,
+}
+
+impl Forwarder {
+    fn start(slave: SocketAddr) -> Forwarder {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        back.connect(slave).unwrap();
+        front.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+        back.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+        let forwarder = Forwarder {
+            address: front.local_addr().unwrap(),
+            stop: Arc::default(),
+            gone: Arc::default(),
+            passed: Arc::default(),
+        };
+        let (stop, gone, passed) = (forwarder.stop.clone(), forwarder.gone.clone(), forwarder.passed.clone());
+        thread::spawn(move || {
+            let mut buf = [0u8; 65536];
+            let mut master = None;
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = front.recv_from(&mut buf) {
+                    master = Some(from);
+                    passed.lock().unwrap().push((gone.load(Ordering::Relaxed), buf[0]));
+                    let _ = back.send(&buf[..n]);
+                }
+                if let (Ok(n), Some(m)) = (back.recv(&mut buf), master) {
+                    let _ = front.send_to(&buf[..n], m);
+                }
+            }
+        });
+        forwarder
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_soft_real_time_slave_that_dies_is_given_up_once_and_the_rows_it_sent_are_kept() {
+    let dir = scratch("dcp-srt-dies");
+    let (mut slave, fed) = lone_driver(&dir, 47381, "", 600.0);
+    let mut slave = slave.spawn().unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let forwarder = Forwarder::start("127.0.0.1:47381".parse().unwrap());
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed)
+            .unwrap()
+            .replace(
+                "[federation]\n",
+                "[federation]\nmode = \"soft-real-time\"\nstart_delay = 0.2\n",
+            )
+            .replace(
+                "description = \"driver.dcpx\"\n",
+                &format!("description = \"driver.dcpx\"\naddress = \"{}\"\n", forwarder.address),
+            )
+            // No connection: data from the slave to itself would come
+            // to the forwarder's port.
+            .replace(
+                "[[connection]]\nfrom = \"driver.road_grade\"\nto = \"driver.distance\"\n",
+                "",
+            ),
+    )
+    .unwrap();
+    let gone = forwarder.gone.clone();
+    let killer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(2500));
+        slave.kill().unwrap();
+        slave.wait().unwrap();
+        gone.store(true, Ordering::Relaxed);
+    });
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    killer.join().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("does not answer").count(), 1, "{err}");
+    assert!(
+        err.contains("slave \"driver\" at ") && err.contains("does not answer INF_state (the heartbeat)"),
+        "{err}"
+    );
+    assert!(err.contains("the rows before this are in"), "{err}");
+    // The rows up to the last point the slave sent, its values in them:
+    // the set point is 10 m/s from 0.5 s on.
+    let table = common::Table::read(&dir.join("fed.csv"));
+    let setpoint = table.column("driver.speed_setpoint");
+    assert!(setpoint.len() > 50, "{} rows kept", setpoint.len());
+    assert_eq!(*setpoint.last().unwrap(), 10.0);
+    // Once gone, the slave was asked its state (the heartbeat), and
+    // nothing else: no STC_stop or STC_deregister sent again and again.
+    let passed = forwarder.passed.lock().unwrap().clone();
+    let after: Vec<u8> = passed.iter().filter(|(g, _)| *g).map(|(_, t)| *t).collect();
+    assert!(!after.is_empty() && after.iter().all(|&t| t == 0x80), "{after:02X?}");
+}
+
+#[test]
+fn a_slave_that_serves_another_master_is_reported_as_refusing_not_as_silent() {
+    let dir = scratch("dcp-taken");
+    let (mut slave, fed) = lone_driver(&dir, 47382, "master_timeout = 60\n", 1.0);
+    let _slave = Slaves(vec![slave.spawn().unwrap()]);
+    thread::sleep(Duration::from_millis(300));
+    // Another master registers it, with sequence id 1000.
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut register = vec![0x01, 0xE8, 0x03, 0x01, 0x00];
+    register.extend_from_slice(&tandem_dcp::slave::config::uuid_for("driver"));
+    register.extend_from_slice(&[0x02, 1, 0]);
+    other.send_to(&register, "127.0.0.1:47382").unwrap();
+    other.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0; 64];
+    let n = other.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &[0xB0, 0xE8, 0x03, 0x01]);
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed)
+            .unwrap()
+            .replace("timeout = 0.2\nretries = 10\n", "timeout = 0.05\nretries = 3\n"),
+    )
+    .unwrap();
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "slave \"driver\" refused STC_register: INVALID_SEQUENCE_ID after 4 tries: it expects sequence id 1001, \
+             so it serves another master"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("does not answer"), "{err}");
+}

@@ -78,9 +78,12 @@ fn files() -> &'static Path {
     })
 }
 
-/// The fuzzed slave's file.
+/// The fuzzed slave's file (read once per process).
 pub fn slave_config() -> SlaveConfig {
-    SlaveConfig::load(&files().join("fuzz.toml")).expect("the fuzzed slave's file reads")
+    static CONFIG: OnceLock<SlaveConfig> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| SlaveConfig::load(&files().join("fuzz.toml")).expect("the fuzzed slave's file reads"))
+        .clone()
 }
 
 /// A model member whose steps cost at most [`FUZZ_MICRO_STEPS`] micro
