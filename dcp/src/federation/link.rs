@@ -55,8 +55,11 @@ pub enum LinkError {
         slave: String,
         /// The request.
         request: &'static str,
-        /// The error code (its name, or its number when unknown).
+        /// The error code (its name, or its number when unknown), and what
+        /// it means here.
         code: String,
+        /// The error code, when it is one of DCP 1.0's.
+        error: Option<ErrorCode>,
     },
     /// A state it should not be in.
     #[error("slave \"{slave}\" reports state {state}: {why}")]
@@ -249,6 +252,12 @@ impl Link {
         self.wire.local()
     }
 
+    /// How long an exchange waits in all before it gives the slave up:
+    /// the timeout of each try, times the tries.
+    pub(crate) fn patience(&self) -> Duration {
+        self.timeout * (self.retries + 1)
+    }
+
     /// Whether the slave was given up (it is asked nothing again).
     pub(crate) fn gone(&self) -> bool {
         self.gone
@@ -365,6 +374,7 @@ impl Link {
                             .copied()
                             .unwrap_or("a request"),
                         code: format!("{}{}", code.name(), standing(code, expected, tries)),
+                        error: Some(code),
                     },
                     None => LinkError::Silent {
                         slave: self.name.clone(),
@@ -427,6 +437,7 @@ impl Link {
                                 Some(c) => c.name().to_string(),
                                 None => format!("error code 0x{error:04X}"),
                             },
+                            error: code,
                         }),
                     }
                     }

@@ -273,9 +273,9 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             None,
         )?;
     }
-    let patience = federation.timeout * (federation.retries + 1);
     for link in &mut links {
-        link.await_state(State::Synchronized, origin.max(Instant::now()) + patience)?;
+        let deadline = origin.max(Instant::now()) + link.patience();
+        link.await_state(State::Synchronized, deadline)?;
     }
     for link in &mut links {
         link.exchange(

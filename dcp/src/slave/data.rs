@@ -9,8 +9,10 @@ use crate::pdu::{unwrap_seq, DataKind, Pdu};
 use crate::types::{ErrorCode, OpMode, State};
 
 impl Slave {
-    /// In lock-step, refuses a step whose input data has not arrived after
-    /// the previous step had data; then starts waiting for the next.
+    /// In lock-step, refuses a step whose input data from the master has
+    /// not arrived after the previous step had some; then starts waiting
+    /// for the next. (Data from other slaves, on data ports, is taken as it
+    /// comes: their master cannot know when it arrives.)
     pub(super) fn take_fresh_data(&mut self) -> Result<(), ErrorCode> {
         let lock_step = self.op_mode() == OpMode::NonRealTime && !self.wiring.inputs.is_empty();
         if lock_step && self.expect_data && !self.fresh {
@@ -103,7 +105,8 @@ impl Slave {
         }
         // Every configured data id has its entry from STC_configure on.
         *self.in_seq.entry(id).or_default() = Some(full);
-        self.fresh = true;
+        let control = self.net.local().port();
+        self.fresh |= self.wiring.sources.get(&id).is_some_and(|a| a.port() == control);
         self.counters.data_in += 1;
         if let Some(sent) = self.pacing.and_then(|p| p.due(full)) {
             let age = self.now.at.saturating_duration_since(sent);

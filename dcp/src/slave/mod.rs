@@ -10,9 +10,11 @@
 //!   a master's retransmission after a lost answer) is answered again with
 //!   everything it produced, data included, and not carried out twice.
 //! - **Lost input data in lock-step**: once the master has sent input data
-//!   for a step, a step (or an initialisation) whose data has not arrived
-//!   is refused (`RSP_nack`, `PROTOCOL_ERROR_GENERIC`) so that it is never
-//!   taken on stale inputs; the master sends the data again.
+//!   for a step (data on the control port), a step (or an initialisation)
+//!   whose data has not arrived is refused (`RSP_nack`,
+//!   `PROTOCOL_ERROR_GENERIC`) so that it is never taken on stale inputs;
+//!   the master sends the data again. Data from other slaves, on data
+//!   ports, is taken as it comes.
 //! - **Duplicated or reordered data** (a sequence id not newer than the
 //!   last) is dropped and counted; a gap (lost data) is counted.
 //! - **A silent master**: registered and with no request for

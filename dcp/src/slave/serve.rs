@@ -43,22 +43,30 @@ impl Slave {
         std::mem::take(&mut self.ended)
     }
 
-    /// Handles the datagrams waiting on its sockets. A datagram may open
+    /// Handles the datagrams waiting on its sockets: the data sockets'
+    /// first (data other slaves sent before a request that came meanwhile
+    /// is taken before it), then the control socket's. A datagram may open
     /// or close data sockets (`STC_prepare`, `STC_reset`,
     /// `STC_deregister`): each socket is looked up afresh, after the
     /// datagram before.
     fn drain(&mut self) {
-        let mut k = 0;
+        let mut k = 1;
         while k < self.net.sockets() {
-            for _ in 0..PER_TURN {
-                let Some((n, from)) = self.net.receive(k, &mut self.rx) else {
-                    break;
-                };
-                let bytes = std::mem::take(&mut self.rx);
-                self.datagram(&bytes[..n.min(MAX_PDU)], from);
-                self.rx = bytes;
-            }
+            self.read(k);
             k += 1;
+        }
+        self.read(0);
+    }
+
+    /// Handles what waits on socket `k`, [`PER_TURN`] datagrams at most.
+    fn read(&mut self, k: usize) {
+        for _ in 0..PER_TURN {
+            let Some((n, from)) = self.net.receive(k, &mut self.rx) else {
+                break;
+            };
+            let bytes = std::mem::take(&mut self.rx);
+            self.datagram(&bytes[..n.min(MAX_PDU)], from);
+            self.rx = bytes;
         }
     }
 }
