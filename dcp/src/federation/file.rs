@@ -120,6 +120,17 @@ struct RawSlave {
     address: Option<Spanned<String>>,
 }
 
+/// The text of `path`, if it holds at most `most` bytes.
+fn read_bounded(path: &Path, most: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(most + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > most {
+        return Err(std::io::Error::other(format!("it is larger than {} MiB", most >> 20)));
+    }
+    Ok(text)
+}
+
 impl Federation {
     /// Reads and checks the federation file at `path`, with the
     /// descriptions it names.
@@ -222,7 +233,7 @@ impl Federation {
             }
             let path = base.join(r.description.get_ref());
             let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-            let xml = std::fs::read_to_string(&path).map_err(|e| {
+            let xml = read_bounded(&path, MAX_FILE).map_err(|e| {
                 at_description(format!(
                     "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
                     path.display()
