@@ -239,24 +239,31 @@ fn a_lock_step_federation_across_three_hosts_equals_the_same_system_in_one_proce
     assert!(v[v.len() - 1] > 5.0 && v[v.len() - 1] < 15.0, "{}", v[v.len() - 1]);
 }
 
-/// A UDP relay between the master and one slave that loses, duplicates
-/// and holds back (reorders) datagrams going to the slave, and loses some
-/// of its answers.
+/// A UDP relay between the master and one slave: lossy, it loses,
+/// duplicates and holds back (reorders) datagrams going to the slave, and
+/// loses some of its answers; it notes the type of each datagram it passes
+/// to the slave, and whether the slave was gone then.
 struct Relay {
     address: SocketAddr,
     stop: Arc<AtomicBool>,
+    gone: Arc<AtomicBool>,
+    passed: Arc<std::sync::Mutex<Vec<(bool, u8)>>>,
 }
 
 impl Relay {
-    fn start(slave: SocketAddr) -> Relay {
+    fn start(slave: SocketAddr, lossy: bool) -> Relay {
         let front = UdpSocket::bind("127.0.0.1:0").unwrap();
         let back = UdpSocket::bind("127.0.0.1:0").unwrap();
         back.connect(slave).unwrap();
         front.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
         back.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
-        let address = front.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let halt = stop.clone();
+        let relay = Relay {
+            address: front.local_addr().unwrap(),
+            stop: Arc::default(),
+            gone: Arc::default(),
+            passed: Arc::default(),
+        };
+        let (halt, gone, passed) = (relay.stop.clone(), relay.gone.clone(), relay.passed.clone());
         thread::spawn(move || {
             let mut buf = [0u8; 65536];
             let mut master = None;
@@ -267,7 +274,8 @@ impl Relay {
                     master = Some(from);
                     down += 1;
                     let d = &buf[..n];
-                    match down % 97 {
+                    passed.lock().unwrap().push((gone.load(Ordering::Relaxed), d[0]));
+                    match if lossy { down % 97 } else { 0 } {
                         13 => {} // lost
                         29 => {
                             let _ = back.send(d); // duplicated
@@ -284,13 +292,13 @@ impl Relay {
                 }
                 if let Ok(n) = back.recv(&mut buf) {
                     up += 1;
-                    if let (Some(m), false) = (master, up % 89 == 41) {
+                    if let (Some(m), false) = (master, lossy && up % 89 == 41) {
                         let _ = front.send_to(&buf[..n], m);
                     }
                 }
             }
         });
-        Relay { address, stop }
+        relay
     }
 }
 
@@ -306,7 +314,7 @@ fn lost_duplicated_and_reordered_datagrams_leave_a_lock_step_federation_bit_iden
     let ports = [47311, 47312, 47313];
     let control: [String; 3] = std::array::from_fn(|k| format!("127.0.0.1:{}", ports[k]));
     let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
-    let relays: Vec<Relay> = control.iter().map(|c| Relay::start(c.parse().unwrap())).collect();
+    let relays: Vec<Relay> = control.iter().map(|c| Relay::start(c.parse().unwrap(), true)).collect();
     let through: [String; 3] = std::array::from_fn(|k| relays[k].address.to_string());
     let fed = federation(&dir, &through, 2.0, "timeout = 0.05\nretries = 20\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
@@ -674,60 +682,13 @@ fn values_cross_a_federation_in_the_types_the_slave_gives_its_ports() {
     assert_ne!(f64::from(0.04f32), 0.04, "the float32 rounding is visible");
 }
 
-/// A UDP forwarder from the master to one slave and back, noting the type
-/// of each request it passes and whether the slave was already gone.
-struct Forwarder {
-    address: SocketAddr,
-    stop: Arc<AtomicBool>,
-    gone: Arc<AtomicBool>,
-    passed: Arc<std::sync::Mutex<Vec<(bool, u8)>>>,
-}
-
-impl Forwarder {
-    fn start(slave: SocketAddr) -> Forwarder {
-        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
-        back.connect(slave).unwrap();
-        front.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
-        back.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
-        let forwarder = Forwarder {
-            address: front.local_addr().unwrap(),
-            stop: Arc::default(),
-            gone: Arc::default(),
-            passed: Arc::default(),
-        };
-        let (stop, gone, passed) = (forwarder.stop.clone(), forwarder.gone.clone(), forwarder.passed.clone());
-        thread::spawn(move || {
-            let mut buf = [0u8; 65536];
-            let mut master = None;
-            while !stop.load(Ordering::Relaxed) {
-                if let Ok((n, from)) = front.recv_from(&mut buf) {
-                    master = Some(from);
-                    passed.lock().unwrap().push((gone.load(Ordering::Relaxed), buf[0]));
-                    let _ = back.send(&buf[..n]);
-                }
-                if let (Ok(n), Some(m)) = (back.recv(&mut buf), master) {
-                    let _ = front.send_to(&buf[..n], m);
-                }
-            }
-        });
-        forwarder
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
 #[test]
 fn a_soft_real_time_slave_that_dies_is_given_up_once_and_the_rows_it_sent_are_kept() {
     let dir = scratch("dcp-srt-dies");
     let (mut slave, fed) = lone_driver(&dir, 47381, "", 600.0);
     let mut slave = slave.spawn().unwrap();
     thread::sleep(Duration::from_millis(300));
-    let forwarder = Forwarder::start("127.0.0.1:47381".parse().unwrap());
+    let relay = Relay::start("127.0.0.1:47381".parse().unwrap(), false);
     std::fs::write(
         &fed,
         std::fs::read_to_string(&fed)
@@ -738,17 +699,17 @@ fn a_soft_real_time_slave_that_dies_is_given_up_once_and_the_rows_it_sent_are_ke
             )
             .replace(
                 "description = \"driver.dcpx\"\n",
-                &format!("description = \"driver.dcpx\"\naddress = \"{}\"\n", forwarder.address),
+                &format!("description = \"driver.dcpx\"\naddress = \"{}\"\n", relay.address),
             )
             // No connection: data from the slave to itself would come
-            // to the forwarder's port.
+            // to the relay's port.
             .replace(
                 "[[connection]]\nfrom = \"driver.road_grade\"\nto = \"driver.distance\"\n",
                 "",
             ),
     )
     .unwrap();
-    let gone = forwarder.gone.clone();
+    let gone = relay.gone.clone();
     let killer = thread::spawn(move || {
         thread::sleep(Duration::from_millis(2500));
         slave.kill().unwrap();
@@ -773,7 +734,7 @@ fn a_soft_real_time_slave_that_dies_is_given_up_once_and_the_rows_it_sent_are_ke
     assert_eq!(*setpoint.last().unwrap(), 10.0);
     // Once gone, the slave was asked its state (the heartbeat), and
     // nothing else: no STC_stop or STC_deregister sent again and again.
-    let passed = forwarder.passed.lock().unwrap().clone();
+    let passed = relay.passed.lock().unwrap().clone();
     let after: Vec<u8> = passed.iter().filter(|(g, _)| *g).map(|(_, t)| *t).collect();
     assert!(!after.is_empty() && after.iter().all(|&t| t == 0x80), "{after:02X?}");
 }

@@ -94,13 +94,12 @@ impl Master {
 
     /// Sends `body` with the next sequence id; its answers.
     fn send(&mut self, body: Request<'_>) -> Vec<Vec<u8>> {
-        let mut bytes = Vec::new();
-        Pdu::Request {
+        let bytes = Pdu::Request {
             seq: self.seq,
             receiver: 1,
             body,
         }
-        .write(&mut bytes);
+        .to_vec();
         self.socket.send_to(&bytes, self.slave).unwrap();
         let answers = self.answers();
         if answers.iter().any(|a| a[0] == 0xB0 || a[0] == 0xB2) {
@@ -166,14 +165,13 @@ impl Master {
 
     /// Sends data `payload` of `id` (sequence `seq`) to `to`.
     fn data(&self, to: SocketAddrV4, id: u16, seq: u16, payload: &[u8]) {
-        let mut bytes = Vec::new();
-        Pdu::Data {
+        let bytes = Pdu::Data {
             kind: DataKind::InputOutput,
             seq,
             id,
             payload,
         }
-        .write(&mut bytes);
+        .to_vec();
         self.socket.send_to(&bytes, to).unwrap();
     }
 

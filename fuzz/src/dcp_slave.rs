@@ -320,13 +320,12 @@ impl Harness {
 
     /// Sends request `body` to the slave as the master, in sequence.
     pub fn request(&mut self, body: Request<'_>) {
-        let mut bytes = Vec::new();
-        Pdu::Request {
+        let bytes = Pdu::Request {
             seq: self.seq,
             receiver: 1,
             body,
         }
-        .write(&mut bytes);
+        .to_vec();
         self.net.deliver(0, SocketAddr::V4(MASTER), &bytes);
         self.last = bytes;
         self.turn();
@@ -343,14 +342,13 @@ impl Harness {
     /// Sends a data PDU of `id` with `payload` on socket `k`.
     pub fn data(&mut self, k: usize, id: u16, payload: &[u8]) {
         let slot = &mut self.data_seq[id as usize % 8];
-        let mut bytes = Vec::new();
-        Pdu::Data {
+        let bytes = Pdu::Data {
             kind: DataKind::InputOutput,
             seq: *slot,
             id,
             payload,
         }
-        .write(&mut bytes);
+        .to_vec();
         *slot = slot.wrapping_add(1);
         self.net.deliver(k, SocketAddr::V4(MASTER), &bytes);
         self.turn();

@@ -220,25 +220,14 @@ impl Link {
                     waited: started.elapsed().as_secs_f64(),
                 });
             }
-            let mut rx = std::mem::take(&mut self.rx);
-            let got = self.wire.receive(&mut rx, Some((now + self.timeout).min(deadline)));
-            let next = self.next_seq;
-            let heard = match got {
-                Ok(Some(size)) => self.heard(
-                    &rx[..size.min(MAX_PDU)],
-                    next.wrapping_sub(1),
-                    next.wrapping_sub(1),
-                    &["INF_state"],
-                    &mut None,
-                ),
-                Ok(None) => Ok(Heard::Timeout),
-                Err(error) => Err(LinkError::Io {
-                    slave: self.name.clone(),
-                    what: "cannot receive",
-                    error,
-                }),
-            };
-            self.rx = rx;
+            let next = self.next_seq.wrapping_sub(1);
+            let heard = self.hear(
+                Some((now + self.timeout).min(deadline)),
+                next,
+                next,
+                &["INF_state"],
+                &mut None,
+            );
             if let Heard::Timeout = heard? {
                 self.ask_state()?;
                 asked += 1;
@@ -337,19 +326,7 @@ impl Link {
             let deadline = Instant::now() + self.timeout;
             let mut resend = false;
             while !(resend || (acked && got_data && reached)) {
-                let mut rx = std::mem::take(&mut self.rx);
-                let got = self.wire.receive(&mut rx, Some(deadline));
-                let heard = match got {
-                    Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], first, last, &names, &mut outputs),
-                    Ok(None) => Ok(Heard::Timeout),
-                    Err(error) => Err(LinkError::Io {
-                        slave: self.name.clone(),
-                        what: "cannot receive",
-                        error,
-                    }),
-                };
-                self.rx = rx;
-                match heard? {
+                match self.hear(Some(deadline), first, last, &names, &mut outputs)? {
                     Heard::Timeout => break,
                     Heard::State(s) => reached |= Some(s) == until,
                     Heard::Acked => acked = true,
@@ -386,6 +363,30 @@ impl Link {
                 });
             }
         }
+    }
+
+    /// The next datagram from the slave by `deadline` (without one: what
+    /// has come), heard during an exchange of requests `first..=last`.
+    fn hear(
+        &mut self,
+        deadline: Option<Instant>,
+        first: u16,
+        last: u16,
+        names: &[&'static str],
+        outputs: &mut Option<Outputs<'_>>,
+    ) -> Result<Heard, LinkError> {
+        let mut rx = std::mem::take(&mut self.rx);
+        let heard = match self.wire.receive(&mut rx, deadline) {
+            Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], first, last, names, outputs),
+            Ok(None) => Ok(Heard::Timeout),
+            Err(error) => Err(LinkError::Io {
+                slave: self.name.clone(),
+                what: "cannot receive",
+                error,
+            }),
+        };
+        self.rx = rx;
+        heard
     }
 
     /// One datagram from the slave during an exchange of requests
@@ -580,18 +581,7 @@ impl Link {
         });
         let next = self.next_seq;
         loop {
-            let mut rx = std::mem::take(&mut self.rx);
-            let got = self.wire.receive(&mut rx, None);
-            let heard = match got {
-                Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], next, next, &["INF_state"], &mut wanted),
-                Ok(None) => Ok(Heard::Timeout),
-                Err(error) => Err(LinkError::Io {
-                    slave: self.name.clone(),
-                    what: "cannot receive",
-                    error,
-                }),
-            };
-            self.rx = rx;
+            let heard = self.hear(None, next, next, &["INF_state"], &mut wanted);
             match heard? {
                 Heard::Data => return Ok(self.out_seq),
                 Heard::Timeout => return Ok(None),
@@ -646,8 +636,9 @@ enum Heard {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{next_into, pdu, variable};
     use super::*;
-    use crate::ports::{Causality, Variable};
+    use crate::ports::Causality;
     use crate::types::DataType;
     use std::collections::VecDeque;
     use std::net::Ipv4Addr;
@@ -666,20 +657,11 @@ mod tests {
             Ok(())
         }
         fn receive(&mut self, buf: &mut [u8], _: Option<Instant>) -> io::Result<Option<usize>> {
-            Ok(self.1.pop_front().map(|b| {
-                buf[..b.len()].copy_from_slice(&b);
-                b.len()
-            }))
+            Ok(next_into(&mut self.1, buf))
         }
         fn raw_fd(&self) -> Option<RawFd> {
             None
         }
-    }
-
-    fn pdu(p: Pdu<'_>) -> Vec<u8> {
-        let mut out = Vec::new();
-        p.write(&mut out);
-        out
     }
 
     fn line(script: Vec<Vec<Vec<u8>>>) -> Link {
@@ -711,18 +693,7 @@ mod tests {
         .unwrap();
         let ports = Ports {
             inputs: Vec::new(),
-            outputs: vec![Variable {
-                name: "y".into(),
-                vr: 1,
-                causality: Causality::Output,
-                data_type: DataType::Float64,
-                elements: 0..1,
-                unit: None,
-                start: vec![0.0],
-                range: None,
-                dependencies: None,
-                mime_type: None,
-            }],
+            outputs: vec![variable("y", 1, Causality::Output)],
         };
         let slots = [Slot {
             pos: 0,

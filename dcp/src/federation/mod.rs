@@ -14,6 +14,8 @@ mod file;
 mod link;
 mod realtime;
 mod remote;
+#[cfg(test)]
+mod testing;
 pub mod wire;
 
 use std::sync::atomic::Ordering as AtomicOrdering;

@@ -405,12 +405,12 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
+    use super::super::testing::{next_into, pdu as out, variable};
     use super::*;
     use crate::description::Description;
     use crate::federation::wire::Wire;
     use crate::pdu::{DataKind, Pdu, Response};
-    use crate::ports::{Causality, Variable};
-    use crate::types::DataType;
+    use crate::ports::Causality;
 
     /// A slave that acknowledges `STC_initialize` and `STC_do_step` before
     /// it ends them (as DCPLib's do: the state they lead to is notified
@@ -425,12 +425,6 @@ mod tests {
         data_seq: u16,
         /// Each request's name, and whether it was refused.
         log: Arc<Mutex<Vec<(&'static str, bool)>>>,
-    }
-
-    fn out(pdu: Pdu<'_>) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        pdu.write(&mut bytes);
-        bytes
     }
 
     impl Late {
@@ -526,28 +520,10 @@ mod tests {
                     self.state = Some(s);
                 }
             }
-            Ok(self.inbox.pop_front().map(|b| {
-                buf[..b.len()].copy_from_slice(&b);
-                b.len()
-            }))
+            Ok(next_into(&mut self.inbox, buf))
         }
         fn raw_fd(&self) -> Option<RawFd> {
             None
-        }
-    }
-
-    fn variable(name: &str, vr: u64, causality: Causality) -> Variable {
-        Variable {
-            name: name.into(),
-            vr,
-            causality,
-            data_type: DataType::Float64,
-            elements: 0..1,
-            unit: None,
-            start: vec![0.0],
-            range: None,
-            dependencies: None,
-            mime_type: None,
         }
     }
 

@@ -97,19 +97,12 @@ impl Wiring {
         if !data_type.converts_to(ports.inputs[variable].data_type) {
             return Err(ErrorCode::InvalidSourceDataType);
         }
-        self.make_room(data_id)?;
         let slot = Slot {
             pos,
             variable,
             data_type,
         };
-        let slots = self.inputs.get(&data_id).map_or(&[][..], |s| s.as_slice());
-        let bytes = |s: &Slot| least_bytes(&ports.inputs[s.variable], s.data_type);
-        if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
-            return Err(ErrorCode::NotSupportedPduSize);
-        }
-        self.slots += place(self.inputs.entry(data_id).or_default(), slot);
-        Ok(())
+        self.place(Causality::Input, &ports.inputs, data_id, slot)
     }
 
     /// `CFG_output`: `vr` of `ports` at `pos` of `data_id`.
@@ -119,19 +112,37 @@ impl Wiring {
             .iter()
             .position(|v| v.vr == vr)
             .ok_or(ErrorCode::InvalidValueReference)?;
-        let data_type = ports.outputs[variable].data_type;
-        self.make_room(data_id)?;
         let slot = Slot {
             pos,
             variable,
-            data_type,
+            data_type: ports.outputs[variable].data_type,
         };
-        let slots = self.outputs.get(&data_id).map_or(&[][..], |s| s.as_slice());
-        let bytes = |s: &Slot| most_bytes(&ports.outputs[s.variable], s.data_type);
-        if payload_with(slots, slot, bytes) > MAX_PDU - DATA_HEADER {
+        self.place(Causality::Output, &ports.outputs, data_id, slot)
+    }
+
+    /// Places `slot` (of one of `variables`) in `data_id` of the inputs or
+    /// outputs, when the data id's values still fit a datagram (an input's
+    /// least, an output's most).
+    fn place(&mut self, side: Causality, variables: &[Variable], data_id: u16, slot: Slot) -> Result<(), ErrorCode> {
+        self.make_room(data_id)?;
+        let (map, bytes): (_, fn(&Variable, DataType) -> usize) = match side {
+            Causality::Input => (&mut self.inputs, least_bytes),
+            Causality::Output => (&mut self.outputs, most_bytes),
+        };
+        let slots = map.entry(data_id).or_default();
+        let payload: usize = slots
+            .iter()
+            .filter(|s| s.pos != slot.pos)
+            .chain([&slot])
+            .map(|s| bytes(&variables[s.variable], s.data_type))
+            .sum();
+        if payload > MAX_PDU - DATA_HEADER {
+            if slots.is_empty() {
+                map.remove(&data_id);
+            }
             return Err(ErrorCode::NotSupportedPduSize);
         }
-        self.slots += place(self.outputs.entry(data_id).or_default(), slot);
+        self.slots += place(slots, slot);
         Ok(())
     }
 
@@ -328,12 +339,6 @@ impl Wiring {
     }
 }
 
-/// The bytes of the payload of `slots` with `slot` placed among them, each
-/// position's by `bytes`.
-fn payload_with(slots: &[Slot], slot: Slot, bytes: impl Fn(&Slot) -> usize) -> usize {
-    slots.iter().filter(|s| s.pos != slot.pos).map(&bytes).sum::<usize>() + bytes(&slot)
-}
-
 /// Puts `slot` in position order, replacing one at the same position;
 /// the positions added (0 or 1).
 fn place(slots: &mut Vec<Slot>, slot: Slot) -> usize {
@@ -377,5 +382,50 @@ mod tests {
         w.scopes.insert(2, Scope::Run);
         assert_eq!(w.incomplete(true, false), None);
         assert!(!w.active(2, true) && w.active(2, false) && w.active(1, true));
+    }
+
+    #[test]
+    fn what_a_master_configures_is_refused_at_its_bounds() {
+        let ports = Ports::of(&[Variable::new("u")], &[Variable::new("y")], &BTreeMap::new(), None).unwrap();
+        let mut w = Wiring::default();
+        let scope = |id| Request::Scope { data_id: id, scope: 0 };
+        for id in 0..MAX_DATA_IDS as u16 {
+            w.configure(scope(id), &ports).unwrap();
+        }
+        assert_eq!(w.configure(scope(5000), &ports), Err(ErrorCode::NotSupportedPduSize));
+        assert_eq!(w.configure(scope(7), &ports), Ok(()), "a data id already named");
+        // 8187 float64 values fit a datagram (65 496 bytes of 65 502), 8188
+        // do not.
+        let mut w = Wiring::default();
+        for pos in 0..8187 {
+            w.input(&ports, 1, pos, 1, 9).unwrap();
+        }
+        assert_eq!(w.input(&ports, 1, 8187, 1, 9), Err(ErrorCode::NotSupportedPduSize));
+        assert_eq!(
+            w.input(&ports, 1, 8000, 1, 8),
+            Ok(()),
+            "a float32 in place of a float64"
+        );
+        assert_eq!(w.inputs[&1].len(), 8187);
+        let mut w = Wiring::default();
+        let mut scratch = [0; 6];
+        let at = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        for k in 0..MAX_TARGETS as u16 {
+            let network = crate::pdu::Network::udp(at(9000 + k), &mut scratch);
+            w.configure(Request::TargetNetwork { data_id: 1, network }, &ports)
+                .unwrap();
+        }
+        let network = crate::pdu::Network::udp(at(8999), &mut scratch);
+        let refused = w.configure(Request::TargetNetwork { data_id: 1, network }, &ports);
+        assert_eq!(refused, Err(ErrorCode::InvalidNetworkInformation));
+        for k in 0..MAX_DATA_SOCKETS as u16 {
+            let network = crate::pdu::Network::udp(at(10_000 + k), &mut scratch);
+            w.configure(Request::SourceNetwork { data_id: k, network }, &ports)
+                .unwrap();
+        }
+        let network = crate::pdu::Network::udp(at(20_000), &mut scratch);
+        let refused = w.configure(Request::SourceNetwork { data_id: 999, network }, &ports);
+        assert_eq!(refused, Err(ErrorCode::InvalidNetworkInformation));
+        assert_eq!(w.source_ports(10_000).len(), MAX_DATA_SOCKETS - 1);
     }
 }
