@@ -434,33 +434,40 @@ fn cfg_steps_is_taken_in_lock_step_and_optional_there() {
 
 #[test]
 fn another_masters_refused_requests_do_not_keep_a_silent_masters_registration_alive() {
-    let s = Serving::start("master_timeout = 0.5\n");
-    let mut first = Master::new(s.address);
-    first.register(s.uuid, OpMode::NonRealTime);
-    // The first master falls silent; a second one keeps asking to
-    // register, refused as out of sequence until the first one's
-    // registration times out.
-    let mut second = Master::new(s.address);
-    second.seq = 1000;
-    let mut refused = 0;
-    let registered = (0..40).any(|_| {
-        let answers = second.send(Request::Register {
-            state: State::Alive.code(),
-            uuid: s.uuid,
-            op_mode: OpMode::NonRealTime.code(),
-            major: 1,
-            minor: 0,
+    // The second master's registration: other bytes than the first's, and
+    // the very same bytes (both start at sequence id 0, as Tandem's do).
+    for seq in [1000u16, 0] {
+        let s = Serving::start("master_timeout = 0.5\n");
+        let mut first = Master::new(s.address);
+        first.register(s.uuid, OpMode::NonRealTime);
+        // The first master falls silent; a second one keeps asking to
+        // register, refused as out of sequence until the first one's
+        // registration times out.
+        let mut second = Master::new(s.address);
+        second.seq = seq;
+        let [lo, hi] = seq.to_le_bytes();
+        let mut refused = 0;
+        let registered = (0..40).any(|_| {
+            let answers = second.send(Request::Register {
+                state: State::Alive.code(),
+                uuid: s.uuid,
+                op_mode: OpMode::NonRealTime.code(),
+                major: 1,
+                minor: 0,
+            });
+            refused += answers.iter().filter(|a| a.starts_with(&[0xB1, lo, hi, 0x01])).count();
+            answers.iter().any(|a| a.starts_with(&[0xB0, lo, hi]))
         });
-        let nack = [0xB1, 0xE8, 0x03, 0x01];
-        refused += answers.iter().filter(|a| a.starts_with(&nack)).count();
-        answers.iter().any(|a| a.starts_with(&[0xB0, 0xE8, 0x03]))
-    });
-    assert!(
-        registered,
-        "the second master was refused {refused} times and never registered"
-    );
-    assert!(refused > 0, "the first master's registration was not in force");
-    assert_eq!(second.state(), State::Configuration);
+        assert!(
+            registered,
+            "sequence id {seq}: the second master was refused {refused} times and never registered"
+        );
+        assert!(
+            refused > 0,
+            "sequence id {seq}: the first master's registration was not in force"
+        );
+        assert_eq!(second.state(), State::Configuration);
+    }
 }
 
 #[test]

@@ -207,16 +207,17 @@ impl Slave {
     }
 
     /// A request of the master. Only one that passes the sequence check
-    /// (or repeats the last) is the master heard: a request refused as
-    /// out of sequence (another master's) does not keep a silent master's
-    /// registration alive.
+    /// (or repeats the last, from the master) is the master heard: a
+    /// request refused as out of sequence (another master's, even one with
+    /// the same bytes as the silent master's registration) does not keep a
+    /// silent master's registration alive.
     fn request(&mut self, bytes: &[u8], seq: u16, receiver: u8, body: Request<'_>, from: SocketAddr) {
         if !self.for_me(receiver) {
             self.counters.malformed += 1;
             return;
         }
         if let Some(r) = self.registration {
-            if seq == r.last_seq && bytes == self.last_request.as_slice() {
+            if seq == r.last_seq && from == r.master && bytes == self.last_request.as_slice() {
                 self.last_heard = self.now.at;
                 self.counters.repeats += 1;
                 for (to, reply) in self.replies.iter() {
