@@ -239,24 +239,31 @@ fn a_lock_step_federation_across_three_hosts_equals_the_same_system_in_one_proce
     assert!(v[v.len() - 1] > 5.0 && v[v.len() - 1] < 15.0, "{}", v[v.len() - 1]);
 }
 
-/// A UDP relay between the master and one slave that loses, duplicates
-/// and holds back (reorders) datagrams going to the slave, and loses some
-/// of its answers.
+/// A UDP relay between the master and one slave: lossy, it loses,
+/// duplicates and holds back (reorders) datagrams going to the slave, and
+/// loses some of its answers; it notes the type of each datagram it passes
+/// to the slave, and whether the slave was gone then.
 struct Relay {
     address: SocketAddr,
     stop: Arc<AtomicBool>,
+    gone: Arc<AtomicBool>,
+    passed: Arc<std::sync::Mutex<Vec<(bool, u8)>>>,
 }
 
 impl Relay {
-    fn start(slave: SocketAddr) -> Relay {
+    fn start(slave: SocketAddr, lossy: bool) -> Relay {
         let front = UdpSocket::bind("127.0.0.1:0").unwrap();
         let back = UdpSocket::bind("127.0.0.1:0").unwrap();
         back.connect(slave).unwrap();
         front.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
         back.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
-        let address = front.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let halt = stop.clone();
+        let relay = Relay {
+            address: front.local_addr().unwrap(),
+            stop: Arc::default(),
+            gone: Arc::default(),
+            passed: Arc::default(),
+        };
+        let (halt, gone, passed) = (relay.stop.clone(), relay.gone.clone(), relay.passed.clone());
         thread::spawn(move || {
             let mut buf = [0u8; 65536];
             let mut master = None;
@@ -267,7 +274,8 @@ impl Relay {
                     master = Some(from);
                     down += 1;
                     let d = &buf[..n];
-                    match down % 97 {
+                    passed.lock().unwrap().push((gone.load(Ordering::Relaxed), d[0]));
+                    match if lossy { down % 97 } else { 0 } {
                         13 => {} // lost
                         29 => {
                             let _ = back.send(d); // duplicated
@@ -284,13 +292,13 @@ impl Relay {
                 }
                 if let Ok(n) = back.recv(&mut buf) {
                     up += 1;
-                    if let (Some(m), false) = (master, up % 89 == 41) {
+                    if let (Some(m), false) = (master, lossy && up % 89 == 41) {
                         let _ = front.send_to(&buf[..n], m);
                     }
                 }
             }
         });
-        Relay { address, stop }
+        relay
     }
 }
 
@@ -306,7 +314,7 @@ fn lost_duplicated_and_reordered_datagrams_leave_a_lock_step_federation_bit_iden
     let ports = [47311, 47312, 47313];
     let control: [String; 3] = std::array::from_fn(|k| format!("127.0.0.1:{}", ports[k]));
     let _slaves = start_slaves(&dir, &control, &[vec![], vec![], vec![]]);
-    let relays: Vec<Relay> = control.iter().map(|c| Relay::start(c.parse().unwrap())).collect();
+    let relays: Vec<Relay> = control.iter().map(|c| Relay::start(c.parse().unwrap(), true)).collect();
     let through: [String; 3] = std::array::from_fn(|k| relays[k].address.to_string());
     let fed = federation(&dir, &through, 2.0, "timeout = 0.05\nretries = 20\n");
     let out = tandem_ok(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
@@ -672,4 +680,97 @@ fn values_cross_a_federation_in_the_types_the_slave_gives_its_ports() {
     assert_eq!(*setpoint.last().unwrap(), 20.0);
     assert_eq!(*grade.last().unwrap(), f64::from(0.04f32));
     assert_ne!(f64::from(0.04f32), 0.04, "the float32 rounding is visible");
+}
+
+#[test]
+fn a_soft_real_time_slave_that_dies_is_given_up_once_and_the_rows_it_sent_are_kept() {
+    let dir = scratch("dcp-srt-dies");
+    let (mut slave, fed) = lone_driver(&dir, 47381, "", 600.0);
+    let mut slave = slave.spawn().unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let relay = Relay::start("127.0.0.1:47381".parse().unwrap(), false);
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed)
+            .unwrap()
+            .replace(
+                "[federation]\n",
+                "[federation]\nmode = \"soft-real-time\"\nstart_delay = 0.2\n",
+            )
+            .replace(
+                "description = \"driver.dcpx\"\n",
+                &format!("description = \"driver.dcpx\"\naddress = \"{}\"\n", relay.address),
+            )
+            // No connection: data from the slave to itself would come
+            // to the relay's port.
+            .replace(
+                "[[connection]]\nfrom = \"driver.road_grade\"\nto = \"driver.distance\"\n",
+                "",
+            ),
+    )
+    .unwrap();
+    let gone = relay.gone.clone();
+    let killer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(2500));
+        slave.kill().unwrap();
+        slave.wait().unwrap();
+        gone.store(true, Ordering::Relaxed);
+    });
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    killer.join().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("does not answer").count(), 1, "{err}");
+    assert!(
+        err.contains("slave \"driver\" at ") && err.contains("does not answer INF_state (the heartbeat)"),
+        "{err}"
+    );
+    assert!(err.contains("the rows before this are in"), "{err}");
+    // The rows up to the last point the slave sent, its values in them:
+    // the set point is 10 m/s from 0.5 s on.
+    let table = common::Table::read(&dir.join("fed.csv"));
+    let setpoint = table.column("driver.speed_setpoint");
+    assert!(setpoint.len() > 50, "{} rows kept", setpoint.len());
+    assert_eq!(*setpoint.last().unwrap(), 10.0);
+    // Once gone, the slave was asked its state (the heartbeat), and
+    // nothing else: no STC_stop or STC_deregister sent again and again.
+    let passed = relay.passed.lock().unwrap().clone();
+    let after: Vec<u8> = passed.iter().filter(|(g, _)| *g).map(|(_, t)| *t).collect();
+    assert!(!after.is_empty() && after.iter().all(|&t| t == 0x80), "{after:02X?}");
+}
+
+#[test]
+fn a_slave_that_serves_another_master_is_reported_as_refusing_not_as_silent() {
+    let dir = scratch("dcp-taken");
+    let (mut slave, fed) = lone_driver(&dir, 47382, "master_timeout = 60\n", 1.0);
+    let _slave = Slaves(vec![slave.spawn().unwrap()]);
+    thread::sleep(Duration::from_millis(300));
+    // Another master registers it, with sequence id 1000.
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut register = vec![0x01, 0xE8, 0x03, 0x01, 0x00];
+    register.extend_from_slice(&tandem_dcp::slave::config::uuid_for("driver"));
+    register.extend_from_slice(&[0x02, 1, 0]);
+    other.send_to(&register, "127.0.0.1:47382").unwrap();
+    other.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0; 64];
+    let n = other.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &[0xB0, 0xE8, 0x03, 0x01]);
+    std::fs::write(
+        &fed,
+        std::fs::read_to_string(&fed)
+            .unwrap()
+            .replace("timeout = 0.2\nretries = 10\n", "timeout = 0.05\nretries = 3\n"),
+    )
+    .unwrap();
+    let out = tandem(&dir, &["federate", fed.to_str().unwrap(), "--out", "fed.csv"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "slave \"driver\" refused STC_register: INVALID_SEQUENCE_ID after 4 tries: it expects sequence id 1001, \
+             so it serves another master"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("does not answer"), "{err}");
 }

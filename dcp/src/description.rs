@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use roxmltree::{Document, Node};
 
 use crate::ports::{Causality, Ports, Variable};
-use crate::types::{DataType, OpMode};
+use crate::types::{DataType, OpMode, MAX_PDU};
 
 /// What a master needs of a slave description.
 #[derive(Clone, Debug, PartialEq)]
@@ -296,14 +296,22 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                     format!("variable \"{name}\" has no type element (Float64, Int32, …)"),
                 ));
             };
-            let width: usize = child(kind, "Dimensions")
+            // A value travels in one datagram: so many elements at most.
+            let most = MAX_PDU - 5;
+            let width = child(kind, "Dimensions")
                 .map(|d| {
                     d.children()
                         .filter(|c| c.has_tag_name("Dimension"))
-                        .map(|c| c.attribute("constant").and_then(|n| n.parse().ok()).unwrap_or(1))
-                        .product()
+                        .map(|c| c.attribute("constant").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1))
+                        .try_fold(1usize, |w, n| w.checked_mul(n).filter(|&w| w <= most))
                 })
-                .unwrap_or(1);
+                .unwrap_or(Some(1))
+                .ok_or_else(|| {
+                    at(
+                        kind,
+                        format!("variable \"{name}\" has more elements than a datagram carries ({most}); make its Dimensions smaller"),
+                    )
+                })?;
             let start: Vec<f64> = typed
                 .attribute("start")
                 .map(|s| s.split_whitespace().filter_map(|x| x.parse().ok()).collect())
@@ -464,5 +472,32 @@ mod tests {
             .unwrap_err();
         assert!(e.message.contains("uuid \"nope\""), "{e}");
         assert_eq!(parse_uuid("0123456789ab-cdef-0123-456789abcdef"), None);
+    }
+
+    #[test]
+    fn a_vector_wider_than_a_datagram_is_refused_not_allocated() {
+        let variable = |dims: &str| {
+            format!(
+                "<dcpSlaveDescription dcpMajorVersion=\"1\" dcpMinorVersion=\"0\" dcpSlaveName=\"a\" \
+                 uuid=\"01234567-89ab-cdef-0123-456789abcdef\">\n<OpMode><SoftRealTime/></OpMode>\n<Variables>\n\
+                 <Variable name=\"x\" valueReference=\"1\"><Input><Float64/>\n<Dimensions>{dims}</Dimensions>\
+                 </Input></Variable>\n</Variables>\n</dcpSlaveDescription>"
+            )
+        };
+        let d = Description::read(&variable("<Dimension constant=\"3\"/><Dimension constant=\"4\"/>")).unwrap();
+        assert_eq!(d.ports.inputs[0].width(), 12);
+        for dims in [
+            "<Dimension constant=\"4294967296\"/><Dimension constant=\"4294967296\"/>",
+            "<Dimension constant=\"1000000000000\"/>",
+            "<Dimension constant=\"65503\"/>",
+        ] {
+            let e = Description::read(&variable(dims)).unwrap_err();
+            assert_eq!(e.line, 4, "{e}");
+            assert!(
+                e.message
+                    .contains("variable \"x\" has more elements than a datagram carries (65502)"),
+                "{e}"
+            );
+        }
     }
 }

@@ -529,6 +529,13 @@ impl<'a> Pdu<'a> {
         }
     }
 
+    /// The PDU's bytes, in a buffer of their own.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out);
+        out
+    }
+
     /// Starts a data PDU in `out` (cleared first); its payload is appended
     /// after.
     pub fn data_header(kind: DataKind, seq: u16, id: u16, out: &mut Vec<u8>) {
@@ -710,7 +717,7 @@ pub fn unwrap_seq(last: Option<i64>, seq: u16) -> i64 {
         return seq as i64;
     };
     let delta = seq.wrapping_sub(last as u16) as i16;
-    last + delta as i64
+    last.saturating_add(delta as i64)
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
-//! Tandem's fuzz checks: one function per parser, and one that compiles
-//! and simulates a model. Each takes arbitrary bytes and must return
+//! Tandem's fuzz checks: one function per parser, one that compiles and
+//! simulates a model, and two stateful ones that drive a DCP session
+//! in-process: a slave's state machine fed sequences of datagrams
+//! ([`dcp_slave`]), and a master's lock-step run over a faulty line to a
+//! slave ([`dcp_master`]). Each takes arbitrary bytes and must return
 //! without panicking, aborting or hanging, whatever the bytes; errors are
 //! the expected outcome of most inputs.
 //!
@@ -11,6 +14,12 @@
 //! tandem_fuzz::candump(b"(1.000000) can0 123#DEADBEEF\n(oops");
 //! tandem_fuzz::dbc(b"BO_ 1 M: 9 X\n");
 //! ```
+
+mod dcp_master;
+pub mod dcp_slave;
+
+pub use dcp_master::dcp_master;
+pub use dcp_slave::dcp_slave;
 
 use std::io::Cursor;
 use std::path::Path;

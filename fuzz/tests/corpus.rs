@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 9] = [
+const TARGETS: [(&str, Check); 11] = [
     ("model", tandem_fuzz::model),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
@@ -16,6 +16,8 @@ const TARGETS: [(&str, Check); 9] = [
     ("slcan", tandem_fuzz::slcan),
     ("udp", tandem_fuzz::udp),
     ("dcp", tandem_fuzz::dcp),
+    ("dcp_slave", tandem_fuzz::dcp_slave),
+    ("dcp_master", tandem_fuzz::dcp_master),
     ("serial_line", tandem_fuzz::serial_line),
     ("model_description", tandem_fuzz::model_description),
 ];

@@ -33,6 +33,32 @@ pub struct Member {
     pub description: Description,
     /// Where its control PDUs go.
     pub address: SocketAddrV4,
+    /// The time resolution the master configures (numerator,
+    /// denominator: s per tick).
+    pub resolution: (u32, u32),
+    /// Ticks of the resolution in a communication step (`CFG_steps`,
+    /// `STC_do_step`).
+    pub ticks: u32,
+}
+
+/// The resolutions a master picks from for a slave without a fixed one,
+/// finest first.
+const RESOLUTIONS: [(u32, u32); 3] = [(1, 1_000_000), (1, 1000), (1, 1)];
+
+/// The resolution of a slave whose description fixes `fixed` (or any)
+/// with which `step` is a whole number of ticks that a `u32` holds, and
+/// that number.
+pub(crate) fn resolution_for(step: f64, fixed: Option<(u32, u32)>) -> Option<((u32, u32), u32)> {
+    let choices = match fixed {
+        Some(f) => vec![f],
+        None => RESOLUTIONS.to_vec(),
+    };
+    choices.into_iter().find_map(|(n, d)| {
+        let ticks = step * d as f64 / n as f64;
+        let whole = ticks.round();
+        ((1.0..=u32::MAX as f64).contains(&whole) && (ticks - whole).abs() <= 1e-9 * whole)
+            .then_some(((n, d), whole as u32))
+    })
 }
 
 /// A checked federation file.
@@ -92,6 +118,17 @@ struct RawSlave {
     description: Spanned<String>,
     #[serde(default)]
     address: Option<Spanned<String>>,
+}
+
+/// The text of `path`, if it holds at most `most` bytes.
+fn read_bounded(path: &Path, most: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(most + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > most {
+        return Err(std::io::Error::other(format!("it is larger than {} MiB", most >> 20)));
+    }
+    Ok(text)
 }
 
 impl Federation {
@@ -196,7 +233,7 @@ impl Federation {
             }
             let path = base.join(r.description.get_ref());
             let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-            let xml = std::fs::read_to_string(&path).map_err(|e| {
+            let xml = read_bounded(&path, MAX_FILE).map_err(|e| {
                 at_description(format!(
                     "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
                     path.display()
@@ -231,10 +268,24 @@ impl Federation {
                     at_description("the description gives no control host and port; give address = \"IP:PORT\"".into())
                 })?,
             };
+            let Some((resolution, ticks)) = resolution_for(step, description.fixed_resolution) else {
+                let (n, d) = description.fixed_resolution.unwrap_or((1, 1_000_000));
+                return Err(place.error(
+                    s.step.span(),
+                    "federation.step",
+                    format!(
+                        "the step {step} s is not a whole number of slave \"{name}\"'s time resolution ({n}/{d} s), \
+                         from 1 to {} of them; make the step a multiple of it",
+                        u32::MAX
+                    ),
+                ));
+            };
             members.push(Member {
                 name: name.clone(),
                 description,
                 address,
+                resolution,
+                ticks,
             });
         }
         if mode != OpMode::NonRealTime {

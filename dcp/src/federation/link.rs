@@ -4,23 +4,27 @@
 //!
 //! Policies: a request unanswered within the timeout is sent again with
 //! the same sequence id (the slave answers a repeat without doing it
-//! twice), up to the retries, then the slave is given up, by name; an
-//! `INVALID_SEQUENCE_ID` refusal expecting a later id means the request
-//! was already carried out; a `PROTOCOL_ERROR_GENERIC` refusal of a step
-//! (its input data lost) sends the step's data again; any other refusal,
-//! or a slave that reports ERRORHANDLING or ALIVE (restarted), ends the
-//! run with the slave's name and the code.
+//! twice), up to the retries, then the slave is given up, by name, and
+//! not asked anything again; an `INVALID_SEQUENCE_ID` refusal expecting a
+//! later id means the request was already carried out; a
+//! `PROTOCOL_ERROR_GENERIC` refusal of a step (its input data lost) sends
+//! the step's data again; a refusal still standing after the retries
+//! (another master holds the slave) ends the run naming the refusal; any
+//! other refusal, or a slave that reports ERRORHANDLING or ALIVE
+//! (restarted), ends the run with the slave's name and the code. Output
+//! data that comes while no exchange waits for it (real time: a slave's
+//! first points, while the master still starts the others) is kept for
+//! [`Link::take_data`], up to [`HELD`] datagrams.
 
+use std::collections::VecDeque;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::net::SocketAddrV4;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tandem_io::poll::wait_readable;
-
-use crate::net::send_all;
+use super::wire::{Udp, Wire};
 use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
@@ -51,8 +55,11 @@ pub enum LinkError {
         slave: String,
         /// The request.
         request: &'static str,
-        /// The error code (its name, or its number when unknown).
+        /// The error code (its name, or its number when unknown), and what
+        /// it means here.
         code: String,
+        /// The error code, when it is one of DCP 1.0's.
+        error: Option<ErrorCode>,
     },
     /// A state it should not be in.
     #[error("slave \"{slave}\" reports state {state}: {why}")]
@@ -75,14 +82,14 @@ pub enum LinkError {
         message: String,
     },
     /// A socket.
-    #[error("slave \"{slave}\": {what}: {source}")]
+    #[error("slave \"{slave}\": {what}: {error}")]
     Io {
         /// Its name.
         slave: String,
         /// What was being done.
         what: &'static str,
-        /// The error.
-        source: io::Error,
+        /// The error (in the message, so not a source).
+        error: io::Error,
     },
 }
 
@@ -110,15 +117,20 @@ pub struct LinkStats {
     pub stale: AtomicU64,
     /// Datagrams that were not PDUs, not for this line or not understood.
     pub malformed: AtomicU64,
+    /// Output data that came while no exchange waited for it and found
+    /// no room to be kept.
+    pub dropped: AtomicU64,
 }
 
-/// The master's socket and protocol state for one slave.
+/// The most output data datagrams a line keeps while no exchange waits
+/// for them.
+pub const HELD: usize = 256;
+
+/// The master's line and protocol state for one slave.
 pub(crate) struct Link {
     pub(crate) name: String,
-    socket: UdpSocket,
+    wire: Box<dyn Wire>,
     pub(crate) address: SocketAddrV4,
-    /// The master's address as the slave sees it.
-    local: SocketAddrV4,
     pub(crate) id: u8,
     next_seq: u16,
     timeout: Duration,
@@ -130,8 +142,16 @@ pub(crate) struct Link {
     out_seq: Option<i64>,
     datagrams: Vec<Vec<u8>>,
     rx: Vec<u8>,
+    /// Output data kept while no exchange waited for it, oldest first,
+    /// and spent buffers to keep the next in.
+    held: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
     /// When the slave was last heard from.
     last_heard: Instant,
+    /// The slave was given up: it is asked nothing again.
+    gone: bool,
+    /// The state the slave last said it is in.
+    state: Option<State>,
 }
 
 /// The most requests an exchange sends.
@@ -147,7 +167,7 @@ pub(crate) struct Outputs<'a> {
 }
 
 impl Link {
-    /// A line to slave `id` named `name` at `address`.
+    /// A line over UDP/IPv4 to slave `id` named `name` at `address`.
     pub(crate) fn open(
         name: &str,
         id: u8,
@@ -155,33 +175,26 @@ impl Link {
         timeout: Duration,
         retries: u32,
     ) -> Result<Link, LinkError> {
-        let io = |what, source| LinkError::Io {
+        let wire = Udp::open(address).map_err(|(what, error)| LinkError::Io {
             slave: name.to_string(),
             what,
-            source,
-        };
-        // Non-blocking: waits are polls with their deadlines.
-        let socket = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
-            .and_then(|s| s.set_nonblocking(true).map(|()| s))
-            .map_err(|e| io("cannot open a UDP socket", e))?;
-        // The interface that reaches the slave gives the master's address
-        // as the slave sees it. The socket itself stays unconnected: data
-        // may come from another port of the slave's, or through a relay.
-        let probe = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0))
-            .and_then(|p| p.connect(address).and(p.local_addr()))
-            .map_err(|e| io("cannot reach its address", e))?;
-        let port = socket
-            .local_addr()
-            .map_err(|e| io("cannot read the socket's address", e))?
-            .port();
-        let local = match probe {
-            SocketAddr::V4(a) => SocketAddrV4::new(*a.ip(), port),
-            SocketAddr::V6(_) => SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
-        };
-        Ok(Link {
-            local,
+            error,
+        })?;
+        Ok(Link::on(name, id, address, timeout, retries, Box::new(wire)))
+    }
+
+    /// A line on `wire` to slave `id` named `name` at `address`.
+    pub(crate) fn on(
+        name: &str,
+        id: u8,
+        address: SocketAddrV4,
+        timeout: Duration,
+        retries: u32,
+        wire: Box<dyn Wire>,
+    ) -> Link {
+        Link {
             name: name.to_string(),
-            socket,
+            wire,
             address,
             id,
             next_seq: 0,
@@ -192,13 +205,64 @@ impl Link {
             out_seq: None,
             datagrams: Vec::new(),
             rx: vec![0; MAX_PDU + 1],
+            held: VecDeque::new(),
+            spare: Vec::new(),
             last_heard: Instant::now(),
-        })
+            gone: false,
+            state: None,
+        }
+    }
+
+    /// Waits until the slave says it is in `state` (a notification, or its
+    /// answer to `INF_state`, asked after each timeout without one), at
+    /// most until `deadline`. For a transition a slave ends at a time of
+    /// its own: DCPLib's slaves, for one, are SYNCHRONIZED only at the
+    /// start time.
+    pub(crate) fn await_state(&mut self, state: State, deadline: Instant) -> Result<(), LinkError> {
+        let started = Instant::now();
+        let mut asked = 0;
+        while self.state != Some(state) {
+            let now = Instant::now();
+            if now >= deadline {
+                self.gone = true;
+                return Err(LinkError::Silent {
+                    slave: self.name.clone(),
+                    address: self.address,
+                    request: "INF_state (waiting for it to be in the state asked)",
+                    tries: asked,
+                    waited: started.elapsed().as_secs_f64(),
+                });
+            }
+            let next = self.next_seq.wrapping_sub(1);
+            let heard = self.hear(
+                Some((now + self.timeout).min(deadline)),
+                next,
+                next,
+                &["INF_state"],
+                &mut None,
+            );
+            if let Heard::Timeout = heard? {
+                self.ask_state()?;
+                asked += 1;
+            }
+        }
+        Ok(())
     }
 
     /// The master's address as the slave sees it (where its data goes).
     pub(crate) fn local(&self) -> SocketAddrV4 {
-        self.local
+        self.wire.local()
+    }
+
+    /// How long an exchange waits in all before it gives the slave up:
+    /// the timeout of each try, times the tries.
+    pub(crate) fn patience(&self) -> Duration {
+        self.timeout * (self.retries + 1)
+    }
+
+    /// Whether the slave was given up (it is asked nothing again).
+    pub(crate) fn gone(&self) -> bool {
+        self.gone
     }
 
     /// Sends `requests` (at most [`MAX_REQUESTS`], after input data `data`
@@ -256,57 +320,34 @@ impl Link {
         let mut acked = false;
         let mut got_data = outputs.is_none();
         let mut reached = until.is_none();
+        // The last refusal heard that left the request to be sent again.
+        let mut refusal: Option<(u16, ErrorCode, u16)> = None;
         loop {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
             }
-            // Refused: nothing listens there now; waiting for an answer and
-            // sending again is the policy for that too.
             let mut burst = [(self.address, &[][..]); MAX_REQUESTS + 1];
             for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
                 b.1 = d;
             }
-            send_all(&self.socket, &burst[..total]).map_err(|source| LinkError::Io {
+            self.wire.send(&burst[..total]).map_err(|error| LinkError::Io {
                 slave: self.name.clone(),
                 what: "cannot send",
-                source,
+                error,
             })?;
             tries += 1;
             let deadline = Instant::now() + self.timeout;
             let mut resend = false;
             while !(resend || (acked && got_data && reached)) {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                let size = match self.socket.recv(&mut self.rx) {
-                    Ok(size) => size,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        // Nothing yet: wait for the next datagram, or the deadline.
-                        wait_readable(&[self.socket.as_raw_fd()], left).map_err(|source| LinkError::Io {
-                            slave: self.name.clone(),
-                            what: "cannot wait for the slave",
-                            source,
-                        })?;
-                        continue;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                    Err(source) => {
-                        return Err(LinkError::Io {
-                            slave: self.name.clone(),
-                            what: "cannot receive",
-                            source,
-                        })
-                    }
-                };
-                let rx = std::mem::take(&mut self.rx);
-                let heard = self.heard(&rx[..size.min(MAX_PDU)], first, last, &names, &mut outputs);
-                self.rx = rx;
-                match heard? {
+                match self.hear(Some(deadline), first, last, &names, &mut outputs)? {
+                    Heard::Timeout => break,
                     Heard::State(s) => reached |= Some(s) == until,
                     Heard::Acked => acked = true,
                     Heard::Data => got_data = true,
-                    Heard::Resend => resend = true,
+                    Heard::Refused { seq, code, expected } => {
+                        refusal = Some((seq, code, expected));
+                        resend |= code == ErrorCode::Generic;
+                    }
                     Heard::Nothing => {}
                 }
             }
@@ -314,15 +355,51 @@ impl Link {
                 return Ok(());
             }
             if tries > self.retries {
-                return Err(LinkError::Silent {
-                    slave: self.name.clone(),
-                    address: self.address,
-                    request: name,
-                    tries,
-                    waited: started.elapsed().as_secs_f64(),
+                self.gone = true;
+                return Err(match refusal {
+                    Some((seq, code, expected)) => LinkError::Refused {
+                        slave: self.name.clone(),
+                        request: names
+                            .get(seq.wrapping_sub(first) as usize)
+                            .copied()
+                            .unwrap_or("a request"),
+                        code: format!("{}{}", code.name(), standing(code, expected, tries)),
+                        error: Some(code),
+                    },
+                    None => LinkError::Silent {
+                        slave: self.name.clone(),
+                        address: self.address,
+                        request: name,
+                        tries,
+                        waited: started.elapsed().as_secs_f64(),
+                    },
                 });
             }
         }
+    }
+
+    /// The next datagram from the slave by `deadline` (without one: what
+    /// has come), heard during an exchange of requests `first..=last`.
+    fn hear(
+        &mut self,
+        deadline: Option<Instant>,
+        first: u16,
+        last: u16,
+        names: &[&'static str],
+        outputs: &mut Option<Outputs<'_>>,
+    ) -> Result<Heard, LinkError> {
+        let mut rx = std::mem::take(&mut self.rx);
+        let heard = match self.wire.receive(&mut rx, deadline) {
+            Ok(Some(size)) => self.heard(&rx[..size.min(MAX_PDU)], first, last, names, outputs),
+            Ok(None) => Ok(Heard::Timeout),
+            Err(error) => Err(LinkError::Io {
+                slave: self.name.clone(),
+                what: "cannot receive",
+                error,
+            }),
+        };
+        self.rx = rx;
+        heard
     }
 
     /// One datagram from the slave during an exchange of requests
@@ -339,18 +416,25 @@ impl Link {
         let in_exchange = |seq: u16| seq.wrapping_sub(first) <= last.wrapping_sub(first);
         match Pdu::read(bytes) {
             Ok(Pdu::Response { seq, body, .. }) if in_exchange(seq) => {
+                if let Response::StateAck { state } = body {
+                    self.state = State::from_code(state).or(self.state);
+                }
                 match body {
                     Response::Ack | Response::StateAck { .. } if seq == last => Ok(Heard::Acked),
                     Response::Nack { expected, error } => {
-                        let code = ErrorCode::from_code(error);
                         // Already carried out: the slave expects a later id.
-                        let done = expected.wrapping_sub(first) > seq.wrapping_sub(first)
+                        // Never a registration: a slave that expects the id
+                        // after it is another master's.
+                        let registering = names.first() == Some(&"STC_register");
+                        let done = !registering
+                            && expected.wrapping_sub(first) > seq.wrapping_sub(first)
                             && expected.wrapping_sub(first) <= last.wrapping_sub(first).wrapping_add(1);
-                        match code {
+                        match ErrorCode::from_code(error) {
                         Some(ErrorCode::InvalidSequenceId) if done && seq == last => Ok(Heard::Acked),
-                        Some(ErrorCode::InvalidSequenceId) => Ok(Heard::Nothing),
-                        Some(ErrorCode::Generic) => Ok(Heard::Resend),
-                        _ => Err(LinkError::Refused {
+                        Some(code @ (ErrorCode::InvalidSequenceId | ErrorCode::Generic)) => {
+                            Ok(Heard::Refused { seq, code, expected })
+                        }
+                        code => Err(LinkError::Refused {
                             slave: self.name.clone(),
                             request: names.get(seq.wrapping_sub(first) as usize).copied().unwrap_or("a request"),
                             code: match code {
@@ -367,6 +451,7 @@ impl Link {
                                 Some(c) => c.name().to_string(),
                                 None => format!("error code 0x{error:04X}"),
                             },
+                            error: code,
                         }),
                     }
                     }
@@ -379,7 +464,10 @@ impl Link {
                     state: s.name().into(),
                     why: "it met an error (its own output says which)",
                 }),
-                Some(s) => Ok(Heard::State(s)),
+                Some(s) => {
+                    self.state = Some(s);
+                    Ok(Heard::State(s))
+                }
                 None => Ok(Heard::Nothing),
             },
             Ok(Pdu::Data {
@@ -387,34 +475,13 @@ impl Link {
                 seq,
                 id,
                 payload,
-            }) => {
-                let Some(out) = outputs.as_mut().filter(|o| o.data_id == id) else {
-                    self.stats.malformed.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Heard::Nothing);
-                };
-                let full = unwrap_seq(self.out_seq, seq);
-                if self.out_seq.is_some_and(|l| full <= l) {
-                    self.stats.stale.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Heard::Nothing);
+            }) => match outputs.as_mut().filter(|o| o.data_id == id) {
+                Some(out) => self.output_data(seq, payload, out),
+                None => {
+                    self.hold(bytes);
+                    Ok(Heard::Nothing)
                 }
-                let mut at = 0;
-                for slot in out.slots {
-                    let v = &out.ports.outputs[slot.variable];
-                    let into = &mut out.into[v.elements.clone()];
-                    let read = if v.carries_frames() {
-                        count_frames(&payload[at..], into)
-                    } else {
-                        values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
-                    };
-                    at += read.map_err(|message| LinkError::Data {
-                        slave: self.name.clone(),
-                        port: v.name.clone(),
-                        message,
-                    })?;
-                }
-                self.out_seq = Some(full);
-                Ok(Heard::Data)
-            }
+            },
             Ok(_) => Ok(Heard::Nothing),
             Err(_) => {
                 self.stats.malformed.fetch_add(1, Ordering::Relaxed);
@@ -423,10 +490,49 @@ impl Link {
         }
     }
 
+    /// Output data for `out`: its values read, unless it is stale.
+    fn output_data(&mut self, seq: u16, payload: &[u8], out: &mut Outputs<'_>) -> Result<Heard, LinkError> {
+        let full = unwrap_seq(self.out_seq, seq);
+        if self.out_seq.is_some_and(|l| full <= l) {
+            self.stats.stale.fetch_add(1, Ordering::Relaxed);
+            return Ok(Heard::Nothing);
+        }
+        let mut at = 0;
+        for slot in out.slots {
+            let v = &out.ports.outputs[slot.variable];
+            let into = &mut out.into[v.elements.clone()];
+            let read = if v.carries_frames() {
+                count_frames(&payload[at..], into)
+            } else {
+                values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
+            };
+            at += read.map_err(|message| LinkError::Data {
+                slave: self.name.clone(),
+                port: v.name.clone(),
+                message,
+            })?;
+        }
+        self.out_seq = Some(full);
+        Ok(Heard::Data)
+    }
+
+    /// Keeps data no exchange waits for, for [`Link::take_data`].
+    fn hold(&mut self, bytes: &[u8]) {
+        if self.held.len() >= HELD {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut kept = self.spare.pop().unwrap_or_default();
+        kept.clear();
+        kept.extend_from_slice(bytes);
+        self.held.push_back(kept);
+    }
+
     /// Asks the slave's state (`INF_state`) without waiting for the answer;
     /// gives the slave up when nothing has come from it for `silence`.
     pub(crate) fn heartbeat(&mut self, silence: Duration) -> Result<(), LinkError> {
         if self.last_heard.elapsed() > silence {
+            self.gone = true;
             return Err(LinkError::Silent {
                 slave: self.name.clone(),
                 address: self.address,
@@ -435,6 +541,11 @@ impl Link {
                 waited: self.last_heard.elapsed().as_secs_f64(),
             });
         }
+        self.ask_state()
+    }
+
+    /// Sends `INF_state`.
+    fn ask_state(&mut self) -> Result<(), LinkError> {
         let pdu = Pdu::Request {
             seq: self.next_seq,
             receiver: self.id,
@@ -444,51 +555,68 @@ impl Link {
         let mut out = std::mem::take(&mut self.datagrams);
         out.resize_with(1, Vec::new);
         pdu.write(&mut out[0]);
-        let sent = self.socket.send_to(&out[0], self.address);
+        let sent = self.wire.send(&[(self.address, &out[0])]);
         self.datagrams = out;
-        sent.map(|_| ()).map_err(|source| LinkError::Io {
+        sent.map_err(|error| LinkError::Io {
             slave: self.name.clone(),
             what: "cannot send",
-            source,
+            error,
         })
     }
 
-    /// The next output data waiting, without blocking: its full sequence
-    /// count (the point it was sent for), its values in `outputs.into`.
+    /// The next output data waiting, without blocking (what was kept
+    /// first): its full sequence count (the point it was sent for), its
+    /// values in `outputs.into`.
     pub(crate) fn take_data(&mut self, outputs: &mut Outputs<'_>) -> Result<Option<i64>, LinkError> {
-        let io = |source| LinkError::Io {
-            slave: String::new(),
-            what: "cannot receive",
-            source,
-        };
+        while let Some(kept) = self.held.pop_front() {
+            let heard = match Pdu::read(&kept) {
+                Ok(Pdu::Data {
+                    kind: DataKind::InputOutput,
+                    seq,
+                    id,
+                    payload,
+                }) if id == outputs.data_id => self.output_data(seq, payload, outputs),
+                _ => {
+                    self.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                    Ok(Heard::Nothing)
+                }
+            };
+            self.spare.push(kept);
+            if let Heard::Data = heard? {
+                return Ok(self.out_seq);
+            }
+        }
         let mut wanted = Some(Outputs {
             data_id: outputs.data_id,
             slots: outputs.slots,
             ports: outputs.ports,
             into: &mut *outputs.into,
         });
+        let next = self.next_seq;
         loop {
-            let size = match self.socket.recv(&mut self.rx) {
-                Ok(size) => size,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(None),
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                Err(e) => break Err(io(e)),
-            };
-            let rx = std::mem::take(&mut self.rx);
-            let next = self.next_seq;
-            let heard = self.heard(&rx[..size.min(MAX_PDU)], next, next, &["INF_state"], &mut wanted);
-            self.rx = rx;
-            match heard {
-                Ok(Heard::Data) => break Ok(self.out_seq),
-                Ok(_) => continue,
-                Err(e) => break Err(e),
+            let heard = self.hear(None, next, next, &["INF_state"], &mut wanted);
+            match heard? {
+                Heard::Data => return Ok(self.out_seq),
+                Heard::Timeout => return Ok(None),
+                _ => {}
             }
         }
     }
 
-    /// Its socket, to wait on.
-    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
-        self.socket.as_raw_fd()
+    /// Its descriptor, to wait on, if it has one.
+    pub(crate) fn raw_fd(&self) -> Option<RawFd> {
+        self.wire.raw_fd()
+    }
+}
+
+/// What a refusal still standing after `tries` tries means.
+fn standing(code: ErrorCode, expected: u16, tries: u32) -> String {
+    match code {
+        ErrorCode::InvalidSequenceId => format!(
+            " after {tries} tries: it expects sequence id {expected}, so it serves another master (or its last \
+             master, silent, until its master_timeout ends)"
+        ),
+        _ => format!(" after {tries} tries: its input data did not arrive"),
     }
 }
 
@@ -504,9 +632,125 @@ fn count_frames(bytes: &[u8], into: &mut [f64]) -> Result<usize, String> {
 
 /// What one datagram meant to an exchange.
 enum Heard {
+    /// Nothing came by the deadline.
+    Timeout,
     Nothing,
     State(State),
     Acked,
     Data,
-    Resend,
+    /// A refusal to send the request again after (out of sequence, or its
+    /// input data lost).
+    Refused {
+        seq: u16,
+        code: ErrorCode,
+        expected: u16,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{next_into, pdu, variable};
+    use super::*;
+    use crate::ports::Causality;
+    use crate::types::DataType;
+    use std::collections::VecDeque;
+    use std::net::Ipv4Addr;
+
+    /// A slave in a script: each burst the master sends is answered with
+    /// the next list of datagrams.
+    struct Script(VecDeque<Vec<Vec<u8>>>, VecDeque<Vec<u8>>);
+
+    impl Wire for Script {
+        fn local(&self) -> SocketAddrV4 {
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)
+        }
+        fn send(&mut self, _: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+            let answers = self.0.pop_front().unwrap_or_default();
+            self.1.extend(answers);
+            Ok(())
+        }
+        fn receive(&mut self, buf: &mut [u8], _: Option<Instant>) -> io::Result<Option<usize>> {
+            Ok(next_into(&mut self.1, buf))
+        }
+        fn raw_fd(&self) -> Option<RawFd> {
+            None
+        }
+    }
+
+    fn line(script: Vec<Vec<Vec<u8>>>) -> Link {
+        let wire = Script(script.into(), VecDeque::new());
+        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8);
+        Link::on("s", 1, address, Duration::from_millis(1), 2, Box::new(wire))
+    }
+
+    #[test]
+    fn data_that_comes_during_an_exchange_is_kept_for_take_data() {
+        let data = pdu(Pdu::Data {
+            kind: DataKind::InputOutput,
+            seq: 0,
+            id: 1,
+            payload: &2.5f64.to_le_bytes(),
+        });
+        let ack = pdu(Pdu::Response {
+            seq: 0,
+            sender: 1,
+            body: Response::Ack,
+        });
+        let mut link = line(vec![vec![data, ack, pdu(Pdu::StateChanged { sender: 1, state: 0x0B })]]);
+        link.exchange(
+            None,
+            &[Request::Run { state: 0x0A, start: 0 }],
+            None,
+            Some(State::Running),
+        )
+        .unwrap();
+        let ports = Ports {
+            inputs: Vec::new(),
+            outputs: vec![variable("y", 1, Causality::Output)],
+        };
+        let slots = [Slot {
+            pos: 0,
+            variable: 0,
+            data_type: DataType::Float64,
+        }];
+        let mut y = [0.0];
+        let mut outputs = Outputs {
+            data_id: 1,
+            slots: &slots,
+            ports: &ports,
+            into: &mut y,
+        };
+        assert_eq!(link.take_data(&mut outputs).unwrap(), Some(0));
+        assert_eq!(outputs.into, [2.5]);
+        assert_eq!(link.take_data(&mut outputs).unwrap(), None);
+        assert_eq!(link.stats.malformed.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_refusal_that_stands_after_the_retries_is_reported_as_a_refusal_and_the_slave_given_up() {
+        let nack = pdu(Pdu::Response {
+            seq: 0,
+            sender: 1,
+            body: Response::Nack {
+                expected: 4321,
+                error: ErrorCode::InvalidSequenceId.code(),
+            },
+        });
+        let mut link = line(vec![vec![nack.clone()], vec![nack.clone()], vec![nack]]);
+        let e = link.exchange(None, &[Request::State], None, None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "slave \"s\" refused INF_state: INVALID_SEQUENCE_ID after 3 tries: it expects sequence id 4321, so it \
+             serves another master (or its last master, silent, until its master_timeout ends)"
+        );
+        assert!(link.gone());
+        let mut silent = line(vec![]);
+        let e = silent.exchange(None, &[Request::State], None, None).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("slave \"s\" at 127.0.0.1:8 does not answer INF_state after 3 tries"),
+            "{e}"
+        );
+        assert!(silent.gone());
+    }
 }

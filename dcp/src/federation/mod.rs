@@ -14,6 +14,9 @@ mod file;
 mod link;
 mod realtime;
 mod remote;
+#[cfg(test)]
+mod testing;
+pub mod wire;
 
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
@@ -27,6 +30,7 @@ pub use realtime::{run_real_time, RealTimeReport, SlaveReception};
 
 use link::Link;
 use remote::RemoteSlave;
+use wire::Wire;
 
 /// Why a federation stopped.
 #[derive(Debug, thiserror::Error)]
@@ -37,12 +41,25 @@ pub enum FederationError {
     /// A member could not be registered or configured.
     #[error(transparent)]
     Link(#[from] LinkError),
-    /// The lock-step run failed (a member, or the recording).
-    #[error(transparent)]
-    Run(#[from] CosimError),
+    /// The lock-step run failed (a member, or the recording); its
+    /// message names the cause, so it has no source.
+    #[error("{0}")]
+    Run(CosimError),
     /// The recording of a real-time run failed.
     #[error("cannot write the results: {0}")]
-    Record(#[from] std::io::Error),
+    Record(std::io::Error),
+}
+
+impl From<CosimError> for FederationError {
+    fn from(e: CosimError) -> FederationError {
+        FederationError::Run(e)
+    }
+}
+
+impl From<std::io::Error> for FederationError {
+    fn from(e: std::io::Error) -> FederationError {
+        FederationError::Record(e)
+    }
 }
 
 /// What each member's line counted, by name.
@@ -75,16 +92,64 @@ pub fn run_lock_step(
     recorder: &mut dyn Recorder,
     progress: &mut dyn FnMut(f64),
 ) -> Result<(Summary, LineStats), FederationError> {
+    lock_step(
+        federation,
+        &mut |k, member| {
+            Link::open(
+                &member.name,
+                k as u8 + 1,
+                member.address,
+                federation.timeout,
+                federation.retries,
+            )
+        },
+        recorder,
+        progress,
+    )
+}
+
+/// [`run_lock_step`] over `wires`, one per member in order, instead of
+/// UDP (a test's or a fuzz target's own, in memory).
+pub fn run_lock_step_on(
+    federation: &Federation,
+    wires: Vec<Box<dyn Wire>>,
+    recorder: &mut dyn Recorder,
+    progress: &mut dyn FnMut(f64),
+) -> Result<(Summary, LineStats), FederationError> {
+    let mut wires = wires.into_iter();
+    lock_step(
+        federation,
+        &mut |k, member| {
+            let wire = wires.next().ok_or_else(|| LinkError::Io {
+                slave: member.name.clone(),
+                what: "no line to it",
+                error: std::io::ErrorKind::NotConnected.into(),
+            })?;
+            Ok(Link::on(
+                &member.name,
+                k as u8 + 1,
+                member.address,
+                federation.timeout,
+                federation.retries,
+                wire,
+            ))
+        },
+        recorder,
+        progress,
+    )
+}
+
+/// A lock-step run with each member's line from `line`.
+fn lock_step(
+    federation: &Federation,
+    line: &mut dyn FnMut(usize, &Member) -> Result<Link, LinkError>,
+    recorder: &mut dyn Recorder,
+    progress: &mut dyn FnMut(f64),
+) -> Result<(Summary, LineStats), FederationError> {
     let mut participants = Vec::with_capacity(federation.members.len());
     let mut stats = Vec::with_capacity(federation.members.len());
     for (k, member) in federation.members.iter().enumerate() {
-        let link = Link::open(
-            &member.name,
-            k as u8 + 1,
-            member.address,
-            federation.timeout,
-            federation.retries,
-        )?;
+        let link = line(k, member)?;
         stats.push((member.name.clone(), link.stats.clone()));
         let remote = RemoteSlave::connect(member, link)?;
         participants.push(Participant::new(member.name.clone(), Box::new(remote), 1));

@@ -101,10 +101,14 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
         .iter()
         .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum::<usize>())
         .sum();
-    if (steps_total + 1) * width as u64 > MAX_VALUES {
+    // Each member's row of each point is kept until the end.
+    let held = (steps_total.saturating_add(1)).saturating_mul(width as u64 + members.len() as u64);
+    if held > MAX_VALUES {
         return Err(FederationError::Record(std::io::Error::other(format!(
-            "{} steps of {width} outputs pass the bound of {MAX_VALUES:e} recorded values; record a shorter run",
-            steps_total + 1
+            "{} points of {width} outputs from {} members pass the bound of {MAX_VALUES:e} values held in \
+             real time; record a shorter run",
+            steps_total.saturating_add(1),
+            members.len()
         ))));
     }
     // Register and configure every member.
@@ -114,8 +118,8 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
     for (k, m) in members.iter().enumerate() {
         let d = &m.description;
         let link = &mut links[k];
-        let (n, den) = d.fixed_resolution.unwrap_or((1, 1_000_000));
-        let steps = (federation.step * den as f64 / n as f64).round().max(1.0) as u32;
+        let (n, den) = m.resolution;
+        let steps = m.ticks;
         ticks.push(steps);
         link.exchange(
             None,
@@ -256,6 +260,8 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start_unix = (now + federation.start_delay).as_secs() + 1;
     let origin = Instant::now() + Duration::from_secs(start_unix).saturating_sub(now);
+    // Every member told the start first: a slave may be SYNCHRONIZED only
+    // at the start (DCPLib's are).
     for link in &mut links {
         link.exchange(
             None,
@@ -264,8 +270,12 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
                 start: start_unix as i64,
             }],
             None,
-            Some(State::Synchronized),
+            None,
         )?;
+    }
+    for link in &mut links {
+        let deadline = origin.max(Instant::now()) + link.patience();
+        link.await_state(State::Synchronized, deadline)?;
     }
     for link in &mut links {
         link.exchange(
@@ -278,40 +288,114 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             Some(State::Running),
         )?;
     }
-    let result = receive(federation, &mut links, &record_slots, origin, recorder);
-    for link in &mut links {
+    let mut table = Table::new(federation);
+    let fault = receive(federation, &mut links, &record_slots, origin, &mut table).err();
+    // Stop the members still there (one given up is asked nothing).
+    for link in links.iter_mut().filter(|l| !l.gone()) {
         let stop = Request::Stop {
             state: State::Running.code(),
         };
-        let _ = link.exchange(None, &[stop], None, Some(State::Stopped));
-        let deregister = Request::Deregister {
-            state: State::Stopped.code(),
-        };
-        let _ = link.exchange(None, &[deregister], None, Some(State::Alive));
+        if link.exchange(None, &[stop], None, Some(State::Stopped)).is_ok() {
+            let deregister = Request::Deregister {
+                state: State::Stopped.code(),
+            };
+            let _ = link.exchange(None, &[deregister], None, Some(State::Alive));
+        }
     }
-    result
+    // The rows received are written, up to the fault if there was one.
+    let report = table.write(federation, recorder, fault.is_some())?;
+    match fault {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
 }
 
-/// The run itself: the copies received and recorded, heartbeats sent.
+/// What a real-time master received: per member, its values at each
+/// point (when they came) and the ages of its data on arrival.
+struct Table {
+    widths: Vec<usize>,
+    columns: Vec<Vec<Option<Vec<f64>>>>,
+    ages: Vec<Histogram>,
+    /// The newest point any member's data came for.
+    newest: Option<usize>,
+}
+
+impl Table {
+    /// Room for every point of `federation`.
+    fn new(federation: &Federation) -> Table {
+        let widths: Vec<usize> = federation
+            .members
+            .iter()
+            .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum())
+            .collect();
+        Table {
+            columns: widths
+                .iter()
+                .map(|_| vec![None; federation.steps as usize + 1])
+                .collect(),
+            ages: widths.iter().map(|_| age_histogram()).collect(),
+            widths,
+            newest: None,
+        }
+    }
+
+    /// Writes a row per point (every point; after a fault, those up to
+    /// the newest received), a value missing held from the row before.
+    fn write(
+        &self,
+        federation: &Federation,
+        recorder: &mut dyn Recorder,
+        fault: bool,
+    ) -> Result<RealTimeReport, FederationError> {
+        let h = federation.step;
+        let last = match (fault, self.newest) {
+            (false, _) => Some(federation.steps as usize),
+            (true, newest) => newest,
+        };
+        let mut row = vec![0.0; self.widths.iter().sum()];
+        let mut missing = vec![0u64; self.widths.len()];
+        for n in last.map_or(0..0, |last| 0..last + 1) {
+            let mut at = 0;
+            for ((column, w), missing) in self.columns.iter().zip(&self.widths).zip(&mut missing) {
+                match &column[n] {
+                    Some(v) => row[at..at + w].copy_from_slice(v),
+                    None => *missing += 1,
+                }
+                at += w;
+            }
+            recorder.record(n as f64 * h, &row)?;
+        }
+        recorder.finish()?;
+        Ok(RealTimeReport {
+            steps: last.map_or(0, |l| l as u64),
+            members: federation
+                .members
+                .iter()
+                .enumerate()
+                .map(|(k, m)| SlaveReception {
+                    name: m.name.clone(),
+                    missing: missing[k],
+                    ages: self.ages[k].snapshot(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The run itself: the copies received into `table`, heartbeats sent;
+/// until the end, or the first member that fails.
 fn receive(
     federation: &Federation,
     links: &mut [Link],
     slots: &[Vec<Slot>],
     origin: Instant,
-    recorder: &mut dyn Recorder,
-) -> Result<RealTimeReport, FederationError> {
+    table: &mut Table,
+) -> Result<(), FederationError> {
     let h = federation.step;
     let steps = federation.steps;
-    let widths: Vec<usize> = federation
-        .members
-        .iter()
-        .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum())
-        .collect();
-    let mut table: Vec<Vec<Option<Vec<f64>>>> = widths.iter().map(|_| vec![None; steps as usize + 1]).collect();
-    let ages: Vec<Histogram> = widths.iter().map(|_| age_histogram()).collect();
     let end = origin + Duration::from_secs_f64(h * steps as f64 + 0.2);
     let mut next_heartbeat = Instant::now();
-    let mut values = vec![0.0; widths.iter().copied().max().unwrap_or(0)];
+    let mut values = vec![0.0; table.widths.iter().copied().max().unwrap_or(0)];
     while Instant::now() < end {
         if Instant::now() >= next_heartbeat {
             for link in links.iter_mut() {
@@ -320,52 +404,34 @@ fn receive(
             next_heartbeat += HEARTBEAT;
         }
         for (k, link) in links.iter_mut().enumerate() {
+            let width = table.widths[k];
             while let Some(point) = link.take_data(&mut Outputs {
                 data_id: k as u16 + 1,
                 slots: &slots[k],
                 ports: &federation.members[k].description.ports,
-                into: &mut values[..widths[k]],
+                into: &mut values[..width],
             })? {
-                let sent = origin + Duration::from_secs_f64(h * point.max(0) as f64);
-                ages[k].record(Instant::now().saturating_duration_since(sent).as_secs_f64());
-                if let Some(row) = table[k].get_mut(point.max(0) as usize) {
-                    *row = Some(values[..widths[k]].to_vec());
+                // A point the clock cannot hold has no age.
+                let sent = Duration::try_from_secs_f64(h * point.max(0) as f64)
+                    .ok()
+                    .and_then(|d| origin.checked_add(d));
+                if let Some(sent) = sent {
+                    table.ages[k].record(Instant::now().saturating_duration_since(sent).as_secs_f64());
+                }
+                let Ok(n) = usize::try_from(point) else { continue };
+                if let Some(row) = table.columns[k].get_mut(n) {
+                    *row = Some(values[..width].to_vec());
+                    table.newest = table.newest.max(Some(n));
                 }
             }
         }
         // Until the next datagram, the next heartbeat or the end.
-        let mut fds = [0; super::MAX_SLAVES];
+        let mut fds = [-1; super::MAX_SLAVES];
         for (fd, link) in fds.iter_mut().zip(links.iter()) {
-            *fd = link.raw_fd();
+            *fd = link.raw_fd().unwrap_or(-1);
         }
         let wake = next_heartbeat.min(end);
         wait_readable(&fds[..links.len()], wake.saturating_duration_since(Instant::now()))?;
     }
-    let mut row = vec![0.0; widths.iter().sum()];
-    let mut missing = vec![0u64; widths.len()];
-    for n in 0..=steps as usize {
-        let mut at = 0;
-        for ((column, w), missing) in table.iter().zip(&widths).zip(&mut missing) {
-            match &column[n] {
-                Some(v) => row[at..at + w].copy_from_slice(v),
-                None => *missing += 1,
-            }
-            at += w;
-        }
-        recorder.record(n as f64 * h, &row)?;
-    }
-    recorder.finish()?;
-    Ok(RealTimeReport {
-        steps,
-        members: federation
-            .members
-            .iter()
-            .enumerate()
-            .map(|(k, m)| SlaveReception {
-                name: m.name.clone(),
-                missing: missing[k],
-                ages: ages[k].snapshot(),
-            })
-            .collect(),
-    })
+    Ok(())
 }

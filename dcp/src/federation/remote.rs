@@ -5,16 +5,17 @@
 //! back to back, so that a step costs one round trip.
 
 use std::net::SocketAddrV4;
+use std::time::Instant;
 
 use tandem_cosim::{Course, Feedthrough, Recording, SubModel, SubModelError};
 use tandem_models::Variable as Port;
 
-use super::file::Member;
+use super::file::{resolution_for, Member};
 use super::link::{Link, LinkError, Outputs};
 use crate::pdu::{Network, Request};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
-use crate::types::{OpMode, Scope, State, VERSION};
+use crate::types::{ErrorCode, OpMode, Scope, State, VERSION};
 
 /// The data id of the inputs the master sends a slave.
 pub(crate) const INPUT_DATA: u16 = 1;
@@ -32,11 +33,15 @@ pub(crate) struct RemoteSlave {
     output_slots: Vec<Slot>,
     /// The resolution (s) of one step count.
     resolution: (u32, u32),
+    /// Ticks of the resolution in a communication step.
+    ticks: u32,
     state: State,
     /// Input values held over the current step.
     u: Vec<f64>,
     /// Outputs at the newest point.
     y: Vec<f64>,
+    /// A state change and `STC_send_outputs` go back to back.
+    back_to_back: bool,
 }
 
 /// The slots of every variable of one causality, in order, each sent as
@@ -51,6 +56,17 @@ fn slots(variables: &[crate::ports::Variable]) -> Vec<Slot> {
             data_type: v.data_type,
         })
         .collect()
+}
+
+/// The output data a lock-step exchange waits for, into `y`, if the
+/// slave has outputs.
+fn outputs<'a>(slots: &'a [Slot], ports: &'a Ports, y: &'a mut [f64]) -> Option<Outputs<'a>> {
+    (!slots.is_empty()).then_some(Outputs {
+        data_id: OUTPUT_DATA,
+        slots,
+        ports,
+        into: y,
+    })
 }
 
 /// A variable's elements as model ports (`name`, or `name[k]` for a
@@ -80,7 +96,6 @@ impl RemoteSlave {
     pub(crate) fn connect(member: &Member, link: Link) -> Result<RemoteSlave, LinkError> {
         let d = &member.description;
         let ports = d.ports.clone();
-        let resolution = d.fixed_resolution.unwrap_or((1, 1_000_000));
         let inputs = elements(&ports.inputs);
         let outputs = elements(&ports.outputs);
         // The outputs' dependencies (when the description gives them) as
@@ -112,7 +127,9 @@ impl RemoteSlave {
             inputs,
             outputs,
             feedthrough,
-            resolution,
+            back_to_back: true,
+            resolution: member.resolution,
+            ticks: member.ticks,
             state: State::Alive,
         };
         remote.register(&d.uuid, d.control.unwrap_or(member.address))?;
@@ -166,6 +183,11 @@ impl RemoteSlave {
             });
         }
         if !self.output_slots.is_empty() {
+            // Optional in non-real time, but DCPLib's slaves require it.
+            config.push(Request::Steps {
+                steps: self.ticks,
+                data_id: OUTPUT_DATA,
+            });
             config.push(Request::TargetNetwork {
                 data_id: OUTPUT_DATA,
                 network: Network::udp(master, &mut target),
@@ -198,28 +220,62 @@ impl RemoteSlave {
         Ok(())
     }
 
-    /// Input data and `requests`, waiting for the outputs when `outputs`
-    /// and for state `until`.
-    fn exchange(&mut self, requests: &[Request<'_>], outputs: bool, until: State) -> Result<(), LinkError> {
-        let data =
-            (!self.input_slots.is_empty()).then_some((INPUT_DATA, &self.input_slots[..], &self.ports, &self.u[..]));
-        let outputs = (outputs && !self.output_slots.is_empty()).then_some(Outputs {
-            data_id: OUTPUT_DATA,
-            slots: &self.output_slots,
-            ports: &self.ports,
-            into: &mut self.y,
-        });
-        self.link.exchange(data, requests, outputs, Some(until))
+    /// Input data, `change` (a state change that ends in state `between`)
+    /// and `STC_send_outputs`, waiting for the outputs and for state
+    /// `until`. The two requests go back to back (one round trip), until a
+    /// slave refuses the second as not allowed in its state: one that
+    /// acknowledges a transition before it ends it (DCPLib's), which the
+    /// specification allows. From then on the second waits for `between`.
+    fn exchange(&mut self, change: Request<'_>, between: State, until: State) -> Result<(), LinkError> {
+        let send = Request::SendOutputs { state: between.code() };
+        let RemoteSlave {
+            link,
+            input_slots,
+            output_slots,
+            ports,
+            u,
+            y,
+            back_to_back,
+            ..
+        } = self;
+        let data = (!input_slots.is_empty()).then_some((INPUT_DATA, &input_slots[..], &*ports, &u[..]));
+        if *back_to_back {
+            match link.exchange(data, &[change, send], outputs(output_slots, ports, y), Some(until)) {
+                Err(LinkError::Refused {
+                    error: Some(ErrorCode::NotAllowedInState),
+                    request,
+                    ..
+                }) if request == send.name() => {
+                    *back_to_back = false;
+                    let deadline = Instant::now() + link.patience();
+                    link.await_state(between, deadline)?;
+                }
+                done => return done,
+            }
+        } else {
+            link.exchange(data, &[change], None, Some(between))?;
+        }
+        link.exchange(None, &[send], outputs(output_slots, ports, y), Some(until))
     }
 
-    /// The number of resolution ticks in `h` seconds.
-    fn ticks(&self, h: f64) -> u32 {
-        let (n, d) = self.resolution;
-        (h * d as f64 / n as f64).round() as u32
+    /// The number of resolution ticks in `h` seconds (the communication
+    /// step's, checked with the federation file).
+    fn ticks(&self, h: f64) -> Result<u32, SubModelError> {
+        match resolution_for(h, Some(self.resolution)) {
+            Some((_, ticks)) => Ok(ticks),
+            None => Err(SubModelError::StepNotMultiple {
+                step: h,
+                micro: self.resolution.0 as f64 / self.resolution.1 as f64,
+            }),
+        }
     }
 
-    /// Stops and deregisters the slave (best effort: the run is over).
+    /// Stops and deregisters the slave (best effort: the run is over; a
+    /// slave given up is asked nothing).
     fn leave(&mut self) {
+        if self.link.gone() {
+            return;
+        }
         let stoppable = self.state.stoppable();
         if stoppable {
             let _ = self.link.exchange(
@@ -278,15 +334,10 @@ impl SubModel for RemoteSlave {
         if self.state == State::Configured {
             self.u.copy_from_slice(u);
             self.exchange(
-                &[
-                    Request::Initialize {
-                        state: State::Configured.code(),
-                    },
-                    Request::SendOutputs {
-                        state: State::Initialized.code(),
-                    },
-                ],
-                true,
+                Request::Initialize {
+                    state: State::Configured.code(),
+                },
+                State::Initialized,
                 State::Configured,
             )
             .map_err(failed)?;
@@ -324,18 +375,13 @@ impl SubModel for RemoteSlave {
         for (u, c) in self.u.iter_mut().zip(inputs) {
             *u = c.at(t);
         }
-        let steps = self.ticks(h);
+        let steps = self.ticks(h)?;
         self.exchange(
-            &[
-                Request::DoStep {
-                    state: State::Running.code(),
-                    steps,
-                },
-                Request::SendOutputs {
-                    state: State::Computed.code(),
-                },
-            ],
-            true,
+            Request::DoStep {
+                state: State::Running.code(),
+                steps,
+            },
+            State::Computed,
             State::Running,
         )
         .map_err(failed)
@@ -350,5 +396,192 @@ impl SubModel for RemoteSlave {
 
     fn restore(&mut self) -> Result<(), SubModelError> {
         Err(SubModelError::NothingSaved)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::io;
+    use std::net::Ipv4Addr;
+    use std::os::fd::RawFd;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use super::super::testing::{next_into, pdu as out, variable};
+    use super::*;
+    use crate::description::Description;
+    use crate::federation::wire::Wire;
+    use crate::pdu::{DataKind, Pdu, Response};
+    use crate::ports::Causality;
+
+    /// A slave that acknowledges `STC_initialize` and `STC_do_step` before
+    /// it ends them (as DCPLib's do: the state they lead to is notified
+    /// later), and refuses `STC_send_outputs` until then.
+    #[derive(Default)]
+    struct Late {
+        state: Option<State>,
+        /// The notification of a transition still under way.
+        pending: Option<State>,
+        inbox: VecDeque<Vec<u8>>,
+        /// The sequence id of its next output data.
+        data_seq: u16,
+        /// Each request's name, and whether it was refused.
+        log: Arc<Mutex<Vec<(&'static str, bool)>>>,
+    }
+
+    impl Late {
+        fn answer(&mut self, seq: u16, body: Request<'_>) {
+            let ack = out(Pdu::Response {
+                seq,
+                sender: 1,
+                body: Response::Ack,
+            });
+            let notify = |s: State| {
+                out(Pdu::StateChanged {
+                    sender: 1,
+                    state: s.code(),
+                })
+            };
+            let state = self.state.unwrap_or(State::Alive);
+            let (refused, then): (bool, &[State]) = match body {
+                Request::Register { .. } => (false, &[State::Configuration]),
+                Request::Prepare { .. } => (false, &[State::Preparing, State::Prepared]),
+                Request::Configure { .. } => (false, &[State::Configuring, State::Configured]),
+                Request::Initialize { .. } => {
+                    self.pending = Some(State::Initialized);
+                    (false, &[State::Initializing])
+                }
+                Request::DoStep { .. } => {
+                    self.pending = Some(State::Computed);
+                    (false, &[State::Computing])
+                }
+                Request::SendOutputs { .. } if state == State::Initialized => {
+                    (false, &[State::SendingI, State::Configured])
+                }
+                Request::SendOutputs { .. } if state == State::Computed => (false, &[State::SendingD, State::Running]),
+                Request::SendOutputs { .. } => (true, &[]),
+                Request::Run { .. } if state == State::Configured => {
+                    (false, &[State::Synchronizing, State::Synchronized])
+                }
+                Request::Run { .. } => (false, &[State::Running]),
+                Request::Stop { .. } => (false, &[State::Stopping, State::Stopped]),
+                Request::Deregister { .. } => (false, &[State::Alive]),
+                _ => (false, &[]),
+            };
+            self.log.lock().unwrap().push((body.name(), refused));
+            if refused {
+                self.inbox.push_back(out(Pdu::Response {
+                    seq,
+                    sender: 1,
+                    body: Response::Nack {
+                        expected: seq.wrapping_add(1),
+                        error: ErrorCode::NotAllowedInState.code(),
+                    },
+                }));
+                return;
+            }
+            self.inbox.push_back(ack);
+            if matches!(then.last(), Some(State::Configured | State::Running))
+                && matches!(body, Request::SendOutputs { .. })
+            {
+                self.data_seq += 1;
+                self.inbox.push_back(out(Pdu::Data {
+                    kind: DataKind::InputOutput,
+                    seq: self.data_seq,
+                    id: OUTPUT_DATA,
+                    payload: &0.75f64.to_le_bytes(),
+                }));
+            }
+            for &s in then {
+                self.inbox.push_back(notify(s));
+                self.state = Some(s);
+            }
+        }
+    }
+
+    impl Wire for Late {
+        fn local(&self) -> SocketAddrV4 {
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)
+        }
+        fn send(&mut self, datagrams: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+            for (_, bytes) in datagrams {
+                if let Ok(Pdu::Request { seq, body, .. }) = Pdu::read(bytes) {
+                    self.answer(seq, body);
+                }
+            }
+            Ok(())
+        }
+        fn receive(&mut self, buf: &mut [u8], _: Option<Instant>) -> io::Result<Option<usize>> {
+            // The transition under way ends once everything before is out.
+            if self.inbox.is_empty() {
+                if let Some(s) = self.pending.take() {
+                    self.inbox.push_back(out(Pdu::StateChanged {
+                        sender: 1,
+                        state: s.code(),
+                    }));
+                    self.state = Some(s);
+                }
+            }
+            Ok(next_into(&mut self.inbox, buf))
+        }
+        fn raw_fd(&self) -> Option<RawFd> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_slave_that_ends_its_transitions_after_acknowledging_them_is_stepped_one_request_at_a_time() {
+        let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8);
+        let member = Member {
+            name: "late".into(),
+            description: Description {
+                name: "late".into(),
+                uuid: [7; 16],
+                op_modes: vec![OpMode::NonRealTime],
+                fixed_resolution: Some((1, 100)),
+                recommended_resolution: None,
+                control: Some(address),
+                heartbeat: None,
+                ports: Ports {
+                    inputs: vec![variable("a", 2, Causality::Input)],
+                    outputs: vec![variable("y", 1, Causality::Output)],
+                },
+            },
+            address,
+            resolution: (1, 100),
+            ticks: 1,
+        };
+        let wire = Late::default();
+        let log = wire.log.clone();
+        let link = Link::on("late", 1, address, Duration::from_millis(1), 3, Box::new(wire));
+        let mut remote = RemoteSlave::connect(&member, link).unwrap();
+        let mut y = [0.0];
+        remote.evaluate(&[0.5], &mut y).unwrap();
+        assert_eq!(y, [0.75]);
+        for t in [0.0, 0.01] {
+            let stepped = remote.step(t, 0.01, &[Course::constant(0.5)], None);
+            assert!(stepped.is_ok(), "{stepped:?}: {:?}", log.lock().unwrap());
+        }
+        let log = log.lock().unwrap().clone();
+        let from = log.iter().position(|(n, _)| *n == "STC_initialize").unwrap();
+        assert_eq!(
+            log[from..]
+                .iter()
+                .map(|(n, refused)| (*n, *refused))
+                .collect::<Vec<_>>(),
+            [
+                ("STC_initialize", false),
+                ("STC_send_outputs", true),
+                ("STC_send_outputs", false),
+                ("STC_run", false),
+                ("STC_run", false),
+                ("STC_do_step", false),
+                ("STC_send_outputs", false),
+                ("STC_do_step", false),
+                ("STC_send_outputs", false),
+            ]
+        );
+        assert!(log[..from].iter().any(|(n, _)| *n == "CFG_steps"), "{log:?}");
     }
 }

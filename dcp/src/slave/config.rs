@@ -10,7 +10,7 @@ use tandem_config::{check_endpoint, check_slave_name, read_text, ConfigError, Dc
 use tandem_cosim::ModelSpec;
 use toml::Spanned;
 
-use super::Identity;
+use super::describe::Identity;
 use crate::description::{parse_uuid, uuid_text};
 use crate::types::DataType;
 

@@ -10,73 +10,48 @@
 //!   a master's retransmission after a lost answer) is answered again with
 //!   everything it produced, data included, and not carried out twice.
 //! - **Lost input data in lock-step**: once the master has sent input data
-//!   for a step, a step (or an initialisation) whose data has not arrived
-//!   is refused (`RSP_nack`, `PROTOCOL_ERROR_GENERIC`) so that it is never
-//!   taken on stale inputs; the master sends the data again.
+//!   for a step (data on the control port), a step (or an initialisation)
+//!   whose data has not arrived is refused (`RSP_nack`,
+//!   `PROTOCOL_ERROR_GENERIC`) so that it is never taken on stale inputs;
+//!   the master sends the data again. Data from other slaves, on data
+//!   ports, is taken as it comes.
 //! - **Duplicated or reordered data** (a sequence id not newer than the
 //!   last) is dropped and counted; a gap (lost data) is counted.
 //! - **A silent master**: registered and with no request for
 //!   `master_timeout`, the slave goes to ERRORHANDLING, stops, and returns
-//!   to ALIVE for the next master.
+//!   to ALIVE for the next master. Only a request in sequence (or the
+//!   repeat of the last) is the master heard: another master's refused
+//!   requests do not keep a silent master's registration alive.
+//! - **Hostile or broken masters**: what the master configures is bounded
+//!   ([`wiring`]), every instant is computed with checked arithmetic, and
+//!   a model steps 1 to [`member::MAX_MICRO_STEPS`] micro steps at a time; no
+//!   datagram, or sequence of them, can make the slave panic or grow
+//!   without bound.
+//!
+//! [`Slave::with_network`] and [`Slave::turn`] drive a slave in-process
+//! on a network of one's own ([`sockets::Net`]): tests and fuzz targets
+//! do so without sockets.
 
 pub mod config;
+mod counters;
+mod data;
+mod datagrams;
+mod describe;
+mod error;
+mod machine;
 pub mod member;
 pub mod model;
+mod pacing;
 mod realtime;
-mod run;
+mod serve;
 pub mod session;
+pub mod sockets;
 pub mod wiring;
 
-use std::fmt;
-
 pub use config::{Extrapolation, SlaveConfig};
+pub use counters::SlaveCounters;
+pub use describe::{describe, Identity};
+pub use error::SlaveError;
+pub use machine::{Reporter, Slave};
+pub use pacing::Now;
 pub(crate) use realtime::age_histogram;
-pub use run::{describe, Identity, Slave, SlaveError};
-
-/// What a slave counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SlaveCounters {
-    /// Requests carried out or refused.
-    pub requests: u64,
-    /// Requests refused (`RSP_nack`).
-    pub refused: u64,
-    /// Repeated requests answered again.
-    pub repeats: u64,
-    /// Datagrams that are not PDUs, or PDUs not for a slave.
-    pub malformed: u64,
-    /// Data PDUs taken.
-    pub data_in: u64,
-    /// Data PDUs dropped as duplicates or older than the newest.
-    pub data_stale: u64,
-    /// Data PDUs missing from a stream (gaps in its sequence ids).
-    pub data_lost: u64,
-    /// Data PDUs sent.
-    pub data_out: u64,
-    /// Real-time steps whose newest input was older than the step before.
-    pub late_inputs: u64,
-    /// Real-time steps taken after their deadline.
-    pub missed_deadlines: u64,
-    /// Times the master fell silent.
-    pub master_lost: u64,
-}
-
-impl fmt::Display for SlaveCounters {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "requests {}, refused {}, repeated {}, malformed {}, data in {}, stale {}, lost {}, data out {}, \
-             late inputs {}, missed deadlines {}, master lost {}",
-            self.requests,
-            self.refused,
-            self.repeats,
-            self.malformed,
-            self.data_in,
-            self.data_stale,
-            self.data_lost,
-            self.data_out,
-            self.late_inputs,
-            self.missed_deadlines,
-            self.master_lost
-        )
-    }
-}

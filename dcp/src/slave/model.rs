@@ -4,14 +4,15 @@
 
 use std::time::Instant;
 
+use tandem_config::ConfigError;
 use tandem_cosim::{load_source, Course, SubModel, SystemError};
 use tandem_runtime::tandem::settings::Placement;
 use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
 
 use super::config::SlaveConfig;
-use super::member::{hard_real_time_refused, Member};
+use super::error::SlaveError;
+use super::member::{Member, MemberError};
 use super::realtime::Samples;
-use super::run::SlaveError;
 use super::wiring::Slot;
 use crate::ports::Ports;
 use crate::types::OpMode;
@@ -30,6 +31,7 @@ pub struct ModelMember {
     y: Vec<f64>,
     courses: Vec<Course>,
     samples: Samples,
+    /// Room for the widest input variable's values.
     scratch: Vec<f64>,
 }
 
@@ -47,12 +49,13 @@ impl ModelMember {
                 message: format!("types: {e}"),
             })?;
         let inputs = model.inputs().len();
+        let widest = ports.inputs.iter().map(|v| v.width()).max().unwrap_or(0);
         Ok(ModelMember {
             u: model.inputs().iter().map(|v| v.default).collect(),
             y: vec![0.0; model.outputs().len()],
             courses: vec![Course::default(); inputs],
             samples: Samples::new(inputs),
-            scratch: vec![0.0; inputs.max(1)],
+            scratch: vec![0.0; widest],
             config,
             ports,
             model: None,
@@ -60,7 +63,7 @@ impl ModelMember {
     }
 
     /// Pins the calling (serving) thread and raises it to SCHED_FIFO.
-    fn go_hard_real_time(&self) -> Result<(), String> {
+    fn go_hard_real_time(&self) -> Result<(), MemberError> {
         let setup = place_current_thread(Placement {
             core: self.config.core,
             priority: HARD_PRIORITY,
@@ -72,7 +75,7 @@ impl ModelMember {
         if refusals.is_empty() {
             return Ok(());
         }
-        Err(hard_real_time_refused(&refusals.join("; ")))
+        Err(MemberError::HardRealTimeRefused(refusals.join("; ")))
     }
 }
 
@@ -89,28 +92,28 @@ impl Member for ModelMember {
         self.config.model.communication_step
     }
 
-    fn configure(&mut self) -> Result<(), String> {
-        let model = load(&self.config).map_err(|e| e.to_string())?;
+    fn configure(&mut self) -> Result<(), MemberError> {
+        let model = load(&self.config)?;
         self.u = model.inputs().iter().map(|v| v.default).collect();
         self.model = Some(model);
         self.evaluate()
     }
 
-    fn evaluate(&mut self) -> Result<(), String> {
+    fn evaluate(&mut self) -> Result<(), MemberError> {
         let Some(model) = &mut self.model else {
             return Ok(());
         };
-        model.evaluate(&self.u, &mut self.y).map_err(|e| e.to_string())
+        model.evaluate(&self.u, &mut self.y).map_err(MemberError::Evaluate)
     }
 
-    fn step(&mut self, t: f64, h: f64) -> Result<(), String> {
+    fn step(&mut self, t: f64, h: f64) -> Result<(), MemberError> {
         for (course, &u) in self.courses.iter_mut().zip(&self.u) {
             *course = Course::constant(u);
         }
         self.step_courses(t, h)
     }
 
-    fn start(&mut self, _origin: Instant, _h: f64, hard: bool) -> Result<(), String> {
+    fn start(&mut self, _origin: Instant, _h: f64, hard: bool) -> Result<(), MemberError> {
         if hard {
             self.go_hard_real_time()?;
         }
@@ -118,7 +121,7 @@ impl Member for ModelMember {
         Ok(())
     }
 
-    fn advance(&mut self, k: i64, h: f64) -> Result<(), String> {
+    fn advance(&mut self, k: i64, h: f64) -> Result<(), MemberError> {
         let extrapolation = self.config.extrapolation;
         for (i, course) in self.courses.iter_mut().enumerate() {
             *course = self.samples.course(i, extrapolation, h, self.u[i]);
@@ -129,37 +132,44 @@ impl Member for ModelMember {
     fn stop(&mut self) {}
 
     fn take(&mut self, slots: &[Slot], payload: &[u8], point: i64) -> bool {
+        // Each value read into the scratch first, all of them before any
+        // is taken: the slots are the master's, the scratch the model's.
         let mut at = 0;
-        let mut filled = 0;
         for slot in slots {
-            let v = &self.ports.inputs[slot.variable];
-            let into = &mut self.scratch[filled..filled + v.width()];
+            let Some(v) = self.ports.inputs.get(slot.variable) else {
+                return false;
+            };
+            let Some(into) = self.scratch.get_mut(..v.width()) else {
+                return false;
+            };
             match values::decode(slot.data_type, &payload[at..], into) {
                 Ok(n) => at += n,
                 Err(_) => return false,
             }
-            filled += v.width();
         }
         if at != payload.len() {
             return false;
         }
-        let mut filled = 0;
+        let mut at = 0;
         for slot in slots {
             let v = &self.ports.inputs[slot.variable];
-            for (k, element) in v.elements.clone().enumerate() {
-                self.u[element] = self.scratch[filled + k];
-                self.samples.push(element, point, self.scratch[filled + k]);
+            let into = &mut self.scratch[..v.width()];
+            at += values::decode(slot.data_type, &payload[at..], into).unwrap_or(0);
+            for (element, &value) in v.elements.clone().zip(into.iter()) {
+                self.u[element] = value;
+                self.samples.push(element, point, value);
             }
-            filled += v.width();
         }
         true
     }
 
-    fn give(&mut self, slots: &[Slot], out: &mut Vec<u8>) -> Result<(), String> {
+    fn give(&mut self, slots: &[Slot], out: &mut Vec<u8>) -> Result<(), MemberError> {
         for slot in slots {
             let v = &self.ports.outputs[slot.variable];
-            values::encode(slot.data_type, &self.y[v.elements.clone()], out)
-                .map_err(|e| format!("output {}: {e}", v.name))?;
+            values::encode(slot.data_type, &self.y[v.elements.clone()], out).map_err(|error| MemberError::Output {
+                port: v.name.clone(),
+                error,
+            })?;
         }
         Ok(())
     }
@@ -168,24 +178,25 @@ impl Member for ModelMember {
 impl ModelMember {
     /// One step from `t` over `h`, inputs following the courses; then the
     /// outputs at the new point.
-    fn step_courses(&mut self, t: f64, h: f64) -> Result<(), String> {
+    fn step_courses(&mut self, t: f64, h: f64) -> Result<(), MemberError> {
         let Some(model) = &mut self.model else {
-            return Err("no model: the slave was not configured".into());
+            return Err(MemberError::NotConfigured);
         };
         model
             .step(t, h, &self.courses, None)
-            .map_err(|e| format!("the model failed stepping from t = {t} s: {e}"))?;
+            .map_err(|error| MemberError::Step { t, error })?;
         for (u, c) in self.u.iter_mut().zip(&self.courses) {
             *u = c.at(t + h);
         }
-        self.evaluate()
-            .map_err(|e| format!("the model failed at t = {} s: {e}", t + h))
+        model
+            .evaluate(&self.u, &mut self.y)
+            .map_err(|error| MemberError::Model { t: t + h, error })
     }
 }
 
 /// The slave's model, loaded as a co-simulation participant.
-fn load(config: &SlaveConfig) -> Result<Box<dyn SubModel>, SlaveError> {
+fn load(config: &SlaveConfig) -> Result<Box<dyn SubModel>, ConfigError> {
     load_source(&config.model, &config.file).map_err(|e| match e {
-        SystemError::Invalid(e) => SlaveError::Config(e),
+        SystemError::Invalid(e) => e,
     })
 }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use tandem_config::bounds::{MAX_DURATION, MIN_FRAME};
 use tandem_config::{RunConfig, TransportConfig};
 use tandem_io::{pipe, CanFrame, Duplex};
 use tandem_runtime::tandem::clock::MonotonicClock;
@@ -23,7 +24,7 @@ use tandem_runtime::tandem::settings::Policy;
 use tandem_session::device::{prioritize, IoPlacement};
 use tandem_session::{bind, BindError, ClockMode, Controls, Options, Report, Session, SessionError};
 
-use super::member::{hard_real_time_refused, Member};
+use super::member::{Member, MemberError};
 use super::wiring::Slot;
 use crate::frames;
 use crate::ports::{Causality, Ports, Variable};
@@ -122,18 +123,15 @@ impl SessionMember {
     }
 
     /// Why the run ended before the master stopped it, once it has.
-    fn ended_early(&mut self) -> Option<String> {
+    fn ended_early(&mut self) -> Option<MemberError> {
         if !self.run.as_ref()?.thread.is_finished() {
             return None;
         }
-        let failure = self.end_run();
-        Some(match failure {
-            Some(f) => format!("the run failed: {f}"),
-            None => format!(
-                "the run ended before the master stopped it: it lasts at most its duration, {} s; make the \
-                 duration at least the federation's",
-                self.config.settings.duration
-            ),
+        Some(match self.end_run() {
+            Some(failure) => MemberError::RunFailed(failure),
+            None => MemberError::RunEnded {
+                duration: self.config.settings.duration,
+            },
         })
     }
 
@@ -173,7 +171,13 @@ impl Member for SessionMember {
         self.config.settings.frame
     }
 
-    fn admits(&self, mode: OpMode) -> Result<(), String> {
+    /// Its threads keep their own frame: a communication step only says
+    /// how often frames cross, from the least frame to the longest run.
+    fn takes_step(&self, h: f64) -> bool {
+        (MIN_FRAME..=MAX_DURATION).contains(&h)
+    }
+
+    fn admits(&self, mode: OpMode) -> Result<(), MemberError> {
         if mode != OpMode::HardRealTime {
             return Ok(());
         }
@@ -183,26 +187,26 @@ impl Member for SessionMember {
             return Ok(());
         }
         let missing: Vec<&str> = report.missing().map(|c| c.name).collect();
-        Err(hard_real_time_refused(&format!(
+        Err(MemberError::HardRealTimeRefused(format!(
             "this machine lacks {} (`tandem run` of the configuration without [dcp] prints the preflight)",
             missing.join(", ")
         )))
     }
 
-    fn configure(&mut self) -> Result<(), String> {
+    fn configure(&mut self) -> Result<(), MemberError> {
         self.stop();
         Ok(())
     }
 
-    fn evaluate(&mut self) -> Result<(), String> {
+    fn evaluate(&mut self) -> Result<(), MemberError> {
         Ok(())
     }
 
-    fn step(&mut self, _t: f64, _h: f64) -> Result<(), String> {
-        Err("a run configuration runs on its clock only: use soft or hard real time".into())
+    fn step(&mut self, _t: f64, _h: f64) -> Result<(), MemberError> {
+        Err(MemberError::ClockOnly)
     }
 
-    fn start(&mut self, origin: Instant, _h: f64, hard: bool) -> Result<(), String> {
+    fn start(&mut self, origin: Instant, _h: f64, hard: bool) -> Result<(), MemberError> {
         self.stop();
         // The calling (serving) thread carries the run's frames at each
         // point: it is placed as the run's I/O threads are (best effort).
@@ -211,7 +215,7 @@ impl Member for SessionMember {
             priority: fast.priority.saturating_sub(1).max(1),
             fast_core: fast.core,
         });
-        let plan = bind(self.config.clone()).map_err(|e| e.to_string())?;
+        let plan = bind(self.config.clone())?;
         let mut options = Options::new(ClockMode::Real, &self.results);
         options.require_rt = hard;
         let wait = origin.saturating_duration_since(Instant::now());
@@ -226,20 +230,23 @@ impl Member for SessionMember {
         self.counts = FrameCounts::default();
         let mut session = Session::new(plan, options).map_err(|e| match e {
             SessionError::NotRealTime { missing, .. } => {
-                hard_real_time_refused(&format!("this machine lacks {missing}"))
+                MemberError::HardRealTimeRefused(format!("this machine lacks {missing}"))
             }
-            e => e.to_string(),
+            e => MemberError::Session(e),
         })?;
-        let controls = session.controls().ok_or("the run's controls are taken")?;
+        // A session made here has its controls.
+        let Some(controls) = session.controls() else {
+            return Err(MemberError::RunFailed("the run's controls are taken".into()));
+        };
         let thread = thread::Builder::new()
             .name("dcp-run".into())
             .spawn(move || session.run(&mut ()))
-            .map_err(|e| format!("cannot start the run: {e}"))?;
+            .map_err(MemberError::Spawn)?;
         self.run = Some(Running { thread, controls });
         Ok(())
     }
 
-    fn advance(&mut self, _k: i64, _h: f64) -> Result<(), String> {
+    fn advance(&mut self, _k: i64, _h: f64) -> Result<(), MemberError> {
         self.ended_early().map_or(Ok(()), Err)
     }
 
@@ -301,7 +308,7 @@ impl Member for SessionMember {
         }
     }
 
-    fn give(&mut self, slots: &[Slot], out: &mut Vec<u8>) -> Result<(), String> {
+    fn give(&mut self, slots: &[Slot], out: &mut Vec<u8>) -> Result<(), MemberError> {
         for slot in slots {
             let value = &self.values[slot.variable];
             out.extend_from_slice(&(value.len() as u32).to_le_bytes());
