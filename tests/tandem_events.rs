@@ -167,7 +167,10 @@ fn the_ball_bounces_on_the_real_clock_as_the_closed_form_says() {
         extrapolated += 1;
     }
     let reported = frames_from(&out, "extrapolated");
-    assert!(extrapolated <= reported, "{extrapolated} frames extrapolated, {reported} reported: {out}");
+    assert!(
+        extrapolated <= reported,
+        "{extrapolated} frames extrapolated, {reported} reported: {out}"
+    );
     assert!(out.contains("real clock"), "{out}");
 }
 
