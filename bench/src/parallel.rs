@@ -11,8 +11,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use tandem_models::linalg::Lu;
 use tandem_runtime::bdf::jacobian::{Increments, Jacobian};
+use tandem_runtime::linalg::{Factors, LinearSolver};
 use tandem_runtime::tandem::inputs::{InputSource, Profile};
 use tandem_runtime::{factor_iteration_matrix, Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance, WMethod};
 
@@ -55,8 +55,8 @@ fn integrate(sample: Option<f64>) -> anyhow::Result<Work> {
         ..BdfOptions::default()
     };
     let mut bdf = Bdf::new(n, options, model.sparsity())?;
-    let mut jacobian = Jacobian::new(n, model.sparsity());
-    let mut lu = Lu::new(n);
+    let mut jacobian = Jacobian::new(n, model.sparsity(), LinearSolver::Auto);
+    let mut lu = Factors::new(&jacobian.matrix);
     let mut fy = vec![0.0; n];
     let (mut in_bdf, mut in_matrices, mut in_jacobian, mut in_lu) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);

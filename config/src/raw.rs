@@ -11,6 +11,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use toml::Spanned;
 
+use tandem_runtime::linalg::LinearSolver;
 use tandem_runtime::tandem::{Extrapolation, FastMethod, ImplicitSolver, Policy};
 
 use crate::duration::Duration;
@@ -244,6 +245,12 @@ pub(crate) struct RawImplicit {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1, max = 1000))]
     pub(crate) newton_iterations: Option<Spanned<i64>>,
+    /// How both sides store the Jacobian and factor the iteration matrix: "dense" LU, "sparse" LU on the model's
+    /// Jacobian structure, or "auto" (sparse for 64 states and more when at most a tenth of the matrix can be
+    /// nonzero). Default "auto".
+    #[serde(default)]
+    #[schemars(schema_with = "linear_solver_schema")]
+    pub(crate) linear_solver: Option<Spanned<String>>,
     /// Time between two published implicit results: a whole number of frames. Default one frame.
     #[serde(default)]
     #[schemars(with = "Duration")]
@@ -377,6 +384,10 @@ fn method_schema(_: &mut SchemaGenerator) -> Schema {
 
 fn implicit_method_schema(_: &mut SchemaGenerator) -> Schema {
     names_schema(ImplicitSolver::NAMES)
+}
+
+fn linear_solver_schema(_: &mut SchemaGenerator) -> Schema {
+    names_schema(LinearSolver::ALL.map(LinearSolver::name))
 }
 
 fn extrapolation_schema(_: &mut SchemaGenerator) -> Schema {

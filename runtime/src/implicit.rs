@@ -13,9 +13,9 @@ use std::str::FromStr;
 
 use crate::bdf::jacobian::{Evaluation, Increments, Jacobian};
 use crate::bdf::wrms;
+use crate::linalg::{Factors, LinearSolver, SolveWork};
 use crate::named::UnknownName;
 use crate::ode::OdeSystem;
-use tandem_models::linalg::Lu;
 
 /// The fixed-step implicit methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +70,8 @@ pub struct ImplicitSettings {
     pub atol: f64,
     /// The increments of difference Jacobians.
     pub increments: Increments,
+    /// Dense or sparse storage of the Jacobian and its factors.
+    pub linear_solver: LinearSolver,
 }
 
 impl Default for ImplicitSettings {
@@ -80,6 +82,7 @@ impl Default for ImplicitSettings {
             rtol: 1e-6,
             atol: 1e-8,
             increments: Increments::Cvode,
+            linear_solver: LinearSolver::Auto,
         }
     }
 }
@@ -114,7 +117,8 @@ pub struct ImplicitStats {
 pub struct FixedImplicit {
     settings: ImplicitSettings,
     jacobian: Jacobian,
-    lu: Lu,
+    factors: Factors,
+    solve_work: SolveWork,
     /// `γ` of the current factorisation (NaN: none).
     factored: f64,
     /// Evaluate the Jacobian before the next iteration.
@@ -134,10 +138,13 @@ impl FixedImplicit {
     /// An integrator for `n` states, with the Jacobian's sparsity (for each
     /// column, its rows) when known.
     pub fn new(n: usize, settings: ImplicitSettings, sparsity: Option<Vec<Vec<usize>>>) -> Self {
+        let jacobian = Jacobian::new(n, sparsity, settings.linear_solver);
+        let factors = Factors::new(&jacobian.matrix);
         FixedImplicit {
             settings,
-            jacobian: Jacobian::new(n, sparsity),
-            lu: Lu::new(n),
+            solve_work: factors.solve_work(),
+            jacobian,
+            factors,
             factored: f64::NAN,
             refresh: true,
             previous: vec![0.0; n],
@@ -179,7 +186,7 @@ impl FixedImplicit {
             }
             if gamma != self.factored {
                 self.stats.factorizations += 1;
-                self.factored = if self.lu.factor_shifted(&self.jacobian.matrix, gamma) {
+                self.factored = if self.factors.factor_shifted(&self.jacobian.matrix, gamma) {
                     gamma
                 } else {
                     f64::NAN
@@ -192,7 +199,7 @@ impl FixedImplicit {
             if self.factored.is_nan() {
                 break;
             }
-            self.lu.solve(&mut self.delta);
+            self.factors.solve(&mut self.delta, &mut self.solve_work);
             for (y, d) in y.iter_mut().zip(&self.delta) {
                 *y += d;
             }

@@ -19,6 +19,7 @@ pub mod events;
 pub mod explicit;
 pub mod hermite;
 pub mod implicit;
+pub mod linalg;
 mod named;
 pub mod ode;
 pub mod rates;

@@ -38,10 +38,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use nalgebra::DMatrix;
-use tandem_models::linalg::Lu;
 use tandem_models::{Model, StateRef};
 
+use crate::linalg::{Factors, Matrix, SolveWork};
 use crate::named::UnknownName;
 
 /// Stages of the longest method here.
@@ -322,10 +321,10 @@ pub enum TimeDerivative {
 
 /// Prepares the factors [`WStepper::step`] needs: LU of `I − hγ jac` for
 /// step `h` and `method`'s `γ`. Returns `false` when the matrix is
-/// singular (then `lu` must not be handed over). Allocates nothing, but
-/// costs O(n³): run it off the real-time thread.
-pub fn factor_iteration_matrix(lu: &mut Lu, jac: &DMatrix<f64>, h: f64, method: WMethod) -> bool {
-    lu.factor_shifted(jac, h * method.gamma())
+/// singular (then `factors` must not be handed over). Allocates nothing,
+/// but costs O(n³) dense (less sparse): run it off the real-time thread.
+pub fn factor_iteration_matrix(factors: &mut Factors, jac: &Matrix, h: f64, method: WMethod) -> bool {
+    factors.factor_shifted(jac, h * method.gamma())
 }
 
 /// A Rosenbrock-W integrator with its stage buffers, allocated once for
@@ -339,6 +338,8 @@ pub struct WStepper {
     scratch: Vec<f64>,
     /// `f(t + h, x) − f(t, x)`, the step's `h f_t`.
     time_change: Vec<f64>,
+    /// Work space of the triangular solves.
+    solve_work: SolveWork,
     evaluations: u64,
 }
 
@@ -352,8 +353,16 @@ impl WStepper {
             stages: vec![vec![0.0; n]; method.tableau().stages],
             scratch: vec![0.0; n],
             time_change: vec![0.0; n],
+            solve_work: SolveWork::default(),
             evaluations: 0,
         }
+    }
+
+    /// The same integrator solving with factors like `factors` (sparse
+    /// factors need work space made for their pattern; allocates).
+    pub fn solving_with(mut self, factors: &Factors) -> Self {
+        self.solve_work = factors.solve_work();
+        self
     }
 
     /// The same integrator handling `f_t` as `time_derivative` says.
@@ -388,7 +397,8 @@ impl WStepper {
     /// evaluations and triangular solves, no allocation, no locks.
     ///
     /// `factors` must hold the LU factors of `I − hγA` for this `h` and the
-    /// method's `γ` ([`factor_iteration_matrix`]), with `A` any
+    /// method's `γ` ([`factor_iteration_matrix`]; sparse ones with the
+    /// work space of [`WStepper::solving_with`]), with `A` any
     /// approximation of the Jacobian `∂f/∂x`, however old, of size `n × n`.
     /// The order does not depend on `A`; stability on a stiff mode needs
     /// `A` to hold that mode. Factors prepared for another step `h'` are
@@ -399,7 +409,16 @@ impl WStepper {
     // ExplicitRk::step's arguments plus the factors, so the two steppers
     // swap in the same call site.
     #[allow(clippy::too_many_arguments)]
-    pub fn step(&mut self, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64], factors: &Lu) {
+    pub fn step(
+        &mut self,
+        model: &mut dyn Model,
+        t: f64,
+        h: f64,
+        x: &mut [f64],
+        xd: &[f64],
+        u: &[f64],
+        factors: &Factors,
+    ) {
         let n = x.len();
         debug_assert_eq!(
             n,
@@ -464,7 +483,7 @@ impl WStepper {
                     *v += w * d;
                 }
             }
-            factors.solve(stage);
+            factors.solve(stage, &mut self.solve_work);
         }
         for (stage, &m) in self.stages.iter().zip(&tab.m) {
             for (xi, v) in x.iter_mut().zip(stage) {
@@ -477,6 +496,7 @@ impl WStepper {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::DMatrix;
     use tandem_models::Layout;
 
     /// `x' = f(p, t, x)`, a model written in Rust with one parameter.
@@ -527,16 +547,23 @@ mod tests {
     ) -> Vec<f64> {
         let n = x0.len();
         let mut stepper = WStepper::new(method, n).with_time_derivative(time);
-        let mut lu = Lu::new(n);
         let mut x = x0.to_vec();
         let steps = (stop / h).round() as usize;
         for k in 0..steps {
             let t = k as f64 * h;
-            assert!(factor_iteration_matrix(&mut lu, &matrix(t, &x), h, method));
+            let lu = factored(matrix(t, &x), h, method);
             stepper.step(model, t, h, &mut x, &[], &[], &lu);
         }
         assert_eq!(stepper.evaluations(), (steps * stepper.evaluations_per_step()) as u64);
         x
+    }
+
+    /// The dense factors of `I − hγ jac`.
+    fn factored(jac: DMatrix<f64>, h: f64, method: WMethod) -> Factors {
+        let jac = Matrix::from_dense(jac);
+        let mut factors = Factors::new(&jac);
+        assert!(factor_iteration_matrix(&mut factors, &jac, h, method));
+        factors
     }
 
     fn max_error(x: &[f64], exact: &[f64]) -> f64 {
@@ -869,13 +896,7 @@ mod tests {
                 let lambda = z / h;
                 let mut model = Ode::new(1, lambda, linear);
                 let mut stepper = WStepper::new(method, 1).with_time_derivative(TimeDerivative::Omitted);
-                let mut lu = Lu::new(1);
-                assert!(factor_iteration_matrix(
-                    &mut lu,
-                    &DMatrix::from_element(1, 1, lambda),
-                    h,
-                    method
-                ));
+                let lu = factored(DMatrix::from_element(1, 1, lambda), h, method);
                 let mut x = [1.0];
                 stepper.step(&mut model, 0.0, h, &mut x, &[], &[], &lu);
                 let (r, want) = (x[0], stability_closed_form(method, z));
@@ -925,13 +946,7 @@ mod tests {
             for s in [0.5, 0.8, 1.0, 2.0, 20.0] {
                 let mut model = Ode::new(1, lambda, linear);
                 let mut stepper = WStepper::new(method, 1).with_time_derivative(TimeDerivative::Omitted);
-                let mut lu = Lu::new(1);
-                assert!(factor_iteration_matrix(
-                    &mut lu,
-                    &DMatrix::from_element(1, 1, s * lambda),
-                    h,
-                    method
-                ));
+                let lu = factored(DMatrix::from_element(1, 1, s * lambda), h, method);
                 let mut x = [1.0];
                 stepper.step(&mut model, 0.0, h, &mut x, &[], &[], &lu);
                 println!("{method}: R({z}, {s} · {z}) = {:.4}", x[0]);
@@ -943,15 +958,9 @@ mod tests {
 
     #[test]
     fn a_model_without_states_is_left_alone() {
-        // Factoring a 0 × 0 matrix works. (Lu::solve on an empty vector
+        // Factoring a 0 × 0 matrix works. (A dense solve of an empty vector
         // panics in nalgebra's triangular solve, so step must not call it.)
-        let mut lu = Lu::new(0);
-        assert!(factor_iteration_matrix(
-            &mut lu,
-            &DMatrix::zeros(0, 0),
-            1e-3,
-            WMethod::Ros34pw2
-        ));
+        let lu = factored(DMatrix::zeros(0, 0), 1e-3, WMethod::Ros34pw2);
         for method in WMethod::ALL {
             let mut model = Ode::new(0, 0.0, |_, _, _, _| {});
             let mut stepper = WStepper::new(method, 0);

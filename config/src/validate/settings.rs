@@ -182,6 +182,7 @@ impl ConfigText<'_> {
             rtol: rtol.value,
             atol: atol.value,
             max_newton: newton.value as u32,
+            linear_solver: self.named(&imp.linear_solver, "implicit.linear_solver", s.implicit.linear_solver)?,
             macro_step: macro_step_s,
             lead: lead_s,
             max_lag: max_lag_s,

@@ -1,20 +1,20 @@
 //! The Jacobian `∂f/∂y`: analytic when the system provides it, otherwise by
 //! forward differences, perturbing structurally independent columns
 //! together (Curtis, Powell and Reid) so that a sparse system of `n` states
-//! costs far fewer than `n` evaluations of `f`.
+//! costs far fewer than `n` evaluations of `f`. The matrix is stored
+//! dense or sparse ([`crate::linalg`]).
 
-use nalgebra::DMatrix;
+use std::sync::Arc;
 
+use crate::linalg::{LinearSolver, Matrix, Pattern};
 use crate::ode::OdeSystem;
 
 /// The Jacobian and what estimating it needs, allocated once.
 pub struct Jacobian {
-    /// `∂f/∂y`, column-major.
-    pub matrix: DMatrix<f64>,
+    /// `∂f/∂y` on the system's pattern.
+    pub matrix: Matrix,
     /// Columns perturbed together, one evaluation of `f` per group.
     groups: Vec<Vec<usize>>,
-    /// For each column, the rows it can touch (all rows when dense).
-    rows: Vec<Vec<usize>>,
     y: Vec<f64>,
     f: Vec<f64>,
     increment: Vec<f64>,
@@ -45,13 +45,12 @@ pub enum Evaluation {
 
 impl Jacobian {
     /// Storage for an `n`-state system with the given sparsity (for each
-    /// column, its rows), or dense when `None`.
-    pub fn new(n: usize, sparsity: Option<Vec<Vec<usize>>>) -> Self {
-        let rows = sparsity.unwrap_or_else(|| vec![(0..n).collect(); n]);
+    /// column, its rows; every entry when `None`), stored as `solver` says.
+    pub fn new(n: usize, sparsity: Option<Vec<Vec<usize>>>, solver: LinearSolver) -> Self {
+        let pattern = Arc::new(Pattern::new(n, sparsity.as_deref()));
         Jacobian {
-            matrix: DMatrix::zeros(n, n),
-            groups: column_groups(n, &rows),
-            rows,
+            groups: column_groups(&pattern),
+            matrix: Matrix::zeros(pattern, solver),
             y: vec![0.0; n],
             f: vec![0.0; n],
             increment: vec![0.0; n],
@@ -106,10 +105,14 @@ impl Jacobian {
         fy: &[f64],
         increment: impl Fn(usize, f64) -> f64,
     ) -> Evaluation {
-        if system.jacobian(t, y, self.matrix.as_mut_slice()) {
-            return Evaluation::Analytic;
+        // The systems' own Jacobians are dense arrays; a sparse matrix is
+        // always differenced.
+        if let Some(dense) = self.matrix.dense_mut() {
+            if system.jacobian(t, y, dense.as_mut_slice()) {
+                return Evaluation::Analytic;
+            }
         }
-        self.matrix.fill(0.0);
+        self.matrix.fill_zero();
         for group in &self.groups {
             self.y.copy_from_slice(y);
             for &j in group {
@@ -120,9 +123,8 @@ impl Jacobian {
             system.rhs(t, &self.y, &mut self.f);
             for &j in group {
                 let inv = 1.0 / self.increment[j];
-                for &i in &self.rows[j] {
-                    self.matrix[(i, j)] = (self.f[i] - fy[i]) * inv;
-                }
+                let f = &self.f;
+                self.matrix.set_column(j, |i| (f[i] - fy[i]) * inv);
             }
         }
         Evaluation::Differences(self.groups.len() as u32)
@@ -131,10 +133,15 @@ impl Jacobian {
 
 /// Greedy colouring of the columns: a column joins the first group none of
 /// whose columns shares a row with it.
-fn column_groups(n: usize, rows: &[Vec<usize>]) -> Vec<Vec<usize>> {
+fn column_groups(pattern: &Pattern) -> Vec<Vec<usize>> {
+    let n = pattern.len();
+    if !pattern.is_known() {
+        return (0..n).map(|j| vec![j]).collect();
+    }
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut used: Vec<Vec<bool>> = Vec::new();
-    for (j, column) in rows.iter().enumerate() {
+    for j in 0..n {
+        let column = pattern.column(j);
         let free = used.iter().position(|u| column.iter().all(|&i| !u[i]));
         let g = free.unwrap_or_else(|| {
             groups.push(Vec::new());
@@ -179,7 +186,7 @@ mod tests {
     fn a_tridiagonal_jacobian_takes_three_evaluations_and_is_right() {
         let n = 10;
         let mut sys = Chain(n);
-        let mut jac = Jacobian::new(n, sys.sparsity());
+        let mut jac = Jacobian::new(n, sys.sparsity(), LinearSolver::Auto);
         let y: Vec<f64> = (0..n).map(|i| 0.1 * (i + 1) as f64).collect();
         let mut fy = vec![0.0; n];
         sys.rhs(0.0, &y, &mut fy);
@@ -196,9 +203,9 @@ mod tests {
                     _ => 0.0,
                 };
                 assert!(
-                    (jac.matrix[(i, j)] - exact).abs() < 1e-6,
+                    (jac.matrix.get(i, j) - exact).abs() < 1e-6,
                     "({i}, {j}): {}",
-                    jac.matrix[(i, j)]
+                    jac.matrix.get(i, j)
                 );
             }
         }
@@ -206,7 +213,10 @@ mod tests {
 
     #[test]
     fn dense_systems_get_one_group_per_column() {
-        assert_eq!(column_groups(3, &vec![vec![0, 1, 2]; 3]).len(), 3);
-        assert_eq!(column_groups(3, &[vec![0], vec![1], vec![2]]).len(), 1);
+        assert_eq!(column_groups(&Pattern::new(3, None)).len(), 3);
+        assert_eq!(
+            column_groups(&Pattern::new(3, Some(&[vec![0], vec![1], vec![2]]))).len(),
+            1
+        );
     }
 }

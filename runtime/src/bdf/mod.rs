@@ -29,8 +29,8 @@ mod start;
 use jacobian::Jacobian;
 use newton::Attempt;
 pub use options::{BdfError, BdfOptions, BdfStats, Tolerance};
-use tandem_models::linalg::Lu;
 
+use crate::linalg::{Factors, SolveWork};
 use crate::ode::OdeSystem;
 
 /// The highest order.
@@ -87,7 +87,8 @@ pub struct Bdf {
     tempv: Vec<f64>,
     delta: Vec<f64>,
     jacobian: Jacobian,
-    lu: Lu,
+    factors: Factors,
+    solve_work: SolveWork,
     tn: f64,
     h: f64,
     hprime: f64,
@@ -139,6 +140,9 @@ impl Bdf {
     pub fn new(n: usize, options: BdfOptions, sparsity: Option<Vec<Vec<usize>>>) -> Result<Self, BdfError> {
         options::check(n, &options)?;
         let max_order = options.max_order;
+        let jacobian = Jacobian::new(n, sparsity, options.linear_solver);
+        let factors = Factors::new(&jacobian.matrix);
+        let solve_work = factors.solve_work();
         Ok(Bdf {
             options,
             max_order,
@@ -149,8 +153,9 @@ impl Bdf {
             ftemp: vec![0.0; n],
             tempv: vec![0.0; n],
             delta: vec![0.0; n],
-            jacobian: Jacobian::new(n, sparsity),
-            lu: Lu::new(n),
+            jacobian,
+            factors,
+            solve_work,
             tn: 0.0,
             h: 0.0,
             hprime: 0.0,

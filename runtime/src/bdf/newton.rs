@@ -54,7 +54,7 @@ impl Bdf {
                 for d in &mut self.delta {
                     *d = -*d;
                 }
-                self.lu.solve(&mut self.delta);
+                self.factors.solve(&mut self.delta, &mut self.solve_work);
                 if self.gamrat != 1.0 {
                     let scale = 2.0 / (1.0 + self.gamrat);
                     for d in &mut self.delta {
@@ -148,6 +148,6 @@ impl Bdf {
         self.gammap = self.gamma;
         self.gamrat = 1.0;
         self.nstlp = self.nst;
-        self.lu.factor_shifted(&self.jacobian.matrix, self.gamma)
+        self.factors.factor_shifted(&self.jacobian.matrix, self.gamma)
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::jacobian::Increments;
 use super::MAX_ORDER;
+use crate::linalg::LinearSolver;
 
 /// Absolute tolerance: one for all states, or one per state.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,6 +30,8 @@ pub struct BdfOptions {
     pub h_min: f64,
     /// The increments of difference Jacobians.
     pub increments: Increments,
+    /// Dense or sparse storage of the Jacobian and its factors.
+    pub linear_solver: LinearSolver,
 }
 
 impl Default for BdfOptions {
@@ -40,6 +43,7 @@ impl Default for BdfOptions {
             h_max: f64::INFINITY,
             h_min: 0.0,
             increments: Increments::Cvode,
+            linear_solver: LinearSolver::Auto,
         }
     }
 }

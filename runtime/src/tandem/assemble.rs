@@ -94,7 +94,7 @@ fn stepper(settings: &TandemSettings, model: &dyn Model) -> Result<(FastStepper,
     match settings.fast.method {
         FastMethod::Explicit(m) => Ok((FastStepper::explicit(m, n), None)),
         FastMethod::LinearlyImplicit(m) => {
-            let (mut publisher, reader) = matrix_exchange(model, m, settings.frame);
+            let (mut publisher, reader) = matrix_exchange(model, m, settings.frame, settings.implicit.linear_solver);
             let mut first = model.fork();
             let layout = first.layout().clone();
             let (mut x, mut xd) = (vec![0.0; n], vec![0.0; layout.discrete]);

@@ -223,6 +223,7 @@ impl ImplicitSide {
                     rtol: s.rtol,
                     atol: Tolerance::Scalar(s.atol),
                     increments: Increments::Unit,
+                    linear_solver: s.linear_solver,
                     ..BdfOptions::default()
                 };
                 Some(Integrator::Bdf(Box::new(Bdf::new(n, options, model.sparsity())?)))
@@ -235,6 +236,7 @@ impl ImplicitSide {
                     rtol: s.rtol,
                     atol: s.atol,
                     increments: Increments::Unit,
+                    linear_solver: s.linear_solver,
                 },
                 model.sparsity(),
             )))),

@@ -7,12 +7,11 @@
 //! newest factors and does triangular solves: no Newton iteration, no
 //! factorisation, no allocation, no lock.
 
-use nalgebra::DMatrix;
-use tandem_models::linalg::Lu;
 use tandem_models::Model;
 use triple_buffer::{Input, Output, TripleBuffer};
 
 use crate::bdf::jacobian::{Increments, Jacobian};
+use crate::linalg::{Factors, LinearSolver, Matrix};
 use crate::ode::{ModelOde, OdeSystem};
 use crate::rosenbrock::{factor_iteration_matrix, WMethod};
 
@@ -24,7 +23,7 @@ pub struct IterationMatrix {
     /// The frame whose state `J` was evaluated at.
     pub frame: u64,
     /// The LU factors.
-    pub factors: Lu,
+    pub factors: Factors,
 }
 
 /// The preparing end (the implicit thread; before the run, the builder).
@@ -60,20 +59,26 @@ pub enum MatrixError {
 }
 
 /// An exchange of iteration matrices of `method` for `model` at frames of
-/// `h` seconds.
-pub fn matrix_exchange(model: &dyn Model, method: WMethod, h: f64) -> (MatrixPublisher, MatrixReader) {
+/// `h` seconds, stored as `solver` says.
+pub fn matrix_exchange(
+    model: &dyn Model,
+    method: WMethod,
+    h: f64,
+    solver: LinearSolver,
+) -> (MatrixPublisher, MatrixReader) {
     let n = model.layout().states.len();
+    let jacobian = Jacobian::new(n, model.sparsity(), solver);
     let empty = IterationMatrix {
         seq: 0,
         frame: 0,
-        factors: Lu::new(n),
+        factors: Factors::new(&jacobian.matrix),
     };
     let (input, output) = TripleBuffer::new(&empty).split();
     let publisher = MatrixPublisher {
         input,
         method,
         h,
-        jacobian: Jacobian::new(n, model.sparsity()),
+        jacobian,
         fy: vec![0.0; n],
         seq: 0,
         pending: false,
@@ -127,12 +132,18 @@ impl MatrixPublisher {
     }
 
     /// The Jacobian evaluated last.
-    pub fn jacobian(&self) -> &DMatrix<f64> {
+    pub fn jacobian(&self) -> &Matrix {
         &self.jacobian.matrix
     }
 }
 
 impl MatrixReader {
+    /// The factors it hands over (not yet published ones included), for
+    /// sizing a solver's work space.
+    pub fn factors(&mut self) -> &Factors {
+        &self.output.peek_output_buffer().factors
+    }
+
     /// The newest published factors (`seq` 0 when none yet).
     pub fn latest(&mut self) -> &IterationMatrix {
         self.output.update();

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use crate::events::EventSettings;
 use crate::explicit::Method;
 use crate::implicit::ImplicitMethod;
+use crate::linalg::LinearSolver;
 use crate::named::{by_name, UnknownName};
 use crate::rosenbrock::WMethod;
 
@@ -219,6 +220,9 @@ pub struct ImplicitThreadSettings {
     pub atol: f64,
     /// Newton iterations per step, at most (fixed-step methods).
     pub max_newton: u32,
+    /// How both sides store the Jacobian and factor the iteration matrix
+    /// (the fast side's too, for a linearly implicit method).
+    pub linear_solver: LinearSolver,
     /// Time between two published results, a whole number of frames.
     pub macro_step: f64,
     /// How far ahead of the fast thread's newest frame the implicit thread
@@ -321,6 +325,7 @@ impl TandemSettings {
                 rtol: 1e-6,
                 atol: 1e-8,
                 max_newton: 4,
+                linear_solver: LinearSolver::Auto,
                 macro_step: frame,
                 lead: frame,
                 max_lag: 20.0 * frame,

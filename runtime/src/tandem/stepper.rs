@@ -31,9 +31,9 @@ impl FastStepper {
     /// A linearly implicit `method` for `n` states, stepping with the
     /// newest of `matrices` (whose first must be published before the
     /// first step).
-    pub fn linearly_implicit(method: WMethod, n: usize, matrices: MatrixReader) -> Self {
+    pub fn linearly_implicit(method: WMethod, n: usize, mut matrices: MatrixReader) -> Self {
         FastStepper::LinearlyImplicit {
-            stepper: WStepper::new(method, n),
+            stepper: WStepper::new(method, n).solving_with(matrices.factors()),
             matrices,
         }
     }
