@@ -359,6 +359,42 @@ impl tandem_runtime::record::Recorder for Summed {
 }
 
 #[test]
+fn a_large_plant_steps_on_sparse_factors_without_allocating() {
+    // 300 states with a tridiagonal Jacobian: sparse storage by default; the
+    // implicit thread differences and factors the fast side's matrices and
+    // its own, the fast thread solves with them.
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let text = r#"model = "ladder-300"
+frame = "1ms"
+duration = "2s"
+policy = "correct"
+[fast]
+method = "ros34pw2"
+[inputs.points]
+heating = [[0, 0], [1, 50]]
+"#;
+    let config = parse_run_config(text, Path::new("rt-no-alloc-sparse.toml"), PROFILES).unwrap();
+    let mut plan = bind(config).unwrap();
+    plan.settings.fast.placement.core = None;
+    plan.settings.implicit.placement.core = None;
+    let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-sparse-{}", std::process::id()));
+    let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
+    ALLOCATIONS.store(0, Relaxed);
+    let report = session.run(&mut Armed(0.0)).unwrap();
+    ARMED.store(false, Relaxed);
+    let _ = std::fs::remove_dir_all(&results);
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    let m = &report.metrics;
+    assert_eq!(m.frames.get(), 2000);
+    assert!(m.matrix_updates.get() > 100, "{} matrices", m.matrix_updates.get());
+    assert_eq!(
+        ALLOCATIONS.load(Relaxed),
+        0,
+        "allocations while stepping on sparse factors"
+    );
+}
+
+#[test]
 fn a_run_served_as_a_dcp_slave_carries_its_bus_without_allocating() {
     use tandem_dcp::federation::{run_real_time, Federation};
     use tandem_dcp::slave::session::SessionMember;

@@ -1,17 +1,19 @@
 //! Plant models written in Rust, selectable by name.
 
 pub mod ev;
+pub mod ladder;
 pub mod testset;
 
 use crate::model::Model;
 
 /// The built-in models by name (lower case), for listing: the stiff test
-/// set's problems and `ev`, the electric-vehicle drivetrain.
+/// set's problems, `ev`, the electric-vehicle drivetrain, and thermal
+/// ladders of any size (`ladder-N`, shown as `ladder-2000`).
 pub fn names() -> Vec<String> {
     testset::NAMES
         .iter()
         .map(|n| n.to_lowercase())
-        .chain(std::iter::once("ev".to_string()))
+        .chain(["ev".to_string(), format!("{}2000", ladder::PREFIX)])
         .collect()
 }
 
@@ -19,6 +21,9 @@ pub fn names() -> Vec<String> {
 pub fn builtin(name: &str) -> Option<Box<dyn Model>> {
     if name.eq_ignore_ascii_case("ev") {
         return Some(Box::new(ev::EvPlant::new()));
+    }
+    if let Some(ladder) = ladder::Ladder::named(name) {
+        return Some(Box::new(ladder));
     }
     testset::problem(name).map(|p| Box::new(p) as Box<dyn Model>)
 }
