@@ -97,7 +97,7 @@ impl Observer for PrintLive {
 fn announce(session: &Session, clock: ClockMode) {
     let s = session.settings();
     say!(
-        "{}: {} frames of {} s ({} s), policy {}, {} + {}, {}",
+        "{}: {} frames of {} s ({} s), policy {}, {} + {} ({}), {}",
         session.name(),
         s.frames(),
         s.frame,
@@ -105,6 +105,7 @@ fn announce(session: &Session, clock: ClockMode) {
         s.policy,
         s.fast.method,
         session.implicit_work(),
+        session.linear_algebra(),
         match clock {
             ClockMode::Real => "real clock",
             ClockMode::Virtual => "virtual clock",

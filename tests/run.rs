@@ -129,7 +129,9 @@ fn virtual_example(test: &str, duration: &str) -> (PathBuf, String) {
 fn the_example_drives_off_on_the_virtual_clock_and_records_every_tenth_frame() {
     let (dir, stdout) = virtual_example("example", "2");
     assert!(
-        stdout.starts_with("ev: 2000 frames of 0.001 s (2 s), policy correct, ros34pw2 + bdf, virtual clock\n"),
+        stdout.starts_with(
+            "ev: 2000 frames of 0.001 s (2 s), policy correct, ros34pw2 + bdf (dense LU), virtual clock\n"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("\nsummary: 2000 frames in "), "{stdout}");
@@ -678,8 +680,9 @@ fn a_short_real_clock_run_reports_its_preflight_and_runs_every_frame() {
         ],
     );
     assert!(
-        stdout
-            .starts_with("ev: 500 frames of 0.001 s (0.5 s), policy correct, ros34pw2 + bdf, real clock\npreflight:\n"),
+        stdout.starts_with(
+            "ev: 500 frames of 0.001 s (0.5 s), policy correct, ros34pw2 + bdf (dense LU), real clock\npreflight:\n"
+        ),
         "{stdout}"
     );
     // One line per check, in order, each with its outcome. Whether the

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use tandem_config::bounds::{check_output_size, OutputTooLarge};
 use tandem_io::Duplex;
 use tandem_models::Layout;
+use tandem_runtime::linalg::{Chosen, Pattern};
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError, Wiring};
 use tandem_runtime::tandem::clock::{nanos, Nanos};
@@ -292,6 +293,7 @@ struct Parts {
     stop: Arc<AtomicBool>,
     settings: TandemSettings,
     implicit_work: ImplicitWork,
+    linear_algebra: Chosen,
     costs: VirtualCosts,
     options: Options,
     preflight: Option<Preflight>,
@@ -540,6 +542,8 @@ impl Session {
             serial,
         } = plan;
         let implicit_work = settings.implicit_work(model.layout().states.len());
+        let pattern = Pattern::new(model.layout().states.len(), model.sparsity().as_deref());
+        let linear_algebra = Chosen::of(settings.implicit.linear_solver, &pattern);
         let preflight = check_preflight(&settings, implicit_work, &options)?;
         let virtual_clock = options.clock == ClockMode::Virtual;
         let mut replay = options.replay.take();
@@ -653,6 +657,7 @@ impl Session {
             stop,
             settings,
             implicit_work,
+            linear_algebra,
             costs: virtual_costs,
             options,
             preflight,
@@ -689,6 +694,12 @@ impl Session {
     /// What its implicit thread does.
     pub fn implicit_work(&self) -> ImplicitWork {
         self.parts.implicit_work
+    }
+
+    /// How both threads store and factor the Jacobian and the iteration
+    /// matrix.
+    pub fn linear_algebra(&self) -> Chosen {
+        self.parts.linear_algebra
     }
 
     /// The preflight, on the real clock.
