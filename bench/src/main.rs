@@ -2,7 +2,7 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve|dcp|events]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve|dcp|events|scale]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
@@ -16,6 +16,7 @@ mod fmi;
 mod io;
 mod parallel;
 mod realtime;
+mod scale;
 mod serve;
 mod soak;
 mod speed;
@@ -74,6 +75,9 @@ enum Which {
     /// real clock at 1 and 10 kHz: a frame's cost with and without an
     /// event, and the impacts against their closed form.
     Events,
+    /// The largest stiff plant (the thermal ladder, sparse factors) that
+    /// runs in real time at 1 and 10 kHz (--seconds per size).
+    Scale,
 }
 
 /// Tandem's benchmarks.
@@ -137,6 +141,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Serve => serve::run(args.seconds),
         Which::Dcp => dcp::run(args.seconds),
         Which::Events => events::run(args.seconds),
+        Which::Scale => scale::run(args.seconds),
     }
 }
 
