@@ -136,7 +136,10 @@ mod tests {
             text.starts_with("no built-in model \"evv\"; built-in models: "),
             "{text}"
         );
-        assert!(text.contains(", ev (") && text.contains("./evv.json"), "{text}");
+        assert!(
+            text.contains(", ev, ladder-N (") && text.contains("./evv.json"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -62,7 +62,10 @@ impl Ladder {
             .get(..PREFIX.len())?
             .eq_ignore_ascii_case(PREFIX)
             .then(|| &name[PREFIX.len()..])?;
-        let n: usize = digits.parse().ok()?;
+        let n: usize = digits
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| digits.parse().ok())??;
         (1..=MAX_NODES).contains(&n).then(|| Ladder::new(n))
     }
 
@@ -172,7 +175,15 @@ mod tests {
     fn names_give_their_size_within_bounds() {
         assert_eq!(Ladder::named("ladder-2000").map(|l| l.len()), Some(2000));
         assert_eq!(Ladder::named("LADDER-3").map(|l| l.len()), Some(3));
-        for bad in ["ladder-0", "ladder-", "ladder-x", "ladder-1000001", "ladder", "lad"] {
+        for bad in [
+            "ladder-0",
+            "ladder-",
+            "ladder-x",
+            "ladder-+5",
+            "ladder-1000001",
+            "ladder",
+            "lad",
+        ] {
             assert!(Ladder::named(bad).is_none(), "{bad}");
         }
     }

@@ -2,18 +2,32 @@
 
 pub mod ev;
 pub mod ladder;
+pub mod pack;
 pub mod testset;
 
 use crate::model::Model;
 
 /// The built-in models by name (lower case), for listing: the stiff test
-/// set's problems, `ev`, the electric-vehicle drivetrain, and thermal
-/// ladders of any size (`ladder-N`, shown as `ladder-2000`).
+/// set's problems, `ev`, the electric-vehicle drivetrain, and the families
+/// sized by their name, thermal ladders (`ladder-N`) and battery packs
+/// (`pack-N`), each with its bounds.
 pub fn names() -> Vec<String> {
     testset::NAMES
         .iter()
         .map(|n| n.to_lowercase())
-        .chain(["ev".to_string(), format!("{}2000", ladder::PREFIX)])
+        .chain([
+            "ev".to_string(),
+            format!(
+                "{}N (a thermal ladder of N states, 1 to {})",
+                ladder::PREFIX,
+                ladder::MAX_NODES
+            ),
+            format!(
+                "{}N (a battery pack of N cells, 1 to {})",
+                pack::PREFIX,
+                pack::MAX_CELLS
+            ),
+        ])
         .collect()
 }
 
@@ -24,6 +38,9 @@ pub fn builtin(name: &str) -> Option<Box<dyn Model>> {
     }
     if let Some(ladder) = ladder::Ladder::named(name) {
         return Some(Box::new(ladder));
+    }
+    if let Some(pack) = pack::Pack::named(name) {
+        return Some(Box::new(pack));
     }
     testset::problem(name).map(|p| Box::new(p) as Box<dyn Model>)
 }
