@@ -7,8 +7,9 @@
 //! playing the ECU. The same holds while a script polls a watched session
 //! as the Python package does (the script's thread and the watcher's are
 //! not counted: they are normal threads), while a plant with events has
-//! them located and handled on both threads, and while a run served as a
-//! DCP slave carries its bus over DCP (the slave's serving thread counted).
+//! them located and handled on both threads, while large plants step on
+//! sparse factors, and while a run served as a DCP slave carries its bus
+//! over DCP (the slave's serving thread counted).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -359,39 +360,52 @@ impl tandem_runtime::record::Recorder for Summed {
 }
 
 #[test]
-fn a_large_plant_steps_on_sparse_factors_without_allocating() {
-    // 300 states with a tridiagonal Jacobian: sparse storage by default; the
-    // implicit thread differences and factors the fast side's matrices and
-    // its own, the fast thread solves with them.
+fn large_plants_step_on_sparse_factors_without_allocating() {
+    // 300 states each, stored sparse by default: a tridiagonal ladder, and
+    // a battery pack whose factorisation pivots across cells. The implicit
+    // thread differences and factors the fast side's matrices and its own,
+    // the fast thread solves with them.
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    let text = r#"model = "ladder-300"
+    for (model, input) in [
+        ("ladder-300", "heating = [[0, 0], [1, 50]]"),
+        ("pack-60", "current = [[0, 0], [0.5, 300], [1, -100], [1.5, 0]]"),
+    ] {
+        let text = format!(
+            r#"model = "{model}"
 frame = "1ms"
 duration = "2s"
 policy = "correct"
 [fast]
 method = "ros34pw2"
 [inputs.points]
-heating = [[0, 0], [1, 50]]
-"#;
-    let config = parse_run_config(text, Path::new("rt-no-alloc-sparse.toml"), PROFILES).unwrap();
-    let mut plan = bind(config).unwrap();
-    plan.settings.fast.placement.core = None;
-    plan.settings.implicit.placement.core = None;
-    let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-sparse-{}", std::process::id()));
-    let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
-    ALLOCATIONS.store(0, Relaxed);
-    let report = session.run(&mut Armed(0.0)).unwrap();
-    ARMED.store(false, Relaxed);
-    let _ = std::fs::remove_dir_all(&results);
-    assert!(report.failure.is_none(), "{:?}", report.failure);
-    let m = &report.metrics;
-    assert_eq!(m.frames.get(), 2000);
-    assert!(m.matrix_updates.get() > 100, "{} matrices", m.matrix_updates.get());
-    assert_eq!(
-        ALLOCATIONS.load(Relaxed),
-        0,
-        "allocations while stepping on sparse factors"
-    );
+{input}
+"#
+        );
+        let config = parse_run_config(&text, Path::new("rt-no-alloc-sparse.toml"), PROFILES).unwrap();
+        let mut plan = bind(config).unwrap();
+        plan.settings.fast.placement.core = None;
+        plan.settings.implicit.placement.core = None;
+        let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-sparse-{}", std::process::id()));
+        let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
+        assert!(session.linear_algebra().sparse, "{model}: {}", session.linear_algebra());
+        ALLOCATIONS.store(0, Relaxed);
+        let report = session.run(&mut Armed(0.0)).unwrap();
+        ARMED.store(false, Relaxed);
+        let _ = std::fs::remove_dir_all(&results);
+        assert!(report.failure.is_none(), "{model}: {:?}", report.failure);
+        let m = &report.metrics;
+        assert_eq!(m.frames.get(), 2000, "{model}");
+        assert!(
+            m.matrix_updates.get() > 100,
+            "{model}: {} matrices",
+            m.matrix_updates.get()
+        );
+        assert_eq!(
+            ALLOCATIONS.load(Relaxed),
+            0,
+            "{model}: allocations while stepping on sparse factors"
+        );
+    }
 }
 
 #[test]

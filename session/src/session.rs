@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tandem_config::bounds::{check_output_size, OutputTooLarge};
 use tandem_io::Duplex;
 use tandem_models::Layout;
-use tandem_runtime::linalg::{Chosen, Pattern};
+use tandem_runtime::linalg::Chosen;
 use tandem_runtime::record::{CsvRecorder, Recorder};
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, SetupError, Wiring};
 use tandem_runtime::tandem::clock::{nanos, Nanos};
@@ -542,8 +542,11 @@ impl Session {
             serial,
         } = plan;
         let implicit_work = settings.implicit_work(model.layout().states.len());
-        let pattern = Pattern::new(model.layout().states.len(), model.sparsity().as_deref());
-        let linear_algebra = Chosen::of(settings.implicit.linear_solver, &pattern);
+        let linear_algebra = Chosen::of(
+            settings.implicit.linear_solver,
+            model.layout().states.len(),
+            model.sparsity().as_deref(),
+        );
         let preflight = check_preflight(&settings, implicit_work, &options)?;
         let virtual_clock = options.clock == ClockMode::Virtual;
         let mut replay = options.replay.take();

@@ -106,12 +106,23 @@ pub struct Chosen {
 }
 
 impl Chosen {
-    /// What `solver` chooses for `pattern`.
-    pub fn of(solver: LinearSolver, pattern: &Pattern) -> Self {
-        Chosen {
-            states: pattern.len(),
-            sparse: solver.stores_sparse(pattern),
-            nonzeros: pattern.nonzeros(),
+    /// What `solver` chooses for a system of `n` states whose Jacobian has
+    /// the structure `columns` (for each column, its rows), when known.
+    pub fn of(solver: LinearSolver, n: usize, columns: Option<&[Vec<usize>]>) -> Self {
+        match columns {
+            Some(columns) => {
+                let pattern = Pattern::new(n, Some(columns));
+                Chosen {
+                    states: n,
+                    sparse: solver.stores_sparse(&pattern),
+                    nonzeros: pattern.nonzeros(),
+                }
+            }
+            None => Chosen {
+                states: n,
+                sparse: false,
+                nonzeros: n * n,
+            },
         }
     }
 }
@@ -197,12 +208,6 @@ impl Pattern {
     pub fn column(&self, j: usize) -> &[usize] {
         &self.rows[self.col_ptr[j]..self.col_ptr[j + 1]]
     }
-
-    /// For each column, its rows (the form [`tandem_models::Model::sparsity`]
-    /// gives).
-    pub fn columns(&self) -> Vec<Vec<usize>> {
-        (0..self.n).map(|j| self.column(j).to_vec()).collect()
-    }
 }
 
 /// Values on a [`Pattern`].
@@ -238,11 +243,6 @@ impl Matrix {
             pattern: Arc::new(Pattern::new(m.nrows(), None)),
             storage: Storage::Dense(m),
         }
-    }
-
-    /// Its pattern.
-    pub fn pattern(&self) -> &Arc<Pattern> {
-        &self.pattern
     }
 
     /// Whether it is stored sparse.
@@ -369,11 +369,6 @@ impl Factors {
                 lu.solve(b, buffer);
             }
         }
-    }
-
-    /// Whether they are sparse.
-    pub fn is_sparse(&self) -> bool {
-        matches!(self, Factors::Sparse(_))
     }
 }
 
