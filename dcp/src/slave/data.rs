@@ -9,9 +9,10 @@ use crate::pdu::{unwrap_seq, DataKind, Pdu};
 use crate::types::{ErrorCode, OpMode, State};
 
 impl Slave {
-    /// In lock-step, refuses a step whose input data from the master has
-    /// not arrived after the previous step had some; then starts waiting
-    /// for the next. (Data from other slaves, on data ports, is taken as it
+    /// In lock-step, refuses `STC_initialize` or a step whose input data
+    /// from the master has not arrived, when the master sends data (the
+    /// first time, as configured; then, when the previous one had some);
+    /// then starts waiting for the next. (Data from other slaves, on data ports, is taken as it
     /// comes: their master cannot know when it arrives.)
     pub(super) fn take_fresh_data(&mut self) -> Result<(), ErrorCode> {
         let lock_step = self.op_mode() == OpMode::NonRealTime && !self.wiring.inputs.is_empty();
@@ -21,6 +22,13 @@ impl Slave {
         self.expect_data = self.fresh;
         self.fresh = false;
         Ok(())
+    }
+
+    /// Whether the master sends this slave input data (a data id whose
+    /// source is the control port).
+    pub(super) fn master_sends_data(&self) -> bool {
+        let control = self.net.local().port();
+        (self.wiring.inputs.keys()).any(|id| self.wiring.sources.get(id).is_some_and(|a| a.port() == control))
     }
 
     /// The outputs at the current point with the current inputs.

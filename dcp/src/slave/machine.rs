@@ -542,7 +542,10 @@ impl Slave {
         self.in_seq = self.wiring.inputs.keys().map(|&id| (id, None)).collect();
         self.out_seq = self.wiring.outputs.keys().map(|&id| (id, 0)).collect();
         self.fresh = false;
-        self.expect_data = false;
+        // A master that configured input data on the control port sends it
+        // before STC_initialize and every step: a loss of the first is
+        // refused like any other.
+        self.expect_data = self.master_sends_data();
         Ok(())
     }
 
