@@ -16,11 +16,31 @@ use tandem_runtime::bdf::jacobian::{Evaluation, Jacobian};
 use tandem_runtime::linalg::{Factors, LinearSolver, Matrix, Pattern};
 use tandem_runtime::{factor_iteration_matrix, Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance, WMethod, WStepper};
 
-/// The ladder's state at `t_end` by the BDF with `solver`, and its steps.
-fn bdf_on_ladder(n: usize, solver: LinearSolver, t_end: f64) -> (Vec<f64>, u64) {
+/// A difference Jacobian's increment of a state `y`.
+const INCREMENT: fn(usize, f64) -> f64 = |_, y| 1e-7 * y.abs().max(1.0);
+
+/// `ladder` as the ODE it is without heating.
+fn unheated(ladder: &mut Ladder) -> ModelOde<'_> {
+    ModelOde {
+        model: ladder,
+        xd: &[],
+        u: &[0.0],
+    }
+}
+
+/// A ladder of `n` nodes, its initial state and the derivatives there.
+fn ladder_at_start(n: usize) -> (Ladder, Vec<f64>, Vec<f64>) {
     let mut ladder = Ladder::new(n);
     let mut x = vec![0.0; n];
     ladder.initial_state(&mut x, &mut []);
+    let mut fx = vec![0.0; n];
+    unheated(&mut ladder).rhs(0.0, &x, &mut fx);
+    (ladder, x, fx)
+}
+
+/// The ladder's state at `t_end` by the BDF with `solver`, and its steps.
+fn bdf_on_ladder(n: usize, solver: LinearSolver, t_end: f64) -> (Vec<f64>, u64) {
+    let (mut ladder, mut x, _) = ladder_at_start(n);
     let options = BdfOptions {
         rtol: 1e-8,
         atol: Tolerance::Scalar(1e-10),
@@ -28,11 +48,7 @@ fn bdf_on_ladder(n: usize, solver: LinearSolver, t_end: f64) -> (Vec<f64>, u64) 
         ..BdfOptions::default()
     };
     let mut bdf = Bdf::new(n, options, ladder.sparsity()).unwrap();
-    let mut ode = ModelOde {
-        model: &mut ladder,
-        xd: &[],
-        u: &[0.0],
-    };
+    let mut ode = unheated(&mut ladder);
     bdf.init(&mut ode, 0.0, &x, t_end);
     bdf.solve_to(&mut ode, t_end, t_end, &mut x).unwrap();
     (x, bdf.stats().steps)
@@ -60,19 +76,11 @@ fn the_fast_sides_rosenbrock_step_is_the_same_with_sparse_factors() {
     let (h, frames) = (1e-3, 1000);
     let mut results = Vec::new();
     for solver in [LinearSolver::Dense, LinearSolver::Sparse] {
-        let mut ladder = Ladder::new(n);
-        let mut x = vec![0.0; n];
-        ladder.initial_state(&mut x, &mut []);
+        let (mut ladder, mut x, fx) = ladder_at_start(n);
         let mut jacobian = Jacobian::new(n, ladder.sparsity(), solver);
         assert_eq!(jacobian.matrix.is_sparse(), solver == LinearSolver::Sparse);
-        let mut fx = vec![0.0; n];
-        let mut ode = ModelOde {
-            model: &mut ladder,
-            xd: &[],
-            u: &[0.0],
-        };
-        ode.rhs(0.0, &x, &mut fx);
-        jacobian.evaluate_with(&mut ode, 0.0, &x, &fx, |_, y| 1e-7 * y.abs().max(1.0));
+        let mut ode = unheated(&mut ladder);
+        jacobian.evaluate_with(&mut ode, 0.0, &x, &fx, INCREMENT);
         let mut factors = Factors::new(&jacobian.matrix);
         assert!(factor_iteration_matrix(
             &mut factors,
@@ -101,25 +109,16 @@ fn a_coloured_jacobian_is_the_one_taken_column_by_column() {
     // The ladder: 3 evaluations instead of n; the same values bit for bit
     // (a derivative never reads the other columns of its group).
     let n = 100;
-    let mut ladder = Ladder::new(n);
-    let mut x = vec![0.0; n];
-    ladder.initial_state(&mut x, &mut []);
-    let mut fx = vec![0.0; n];
-    let mut ode = ModelOde {
-        model: &mut ladder,
-        xd: &[],
-        u: &[0.0],
-    };
-    ode.rhs(0.0, &x, &mut fx);
-    let increment = |_: usize, y: f64| 1e-7 * y.abs().max(1.0);
+    let (mut ladder, x, fx) = ladder_at_start(n);
+    let mut ode = unheated(&mut ladder);
     let mut coloured = Jacobian::new(n, ode.sparsity(), LinearSolver::Sparse);
     let mut by_column = Jacobian::new(n, None, LinearSolver::Dense);
     assert_eq!(
-        coloured.evaluate_with(&mut ode, 0.0, &x, &fx, increment),
+        coloured.evaluate_with(&mut ode, 0.0, &x, &fx, INCREMENT),
         Evaluation::Differences(3)
     );
     assert_eq!(
-        by_column.evaluate_with(&mut ode, 0.0, &x, &fx, increment),
+        by_column.evaluate_with(&mut ode, 0.0, &x, &fx, INCREMENT),
         Evaluation::Differences(n as u32)
     );
     assert_eq!(coloured.matrix.to_dense(), by_column.matrix.to_dense());

@@ -58,15 +58,7 @@ impl Ladder {
     /// The ladder a built-in name (`ladder-N`) asks for, if it is one: the
     /// size must be 1 to [`MAX_NODES`].
     pub fn named(name: &str) -> Option<Self> {
-        let digits = name
-            .get(..PREFIX.len())?
-            .eq_ignore_ascii_case(PREFIX)
-            .then(|| &name[PREFIX.len()..])?;
-        let n: usize = digits
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| digits.parse().ok())??;
-        (1..=MAX_NODES).contains(&n).then(|| Ladder::new(n))
+        super::sized(name, PREFIX, MAX_NODES).map(Ladder::new)
     }
 
     /// The number of nodes.

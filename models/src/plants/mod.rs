@@ -45,6 +45,18 @@ pub fn builtin(name: &str) -> Option<Box<dyn Model>> {
     testset::problem(name).map(|p| Box::new(p) as Box<dyn Model>)
 }
 
+/// The size a built-in name of a sized family asks for (`prefix` then
+/// decimal digits, the prefix in any case), if it is one and the size is 1
+/// to `max`.
+fn sized(name: &str, prefix: &str, max: usize) -> Option<usize> {
+    let digits = (name.get(..prefix.len())?.eq_ignore_ascii_case(prefix)).then(|| &name[prefix.len()..])?;
+    let n: usize = digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())??;
+    (1..=max).contains(&n).then_some(n)
+}
+
 /// An input profile: for each input by name, piecewise-linear
 /// `(time s, value)` breakpoints.
 pub type InputProfile = &'static [(&'static str, &'static [(f64, f64)])];

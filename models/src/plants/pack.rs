@@ -126,15 +126,7 @@ impl Pack {
     /// The pack a built-in name (`pack-N`) asks for, if it is one: the
     /// number of cells must be 1 to [`MAX_CELLS`].
     pub fn named(name: &str) -> Option<Self> {
-        let digits = name
-            .get(..PREFIX.len())?
-            .eq_ignore_ascii_case(PREFIX)
-            .then(|| &name[PREFIX.len()..])?;
-        let n: usize = digits
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| digits.parse().ok())??;
-        (1..=MAX_CELLS).contains(&n).then(|| Pack::new(n))
+        super::sized(name, PREFIX, MAX_CELLS).map(Pack::new)
     }
 
     /// The number of cells.
