@@ -5,9 +5,12 @@
 //! `bench/cvode/build.sh`; `bench/install-tools.sh` installs libsundials-dev)
 //! with the same setup: BDF, dense LU, one call to the end
 //! time, the analytic Jacobian for ROBER only, atol = 1e-4 rtol for ROBER
-//! and HIRES and atol = rtol otherwise.
+//! and HIRES and atol = rtol otherwise. Then the large sparse problems of
+//! [`sparse`] against CVODE with KLU.
 
-use std::path::PathBuf;
+mod sparse;
+
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -85,7 +88,7 @@ pub fn run(repeats: usize) -> anyhow::Result<()> {
         geomean(&rhs_ratios),
         rhs_ratios.iter().cloned().fold(0.0, f64::max)
     );
-    Ok(())
+    sparse::run(&harness.with_file_name("cvode_sparse_harness"), repeats)
 }
 
 /// Solves one case with Tandem's BDF `repeats` times.
@@ -126,7 +129,8 @@ fn tandem(problem: &TestProblem, rtol: f64, atol: f64, repeats: usize) -> anyhow
     })
 }
 
-/// Builds the CVODE harness (installing libsundials-dev when missing).
+/// Builds the CVODE harnesses (`build.sh` writes the sparse one beside the
+/// dense one) and returns the dense one's path.
 fn build_harness() -> anyhow::Result<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let script = root.join("bench/cvode/build.sh");
@@ -147,7 +151,7 @@ fn build_harness() -> anyhow::Result<PathBuf> {
 }
 
 /// Solves one case with CVODE through the harness.
-fn cvode(harness: &PathBuf, name: &str, rtol: f64, atol: f64, repeats: usize) -> anyhow::Result<Figures> {
+fn cvode(harness: &Path, name: &str, rtol: f64, atol: f64, repeats: usize) -> anyhow::Result<Figures> {
     let output = Command::new(harness)
         .args([name, &rtol.to_string(), &atol.to_string(), &repeats.to_string()])
         .output()
@@ -158,7 +162,12 @@ fn cvode(harness: &PathBuf, name: &str, rtol: f64, atol: f64, repeats: usize) ->
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let v: Value = serde_json::from_slice(&output.stdout).context("the harness prints JSON")?;
+    harness_figures(&output.stdout)
+}
+
+/// The figures a harness prints as one JSON line.
+fn harness_figures(stdout: &[u8]) -> anyhow::Result<Figures> {
+    let v: Value = serde_json::from_slice(stdout).context("the harness prints JSON")?;
     let count = |key: &str| v[key].as_u64().unwrap_or(0);
     Ok(Figures {
         y: v["y"]

@@ -1,0 +1,253 @@
+//! The large sparse problems of `tandem-bench stiff`: the 2D Brusselator
+//! (reaction–diffusion on a periodic grid) and the battery pack, solved by
+//! Tandem's BDF with its coloured difference Jacobian and sparse LU, and by
+//! CVODE with KLU and analytic Jacobians (`bench/cvode/sparse.c`). Both are
+//! held to the accuracy of a CVODE solution at tolerances 1e-4 as tight,
+//! computed in the same run.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use tandem_models::plants::pack::{Pack, STATES_PER_CELL};
+use tandem_models::plants::testset::significant_digits;
+use tandem_models::Model;
+use tandem_runtime::{Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance};
+
+use super::{harness_figures, Figures};
+
+/// The Brusselator's constants: `A`, `B` and the diffusion coefficient.
+const A: f64 = 1.0;
+const B: f64 = 3.4;
+const ALPHA: f64 = 0.002;
+
+/// The pack's discharge current (A) and coolant temperature (°C).
+const PACK_CURRENT: f64 = 100.0;
+const PACK_COOLANT: f64 = 25.0;
+
+/// A case: the harness's problem name, its size, and the run's tolerances.
+struct Case {
+    problem: &'static str,
+    size: usize,
+    rtol: f64,
+    atol: f64,
+}
+
+/// The cases: Brusselators of 2048 and 4608 states and a pack of 2000.
+const CASES: [Case; 3] = [
+    Case {
+        problem: "BRUSS2D",
+        size: 32,
+        rtol: 1e-6,
+        atol: 1e-8,
+    },
+    Case {
+        problem: "BRUSS2D",
+        size: 48,
+        rtol: 1e-6,
+        atol: 1e-8,
+    },
+    Case {
+        problem: "PACK",
+        size: 400,
+        rtol: 1e-6,
+        atol: 1e-8,
+    },
+];
+
+/// The 2D Brusselator on a periodic `grid × grid` mesh of the unit square,
+/// the species `u`, `v` interleaved per point:
+/// `u' = A + u²v − (B+1)u + α N² Δu`, `v' = Bu − u²v + α N² Δv`.
+struct Brusselator {
+    grid: usize,
+}
+
+impl Brusselator {
+    /// The index of species `s` at point `(i, j)`, wrapping around.
+    fn at(&self, i: isize, j: isize, s: usize) -> usize {
+        let n = self.grid as isize;
+        2 * (i.rem_euclid(n) * n + j.rem_euclid(n)) as usize + s
+    }
+
+    /// `u = 0.5 + y`, `v = 1 + 5x`.
+    fn initial(&self) -> Vec<f64> {
+        let mut y = vec![0.0; 2 * self.grid * self.grid];
+        for i in 0..self.grid as isize {
+            for j in 0..self.grid as isize {
+                y[self.at(i, j, 0)] = 0.5 + j as f64 / self.grid as f64;
+                y[self.at(i, j, 1)] = 1.0 + 5.0 * i as f64 / self.grid as f64;
+            }
+        }
+        y
+    }
+}
+
+impl OdeSystem for Brusselator {
+    fn len(&self) -> usize {
+        2 * self.grid * self.grid
+    }
+
+    fn rhs(&mut self, _: f64, y: &[f64], dy: &mut [f64]) {
+        let c = ALPHA * (self.grid * self.grid) as f64;
+        for i in 0..self.grid as isize {
+            for j in 0..self.grid as isize {
+                let (u, v) = (y[self.at(i, j, 0)], y[self.at(i, j, 1)]);
+                let laplacian = |s: usize, centre: f64| {
+                    y[self.at(i - 1, j, s)]
+                        + y[self.at(i + 1, j, s)]
+                        + y[self.at(i, j - 1, s)]
+                        + y[self.at(i, j + 1, s)]
+                        - 4.0 * centre
+                };
+                dy[self.at(i, j, 0)] = A + u * u * v - (B + 1.0) * u + c * laplacian(0, u);
+                dy[self.at(i, j, 1)] = B * u - u * u * v + c * laplacian(1, v);
+            }
+        }
+    }
+
+    fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
+        let mut depends = vec![Vec::new(); self.len()];
+        for i in 0..self.grid as isize {
+            for j in 0..self.grid as isize {
+                for s in 0..2 {
+                    let mut rows = vec![
+                        self.at(i, j, 0),
+                        self.at(i, j, 1),
+                        self.at(i - 1, j, s),
+                        self.at(i + 1, j, s),
+                        self.at(i, j - 1, s),
+                        self.at(i, j + 1, s),
+                    ];
+                    rows.sort_unstable();
+                    rows.dedup();
+                    depends[self.at(i, j, s)] = rows;
+                }
+            }
+        }
+        Some(depends)
+    }
+}
+
+/// The most runs of a large case (each takes seconds).
+const MAX_REPEATS: usize = 3;
+
+/// Runs the large sparse cases, each timed as the median of `repeats` runs
+/// (at most [`MAX_REPEATS`]), and prints them beside the goal (Tandem ≤ 0.5× CVODE's wall time
+/// at equal accuracy).
+pub fn run(harness: &Path, repeats: usize) -> anyhow::Result<()> {
+    let repeats = repeats.clamp(1, MAX_REPEATS);
+    println!();
+    println!("Large sparse problems: Tandem BDF (T: coloured difference Jacobian, faer sparse LU) against CVODE 6.4 with KLU (C: analytic sparse Jacobian); digits against CVODE at tolerances 1e-4 as tight; wall = median of {repeats} runs");
+    println!(
+        "{:<13} {:>5}  {:>11}  {:>11}  {:>11}  {:>9}  {:>9}  {:>19}  {:>7}",
+        "case", "n", "scd T/C", "nst T/C", "nfe T/C", "nfeLS T", "nje T/C", "wall ms T/C", "wall"
+    );
+    let mut ratios = Vec::new();
+    for case in &CASES {
+        let label = format!("{}-{}", case.problem, case.size);
+        let reference = cvode_sparse(harness, case, 1e-4 * case.rtol, 1e-4 * case.atol, 1)?;
+        let theirs = cvode_sparse(harness, case, case.rtol, case.atol, repeats)?;
+        let ours = tandem(case, repeats)?;
+        let digits = |y: &[f64]| significant_digits(y, &reference.y, case.atol);
+        let ratio = ours.wall.as_secs_f64() / theirs.wall.as_secs_f64();
+        ratios.push(ratio);
+        println!(
+            "{label:<13} {:>5}  {:>5.2}/{:<5.2}  {:>5}/{:<5}  {:>5}/{:<5}  {:>9}  {:>4}/{:<4}  {:>9.1}/{:<9.1}  {ratio:>7.2}",
+            ours.y.len(),
+            digits(&ours.y),
+            digits(&theirs.y),
+            ours.steps,
+            theirs.steps,
+            ours.rhs,
+            theirs.rhs,
+            ours.rhs_jacobian,
+            ours.jacobians,
+            theirs.jacobians,
+            ours.wall.as_secs_f64() * 1e3,
+            theirs.wall.as_secs_f64() * 1e3,
+        );
+    }
+    println!(
+        "wall T/C: max {:.2}; goal <= 0.5 at equal accuracy",
+        ratios.iter().cloned().fold(0.0, f64::max)
+    );
+    Ok(())
+}
+
+/// Solves `case` with Tandem's BDF `repeats` times.
+fn tandem(case: &Case, repeats: usize) -> anyhow::Result<Figures> {
+    let options = BdfOptions {
+        rtol: case.rtol,
+        atol: Tolerance::Scalar(case.atol),
+        ..BdfOptions::default()
+    };
+    let mut walls = Vec::with_capacity(repeats);
+    let mut last = None;
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let (y, bdf) = match case.problem {
+            "BRUSS2D" => {
+                let mut system = Brusselator { grid: case.size };
+                let y0 = system.initial();
+                solve(&mut system, &y0, 10.0, options.clone())?
+            }
+            _ => {
+                let mut pack = Pack::new(case.size);
+                let mut y0 = vec![0.0; STATES_PER_CELL * case.size];
+                pack.initial_state(&mut y0, &mut []);
+                let mut system = ModelOde {
+                    model: &mut pack,
+                    xd: &[],
+                    u: &[PACK_CURRENT, PACK_COOLANT],
+                };
+                solve(&mut system, &y0, 600.0, options.clone())?
+            }
+        };
+        walls.push(start.elapsed());
+        last = Some((y, bdf));
+    }
+    walls.sort();
+    let (y, bdf) = last.context("at least one run")?;
+    let stats = bdf.stats();
+    Ok(Figures {
+        y,
+        steps: stats.steps,
+        rhs: stats.rhs_evals,
+        rhs_jacobian: stats.rhs_evals_jacobian,
+        jacobians: stats.jacobian_evals,
+        wall: walls[repeats / 2],
+    })
+}
+
+/// Integrates `system` from `y0` at 0 to `t_end` in one call.
+fn solve(system: &mut dyn OdeSystem, y0: &[f64], t_end: f64, options: BdfOptions) -> anyhow::Result<(Vec<f64>, Bdf)> {
+    let mut bdf = Bdf::new(y0.len(), options, system.sparsity())?;
+    let mut y = vec![0.0; y0.len()];
+    bdf.init(system, 0.0, y0, t_end);
+    bdf.solve_to(system, t_end, f64::INFINITY, &mut y)?;
+    Ok((y, bdf))
+}
+
+/// Solves `case` with CVODE and KLU through the harness at `rtol`, `atol`.
+fn cvode_sparse(harness: &Path, case: &Case, rtol: f64, atol: f64, repeats: usize) -> anyhow::Result<Figures> {
+    let output = Command::new(harness)
+        .args([
+            case.problem,
+            &case.size.to_string(),
+            &rtol.to_string(),
+            &atol.to_string(),
+            &repeats.to_string(),
+        ])
+        .output()
+        .with_context(|| format!("cannot run {}", harness.display()))?;
+    if !output.status.success() {
+        bail!(
+            "CVODE's sparse harness failed on {}-{}: {}",
+            case.problem,
+            case.size,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    harness_figures(&output.stdout)
+}
