@@ -97,7 +97,7 @@ impl Observer for PrintLive {
 fn announce(session: &Session, clock: ClockMode) {
     let s = session.settings();
     say!(
-        "{}: {} frames of {} s ({} s), policy {}, {} + {} ({}), {}",
+        "{}: {} frames of {} s ({} s), policy {}, {} + {} ({}{}), {}",
         session.name(),
         s.frames(),
         s.frame,
@@ -106,6 +106,10 @@ fn announce(session: &Session, clock: ClockMode) {
         s.fast.method,
         session.implicit_work(),
         session.linear_algebra(),
+        match session.jacobian_helpers() {
+            0 => String::new(),
+            helpers => format!(", Jacobian differenced on {} threads", helpers + 1),
+        },
         match clock {
             ClockMode::Real => "real clock",
             ClockMode::Virtual => "virtual clock",

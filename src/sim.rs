@@ -56,6 +56,13 @@ pub struct SimArgs {
     /// processes (tens of microseconds).
     #[arg(long)]
     isolate: bool,
+    /// Threads that difference the BDF's Jacobian beside the main one, each
+    /// with its own copy of the model (models whose derivatives depend on
+    /// the state alone: the built-in plants, diagrams without zero
+    /// crossings or algebraic loops; others use one thread). The Jacobian
+    /// is the same bit for bit.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=64))]
+    helpers: u16,
 }
 
 /// The solver settings the command line gives over the model's own.
@@ -152,6 +159,20 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let mut sim = Simulation::new(model.as_mut(), settings)
         .map_err(|e| located(&args.model, e))?
         .with_events(events);
+    let helpers = sim
+        .spread_jacobian(usize::from(args.helpers))
+        .map_err(|e| located(&args.model, e))?;
+    if args.helpers > 0 {
+        say!(
+            "Jacobian differenced on {} thread(s){}",
+            1 + helpers,
+            if helpers < usize::from(args.helpers) {
+                " (the model's derivatives depend on more than its state, or it has fewer column groups, or the solver is not bdf)"
+            } else {
+                ""
+            }
+        );
+    }
     let mut progress = Progress::new();
     let result = if args.output.plot.is_some() {
         sim.run(&mut Both(&mut csv, &mut trace), &mut |f| progress.update(f))

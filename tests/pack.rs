@@ -12,11 +12,12 @@ use common::{root, scratch, tandem_ok, Table};
 /// The profile `tests/data/pack_reference.py` solves under.
 const CURRENT: &str = "[[0, 0], [0.5, 0], [0.6, 300], [3, 300], [3.1, -120], [4.5, -120], [4.6, 0]]";
 
-#[test]
-fn eight_cells_follow_scipys_radau_solution() {
-    let dir = scratch("pack8");
+/// Writes `name`.toml: eight cells under the profile, at the reference's
+/// tolerances, with `implicit` added to the implicit thread's section,
+/// recording `name`.csv.
+fn write_pack8(dir: &std::path::Path, name: &str, implicit: &str) {
     std::fs::write(
-        dir.join("pack8.toml"),
+        dir.join(format!("{name}.toml")),
         format!(
             r#"model = "pack-8"
 frame = "1ms"
@@ -25,14 +26,21 @@ policy = "correct"
 [implicit]
 rtol = 1e-9
 atol = 1e-10
+{implicit}
 [inputs.points]
 current = {CURRENT}
 [record]
-file = "pack8.csv"
+file = "{name}.csv"
 "#
         ),
     )
     .unwrap();
+}
+
+#[test]
+fn eight_cells_follow_scipys_radau_solution() {
+    let dir = scratch("pack8");
+    write_pack8(&dir, "pack8", "");
     let out = tandem_ok(&dir, &["run", "pack8.toml", "--virtual-clock", "--results", "."]);
     assert!(out.contains("pack-8: 6001 frames"), "{out}");
     let run = Table::read(&dir.join("pack8.csv"));
@@ -65,6 +73,46 @@ file = "pack8.csv"
     // The profile did something: it drained the cells and warmed them.
     let last = reference.rows.last().unwrap();
     assert!(last[2] < 79.8 && last[6] > 25.5, "{last:?}");
+}
+
+#[test]
+fn jacobians_differenced_on_helper_threads_change_no_bit() {
+    // Offline: the BDF's Jacobians with one and three helpers.
+    let dir = scratch("pack-helpers");
+    let sim = |helpers: &str, out: &str| {
+        let args = [
+            "sim",
+            "pack-40",
+            "--solver",
+            "bdf",
+            "--stop",
+            "30",
+            "--step",
+            "0.5",
+            "--helpers",
+            helpers,
+            "--out",
+            out,
+        ];
+        tandem_ok(&dir, &args)
+    };
+    assert!(!sim("0", "alone.csv").contains("Jacobian differenced"));
+    assert!(sim("1", "one.csv").contains("Jacobian differenced on 2 thread(s)"));
+    assert!(sim("3", "three.csv").contains("Jacobian differenced on 4 thread(s)"));
+    let alone = std::fs::read(dir.join("alone.csv")).unwrap();
+    assert!(alone.len() > 1000);
+    assert_eq!(std::fs::read(dir.join("one.csv")).unwrap(), alone);
+    assert_eq!(std::fs::read(dir.join("three.csv")).unwrap(), alone);
+    // In the tandem on the virtual clock: the implicit side's Jacobians and
+    // the fast side's iteration matrices, a helper on core 0.
+    write_pack8(&dir, "alone", "");
+    write_pack8(&dir, "helped", "helper_cores = [0]");
+    tandem_ok(&dir, &["run", "alone.toml", "--virtual-clock", "--results", "."]);
+    let out = tandem_ok(&dir, &["run", "helped.toml", "--virtual-clock", "--results", "."]);
+    assert!(out.contains("Jacobian differenced on 2 threads"), "{out}");
+    let alone = std::fs::read(dir.join("alone.csv")).unwrap();
+    assert!(alone.len() > 100_000);
+    assert_eq!(std::fs::read(dir.join("helped.csv")).unwrap(), alone);
 }
 
 #[test]

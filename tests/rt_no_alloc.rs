@@ -366,9 +366,15 @@ fn large_plants_step_on_sparse_factors_without_allocating() {
     // thread differences and factors the fast side's matrices and its own,
     // the fast thread solves with them.
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    for (model, input) in [
-        ("ladder-300", "heating = [[0, 0], [1, 50]]"),
-        ("pack-60", "current = [[0, 0], [0.5, 300], [1, -100], [1.5, 0]]"),
+    // The pack again with a helper thread differencing the Jacobians.
+    for (model, input, implicit) in [
+        ("ladder-300", "heating = [[0, 0], [1, 50]]", ""),
+        ("pack-60", "current = [[0, 0], [0.5, 300], [1, -100], [1.5, 0]]", ""),
+        (
+            "pack-60",
+            "current = [[0, 0], [0.5, 300], [1, -100], [1.5, 0]]",
+            "helper_cores = [0]",
+        ),
     ] {
         let text = format!(
             r#"model = "{model}"
@@ -377,6 +383,8 @@ duration = "2s"
 policy = "correct"
 [fast]
 method = "ros34pw2"
+[implicit]
+{implicit}
 [inputs.points]
 {input}
 "#
@@ -388,6 +396,11 @@ method = "ros34pw2"
         let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-sparse-{}", std::process::id()));
         let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
         assert!(session.linear_algebra().sparse, "{model}: {}", session.linear_algebra());
+        assert_eq!(
+            session.jacobian_helpers(),
+            usize::from(!implicit.is_empty()),
+            "{model} {implicit}"
+        );
         ALLOCATIONS.store(0, Relaxed);
         let report = session.run(&mut Armed(0.0)).unwrap();
         ARMED.store(false, Relaxed);

@@ -137,6 +137,7 @@ newton_iterations = 7
 macro_step = "2ms"
 lead = "3ms"
 max_lag = "1s"
+helper_cores = [2, 0]
 [events]
 locate = false
 max_per_frame = 9
@@ -180,6 +181,7 @@ extra = "1.5ms"
     assert_eq!((i.rtol, i.atol, i.max_newton), (1e-4, 1e-5, 7));
     assert!((i.macro_step - 2e-3).abs() < 1e-15 && (i.lead - 3e-3).abs() < 1e-15);
     assert_eq!((run.inputs.extrapolation, i.max_lag), (Extrapolation::Quadratic, 1.0));
+    assert_eq!(i.helper_cores.as_slice(), [2, 0]);
     assert_eq!((s.events.locate, s.events.max_per_frame), (false, 9));
     assert_eq!(run.inputs.profile.map(|p| p.value).as_deref(), Some("ramp"));
     let points: Vec<(String, Vec<(f64, f64)>)> = run.inputs.points.into_iter().map(|(n, p)| (n.value, p)).collect();
@@ -316,6 +318,45 @@ fn missing_key() {
         "virtual_clock.implicit_delays[0].delay",
         &["missing key `delay`; add it, e.g. delay = \"3ms\""],
     );
+}
+
+#[test]
+fn helper_cores_are_distinct_not_the_fast_core_and_few() {
+    let head = "model = \"ev\"\n[fast]\ncore = 1\n[implicit]\n";
+    fails(
+        &format!("{head}helper_cores = [2, 1]"),
+        5,
+        20,
+        "implicit.helper_cores[1]",
+        &["core 1 is fast.core", "choose another"],
+    );
+    fails(
+        &format!("{head}helper_cores = [2, 3, 2]"),
+        5,
+        23,
+        "implicit.helper_cores[2]",
+        &["core 2 is listed twice"],
+    );
+    fails(
+        &format!("{head}helper_cores = [2, -3]"),
+        5,
+        20,
+        "implicit.helper_cores[1]",
+        &["must be 0 to 4095, found -3"],
+    );
+    fails(
+        &format!("{head}helper_cores = [0, 2, 3, 4, 5, 6, 7, 8, 9]"),
+        5,
+        16,
+        "implicit.helper_cores",
+        &["9 helper cores given, at most 8"],
+    );
+    assert!(ok(&format!("{head}helper_cores = []"))
+        .settings
+        .implicit
+        .helper_cores
+        .as_slice()
+        .is_empty());
 }
 
 #[test]

@@ -218,6 +218,15 @@ pub trait Model: Send {
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         None
     }
+
+    /// Whether [`Model::derivatives`] is a function of its [`StateRef`] and
+    /// the definition alone: no latched mode, iterate or other state kept
+    /// in the workspace changes it. Forks of such a model on other threads
+    /// then give the same derivatives bit for bit (difference Jacobians
+    /// spread over helper threads need that). The default: not known.
+    fn pure_derivatives(&self) -> bool {
+        false
+    }
 }
 
 /// A model's definition prepared by [`Model::retune`]: shared, immutable,

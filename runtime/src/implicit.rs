@@ -158,6 +158,11 @@ impl FixedImplicit {
         }
     }
 
+    /// The Jacobian, to spread its differences over helper threads.
+    pub fn jacobian_mut(&mut self) -> &mut Jacobian {
+        &mut self.jacobian
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> &ImplicitStats {
         &self.stats

@@ -29,6 +29,22 @@ pub trait OdeSystem {
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         None
     }
+
+    /// The model behind `f` with its held discrete states and inputs, when
+    /// `f` is a model's derivatives: helper threads evaluate forks of it.
+    fn held_model(&self) -> Option<HeldModel<'_>> {
+        None
+    }
+}
+
+/// A model's derivatives with the discrete states and inputs held.
+pub struct HeldModel<'a> {
+    /// The model.
+    pub model: &'a dyn Model,
+    /// Discrete states.
+    pub xd: &'a [f64],
+    /// Inputs.
+    pub u: &'a [f64],
 }
 
 /// A model's continuous part as an ODE system, with its discrete states and
@@ -69,5 +85,13 @@ impl OdeSystem for ModelOde<'_> {
 
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         self.model.sparsity()
+    }
+
+    fn held_model(&self) -> Option<HeldModel<'_>> {
+        Some(HeldModel {
+            model: &*self.model,
+            xd: self.xd,
+            u: self.u,
+        })
     }
 }

@@ -129,6 +129,9 @@ pub enum SimError {
     /// The recorder failed (disk full, closed pipe).
     #[error("cannot write the results: {0}")]
     Record(#[from] std::io::Error),
+    /// The Jacobian's helper threads could not start.
+    #[error("cannot start the Jacobian's helper threads: {0}\n  help: run with fewer helpers (--helpers)")]
+    Helpers(std::io::Error),
 }
 
 /// What a finished run reports.
@@ -337,6 +340,19 @@ impl<'m> Simulation<'m> {
         self
     }
 
+    /// Spreads the BDF's difference Jacobians over `helpers` more threads
+    /// (see [`crate::bdf::jacobian::Jacobian::spread`]); returns how many started: none for
+    /// an explicit solver or a model whose derivatives depend on its
+    /// workspace ([`Model::pure_derivatives`]).
+    pub fn spread_jacobian(&mut self, helpers: usize) -> Result<usize, SimError> {
+        let Some(bdf) = self.bdf.as_mut() else {
+            return Ok(0);
+        };
+        bdf.jacobian_mut()
+            .spread(&*self.model, &vec![None; helpers], &crate::bdf::helpers::pin_to_core())
+            .map_err(SimError::Helpers)
+    }
+
     /// Number of major steps the run takes (the last lands on the stop time,
     /// or just before it when the stop time is not on the grid).
     pub fn total_steps(&self) -> u64 {
@@ -508,6 +524,9 @@ impl<'m> Simulation<'m> {
     /// comes back in `definition`. Returns `false` when it is not a
     /// definition of this model.
     pub fn swap_definition(&mut self, definition: &mut Definition) -> bool {
+        if let Some(bdf) = self.bdf.as_mut() {
+            bdf.jacobian_mut().swap_definition(definition);
+        }
         let swapped = self.model.swap_definition(definition);
         if swapped {
             self.land = true;

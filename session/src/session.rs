@@ -294,6 +294,8 @@ struct Parts {
     settings: TandemSettings,
     implicit_work: ImplicitWork,
     linear_algebra: Chosen,
+    /// Helper threads differencing the implicit side's Jacobians.
+    jacobian_helpers: usize,
     costs: VirtualCosts,
     options: Options,
     preflight: Option<Preflight>,
@@ -661,6 +663,7 @@ impl Session {
             settings,
             implicit_work,
             linear_algebra,
+            jacobian_helpers: tandem.jacobian_helpers,
             costs: virtual_costs,
             options,
             preflight,
@@ -703,6 +706,12 @@ impl Session {
     /// matrix.
     pub fn linear_algebra(&self) -> Chosen {
         self.parts.linear_algebra
+    }
+
+    /// Helper threads differencing the implicit side's Jacobians beside it
+    /// (`implicit.helper_cores`; 0 when it differences them alone).
+    pub fn jacobian_helpers(&self) -> usize {
+        self.parts.jacobian_helpers
     }
 
     /// The preflight, on the real clock.

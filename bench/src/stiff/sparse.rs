@@ -7,12 +7,15 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use tandem_models::plants::pack::{Pack, STATES_PER_CELL};
+use tandem_models::plants::pack::Pack;
 use tandem_models::plants::testset::significant_digits;
-use tandem_models::Model;
+use tandem_models::{Layout, Model, StateRef};
+use tandem_runtime::bdf::helpers::pin_to_core;
+use tandem_runtime::bdf::jacobian::{Increments, Jacobian};
+use tandem_runtime::linalg::LinearSolver;
 use tandem_runtime::{Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance};
 
 use super::{harness_figures, Figures};
@@ -59,36 +62,60 @@ const CASES: [Case; 3] = [
 /// The 2D Brusselator on a periodic `grid × grid` mesh of the unit square,
 /// the species `u`, `v` interleaved per point:
 /// `u' = A + u²v − (B+1)u + α N² Δu`, `v' = Bu − u²v + α N² Δv`.
+#[derive(Clone)]
 struct Brusselator {
     grid: usize,
+    layout: Layout,
 }
 
 impl Brusselator {
+    /// On a `grid × grid` mesh.
+    fn new(grid: usize) -> Self {
+        let states = (0..grid * grid)
+            .flat_map(|p| [format!("u[{p}]"), format!("v[{p}]")])
+            .collect();
+        Brusselator {
+            grid,
+            layout: Layout {
+                states,
+                ..Layout::default()
+            },
+        }
+    }
+
     /// The index of species `s` at point `(i, j)`, wrapping around.
     fn at(&self, i: isize, j: isize, s: usize) -> usize {
         let n = self.grid as isize;
         2 * (i.rem_euclid(n) * n + j.rem_euclid(n)) as usize + s
     }
-
-    /// `u = 0.5 + y`, `v = 1 + 5x`.
-    fn initial(&self) -> Vec<f64> {
-        let mut y = vec![0.0; 2 * self.grid * self.grid];
-        for i in 0..self.grid as isize {
-            for j in 0..self.grid as isize {
-                y[self.at(i, j, 0)] = 0.5 + j as f64 / self.grid as f64;
-                y[self.at(i, j, 1)] = 1.0 + 5.0 * i as f64 / self.grid as f64;
-            }
-        }
-        y
-    }
 }
 
-impl OdeSystem for Brusselator {
-    fn len(&self) -> usize {
-        2 * self.grid * self.grid
+impl Model for Brusselator {
+    fn layout(&self) -> &Layout {
+        &self.layout
     }
 
-    fn rhs(&mut self, _: f64, y: &[f64], dy: &mut [f64]) {
+    fn fork(&self) -> Box<dyn Model> {
+        Box::new(self.clone())
+    }
+
+    fn pure_derivatives(&self) -> bool {
+        true
+    }
+
+    fn initial_state(&mut self, x: &mut [f64], _: &mut [f64]) {
+        for i in 0..self.grid as isize {
+            for j in 0..self.grid as isize {
+                x[self.at(i, j, 0)] = 0.5 + j as f64 / self.grid as f64;
+                x[self.at(i, j, 1)] = 1.0 + 5.0 * i as f64 / self.grid as f64;
+            }
+        }
+    }
+
+    fn outputs(&mut self, _: StateRef<'_>, _: &mut [f64]) {}
+
+    fn derivatives(&mut self, s: StateRef<'_>, dy: &mut [f64]) {
+        let y = s.x;
         let c = ALPHA * (self.grid * self.grid) as f64;
         for i in 0..self.grid as isize {
             for j in 0..self.grid as isize {
@@ -107,7 +134,7 @@ impl OdeSystem for Brusselator {
     }
 
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
-        let mut depends = vec![Vec::new(); self.len()];
+        let mut depends = vec![Vec::new(); 2 * self.grid * self.grid];
         for i in 0..self.grid as isize {
             for j in 0..self.grid as isize {
                 for s in 0..2 {
@@ -144,11 +171,17 @@ pub fn run(harness: &Path, repeats: usize) -> anyhow::Result<()> {
         "case", "n", "scd T/C", "nst T/C", "nfe T/C", "nfeLS T", "nje T/C", "wall ms T/C", "wall"
     );
     let mut ratios = Vec::new();
+    let mut helped_walls = Vec::new();
     for case in &CASES {
         let label = format!("{}-{}", case.problem, case.size);
         let reference = cvode_sparse(harness, case, 1e-4 * case.rtol, 1e-4 * case.atol, 1)?;
         let theirs = cvode_sparse(harness, case, case.rtol, case.atol, repeats)?;
-        let ours = tandem(case, repeats)?;
+        let ours = tandem(case, repeats, 0)?;
+        let helped = tandem(case, repeats, 1)?;
+        if helped.y != ours.y {
+            bail!("{label}: the Jacobian on two threads changed the solution");
+        }
+        helped_walls.push((label.clone(), ours.wall, helped.wall));
         let digits = |y: &[f64]| significant_digits(y, &reference.y, case.atol);
         let ratio = ours.wall.as_secs_f64() / theirs.wall.as_secs_f64();
         ratios.push(ratio);
@@ -172,44 +205,54 @@ pub fn run(harness: &Path, repeats: usize) -> anyhow::Result<()> {
         "wall T/C: max {:.2}; goal <= 0.5 at equal accuracy",
         ratios.iter().cloned().fold(0.0, f64::max)
     );
+    println!("The difference Jacobian on 2 threads (one helper with its own copy of the model; the same solution bit for bit):");
+    for ((label, one, two), case) in helped_walls.into_iter().zip(&CASES) {
+        let (groups, alone, helped) = jacobian_walls(case)?;
+        println!(
+            "  {label:<13} one Jacobian ({groups} column groups): {:>7.1} µs on 1 thread, {:>7.1} µs on 2 ({:.2}x); whole run {:>7.1} ms, {:>7.1} ms ({:.2}x)",
+            alone.as_secs_f64() * 1e6,
+            helped.as_secs_f64() * 1e6,
+            alone.as_secs_f64() / helped.as_secs_f64(),
+            one.as_secs_f64() * 1e3,
+            two.as_secs_f64() * 1e3,
+            one.as_secs_f64() / two.as_secs_f64()
+        );
+    }
     Ok(())
 }
 
-/// Solves `case` with Tandem's BDF `repeats` times.
-fn tandem(case: &Case, repeats: usize) -> anyhow::Result<Figures> {
+/// Solves `case` with Tandem's BDF `repeats` times, its difference
+/// Jacobians spread over `helpers` more threads.
+fn tandem(case: &Case, repeats: usize, helpers: usize) -> anyhow::Result<Figures> {
     let options = BdfOptions {
         rtol: case.rtol,
         atol: Tolerance::Scalar(case.atol),
         ..BdfOptions::default()
     };
+    let (mut model, u, t_end) = model_of(case);
+    let n = model.layout().states.len();
+    let mut y0 = vec![0.0; n];
+    model.initial_state(&mut y0, &mut []);
     let mut walls = Vec::with_capacity(repeats);
     let mut last = None;
     for _ in 0..repeats {
         let start = Instant::now();
-        let (y, bdf) = match case.problem {
-            "BRUSS2D" => {
-                let mut system = Brusselator { grid: case.size };
-                let y0 = system.initial();
-                solve(&mut system, &y0, 10.0, options.clone())?
-            }
-            _ => {
-                let mut pack = Pack::new(case.size);
-                let mut y0 = vec![0.0; STATES_PER_CELL * case.size];
-                pack.initial_state(&mut y0, &mut []);
-                let mut system = ModelOde {
-                    model: &mut pack,
-                    xd: &[],
-                    u: &[PACK_CURRENT, PACK_COOLANT],
-                };
-                solve(&mut system, &y0, 600.0, options.clone())?
-            }
+        let mut bdf = Bdf::new(n, options.clone(), model.sparsity())?;
+        bdf.jacobian_mut()
+            .spread(model.as_ref(), &vec![None; helpers], &pin_to_core())?;
+        let mut system = ModelOde {
+            model: model.as_mut(),
+            xd: &[],
+            u: &u,
         };
+        let mut y = vec![0.0; n];
+        bdf.init(&mut system, 0.0, &y0, t_end);
+        bdf.solve_to(&mut system, t_end, f64::INFINITY, &mut y)?;
         walls.push(start.elapsed());
-        last = Some((y, bdf));
+        last = Some((y, *bdf.stats()));
     }
     walls.sort();
-    let (y, bdf) = last.context("at least one run")?;
-    let stats = bdf.stats();
+    let (y, stats) = last.context("at least one run")?;
     Ok(Figures {
         y,
         steps: stats.steps,
@@ -220,13 +263,45 @@ fn tandem(case: &Case, repeats: usize) -> anyhow::Result<Figures> {
     })
 }
 
-/// Integrates `system` from `y0` at 0 to `t_end` in one call.
-fn solve(system: &mut dyn OdeSystem, y0: &[f64], t_end: f64, options: BdfOptions) -> anyhow::Result<(Vec<f64>, Bdf)> {
-    let mut bdf = Bdf::new(y0.len(), options, system.sparsity())?;
-    let mut y = vec![0.0; y0.len()];
-    bdf.init(system, 0.0, y0, t_end);
-    bdf.solve_to(system, t_end, f64::INFINITY, &mut y)?;
-    Ok((y, bdf))
+/// The case's model, its inputs and its end time.
+fn model_of(case: &Case) -> (Box<dyn Model>, Vec<f64>, f64) {
+    match case.problem {
+        "BRUSS2D" => (Box::new(Brusselator::new(case.size)), Vec::new(), 10.0),
+        _ => (Box::new(Pack::new(case.size)), vec![PACK_CURRENT, PACK_COOLANT], 600.0),
+    }
+}
+
+/// The number of column groups and the median wall time of one difference
+/// Jacobian at the initial state, on the calling thread alone and with one
+/// helper.
+fn jacobian_walls(case: &Case) -> anyhow::Result<(usize, Duration, Duration)> {
+    const EVALUATIONS: usize = 201;
+    let (mut model, u, _) = model_of(case);
+    let n = model.layout().states.len();
+    let (mut y, mut fy) = (vec![0.0; n], vec![0.0; n]);
+    model.initial_state(&mut y, &mut []);
+    let mut wall = |helpers: usize| -> anyhow::Result<(usize, Duration)> {
+        let mut jacobian = Jacobian::new(n, model.sparsity(), LinearSolver::Auto);
+        jacobian.spread(model.as_ref(), &vec![None; helpers], &pin_to_core())?;
+        let mut system = ModelOde {
+            model: model.as_mut(),
+            xd: &[],
+            u: &u,
+        };
+        system.rhs(0.0, &y, &mut fy);
+        let mut walls: Vec<Duration> = (0..EVALUATIONS)
+            .map(|_| {
+                let start = Instant::now();
+                jacobian.evaluate(&mut system, 0.0, &y, &fy, &[], 1e-3, Increments::Unit);
+                start.elapsed()
+            })
+            .collect();
+        walls.sort();
+        Ok((jacobian.groups(), walls[EVALUATIONS / 2]))
+    };
+    let (groups, alone) = wall(0)?;
+    let (_, helped) = wall(1)?;
+    Ok((groups, alone, helped))
 }
 
 /// Solves `case` with CVODE and KLU through the harness at `rtol`, `atol`.

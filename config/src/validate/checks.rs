@@ -5,6 +5,8 @@ use std::ops::Range;
 
 use toml::Spanned;
 
+use tandem_runtime::tandem::HelperCores;
+
 use crate::duration::Duration;
 use crate::error::ConfigError;
 use crate::text::ConfigText;
@@ -152,6 +154,57 @@ impl ConfigText<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// The implicit side's helper cores: at most [`HelperCores::MAX`],
+    /// each a core number given once and not the fast thread's `fast`.
+    pub(super) fn helper_cores(
+        &self,
+        field: &Option<Spanned<Vec<Spanned<i64>>>>,
+        fast: Option<usize>,
+    ) -> Result<HelperCores, ConfigError> {
+        const KEY: &str = "implicit.helper_cores";
+        let Some(list) = field else {
+            return Ok(HelperCores::default());
+        };
+        if list.get_ref().len() > HelperCores::MAX {
+            return Err(self.error(
+                Some(list.span()),
+                KEY,
+                format!(
+                    "{} helper cores given, at most {} are allowed; list fewer",
+                    list.get_ref().len(),
+                    HelperCores::MAX
+                ),
+            ));
+        }
+        let mut cores = Vec::with_capacity(list.get_ref().len());
+        for (i, entry) in list.get_ref().iter().enumerate() {
+            let at = format!("{KEY}[{i}]");
+            let core = self.integer(
+                &given(&Some(entry.clone()), 0),
+                &at,
+                0,
+                4095,
+                "write a core number from 0",
+            )? as usize;
+            if Some(core) == fast {
+                return Err(self.error(
+                    Some(entry.span()),
+                    &at,
+                    format!("core {core} is fast.core: the fast thread keeps its core to itself; choose another"),
+                ));
+            }
+            if cores.contains(&core) {
+                return Err(self.error(
+                    Some(entry.span()),
+                    &at,
+                    format!("core {core} is listed twice; give each helper its own core"),
+                ));
+            }
+            cores.push(core);
+        }
+        Ok(HelperCores::new(&cores).unwrap_or_default())
     }
 
     /// A core number, or `None` when not given (unpinned).

@@ -186,6 +186,7 @@ impl ConfigText<'_> {
             macro_step: macro_step_s,
             lead: lead_s,
             max_lag: max_lag_s,
+            helper_cores: self.helper_cores(&imp.helper_cores, s.fast.placement.core)?,
         };
         let events = &raw.events;
         s.events.locate = given(&events.locate, s.events.locate).value;

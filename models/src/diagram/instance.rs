@@ -84,6 +84,12 @@ impl Model for DiagramModel {
         self.program.sparsity.clone()
     }
 
+    /// Latched zero-crossing modes and the iterates algebraic loops start
+    /// from live in the workspace; a diagram with neither has none.
+    fn pure_derivatives(&self) -> bool {
+        self.program.layout.zero_crossings.is_empty() && self.loops.is_empty()
+    }
+
     fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
         let program: Arc<dyn Any + Send + Sync> = Arc::new(retuned(&self.program, block, param, value)?);
         Ok(Definition(program))

@@ -95,6 +95,10 @@ impl Model for Ladder {
         &self.layout
     }
 
+    fn pure_derivatives(&self) -> bool {
+        true
+    }
+
     fn fork(&self) -> Box<dyn Model> {
         Box::new(self.clone())
     }

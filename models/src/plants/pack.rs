@@ -151,6 +151,10 @@ impl Model for Pack {
         &self.layout
     }
 
+    fn pure_derivatives(&self) -> bool {
+        true
+    }
+
     fn fork(&self) -> Box<dyn Model> {
         Box::new(self.clone())
     }

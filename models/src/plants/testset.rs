@@ -91,6 +91,10 @@ impl Model for TestProblem {
         &self.layout
     }
 
+    fn pure_derivatives(&self) -> bool {
+        true
+    }
+
     fn fork(&self) -> Box<dyn Model> {
         Box::new(self.clone())
     }

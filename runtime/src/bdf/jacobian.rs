@@ -4,8 +4,12 @@
 //! costs far fewer than `n` evaluations of `f`. The matrix is stored
 //! dense or sparse ([`crate::linalg`]).
 
+use std::ops::Range;
 use std::sync::Arc;
 
+use tandem_models::{Definition, Model};
+
+use super::helpers::{JacobianHelpers, ThreadSetup};
 use crate::linalg::{LinearSolver, Matrix, Pattern};
 use crate::ode::OdeSystem;
 
@@ -15,6 +19,10 @@ pub struct Jacobian {
     pub matrix: Matrix,
     /// Columns perturbed together, one evaluation of `f` per group.
     groups: Vec<Vec<usize>>,
+    /// Threads that evaluate groups beside the caller, and the groups the
+    /// caller evaluates itself (all of them without helpers).
+    helpers: Option<JacobianHelpers>,
+    own: Range<usize>,
     y: Vec<f64>,
     f: Vec<f64>,
     increment: Vec<f64>,
@@ -48,8 +56,11 @@ impl Jacobian {
     /// column, its rows; every entry when `None`), stored as `solver` says.
     pub fn new(n: usize, sparsity: Option<Vec<Vec<usize>>>, solver: LinearSolver) -> Self {
         let pattern = Arc::new(Pattern::new(n, sparsity.as_deref()));
+        let groups = column_groups(&pattern);
         Jacobian {
-            groups: column_groups(&pattern),
+            own: 0..groups.len(),
+            helpers: None,
+            groups,
             matrix: Matrix::zeros(pattern, solver),
             y: vec![0.0; n],
             f: vec![0.0; n],
@@ -60,6 +71,45 @@ impl Jacobian {
     /// Number of column groups (evaluations of `f` per difference Jacobian).
     pub fn groups(&self) -> usize {
         self.groups.len()
+    }
+
+    /// Spreads the column groups of difference Jacobians over one helper
+    /// thread per entry of `cores` (each first runs `setup` with its core),
+    /// each with a fork
+    /// of `model`, when `model`'s forks evaluate alike
+    /// ([`Model::pure_derivatives`]) and there are groups to share; returns
+    /// the number of helpers started. The systems later evaluated must be
+    /// `model`'s derivatives ([`OdeSystem::held_model`]); other systems are
+    /// evaluated by the caller alone.
+    pub fn spread(
+        &mut self,
+        model: &dyn Model,
+        cores: &[Option<usize>],
+        setup: &ThreadSetup,
+    ) -> std::io::Result<usize> {
+        self.helpers = None;
+        self.own = 0..self.groups.len();
+        let cores = &cores[..cores.len().min(self.groups.len().saturating_sub(1))];
+        if cores.is_empty() || !model.pure_derivatives() {
+            return Ok(0);
+        }
+        let (helpers, own) = JacobianHelpers::spawn(model, &self.groups, cores, setup)?;
+        self.helpers = Some(helpers);
+        self.own = own;
+        Ok(cores.len())
+    }
+
+    /// Number of helper threads alive.
+    pub fn helpers(&self) -> usize {
+        self.helpers.as_ref().map_or(0, JacobianHelpers::alive)
+    }
+
+    /// Gives the helpers' forks `definition` (from [`Model::retune`]),
+    /// before the caller's model swaps it in. Allocates nothing.
+    pub fn swap_definition(&mut self, definition: &Definition) {
+        if let Some(helpers) = &mut self.helpers {
+            helpers.swap_definition(definition);
+        }
     }
 
     /// Evaluates `∂f/∂y` at `(t, y)`, where `fy = f(t, y)` is known, with
@@ -113,7 +163,51 @@ impl Jacobian {
             }
         }
         self.matrix.fill_zero();
-        for group in &self.groups {
+        let held = system.held_model();
+        let helped = match (&mut self.helpers, held) {
+            (Some(helpers), Some(held)) => {
+                for (j, inc) in self.increment.iter_mut().enumerate() {
+                    *inc = increment(j, y[j]);
+                }
+                helpers.start(t, y, held.xd, held.u, &self.increment);
+                true
+            }
+            _ => false,
+        };
+        let own = if helped { self.own.clone() } else { 0..self.groups.len() };
+        self.difference_groups(system, t, y, fy, own, &increment);
+        if helped {
+            if let Some(helpers) = &mut self.helpers {
+                let (matrix, increments) = (&mut self.matrix, &self.increment);
+                helpers.finish(|j, f| {
+                    let inv = 1.0 / increments[j];
+                    matrix.set_column(j, |i| (f[i] - fy[i]) * inv);
+                });
+                let lost: Option<Range<usize>> = helpers.lost().reduce(|a, b| a.start.min(b.start)..a.end.max(b.end));
+                if let Some(range) = lost {
+                    // Contiguous by construction unless two helpers died
+                    // apart; re-evaluating a live helper's groups between
+                    // them gives the same columns again.
+                    self.difference_groups(system, t, y, fy, range, &increment);
+                }
+            }
+        }
+        Evaluation::Differences(self.groups.len() as u32)
+    }
+}
+
+impl Jacobian {
+    /// Differences the columns of groups `range` on the calling thread.
+    fn difference_groups(
+        &mut self,
+        system: &mut dyn OdeSystem,
+        t: f64,
+        y: &[f64],
+        fy: &[f64],
+        range: Range<usize>,
+        increment: &impl Fn(usize, f64) -> f64,
+    ) {
+        for group in &self.groups[range] {
             self.y.copy_from_slice(y);
             for &j in group {
                 let inc = increment(j, y[j]);
@@ -127,7 +221,6 @@ impl Jacobian {
                 self.matrix.set_column(j, |i| (f[i] - fy[i]) * inv);
             }
         }
-        Evaluation::Differences(self.groups.len() as u32)
     }
 }
 

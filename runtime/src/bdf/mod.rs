@@ -20,6 +20,7 @@
 //! old or after a convergence failure. Everything is allocated in
 //! [`Bdf::new`]: a step allocates nothing.
 
+pub mod helpers;
 pub mod jacobian;
 mod newton;
 mod options;
@@ -194,6 +195,12 @@ impl Bdf {
     /// Evaluations of `f` per difference Jacobian (column groups).
     pub fn jacobian_groups(&self) -> usize {
         self.jacobian.groups()
+    }
+
+    /// The Jacobian, to spread its differences over helper threads
+    /// ([`Jacobian::spread`]) and keep their models' definitions current.
+    pub fn jacobian_mut(&mut self) -> &mut Jacobian {
+        &mut self.jacobian
     }
 
     /// Time reached.

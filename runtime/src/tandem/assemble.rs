@@ -39,6 +39,9 @@ pub struct Tandem {
     pub recording: Option<RowReceiver>,
     /// Where block parameter changes are submitted.
     pub retuner: Retuner,
+    /// Helper threads differencing the implicit side's Jacobians (0: it
+    /// differences them alone).
+    pub jacobian_helpers: usize,
 }
 
 /// A setting or model the tandem cannot run with.
@@ -53,6 +56,14 @@ pub enum SetupError {
     /// The fast side's iteration matrix cannot be made at the initial state.
     #[error(transparent)]
     Matrix(#[from] MatrixError),
+    /// The Jacobian's helper threads could not start.
+    #[error("cannot start the Jacobian's helper threads on cores {cores:?}: {source}\n  help: list fewer implicit.helper_cores")]
+    Helpers {
+        /// The cores asked for.
+        cores: Vec<usize>,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// Frame records in flight from the fast to the implicit thread.
@@ -134,6 +145,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
     let integrates = matches!(work, ImplicitWork::Integrates(_));
     let matrices = matrices.filter(|_| settings.fast.refreshes_matrices(shape.states));
     let (retuner, fast_retunes, implicit_retunes) = retune_queues(work != ImplicitWork::Nothing);
+    let mut jacobian_helpers = 0;
     let (implicit, sender, results) = if work != ImplicitWork::Nothing {
         let (sender, receiver) = frame_ring(shape, FRAME_RING);
         let (publisher, reader) = match integrates {
@@ -153,7 +165,15 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
             metrics: Arc::clone(&metrics),
             retunes: implicit_retunes,
         };
-        (Some(ImplicitSide::new(settings, parts)?), Some(sender), reader)
+        let mut side = ImplicitSide::new(settings, parts)?;
+        let cores = settings.implicit.helper_cores;
+        jacobian_helpers = side
+            .spread_jacobians(cores.as_slice(), settings.implicit.placement.priority)
+            .map_err(|source| SetupError::Helpers {
+                cores: cores.as_slice().to_vec(),
+                source,
+            })?;
+        (Some(side), Some(sender), reader)
     } else {
         (None, None, None)
     };
@@ -174,5 +194,6 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         metrics,
         recording,
         retuner,
+        jacobian_helpers,
     })
 }

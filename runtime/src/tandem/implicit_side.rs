@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use tandem_models::{Model, StateRef};
+use tandem_models::{Definition, Model, StateRef};
 
 use super::clock::{nanos, Nanos};
 use super::exchange::{FrameReceiver, FrameRecord, RecordShape, ResultPublisher};
@@ -34,8 +34,10 @@ use super::hybrid::Boundary;
 use super::matrix::MatrixPublisher;
 use super::metrics::Metrics;
 use super::retune::ImplicitRetunes;
-use super::settings::{Extrapolation, ImplicitSolver, TandemSettings};
-use crate::bdf::jacobian::Increments;
+use super::settings::{Extrapolation, ImplicitSolver, Placement, TandemSettings};
+use super::threads::place_current_thread;
+use crate::bdf::helpers::ThreadSetup;
+use crate::bdf::jacobian::{Increments, Jacobian};
 use crate::bdf::{Bdf, BdfError, BdfOptions, Tolerance};
 use crate::events::locator::{EventLocator, SettleError};
 use crate::implicit::{FixedImplicit, ImplicitSettings};
@@ -70,6 +72,16 @@ pub enum StepOutcome {
 enum Integrator {
     Bdf(Box<Bdf>),
     Fixed(Box<FixedImplicit>),
+}
+
+impl Integrator {
+    /// Its Jacobian.
+    fn jacobian_mut(&mut self) -> &mut Jacobian {
+        match self {
+            Integrator::Bdf(bdf) => bdf.jacobian_mut(),
+            Integrator::Fixed(fixed) => fixed.jacobian_mut(),
+        }
+    }
 }
 
 /// Why a macro step produced no result.
@@ -292,6 +304,33 @@ impl ImplicitSide {
         })
     }
 
+    /// Spreads the difference Jacobians of its integrator and of the fast
+    /// side's iteration matrices over one helper thread per core in
+    /// `cores`, each pinned there at `priority` (see
+    /// [`Jacobian::spread`]); returns how many helpers each has.
+    pub fn spread_jacobians(&mut self, cores: &[usize], priority: u8) -> std::io::Result<usize> {
+        if cores.is_empty() {
+            return Ok(0);
+        }
+        let cores: Vec<Option<usize>> = cores.iter().map(|&c| Some(c)).collect();
+        let setup: ThreadSetup = Arc::new(move |core| {
+            // A refusal leaves the helper unpinned or at normal priority:
+            // slower, not wrong; the preflight reports the cores.
+            let _ = place_current_thread(Placement { core, priority });
+        });
+        let jacobians = self
+            .integrator
+            .as_mut()
+            .map(Integrator::jacobian_mut)
+            .into_iter()
+            .chain(self.matrices.as_mut().map(MatrixPublisher::jacobian_mut));
+        let mut helpers = 0;
+        for jacobian in jacobians {
+            helpers = helpers.max(jacobian.spread(self.model.as_ref(), &cores, &setup)?);
+        }
+        Ok(helpers)
+    }
+
     /// The metrics it writes, for its driver to add compute times.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
@@ -383,7 +422,16 @@ impl ImplicitSide {
         }
         let newest = self.newest.frame;
         if let Some(r) = &mut self.retunes {
-            if r.apply(newest, self.model.as_mut()) && self.synced {
+            let (integrator, matrices) = (&mut self.integrator, &mut self.matrices);
+            let helpers_first = |definition: &Definition| {
+                if let Some(i) = integrator.as_mut() {
+                    i.jacobian_mut().swap_definition(definition);
+                }
+                if let Some(m) = matrices.as_mut() {
+                    m.jacobian_mut().swap_definition(definition);
+                }
+            };
+            if r.apply(newest, self.model.as_mut(), helpers_first) && self.synced {
                 // The new definition starts from the frame it applies at.
                 self.resync();
             }

@@ -120,6 +120,11 @@ impl MatrixPublisher {
         Ok(())
     }
 
+    /// The Jacobian, to spread its differences over helper threads.
+    pub fn jacobian_mut(&mut self) -> &mut Jacobian {
+        &mut self.jacobian
+    }
+
     /// Publishes the factors prepared last, if they have not been.
     pub fn publish(&mut self) {
         if !self.pending {

@@ -33,6 +33,6 @@ pub mod threads;
 pub mod virtual_clock;
 
 pub use settings::{
-    Extrapolation, FastMethod, FastSettings, FrameEvents, ImplicitSolver, ImplicitThreadSettings, ImplicitWork,
-    Placement, Policy, TandemSettings,
+    Extrapolation, FastMethod, FastSettings, FrameEvents, HelperCores, ImplicitSolver, ImplicitThreadSettings,
+    ImplicitWork, Placement, Policy, TandemSettings,
 };

@@ -116,21 +116,31 @@ pub fn preflight(settings: &TandemSettings, implicit: bool) -> Preflight {
     } else {
         check("affinity", Status::Ok, format!("cores {cores:?} of {available:?}"))
     };
+    let helpers = settings.implicit.helper_cores;
+    let helper_check = match helpers.as_slice() {
+        [] => None,
+        _ if !implicit => None,
+        listed => Some(match listed.iter().find(|c| !available.contains(c)) {
+            Some(c) => check(
+                "helper cores",
+                Status::Missing,
+                format!("core {c} of implicit.helper_cores is not available (cores: {available:?}); choose another"),
+            ),
+            None => check(
+                "helper cores",
+                Status::Ok,
+                format!("Jacobian helpers on cores {listed:?}"),
+            ),
+        }),
+    };
     let mlock = match lock_memory() {
         Ok(()) => check("mlockall", Status::Ok, "current and future memory locked"),
         Err(e) => check("mlockall", Status::Missing, e.to_string()),
     };
-    Preflight {
-        checks: vec![
-            fifo,
-            affinity,
-            mlock,
-            isolated(&cores),
-            preempt_rt(),
-            rt_throttling(),
-            governor(&cores),
-        ],
-    }
+    let mut checks = vec![fifo, affinity];
+    checks.extend(helper_check);
+    checks.extend([mlock, isolated(&cores), preempt_rt(), rt_throttling(), governor(&cores)]);
+    Preflight { checks }
 }
 
 fn read(path: &str) -> Option<String> {

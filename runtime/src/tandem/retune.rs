@@ -144,9 +144,10 @@ impl FastRetunes {
 
 impl ImplicitRetunes {
     /// With the newest frame record at frame `newest`: swaps in every
-    /// change the fast thread applied at or before it; returns whether it
-    /// did (the side then restarts from that record). Allocates nothing.
-    pub fn apply(&mut self, newest: u64, model: &mut dyn Model) -> bool {
+    /// change the fast thread applied at or before it, each first given to
+    /// `before` (copies for the Jacobian's helper threads); returns whether
+    /// it did (the side then restarts from that record). Allocates nothing.
+    pub fn apply(&mut self, newest: u64, model: &mut dyn Model, mut before: impl FnMut(&Definition)) -> bool {
         let mut applied = false;
         while self
             .inbox
@@ -157,6 +158,7 @@ impl ImplicitRetunes {
                 break;
             };
             if let Some(definition) = change.implicit.as_mut() {
+                before(definition);
                 model.swap_definition(definition);
             }
             applied = true;
@@ -207,12 +209,12 @@ mod tests {
         assert_eq!(output(fast_model.as_mut()), 5.0, "at its frame");
         assert!(fast.predates_change(9) && !fast.predates_change(10));
         assert!(
-            !implicit.apply(9, implicit_model.as_mut()),
+            !implicit.apply(9, implicit_model.as_mut(), |_| {}),
             "the implicit side waits for frame 10's record"
         );
         assert_eq!(output(implicit_model.as_mut()), 2.0);
         assert!(retuner.applied().is_empty(), "not back before both sides have it");
-        assert!(implicit.apply(10, implicit_model.as_mut()));
+        assert!(implicit.apply(10, implicit_model.as_mut(), |_| {}));
         assert_eq!(output(implicit_model.as_mut()), 5.0);
         let back = retuner.applied();
         assert_eq!((back.len(), back[0].seq, back[0].applied_at), (1, 1, Some(10)));

@@ -231,6 +231,36 @@ pub struct ImplicitThreadSettings {
     /// When its state is this far behind the fast thread's newest frame, the
     /// implicit thread restarts from the fast thread's state.
     pub max_lag: f64,
+    /// Cores of threads that difference the implicit side's Jacobians
+    /// beside it (none: it differences them alone).
+    pub helper_cores: HelperCores,
+}
+
+/// The cores of the implicit side's Jacobian helper threads, at most
+/// [`HelperCores::MAX`], each thread pinned to one and run at the implicit
+/// thread's priority.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HelperCores {
+    cores: [usize; HelperCores::MAX],
+    len: usize,
+}
+
+impl HelperCores {
+    /// The most helper threads.
+    pub const MAX: usize = 8;
+
+    /// These cores, or `None` when there are more than [`HelperCores::MAX`].
+    pub fn new(cores: &[usize]) -> Option<Self> {
+        let mut helpers = HelperCores::default();
+        helpers.cores.get_mut(..cores.len())?.copy_from_slice(cores);
+        helpers.len = cores.len();
+        Some(helpers)
+    }
+
+    /// The cores, one per helper thread.
+    pub fn as_slice(&self) -> &[usize] {
+        &self.cores[..self.len]
+    }
 }
 
 /// How a real-time run handles the model's state events (zero crossings:
@@ -329,6 +359,7 @@ impl TandemSettings {
                 macro_step: frame,
                 lead: frame,
                 max_lag: 20.0 * frame,
+                helper_cores: HelperCores::default(),
             },
             events: FrameEvents::default(),
         }
