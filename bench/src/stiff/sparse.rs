@@ -15,7 +15,7 @@ use tandem_models::plants::testset::significant_digits;
 use tandem_models::{Layout, Model, StateRef};
 use tandem_runtime::bdf::helpers::pin_to_core;
 use tandem_runtime::bdf::jacobian::{Increments, Jacobian};
-use tandem_runtime::linalg::LinearSolver;
+use tandem_runtime::linalg::{Factors, LinearSolver};
 use tandem_runtime::{Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance};
 
 use super::{harness_figures, Figures};
@@ -207,12 +207,14 @@ pub fn run(harness: &Path, repeats: usize) -> anyhow::Result<()> {
     );
     println!("The difference Jacobian on 2 threads (one helper with its own copy of the model; the same solution bit for bit):");
     for ((label, one, two), case) in helped_walls.into_iter().zip(&CASES) {
-        let (groups, alone, helped) = jacobian_walls(case)?;
+        let walls = jacobian_walls(case)?;
         println!(
-            "  {label:<13} one Jacobian ({groups} column groups): {:>7.1} µs on 1 thread, {:>7.1} µs on 2 ({:.2}x); whole run {:>7.1} ms, {:>7.1} ms ({:.2}x)",
-            alone.as_secs_f64() * 1e6,
-            helped.as_secs_f64() * 1e6,
-            alone.as_secs_f64() / helped.as_secs_f64(),
+            "  {label:<13} one Jacobian ({} column groups): {:>7.1} µs on 1 thread, {:>7.1} µs on 2 ({:.2}x), its LU {:>7.1} µs; whole run {:>7.1} ms, {:>7.1} ms ({:.2}x)",
+            walls.groups,
+            walls.alone.as_secs_f64() * 1e6,
+            walls.helped.as_secs_f64() * 1e6,
+            walls.alone.as_secs_f64() / walls.helped.as_secs_f64(),
+            walls.factorisation.as_secs_f64() * 1e6,
             one.as_secs_f64() * 1e3,
             two.as_secs_f64() * 1e3,
             one.as_secs_f64() / two.as_secs_f64()
@@ -271,16 +273,32 @@ fn model_of(case: &Case) -> (Box<dyn Model>, Vec<f64>, f64) {
     }
 }
 
-/// The number of column groups and the median wall time of one difference
-/// Jacobian at the initial state, on the calling thread alone and with one
-/// helper.
-fn jacobian_walls(case: &Case) -> anyhow::Result<(usize, Duration, Duration)> {
+/// Median wall times of one difference Jacobian at a case's initial state
+/// and of the factorisation of its iteration matrix.
+struct JacobianWalls {
+    /// Column groups (evaluations of `f` per Jacobian).
+    groups: usize,
+    /// The Jacobian on the calling thread alone.
+    alone: Duration,
+    /// With one helper thread.
+    helped: Duration,
+    /// The numeric LU of `I − γJ`.
+    factorisation: Duration,
+}
+
+/// Times one difference Jacobian at the initial state of `case`, alone and
+/// with one helper, and the factorisation of `I − γJ`.
+fn jacobian_walls(case: &Case) -> anyhow::Result<JacobianWalls> {
     const EVALUATIONS: usize = 201;
     let (mut model, u, _) = model_of(case);
     let n = model.layout().states.len();
     let (mut y, mut fy) = (vec![0.0; n], vec![0.0; n]);
     model.initial_state(&mut y, &mut []);
-    let mut wall = |helpers: usize| -> anyhow::Result<(usize, Duration)> {
+    let median = |mut walls: Vec<Duration>| {
+        walls.sort();
+        walls[walls.len() / 2]
+    };
+    let mut wall = |helpers: usize| -> anyhow::Result<(Jacobian, Duration)> {
         let mut jacobian = Jacobian::new(n, model.sparsity(), LinearSolver::Auto);
         jacobian.spread(model.as_ref(), &vec![None; helpers], &pin_to_core())?;
         let mut system = ModelOde {
@@ -289,19 +307,33 @@ fn jacobian_walls(case: &Case) -> anyhow::Result<(usize, Duration, Duration)> {
             u: &u,
         };
         system.rhs(0.0, &y, &mut fy);
-        let mut walls: Vec<Duration> = (0..EVALUATIONS)
+        let walls = (0..EVALUATIONS)
             .map(|_| {
                 let start = Instant::now();
                 jacobian.evaluate(&mut system, 0.0, &y, &fy, &[], 1e-3, Increments::Unit);
                 start.elapsed()
             })
             .collect();
-        walls.sort();
-        Ok((jacobian.groups(), walls[EVALUATIONS / 2]))
+        Ok((jacobian, median(walls)))
     };
-    let (groups, alone) = wall(0)?;
+    let (jacobian, alone) = wall(0)?;
     let (_, helped) = wall(1)?;
-    Ok((groups, alone, helped))
+    let mut factors = Factors::new(&jacobian.matrix);
+    let factorisation = median(
+        (0..EVALUATIONS)
+            .map(|_| {
+                let start = Instant::now();
+                factors.factor_shifted(&jacobian.matrix, 1e-3);
+                start.elapsed()
+            })
+            .collect(),
+    );
+    Ok(JacobianWalls {
+        groups: jacobian.groups(),
+        alone,
+        helped,
+        factorisation,
+    })
 }
 
 /// Solves `case` with CVODE and KLU through the harness at `rtol`, `atol`.

@@ -23,6 +23,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::atomic::AtomicCell;
 
@@ -69,19 +70,27 @@ struct Mailbox {
 
 impl Mailbox {
     /// The helper's loop: evaluates each share it is given, until told to
-    /// stop.
+    /// stop. For [`SPIN`] after a share it waits busy, so that Jacobians
+    /// in quick succession (one per frame) find it awake; then it sleeps
+    /// until woken, which can take tens of microseconds.
     fn serve(&self) {
+        let mut last = Instant::now();
         while !self.stop.load(Ordering::Acquire) {
             match self.to_helper.take() {
                 Some(mut share) => {
                     share.evaluate();
                     self.to_caller.store(Some(share));
+                    last = Instant::now();
                 }
+                None if last.elapsed() < SPIN => std::hint::spin_loop(),
                 None => std::thread::park(),
             }
         }
     }
 }
+
+/// How long a helper waits busy for its next share before it sleeps.
+const SPIN: Duration = Duration::from_millis(2);
 
 /// What a helper evaluates `f` with.
 struct Share {
