@@ -252,9 +252,9 @@ pub(crate) struct RawImplicit {
     #[schemars(schema_with = "linear_solver_schema")]
     pub(crate) linear_solver: Option<Spanned<String>>,
     /// CPU cores of threads that difference the implicit side's Jacobians beside it (each its own copy of the
-    /// model, pinned there at the implicit thread's priority), at most 8, none of them fast.core. Used for models
-    /// whose derivatives depend on their state alone (built-in plants; diagrams without zero crossings or
-    /// algebraic loops). Default none.
+    /// model, pinned there at the implicit thread's priority), at most 8, none of them fast.core or implicit.core.
+    /// Used for models whose derivatives depend on their state alone (built-in plants; diagrams without zero
+    /// crossings or algebraic loops). Default none.
     #[serde(default)]
     #[schemars(with = "Vec<u32>")]
     pub(crate) helper_cores: Option<Spanned<Vec<Spanned<i64>>>>,

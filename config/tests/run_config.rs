@@ -322,31 +322,38 @@ fn missing_key() {
 
 #[test]
 fn helper_cores_are_distinct_not_the_fast_core_and_few() {
-    let head = "model = \"ev\"\n[fast]\ncore = 1\n[implicit]\n";
+    let head = "model = \"ev\"\n[fast]\ncore = 1\n[implicit]\ncore = 4\n";
     fails(
         &format!("{head}helper_cores = [2, 1]"),
-        5,
+        6,
         20,
         "implicit.helper_cores[1]",
         &["core 1 is fast.core", "choose another"],
     );
     fails(
+        &format!("{head}helper_cores = [4]"),
+        6,
+        17,
+        "implicit.helper_cores[0]",
+        &["core 4 is implicit.core", "choose another"],
+    );
+    fails(
         &format!("{head}helper_cores = [2, 3, 2]"),
-        5,
+        6,
         23,
         "implicit.helper_cores[2]",
         &["core 2 is listed twice"],
     );
     fails(
         &format!("{head}helper_cores = [2, -3]"),
-        5,
+        6,
         20,
         "implicit.helper_cores[1]",
         &["must be 0 to 4095, found -3"],
     );
     fails(
-        &format!("{head}helper_cores = [0, 2, 3, 4, 5, 6, 7, 8, 9]"),
-        5,
+        &format!("{head}helper_cores = [0, 2, 3, 5, 6, 7, 8, 9, 10]"),
+        6,
         16,
         "implicit.helper_cores",
         &["9 helper cores given, at most 8"],

@@ -157,11 +157,12 @@ impl ConfigText<'_> {
     }
 
     /// The implicit side's helper cores: at most [`HelperCores::MAX`],
-    /// each a core number given once and not the fast thread's `fast`.
+    /// each a core number given once and neither of the integrator
+    /// threads' `pinned` cores (`fast.core`, `implicit.core`).
     pub(super) fn helper_cores(
         &self,
         field: &Option<Spanned<Vec<Spanned<i64>>>>,
-        fast: Option<usize>,
+        pinned: [(Option<usize>, &str); 2],
     ) -> Result<HelperCores, ConfigError> {
         const KEY: &str = "implicit.helper_cores";
         let Some(list) = field else {
@@ -188,11 +189,11 @@ impl ConfigText<'_> {
                 4095,
                 "write a core number from 0",
             )? as usize;
-            if Some(core) == fast {
+            if let Some((_, thread)) = pinned.iter().find(|(c, _)| *c == Some(core)) {
                 return Err(self.error(
                     Some(entry.span()),
                     &at,
-                    format!("core {core} is fast.core: the fast thread keeps its core to itself; choose another"),
+                    format!("core {core} is {thread}: that thread keeps its core to itself; choose another"),
                 ));
             }
             if cores.contains(&core) {

@@ -173,9 +173,10 @@ impl ConfigText<'_> {
             Duration::from_seconds(s.implicit.max_lag).unwrap_or_default(),
         );
         let max_lag_s = self.within(&max_lag, "implicit.max_lag", (0.0, MAX_LAG_FRAMES * frame_s), "20ms")?;
+        let implicit_core = self.core(&imp.core, "implicit.core")?;
         s.implicit = ImplicitThreadSettings {
             placement: Placement {
-                core: self.core(&imp.core, "implicit.core")?,
+                core: implicit_core,
                 priority: imp_priority.value as u8,
             },
             solver: self.named(&imp.method, "implicit.method", s.implicit.solver)?,
@@ -186,7 +187,10 @@ impl ConfigText<'_> {
             macro_step: macro_step_s,
             lead: lead_s,
             max_lag: max_lag_s,
-            helper_cores: self.helper_cores(&imp.helper_cores, s.fast.placement.core)?,
+            helper_cores: self.helper_cores(
+                &imp.helper_cores,
+                [(s.fast.placement.core, "fast.core"), (implicit_core, "implicit.core")],
+            )?,
         };
         let events = &raw.events;
         s.events.locate = given(&events.locate, s.events.locate).value;

@@ -82,7 +82,9 @@ impl Mailbox {
                     self.to_caller.store(Some(share));
                     last = Instant::now();
                 }
-                None if last.elapsed() < SPIN => std::hint::spin_loop(),
+                // Yielding, not spinning: a thread of the same
+                // SCHED_FIFO priority on this core gets to run.
+                None if last.elapsed() < SPIN => std::thread::yield_now(),
                 None => std::thread::park(),
             }
         }
@@ -221,7 +223,7 @@ impl JacobianHelpers {
                     helper.alive = false;
                     break None;
                 }
-                std::hint::spin_loop();
+                std::thread::yield_now();
             };
             helper.busy = false;
             if let Some(share) = &helper.parked {
