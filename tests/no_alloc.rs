@@ -12,7 +12,8 @@ use tandem_models::Model;
 use tandem_runtime::record::Recorder;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy};
 use tandem_runtime::{
-    Bdf, BdfOptions, FixedImplicit, FixedStep, ImplicitMethod, ImplicitSettings, Method, ModelOde, Simulation, Solver,
+    Bdf, BdfOptions, FixedImplicit, FixedStep, FixedStepper, ImplicitMethod, ImplicitSettings, Method, ModelOde,
+    Simulation, Solver,
 };
 
 /// Keeps a running sum so the outputs are used; never allocates.

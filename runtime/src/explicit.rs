@@ -4,9 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use tandem_models::{Model, StateRef};
-
 use crate::named::UnknownName;
+use crate::ode::OdeSystem;
+use crate::step::{FixedStepper, StepReport};
 
 /// A Butcher tableau of an explicit method with at most four stages.
 pub struct Tableau {
@@ -103,18 +103,14 @@ impl ExplicitRk {
             evaluations: 0,
         }
     }
+}
 
-    /// Derivative evaluations so far.
-    pub fn evaluations(&self) -> u64 {
-        self.evaluations
-    }
-
-    /// Advances `x` from `t` to `t + h`. Discrete states and inputs are held
-    /// over the step. Real-time safe: no allocation.
-    pub fn step(&mut self, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64]) {
+impl FixedStepper for ExplicitRk {
+    /// Real-time safe: `stages` evaluations of `f`, no allocation.
+    fn step(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, y: &mut [f64]) -> StepReport {
         let tab = self.tableau;
         for i in 0..tab.b.len() {
-            self.scratch.copy_from_slice(x);
+            self.scratch.copy_from_slice(y);
             for (j, &a) in tab.a[i].iter().enumerate() {
                 if a != 0.0 {
                     for (s, k) in self.scratch.iter_mut().zip(&self.stages[j]) {
@@ -122,27 +118,27 @@ impl ExplicitRk {
                     }
                 }
             }
-            let s = StateRef {
-                t: t + tab.c[i] * h,
-                x: &self.scratch,
-                xd,
-                u,
-            };
-            model.derivatives(s, &mut self.stages[i]);
+            system.rhs(t + tab.c[i] * h, &self.scratch, &mut self.stages[i]);
             self.evaluations += 1;
         }
         for (i, &b) in tab.b.iter().enumerate() {
-            for (xi, k) in x.iter_mut().zip(&self.stages[i]) {
-                *xi += h * b * k;
+            for (yi, k) in y.iter_mut().zip(&self.stages[i]) {
+                *yi += h * b * k;
             }
         }
+        StepReport::DIRECT
+    }
+
+    fn evaluations(&self) -> u64 {
+        self.evaluations
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tandem_models::Layout;
+    use crate::ode::ModelOde;
+    use tandem_models::{Layout, Model, StateRef};
 
     /// x' = -x, a model written in Rust.
     struct Decay(Layout);
@@ -174,7 +170,12 @@ mod tests {
         let mut x = [1.0];
         let n = (1.0 / h).round() as usize;
         for i in 0..n {
-            rk.step(&mut model, i as f64 * h, h, &mut x, &[], &[]);
+            let mut system = ModelOde {
+                model: &mut model,
+                xd: &[],
+                u: &[],
+            };
+            rk.step(&mut system, i as f64 * h, h, &mut x);
         }
         (x[0] - (-1.0f64).exp()).abs()
     }

@@ -16,6 +16,7 @@ use crate::bdf::wrms;
 use crate::linalg::{Factors, LinearSolver, SolveWork};
 use crate::named::UnknownName;
 use crate::ode::OdeSystem;
+use crate::step::{FixedStepper, StepReport};
 
 /// The fixed-step implicit methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,15 +86,6 @@ impl Default for ImplicitSettings {
             linear_solver: LinearSolver::Auto,
         }
     }
-}
-
-/// What one step's Newton iteration did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NewtonReport {
-    /// Iterations taken.
-    pub iterations: u32,
-    /// The last update was within the tolerance.
-    pub converged: bool,
 }
 
 /// Counters of the fixed-step implicit integrator.
@@ -174,12 +166,59 @@ impl FixedImplicit {
         self.previous_step = None;
     }
 
-    /// Advances `y` from `t` to `t + h`.
-    pub fn step(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, y: &mut [f64]) -> NewtonReport {
+    /// Sets the constant part `a` of `y₁ = a + γ f(t₁, y₁)`, writes the
+    /// predictor into `y` and returns `γ`.
+    fn predict(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, y: &mut [f64]) -> f64 {
+        let two_step = self.settings.method == ImplicitMethod::Bdf2 && self.previous_step == Some(h);
+        match self.settings.method {
+            ImplicitMethod::Bdf2 if two_step => {
+                for (((a, y), y0), yp) in self.base.iter_mut().zip(y.iter_mut()).zip(&self.y0).zip(&self.previous) {
+                    *a = (4.0 * y0 - yp) / 3.0;
+                    *y = 2.0 * y0 - yp;
+                }
+                2.0 * h / 3.0
+            }
+            ImplicitMethod::Bdf1 | ImplicitMethod::Bdf2 => {
+                self.base.copy_from_slice(&self.y0);
+                h
+            }
+            ImplicitMethod::Trapezoidal => {
+                system.rhs(t, &self.y0, &mut self.f);
+                self.stats.rhs_evals += 1;
+                for (((a, y), y0), f) in self.base.iter_mut().zip(y.iter_mut()).zip(&self.y0).zip(&self.f) {
+                    *a = y0 + 0.5 * h * f;
+                    *y = y0 + h * f;
+                }
+                0.5 * h
+            }
+        }
+    }
+
+    /// Re-evaluates the Jacobian at `(t, y)` where `f` holds `f(t, y)`.
+    fn evaluate_jacobian(&mut self, system: &mut dyn OdeSystem, t: f64, y: &[f64], h: f64) {
+        for (w, y) in self.weights.iter_mut().zip(y) {
+            *w = 1.0 / (self.settings.rtol * y.abs() + self.settings.atol);
+        }
+        let increments = self.settings.increments;
+        if let Evaluation::Differences(n) = self
+            .jacobian
+            .evaluate(system, t, y, &self.f, &self.weights, h, increments)
+        {
+            self.stats.rhs_evals += u64::from(n);
+        }
+        self.stats.jacobian_evals += 1;
+        self.refresh = false;
+        self.factored = f64::NAN;
+    }
+}
+
+impl FixedStepper for FixedImplicit {
+    /// Newton's iterations are bounded by the settings' `max_iterations`.
+    fn step(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, y: &mut [f64]) -> StepReport {
         self.y0.copy_from_slice(y);
         let gamma = self.predict(system, t, h, y);
         let t1 = t + h;
-        let mut report = NewtonReport {
+        let mut report = StepReport {
             iterations: 0,
             converged: false,
         };
@@ -232,49 +271,8 @@ impl FixedImplicit {
         report
     }
 
-    /// Sets the constant part `a` of `y₁ = a + γ f(t₁, y₁)`, writes the
-    /// predictor into `y` and returns `γ`.
-    fn predict(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, y: &mut [f64]) -> f64 {
-        let two_step = self.settings.method == ImplicitMethod::Bdf2 && self.previous_step == Some(h);
-        match self.settings.method {
-            ImplicitMethod::Bdf2 if two_step => {
-                for (((a, y), y0), yp) in self.base.iter_mut().zip(y.iter_mut()).zip(&self.y0).zip(&self.previous) {
-                    *a = (4.0 * y0 - yp) / 3.0;
-                    *y = 2.0 * y0 - yp;
-                }
-                2.0 * h / 3.0
-            }
-            ImplicitMethod::Bdf1 | ImplicitMethod::Bdf2 => {
-                self.base.copy_from_slice(&self.y0);
-                h
-            }
-            ImplicitMethod::Trapezoidal => {
-                system.rhs(t, &self.y0, &mut self.f);
-                self.stats.rhs_evals += 1;
-                for (((a, y), y0), f) in self.base.iter_mut().zip(y.iter_mut()).zip(&self.y0).zip(&self.f) {
-                    *a = y0 + 0.5 * h * f;
-                    *y = y0 + h * f;
-                }
-                0.5 * h
-            }
-        }
-    }
-
-    /// Re-evaluates the Jacobian at `(t, y)` where `f` holds `f(t, y)`.
-    fn evaluate_jacobian(&mut self, system: &mut dyn OdeSystem, t: f64, y: &[f64], h: f64) {
-        for (w, y) in self.weights.iter_mut().zip(y) {
-            *w = 1.0 / (self.settings.rtol * y.abs() + self.settings.atol);
-        }
-        let increments = self.settings.increments;
-        if let Evaluation::Differences(n) = self
-            .jacobian
-            .evaluate(system, t, y, &self.f, &self.weights, h, increments)
-        {
-            self.stats.rhs_evals += u64::from(n);
-        }
-        self.stats.jacobian_evals += 1;
-        self.refresh = false;
-        self.factored = f64::NAN;
+    fn evaluations(&self) -> u64 {
+        self.stats.rhs_evals
     }
 }
 
@@ -355,7 +353,7 @@ mod tests {
         let report = integrator.step(&mut VanDerPol, 0.0, 0.5, &mut y);
         assert_eq!(
             report,
-            NewtonReport {
+            StepReport {
                 iterations: 1,
                 converged: false
             }

@@ -26,13 +26,15 @@ pub mod rates;
 pub mod record;
 pub mod rosenbrock;
 pub mod sim;
+pub mod step;
 pub mod tandem;
 
 pub use bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 pub use events::{ChatterPolicy, EventOptionError, EventSettings};
 pub use explicit::{ExplicitRk, Method};
-pub use implicit::{FixedImplicit, ImplicitMethod, ImplicitSettings, ImplicitStats, NewtonReport};
+pub use implicit::{FixedImplicit, ImplicitMethod, ImplicitSettings, ImplicitStats};
 pub use named::UnknownName;
 pub use ode::{ModelOde, OdeSystem};
-pub use rosenbrock::{factor_iteration_matrix, TimeDerivative, WMethod, WStepper};
+pub use rosenbrock::{factor_iteration_matrix, TimeDerivative, WMethod, WStep, WStepper};
 pub use sim::{FixedStep, SimError, Simulation, Solver, Summary};
+pub use step::{FixedStepper, StepReport};

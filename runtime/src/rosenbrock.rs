@@ -38,10 +38,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use tandem_models::{Model, StateRef};
-
 use crate::linalg::{Factors, Matrix, SolveWork};
 use crate::named::UnknownName;
+use crate::ode::OdeSystem;
+use crate::step::{FixedStepper, StepReport};
 
 /// Stages of the longest method here.
 pub const MAX_STAGES: usize = 4;
@@ -392,13 +392,25 @@ impl WStepper {
         self.stages.len() + usize::from(self.time_derivative == TimeDerivative::Difference)
     }
 
-    /// Advances `x` from `t` to `t + h`. Discrete states `xd` and inputs `u`
-    /// are held over the step. Real-time safe: a fixed number of `f`
-    /// evaluations and triangular solves, no allocation, no locks.
+    /// The integrator stepping with `factors`: the LU factors of `I − hγA`
+    /// for the steps' `h` and the method's `γ` ([`factor_iteration_matrix`];
+    /// sparse ones with the work space of [`WStepper::solving_with`]).
+    pub fn with_factors<'a>(&'a mut self, factors: &'a Factors) -> WStep<'a> {
+        WStep { stepper: self, factors }
+    }
+}
+
+/// A [`WStepper`] with the factors it steps with.
+pub struct WStep<'a> {
+    stepper: &'a mut WStepper,
+    factors: &'a Factors,
+}
+
+impl FixedStepper for WStep<'_> {
+    /// Real-time safe: a fixed number of `f` evaluations and triangular
+    /// solves, no allocation, no locks.
     ///
-    /// `factors` must hold the LU factors of `I − hγA` for this `h` and the
-    /// method's `γ` ([`factor_iteration_matrix`]; sparse ones with the
-    /// work space of [`WStepper::solving_with`]), with `A` any
+    /// The factors must be those of `I − hγA` for this `h`, with `A` any
     /// approximation of the Jacobian `∂f/∂x`, however old, of size `n × n`.
     /// The order does not depend on `A`; stability on a stiff mode needs
     /// `A` to hold that mode. Factors prepared for another step `h'` are
@@ -406,64 +418,45 @@ impl WStepper {
     /// stiffness misjudged by `h'/h`.
     ///
     /// With no states (`n = 0`) the step does nothing.
-    // ExplicitRk::step's arguments plus the factors, so the two steppers
-    // swap in the same call site.
-    #[allow(clippy::too_many_arguments)]
-    pub fn step(
-        &mut self,
-        model: &mut dyn Model,
-        t: f64,
-        h: f64,
-        x: &mut [f64],
-        xd: &[f64],
-        u: &[f64],
-        factors: &Factors,
-    ) {
+    fn step(&mut self, system: &mut dyn OdeSystem, t: f64, h: f64, x: &mut [f64]) -> StepReport {
         let n = x.len();
         debug_assert_eq!(
             n,
-            self.scratch.len(),
+            self.stepper.scratch.len(),
             "WStepper built for {} states",
-            self.scratch.len()
+            self.stepper.scratch.len()
         );
         if n == 0 {
-            return;
+            return StepReport::DIRECT;
         }
-        let tab = self.method.tableau();
+        let tab = self.stepper.method.tableau();
         let hg = h * tab.gamma;
-        let with_time = self.time_derivative == TimeDerivative::Difference;
+        let with_time = self.stepper.time_derivative == TimeDerivative::Difference;
         for i in 0..tab.stages {
-            let (done, rest) = self.stages.split_at_mut(i);
+            let (done, rest) = self.stepper.stages.split_at_mut(i);
             let stage = &mut rest[0];
             if i == 0 {
                 // α₁ = 0: the first stage evaluates f at the start.
-                model.derivatives(StateRef { t, x, xd, u }, stage);
-                self.evaluations += 1;
+                system.rhs(t, x, stage);
+                self.stepper.evaluations += 1;
                 if with_time {
-                    let s = StateRef { t: t + h, x, xd, u };
-                    model.derivatives(s, &mut self.time_change);
-                    self.evaluations += 1;
-                    for (d, f) in self.time_change.iter_mut().zip(stage.iter()) {
+                    system.rhs(t + h, x, &mut self.stepper.time_change);
+                    self.stepper.evaluations += 1;
+                    for (d, f) in self.stepper.time_change.iter_mut().zip(stage.iter()) {
                         *d -= f;
                     }
                 }
             } else {
-                self.scratch.copy_from_slice(x);
+                self.stepper.scratch.copy_from_slice(x);
                 for (j, &a) in tab.a[i][..i].iter().enumerate() {
                     if a != 0.0 {
-                        for (s, v) in self.scratch.iter_mut().zip(&done[j]) {
+                        for (s, v) in self.stepper.scratch.iter_mut().zip(&done[j]) {
                             *s += a * v;
                         }
                     }
                 }
-                let s = StateRef {
-                    t: t + tab.nodes[i] * h,
-                    x: &self.scratch,
-                    xd,
-                    u,
-                };
-                model.derivatives(s, stage);
-                self.evaluations += 1;
+                system.rhs(t + tab.nodes[i] * h, &self.stepper.scratch, stage);
+                self.stepper.evaluations += 1;
             }
             // hγ [f + Σ (c_ij / h) U_j + γ_i h f_t] = hγ f + γ Σ c_ij U_j + hγ γ_i (h f_t).
             for v in stage.iter_mut() {
@@ -479,17 +472,22 @@ impl WStepper {
             }
             if with_time && tab.time[i] != 0.0 {
                 let w = hg * tab.time[i];
-                for (v, d) in stage.iter_mut().zip(&self.time_change) {
+                for (v, d) in stage.iter_mut().zip(&self.stepper.time_change) {
                     *v += w * d;
                 }
             }
-            factors.solve(stage, &mut self.solve_work);
+            self.factors.solve(stage, &mut self.stepper.solve_work);
         }
-        for (stage, &m) in self.stages.iter().zip(&tab.m) {
+        for (stage, &m) in self.stepper.stages.iter().zip(&tab.m) {
             for (xi, v) in x.iter_mut().zip(stage) {
                 *xi += m * v;
             }
         }
+        StepReport::DIRECT
+    }
+
+    fn evaluations(&self) -> u64 {
+        self.stepper.evaluations
     }
 }
 
@@ -497,7 +495,16 @@ impl WStepper {
 mod tests {
     use super::*;
     use nalgebra::DMatrix;
-    use tandem_models::Layout;
+    use tandem_models::{Layout, Model, StateRef};
+
+    use crate::ode::ModelOde;
+
+    /// One step of `stepper` with `lu` on `model` (no discrete states or
+    /// inputs).
+    fn step(stepper: &mut WStepper, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], lu: &Factors) {
+        let mut system = ModelOde { model, xd: &[], u: &[] };
+        stepper.with_factors(lu).step(&mut system, t, h, x);
+    }
 
     /// `x' = f(p, t, x)`, a model written in Rust with one parameter.
     #[derive(Clone)]
@@ -552,7 +559,7 @@ mod tests {
         for k in 0..steps {
             let t = k as f64 * h;
             let lu = factored(matrix(t, &x), h, method);
-            stepper.step(model, t, h, &mut x, &[], &[], &lu);
+            step(&mut stepper, model, t, h, &mut x, &lu);
         }
         assert_eq!(stepper.evaluations(), (steps * stepper.evaluations_per_step()) as u64);
         x
@@ -898,7 +905,7 @@ mod tests {
                 let mut stepper = WStepper::new(method, 1).with_time_derivative(TimeDerivative::Omitted);
                 let lu = factored(DMatrix::from_element(1, 1, lambda), h, method);
                 let mut x = [1.0];
-                stepper.step(&mut model, 0.0, h, &mut x, &[], &[], &lu);
+                step(&mut stepper, &mut model, 0.0, h, &mut x, &lu);
                 let (r, want) = (x[0], stability_closed_form(method, z));
                 println!("{method}: R({z}) = {r:.6e}, closed form {want:.6e}");
                 assert!(
@@ -909,7 +916,7 @@ mod tests {
                 // 1000 steps stay bounded (x₀ = 1 again so it does not underflow at once).
                 let mut x = [1.0];
                 for k in 1..=1000 {
-                    stepper.step(&mut model, k as f64 * h, h, &mut x, &[], &[], &lu);
+                    step(&mut stepper, &mut model, k as f64 * h, h, &mut x, &lu);
                     assert!(
                         x[0].is_finite() && x[0].abs() <= 1.0,
                         "{method}, z = {z}: x = {} at step {k}",
@@ -948,7 +955,7 @@ mod tests {
                 let mut stepper = WStepper::new(method, 1).with_time_derivative(TimeDerivative::Omitted);
                 let lu = factored(DMatrix::from_element(1, 1, s * lambda), h, method);
                 let mut x = [1.0];
-                stepper.step(&mut model, 0.0, h, &mut x, &[], &[], &lu);
+                step(&mut stepper, &mut model, 0.0, h, &mut x, &lu);
                 println!("{method}: R({z}, {s} · {z}) = {:.4}", x[0]);
                 assert!((x[0] - r(s)).abs() < 1e-12, "{method}, s = {s}: {} vs {}", x[0], r(s));
                 assert_eq!(x[0].abs() < 1.0, s >= s_min, "{method}, s = {s}: R = {}", x[0]);
@@ -965,7 +972,7 @@ mod tests {
             let mut model = Ode::new(0, 0.0, |_, _, _, _| {});
             let mut stepper = WStepper::new(method, 0);
             let mut x: [f64; 0] = [];
-            stepper.step(&mut model, 0.0, 1e-3, &mut x, &[], &[], &lu);
+            step(&mut stepper, &mut model, 0.0, 1e-3, &mut x, &lu);
             assert_eq!(stepper.evaluations(), 0);
         }
     }

@@ -22,6 +22,7 @@ use crate::named::UnknownName;
 use crate::ode::ModelOde;
 use crate::rates::{set_hits, tick_rates, RateError, TickRate};
 use crate::record::Recorder;
+use crate::step::FixedStepper;
 
 /// The integrator of a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -605,8 +606,12 @@ impl<'m> Simulation<'m> {
                 // Non-finite even on tiny steps: take the full step and let
                 // the next major step name the block that produced it.
                 self.x.copy_from_slice(&self.x_start);
-                self.integrator
-                    .step(&mut *self.model, t, t1 - t, &mut self.x, &self.xd, &self.u);
+                let mut system = ModelOde {
+                    model: &mut *self.model,
+                    xd: &self.xd,
+                    u: &self.u,
+                };
+                self.integrator.step(&mut system, t, t1 - t, &mut self.x);
                 return Ok(());
             };
             let end = if h == t1 - t { t1 } else { t + h };
@@ -737,8 +742,12 @@ impl<'m> Simulation<'m> {
         let mut length = h.min(2.0 * self.shortened_to);
         while length >= shortest {
             self.x.copy_from_slice(&self.x_start);
-            self.integrator
-                .step(&mut *self.model, t, length, &mut self.x, &self.xd, &self.u);
+            let mut system = ModelOde {
+                model: &mut *self.model,
+                xd: &self.xd,
+                u: &self.u,
+            };
+            self.integrator.step(&mut system, t, length, &mut self.x);
             if self.x.iter().all(|v| v.is_finite()) {
                 self.shortened_to = if length < h { length } else { f64::INFINITY };
                 return Some(SubStep { length, located: true });
@@ -794,7 +803,7 @@ impl<'m> Simulation<'m> {
         } = self;
         let mut integrate = |model: &mut dyn Model, tau: f64, x: &mut [f64]| {
             x.copy_from_slice(x_start);
-            integrator.step(model, t, tau - t, x, xd, u);
+            integrator.step(&mut ModelOde { model, xd, u }, t, tau - t, x);
         };
         events.locate(&mut **model, &mut integrate, t, end, at_end, x, xd, u)
     }

@@ -14,7 +14,9 @@ use tandem_models::plants::ladder::Ladder;
 use tandem_models::Model;
 use tandem_runtime::bdf::jacobian::{Evaluation, Jacobian};
 use tandem_runtime::linalg::{Factors, LinearSolver, Matrix, Pattern};
-use tandem_runtime::{factor_iteration_matrix, Bdf, BdfOptions, ModelOde, OdeSystem, Tolerance, WMethod, WStepper};
+use tandem_runtime::{
+    factor_iteration_matrix, Bdf, BdfOptions, FixedStepper, ModelOde, OdeSystem, Tolerance, WMethod, WStepper,
+};
 
 /// A difference Jacobian's increment of a state `y`.
 const INCREMENT: fn(usize, f64) -> f64 = |_, y| 1e-7 * y.abs().max(1.0);
@@ -90,7 +92,14 @@ fn the_fast_sides_rosenbrock_step_is_the_same_with_sparse_factors() {
         ));
         let mut stepper = WStepper::new(WMethod::Ros34pw2, n).solving_with(&factors);
         for k in 0..frames {
-            stepper.step(&mut ladder, k as f64 * h, h, &mut x, &[], &[0.0], &factors);
+            let mut system = ModelOde {
+                model: &mut ladder,
+                xd: &[],
+                u: &[0.0],
+            };
+            stepper
+                .with_factors(&factors)
+                .step(&mut system, k as f64 * h, h, &mut x);
         }
         let exact = Ladder::new(n);
         for (i, v) in x.iter().enumerate() {

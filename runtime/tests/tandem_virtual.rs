@@ -7,7 +7,7 @@ use tandem_runtime::tandem::inputs::Profile;
 use tandem_runtime::tandem::metrics::FrameSource::{self, CatchUp, Explicit, Extrapolated, Implicit};
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
-use tandem_runtime::Method;
+use tandem_runtime::{FixedStepper, Method, ModelOde};
 
 mod support;
 use support::{costs, FRAME, MS};
@@ -233,7 +233,13 @@ fn explicit_only_equals_plain_explicit_steps_bit_for_bit() {
     for k in 0..50 {
         assert_eq!(r.outputs[k].to_bits(), x.to_bits(), "frame {k}");
         let mut xs = [x];
-        rk.step(&mut lag, k as f64 * FRAME, FRAME, &mut xs, &[], &[k as f64 * FRAME]);
+        let u = [k as f64 * FRAME];
+        let mut system = ModelOde {
+            model: &mut lag,
+            xd: &[],
+            u: &u,
+        };
+        rk.step(&mut system, k as f64 * FRAME, FRAME, &mut xs);
         x = xs[0];
     }
 }

@@ -308,7 +308,60 @@ impl Matrix {
     }
 }
 
-/// LU factors of `I − γJ` for matrices of one pattern and storage.
+/// What an LU factorisation of `I − γJ` offers, dense or sparse: a
+/// numeric factorisation per matrix into storage made once, and solves
+/// into the caller's vector with work space made once.
+pub trait Factorization {
+    /// Factors `I − γ jac`; `false` when it is singular or not finite.
+    /// `jac` must be stored as the matrix these factors were made for.
+    fn factor_shifted(&mut self, jac: &Matrix, gamma: f64) -> bool;
+
+    /// Work space for [`Factorization::solve`] (allocates).
+    fn solve_work(&self) -> SolveWork;
+
+    /// Overwrites `b` with the solution `x` of `(I − γJ) x = b`, using
+    /// `work` (from [`Factorization::solve_work`] of factors of this
+    /// pattern).
+    fn solve(&self, b: &mut [f64], work: &mut SolveWork);
+}
+
+impl Factorization for Lu {
+    fn factor_shifted(&mut self, jac: &Matrix, gamma: f64) -> bool {
+        match &jac.storage {
+            Storage::Dense(m) => Lu::factor_shifted(self, m, gamma),
+            Storage::Sparse(_) => panic!("dense factors of a sparse matrix"),
+        }
+    }
+
+    fn solve_work(&self) -> SolveWork {
+        SolveWork(None)
+    }
+
+    fn solve(&self, b: &mut [f64], _: &mut SolveWork) {
+        Lu::solve(self, b);
+    }
+}
+
+impl Factorization for SparseLu {
+    fn factor_shifted(&mut self, jac: &Matrix, gamma: f64) -> bool {
+        match &jac.storage {
+            Storage::Sparse(values) => SparseLu::factor_shifted(self, values, gamma),
+            Storage::Dense(_) => panic!("sparse factors of a dense matrix"),
+        }
+    }
+
+    fn solve_work(&self) -> SolveWork {
+        SolveWork(Some(SparseLu::solve_work(self)))
+    }
+
+    fn solve(&self, b: &mut [f64], work: &mut SolveWork) {
+        let buffer = work.0.as_mut().expect("solve work made for sparse factors");
+        SparseLu::solve(self, b, buffer);
+    }
+}
+
+/// LU factors of `I − γJ` for matrices of one pattern and storage: the
+/// [`Factorization`] a [`Matrix`]'s storage calls for, held by value.
 #[derive(Clone, Debug)]
 pub enum Factors {
     /// Dense LU with partial pivoting.
@@ -341,34 +394,33 @@ impl Factors {
         }
     }
 
-    /// Factors `I − γ jac`; `false` when it is singular or not finite.
-    /// `jac` must be stored as the matrix these factors were made for.
+    fn factorization(&self) -> &dyn Factorization {
+        match self {
+            Factors::Dense(lu) => lu,
+            Factors::Sparse(lu) => &**lu,
+        }
+    }
+
+    fn factorization_mut(&mut self) -> &mut dyn Factorization {
+        match self {
+            Factors::Dense(lu) => lu,
+            Factors::Sparse(lu) => &mut **lu,
+        }
+    }
+
+    /// See [`Factorization::factor_shifted`].
     pub fn factor_shifted(&mut self, jac: &Matrix, gamma: f64) -> bool {
-        match (self, &jac.storage) {
-            (Factors::Dense(lu), Storage::Dense(m)) => lu.factor_shifted(m, gamma),
-            (Factors::Sparse(lu), Storage::Sparse(values)) => lu.factor_shifted(values, gamma),
-            _ => panic!("factors and Jacobian stored differently"),
-        }
+        self.factorization_mut().factor_shifted(jac, gamma)
     }
 
-    /// Work space for [`Factors::solve`] (allocates).
+    /// See [`Factorization::solve_work`].
     pub fn solve_work(&self) -> SolveWork {
-        match self {
-            Factors::Dense(_) => SolveWork(None),
-            Factors::Sparse(lu) => SolveWork(Some(lu.solve_work())),
-        }
+        self.factorization().solve_work()
     }
 
-    /// Overwrites `b` with the solution `x` of `(I − γJ) x = b`, using
-    /// `work` (from [`Factors::solve_work`] of factors of this pattern).
+    /// See [`Factorization::solve`].
     pub fn solve(&self, b: &mut [f64], work: &mut SolveWork) {
-        match self {
-            Factors::Dense(lu) => lu.solve(b),
-            Factors::Sparse(lu) => {
-                let buffer = work.0.as_mut().expect("solve work made for sparse factors");
-                lu.solve(b, buffer);
-            }
-        }
+        self.factorization().solve(b, work);
     }
 }
 

@@ -43,6 +43,7 @@ use crate::events::locator::{EventLocator, SettleError};
 use crate::implicit::{FixedImplicit, ImplicitSettings};
 use crate::ode::{ModelOde, OdeSystem};
 use crate::rates::FrameRates;
+use crate::step::FixedStepper;
 
 /// BDF steps allowed per frame of a macro step: a sound step needs a few;
 /// more means the state is one the model cannot step from, and the side

@@ -7,7 +7,9 @@ use tandem_models::Model;
 
 use super::matrix::MatrixReader;
 use crate::explicit::{ExplicitRk, Method};
+use crate::ode::ModelOde;
 use crate::rosenbrock::{WMethod, WStepper};
+use crate::step::FixedStepper;
 
 /// The fast thread's integrator.
 pub enum FastStepper {
@@ -41,16 +43,16 @@ impl FastStepper {
     /// Advances `x` from `t` by `h` with `xd` and `u` held; returns the
     /// frame whose state the iteration matrix was taken at (none for an
     /// explicit method).
-    #[allow(clippy::too_many_arguments)]
     pub fn step(&mut self, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64]) -> Option<u64> {
+        let mut system = ModelOde { model, xd, u };
         match self {
             FastStepper::Explicit(rk) => {
-                rk.step(model, t, h, x, xd, u);
+                rk.step(&mut system, t, h, x);
                 None
             }
             FastStepper::LinearlyImplicit { stepper, matrices } => {
                 let m = matrices.latest();
-                stepper.step(model, t, h, x, xd, u, &m.factors);
+                stepper.with_factors(&m.factors).step(&mut system, t, h, x);
                 Some(m.frame)
             }
         }
