@@ -3,11 +3,16 @@
 //! against SciPy's Radau IIA on the same equations written again in Python
 //! (`tests/data/pack_reference.py`, its output stored in
 //! `tests/data/pack8_scipy.csv`); and the shipped example at 400 cells
-//! (2000 states) on sparse factors, its BMS frames on the bus.
+//! (2000 states) on sparse factors, its BMS frames on the bus; and forty
+//! cells at constant current against CVODE with KLU.
 
 mod common;
 
 use common::{root, scratch, tandem_ok, Table};
+use tandem_models::plants::pack::Pack;
+use tandem_models::Model;
+use tandem_runtime::linalg::LinearSolver;
+use tandem_runtime::{Bdf, BdfOptions, ModelOde, Tolerance};
 
 /// The profile `tests/data/pack_reference.py` solves under.
 const CURRENT: &str = "[[0, 0], [0.5, 0], [0.6, 300], [3, 300], [3.1, -120], [4.5, -120], [4.6, 0]]";
@@ -73,6 +78,46 @@ fn eight_cells_follow_scipys_radau_solution() {
     // The profile did something: it drained the cells and warmed them.
     let last = reference.rows.last().unwrap();
     assert!(last[2] < 79.8 && last[6] > 25.5, "{last:?}");
+}
+
+#[test]
+fn forty_cells_at_constant_current_match_cvode_with_klu() {
+    // tests/data/pack40_cvode_klu.csv: the state at t = 600 s under 100 A
+    // and coolant at 25 °C from SUNDIALS CVODE 6.4 (BDF, KLU, the analytic
+    // sparse Jacobian), `target/cvode_sparse_harness PACK 40 1e-10 1e-12 1`
+    // (bench/cvode/sparse.c, built by bench/cvode/build.sh); at tolerances
+    // ten times tighter it moves by 1.1e-10 relative at most.
+    let reference = Table::read(&root().join("tests/data/pack40_cvode_klu.csv")).column("value");
+    let mut pack = Pack::new(40);
+    let n = reference.len();
+    let mut y0 = vec![0.0; n];
+    pack.initial_state(&mut y0, &mut []);
+    let options = BdfOptions {
+        rtol: 1e-10,
+        atol: Tolerance::Scalar(1e-12),
+        linear_solver: LinearSolver::Sparse,
+        ..BdfOptions::default()
+    };
+    let mut bdf = Bdf::new(n, options, pack.sparsity()).unwrap();
+    let mut system = ModelOde {
+        model: &mut pack,
+        xd: &[],
+        u: &[100.0, 25.0],
+    };
+    let mut y = vec![0.0; n];
+    bdf.init(&mut system, 0.0, &y0, 600.0);
+    bdf.solve_to(&mut system, 600.0, f64::INFINITY, &mut y).unwrap();
+    let worst = y
+        .iter()
+        .zip(&reference)
+        .map(|(v, r)| (v - r).abs() / r.abs().max(1e-3))
+        .fold(0.0, f64::max);
+    println!("largest relative difference from CVODE with KLU: {worst:.2e}");
+    assert!(worst < 1e-8, "{worst}");
+    // The cells discharged and warmed: 100 A for 600 s of 50 Ah is 1/3 of
+    // their charge.
+    assert!((y[0] - (0.8 - 1.0 / 3.0 * (1.0 + 0.02 * 0.7f64.sin()).recip())).abs() < 1e-6);
+    assert!(y[3] > 30.0, "{}", y[3]);
 }
 
 #[test]
