@@ -35,3 +35,29 @@ mod shims;
 
 pub use compile::{compile, Code, CompileError, Report};
 pub use model::CompiledModel;
+
+use std::sync::Arc;
+
+use tandem_models::diagram::{DiagramModel, Program};
+use tandem_models::Model;
+
+/// `program` compiled, or why it is interpreted, in words for reports.
+pub fn compile_or_why(program: &Arc<Program>) -> Result<Code, String> {
+    match compile(program) {
+        Ok(Some(code)) => Ok(code),
+        Ok(None) => Err("interpreted: algebraic loops (solved by Newton) are not compiled".into()),
+        Err(e) => Err(format!("interpreted: {e}")),
+    }
+}
+
+/// A loaded block diagram compiled (the loaders' `PrepareDiagram`): the
+/// compiled model, or the interpreted one, with the report line.
+pub fn prepare(model: DiagramModel) -> (Box<dyn Model>, Option<String>) {
+    match compile_or_why(model.program()) {
+        Ok(code) => {
+            let report = code.report.to_string();
+            (Box::new(CompiledModel::new(model, Arc::new(code))), Some(report))
+        }
+        Err(why) => (Box::new(model), Some(why)),
+    }
+}

@@ -1,0 +1,87 @@
+//! `tandem sim` writes the same CSV, byte for byte, with a diagram
+//! compiled to machine code (the default) and interpreted (`--interpret`),
+//! for every example model and every model of `models/FORMAT.md`, with
+//! every solver.
+
+mod common;
+
+use common::{root, scratch, tandem_ok};
+
+/// The ```json blocks of FORMAT.md, each a complete model.
+fn format_md_models() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("models/FORMAT.md")).expect("FORMAT.md");
+    let mut models = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```json") => current = Some(String::new()),
+            (Some(block), "```") => {
+                models.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    models
+}
+
+#[test]
+fn compiled_and_interpreted_runs_write_the_same_csv() {
+    let dir = scratch("jit-csv");
+    let mut models = Vec::new();
+    for entry in std::fs::read_dir(root().join("models/examples")).expect("examples") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "json") {
+            models.push(path);
+        }
+    }
+    for (k, text) in format_md_models().iter().enumerate() {
+        let path = dir.join(format!("format_{k}.json"));
+        std::fs::write(&path, text).expect("writable");
+        models.push(path);
+    }
+    models.sort();
+    assert!(models.len() >= 10, "{models:?}");
+    let mut compiled = 0;
+    for model in &models {
+        let m = model.to_str().expect("UTF-8 path");
+        for solver in ["euler", "heun", "rk4", "bdf"] {
+            let (c, i) = (dir.join("compiled.csv"), dir.join("interpreted.csv"));
+            let said = tandem_ok(&dir, &["sim", m, "--solver", solver, "--out", c.to_str().unwrap()]);
+            let first = said.lines().next().unwrap_or_default();
+            assert!(
+                first.contains(": compiled ") || first.contains(": interpreted: algebraic loops"),
+                "{m}: {said}"
+            );
+            compiled += usize::from(first.contains(": compiled "));
+            let quiet = tandem_ok(
+                &dir,
+                &[
+                    "sim",
+                    m,
+                    "--solver",
+                    solver,
+                    "--interpret",
+                    "--out",
+                    i.to_str().unwrap(),
+                ],
+            );
+            assert!(
+                !quiet.contains(": compiled ") && !quiet.contains(": interpreted:"),
+                "{m}: {quiet}"
+            );
+            let (c, i) = (std::fs::read(&c).expect("CSV"), std::fs::read(&i).expect("CSV"));
+            assert!(c.len() > 20, "{m} {solver}: an empty CSV");
+            assert!(
+                c == i,
+                "{m} with {solver}: the compiled run's CSV differs from the interpreted one's"
+            );
+        }
+    }
+    assert!(compiled >= 4 * models.len() / 2, "most models compile: {compiled} runs");
+    let _ = std::fs::remove_dir_all(&dir);
+}
