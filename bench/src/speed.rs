@@ -99,7 +99,8 @@ pub fn blocks(budget: Duration) -> anyhow::Result<()> {
     let compile_time = compile_start.elapsed();
     let program = Arc::clone(interpreted.program());
     let n_blocks = program.blocks().len();
-    let code = tandem_jit::compile(&program)?.ok_or_else(|| anyhow::anyhow!("the generated diagram has algebraic loops"))?;
+    let code =
+        tandem_jit::compile(&program)?.ok_or_else(|| anyhow::anyhow!("the generated diagram has algebraic loops"))?;
     println!(
         "generated diagram: {n_blocks} blocks, {} states, built in {:.1} ms; {}",
         program.layout().states.len(),
@@ -112,7 +113,10 @@ pub fn blocks(budget: Duration) -> anyhow::Result<()> {
         step: 1e-3,
         stop: 0.1,
     };
-    println!("  {:<12} {:>22} {:>10} {:>16}", "", "block evaluations/s", "ns/block", "rk4 steps/s");
+    println!(
+        "  {:<12} {:>22} {:>10} {:>16}",
+        "", "block evaluations/s", "ns/block", "rk4 steps/s"
+    );
     let models: [(&str, &mut dyn Model); 2] = [("interpreted", &mut interpreted), ("compiled", &mut compiled)];
     for (name, model) in models {
         let per_second = evaluations_per_second(model, budget / 4) * n_blocks as f64;
