@@ -41,9 +41,12 @@ impl CompiledModel {
     }
 
     /// A minor pass at `s`, then the derivatives into `dx` when given.
-    /// Returns `false`, having done nothing, when the code is stale.
+    /// Returns `false`, having done nothing, when the code is stale or the
+    /// buffers do not fit the model (the interpreter then says why).
     fn run(&mut self, s: StateRef<'_>, dx: Option<&mut [f64]>) -> bool {
-        if !self.current() {
+        let layout = self.inner.layout();
+        let fits = s.u.len() >= layout.inputs.len() && dx.as_ref().is_none_or(|dx| dx.len() == layout.states.len());
+        if !fits || !self.current() {
             return false;
         }
         let code = &*self.code;
