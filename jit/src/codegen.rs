@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::mem::offset_of;
 
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, SigRef, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Unary};
+use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Logic, Relation, Unary};
 use tandem_models::diagram::{Minor, Step};
 
 use crate::shims::{self, Env};
@@ -37,17 +37,7 @@ pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
     match step.minor {
         Minor::Held(_) => true,
         Minor::Guarded(_) => false,
-        Minor::Runs => !matches!(
-            step.kernel,
-            Kernel::Opaque
-                | Kernel::Merge { .. }
-                | Kernel::Pulse
-                | Kernel::Derivative
-                | Kernel::Compare { .. }
-                | Kernel::Logical(_)
-                | Kernel::Edge
-                | Kernel::HitCrossing { .. }
-        ),
+        Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
     }
 }
 
@@ -298,14 +288,86 @@ impl<'f> Emitter<'f> {
         }
         let w = if s.outputs.is_empty() { 0 } else { Self::out_width(s, 0) };
         match s.kernel {
-            Kernel::Opaque
-            | Kernel::Merge { .. }
-            | Kernel::Pulse
-            | Kernel::Derivative
-            | Kernel::Compare { .. }
-            | Kernel::Logical(_)
-            | Kernel::Edge
-            | Kernel::HitCrossing { .. } => unreachable!("not translated"),
+            Kernel::Opaque | Kernel::Merge { .. } => unreachable!("not translated"),
+            Kernel::Pulse => {
+                let next = self.load(Buf::Xd, s.xd.start);
+                let z = self.b.ins().fsub(next, self.t);
+                self.side(s, 0, z);
+                let v = self.load(Buf::Xd, s.xd.start + 1);
+                self.set(s, 0, 0, v);
+            }
+            Kernel::Edge => {
+                let v = self.load(Buf::Xd, s.xd.start + 1);
+                self.set(s, 0, 0, v);
+            }
+            Kernel::HitCrossing { offset } => {
+                let (u, offset) = (self.u(s, 0, 0), self.konst(offset));
+                let z = self.b.ins().fsub(u, offset);
+                self.side(s, 0, z);
+                let v = self.load(Buf::Xd, s.xd.start + 1);
+                self.set(s, 0, 0, v);
+            }
+            Kernel::Derivative => {
+                let (t_prev, valid) = (
+                    self.load(Buf::Xd, s.xd.start + w),
+                    self.load(Buf::Xd, s.xd.start + w + 1),
+                );
+                let zero = self.konst(0.0);
+                let sampled = self.b.ins().fcmp(FloatCC::GreaterThan, valid, zero);
+                let later = self.b.ins().fcmp(FloatCC::GreaterThan, self.t, t_prev);
+                let known = self.b.ins().band(sampled, later);
+                let dt = self.b.ins().fsub(self.t, t_prev);
+                for k in 0..w {
+                    let (u, before) = (self.u(s, 0, k), self.load(Buf::Xd, s.xd.start + k));
+                    let du = self.b.ins().fsub(u, before);
+                    let slope = self.b.ins().fdiv(du, dt);
+                    let v = self.b.ins().select(known, slope, zero);
+                    self.set(s, 0, k, v);
+                }
+            }
+            Kernel::Compare { relation, constant } => {
+                for k in 0..w {
+                    let a = self.u(s, 0, k);
+                    let b = match constant {
+                        Some(c) => self.konst(c),
+                        None => self.u(s, 1, k),
+                    };
+                    let (holds, negated) = match relation {
+                        Relation::Ge => (self.side_of_difference(s, k, a, b), false),
+                        Relation::Lt => (self.side_of_difference(s, k, a, b), true),
+                        Relation::Le => (self.side_of_difference(s, k, b, a), false),
+                        Relation::Gt => (self.side_of_difference(s, k, b, a), true),
+                        Relation::Eq => (self.b.ins().fcmp(FloatCC::Equal, a, b), false),
+                        Relation::Ne => (self.b.ins().fcmp(FloatCC::NotEqual, a, b), false),
+                    };
+                    let v = self.truth(holds, negated);
+                    self.set(s, 0, k, v);
+                }
+            }
+            Kernel::Logical(logic) => {
+                let n = s.inputs.len() as i64;
+                for k in 0..w {
+                    let mut trues = self.b.ins().iconst(types::I32, 0);
+                    for i in 0..s.inputs.len() {
+                        let (u, zero) = (self.u(s, i, k), self.konst(0.0));
+                        let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, u, zero);
+                        let one = self.b.ins().uextend(types::I32, nonzero);
+                        trues = self.b.ins().iadd(trues, one);
+                    }
+                    let holds = match logic {
+                        Logic::And => self.b.ins().icmp_imm(IntCC::Equal, trues, n),
+                        Logic::Or => self.b.ins().icmp_imm(IntCC::UnsignedGreaterThan, trues, 0),
+                        Logic::Nand => self.b.ins().icmp_imm(IntCC::UnsignedLessThan, trues, n),
+                        Logic::Nor | Logic::Not => self.b.ins().icmp_imm(IntCC::Equal, trues, 0),
+                        Logic::Xor => {
+                            let odd = self.b.ins().band_imm(trues, 1);
+                            self.b.ins().icmp_imm(IntCC::Equal, odd, 1)
+                        }
+                    };
+                    let v = self.truth(holds, false);
+                    self.set(s, 0, k, v);
+                }
+            }
             Kernel::Nothing => {}
             Kernel::Pass => {
                 for k in 0..w {
@@ -576,6 +638,22 @@ impl<'f> Emitter<'f> {
                     self.set(s, 0, k, v);
                 }
             }
+        }
+    }
+
+    /// The side of zero crossing `k` at `a - b`.
+    fn side_of_difference(&mut self, s: &Step<'_>, k: usize, a: Value, b: Value) -> Value {
+        let z = self.b.ins().fsub(a, b);
+        self.side(s, k, z)
+    }
+
+    /// 1 when `holds` (or, `negated`, when it does not), else 0.
+    fn truth(&mut self, holds: Value, negated: bool) -> Value {
+        let (one, zero) = (self.konst(1.0), self.konst(0.0));
+        if negated {
+            self.b.ins().select(holds, zero, one)
+        } else {
+            self.b.ins().select(holds, one, zero)
         }
     }
 

@@ -127,8 +127,10 @@ struct Generator {
 impl Generator {
     fn block(&mut self, kind: &str, params: Value) -> String {
         let id = format!("b{}", self.blocks.len());
-        let switches = matches!(kind, "Abs" | "Sign" | "Saturation" | "DeadZone" | "Step" | "Ramp")
-            || (kind == "MinMax" && params.get("inputs").is_none())
+        let switches = matches!(
+            kind,
+            "Abs" | "Sign" | "Saturation" | "DeadZone" | "Step" | "Ramp" | "HitCrossing"
+        ) || (kind == "MinMax" && params.get("inputs").is_none())
             || (kind == "Integrator" && (params.get("upper").is_some() || params.get("lower").is_some()));
         let mut block = json!({"id": id, "type": kind, "params": params});
         if !switches {
@@ -179,7 +181,7 @@ impl Generator {
     fn random_block(&mut self) {
         let r = &mut self.rng;
         let v = r.uniform(-2.0, 2.0);
-        match r.below(30) {
+        match r.below(35) {
             0 => {
                 let w = 1 + r.below(3);
                 let values: Vec<f64> = (0..w).map(|_| r.uniform(-2.0, 2.0)).collect();
@@ -344,6 +346,33 @@ impl Generator {
                 self.signals.push((id, 1));
             }
             28 => self.elementwise("Identity", json!({}), 1, None),
+            29 => {
+                let op = ["AND", "OR", "NAND", "NOR", "XOR"][self.rng.below(5)];
+                let n = 1 + self.rng.below(3);
+                self.elementwise("LogicalOperator", json!({"operator": op, "inputs": n}), n, None);
+            }
+            30 => {
+                let op = ["<", "<=", ">", ">=", "==", "!="][self.rng.below(6)];
+                let constant = [0.0, 0.5, v][self.rng.below(3)];
+                self.elementwise(
+                    "CompareToConstant",
+                    json!({"operator": op, "constant": constant}),
+                    1,
+                    None,
+                );
+            }
+            31 => {
+                let direction = ["rising", "falling", "either"][self.rng.below(3)];
+                let (e, _) = self.pick(Some(1));
+                let id = if self.rng.chance(0.5) {
+                    self.block("Edge", json!({"direction": direction}))
+                } else {
+                    self.block("HitCrossing", json!({"direction": direction, "offset": v}))
+                };
+                self.link(&e, &id, 1);
+                self.signals.push((id, 1));
+            }
+            32 => self.elementwise("Derivative", json!({}), 1, None),
             _ => {
                 let id = self.block(
                     "Lookup2D",
@@ -424,10 +453,7 @@ fn random_diagrams_are_bit_identical() {
         compare(model, &mut rng, 30, &format!("seed {seed}: {text}"));
     }
     // The fallback is exercised, and only where expected.
-    let expected: std::collections::BTreeSet<String> = ["Lookup2D", "Pulse", "RelationalOperator"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let expected: std::collections::BTreeSet<String> = ["Lookup2D"].iter().map(|s| s.to_string()).collect();
     assert_eq!(interpreted_kinds, expected);
 }
 
