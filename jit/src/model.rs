@@ -29,11 +29,6 @@ impl CompiledModel {
         &self.code
     }
 
-    /// The interpreted model it delegates to.
-    pub fn interpreted(&mut self) -> &mut DiagramModel {
-        &mut self.inner
-    }
-
     /// Whether the code is the program's: a parameter change replaces the
     /// program, whose blocks are then interpreted.
     fn current(&self) -> bool {

@@ -19,7 +19,7 @@ pub(crate) const TYPES: &[BlockType] = &[
 
 /// What to do outside the breakpoints.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Extrapolation {
+pub(crate) enum Extrapolation {
     /// Hold the end values.
     Clip,
     /// Continue the end segments.

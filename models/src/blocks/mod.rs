@@ -22,7 +22,7 @@ pub(crate) mod testing;
 use std::fmt;
 
 pub use kernel::Kernel;
-pub use lookup::{Curve, Extrapolation};
+pub use lookup::Curve;
 pub use params::Params;
 
 use crate::error_kind::ErrorKind;
