@@ -4,30 +4,11 @@
 //! every solver.
 
 mod common;
+#[path = "support/format_md.rs"]
+mod format_md;
 
 use common::{root, scratch, tandem_ok};
-
-/// The ```json blocks of FORMAT.md, each a complete model.
-fn format_md_models() -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("models/FORMAT.md")).expect("FORMAT.md");
-    let mut models = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match (&mut current, line.trim_end()) {
-            (None, "```json") => current = Some(String::new()),
-            (Some(block), "```") => {
-                models.push(std::mem::take(block));
-                current = None;
-            }
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            (None, _) => {}
-        }
-    }
-    models
-}
+use format_md::format_md_models;
 
 #[test]
 fn compiled_and_interpreted_runs_write_the_same_csv() {
@@ -39,7 +20,8 @@ fn compiled_and_interpreted_runs_write_the_same_csv() {
             models.push(path);
         }
     }
-    for (k, text) in format_md_models().iter().enumerate() {
+    let format_md = std::fs::read_to_string(root().join("models/FORMAT.md")).expect("FORMAT.md");
+    for (k, text) in format_md_models(&format_md).iter().enumerate() {
         let path = dir.join(format!("format_{k}.json"));
         std::fs::write(&path, text).expect("writable");
         models.push(path);
