@@ -8,7 +8,7 @@ use std::mem::offset_of;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, SigRef, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Logic, Relation, Unary};
+use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Logic, Relation, Unary, Wave};
 use tandem_models::diagram::{Minor, Step};
 
 use crate::shims::{self, Env};
@@ -529,12 +529,12 @@ impl<'f> Emitter<'f> {
                     self.set(s, 0, k, v);
                 }
             }
-            Kernel::Sine {
+            Kernel::Sine(Wave {
                 amplitude,
                 frequency,
                 phase,
                 bias,
-            } => {
+            }) => {
                 let (f, p, a, b) = (
                     self.konst(frequency),
                     self.konst(phase),

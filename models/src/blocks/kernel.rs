@@ -85,17 +85,8 @@ pub enum Kernel<'a> {
     },
     /// `y(0, k) = value[k]`.
     Constant(&'a [f64]),
-    /// `y = bias + amplitude * sin(frequency * t + phase)`.
-    Sine {
-        /// Amplitude.
-        amplitude: f64,
-        /// Frequency in rad/s.
-        frequency: f64,
-        /// Phase in rad.
-        phase: f64,
-        /// Bias.
-        bias: f64,
-    },
+    /// `y = wave.at(t)`.
+    Sine(Wave),
     /// `y = t`.
     Clock,
     /// `y = if side(0, t - time) { after } else { before }`.
@@ -185,6 +176,27 @@ pub enum Kernel<'a> {
         /// The level crossed.
         offset: f64,
     },
+}
+
+/// A sine wave of time (the Sine block).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wave {
+    /// Amplitude.
+    pub amplitude: f64,
+    /// Frequency in rad/s.
+    pub frequency: f64,
+    /// Phase in rad.
+    pub phase: f64,
+    /// Bias.
+    pub bias: f64,
+}
+
+impl Wave {
+    /// `bias + amplitude * sin(frequency * t + phase)`, in that order.
+    #[inline]
+    pub fn at(&self, t: f64) -> f64 {
+        self.bias + self.amplitude * (self.frequency * t + self.phase).sin()
+    }
 }
 
 /// A Switch's criterion on its control input `c`.

@@ -1,5 +1,6 @@
 //! Sources: Constant, Step, Ramp, Sine, Pulse, Clock, FromTable.
 
+use super::kernel::Wave;
 use super::lookup::{check_breakpoints, Curve, Extrapolation};
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
@@ -74,23 +75,13 @@ fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 
 /// A scalar function of time.
 enum TimeFunction {
-    Sine {
-        amplitude: f64,
-        frequency: f64,
-        phase: f64,
-        bias: f64,
-    },
+    Sine(Wave),
     Clock,
 }
 impl Block for TimeFunction {
     fn outputs(&self, c: &mut Ctx) {
-        let v = match *self {
-            TimeFunction::Sine {
-                amplitude,
-                frequency,
-                phase,
-                bias,
-            } => bias + amplitude * (frequency * c.t + phase).sin(),
+        let v = match self {
+            TimeFunction::Sine(wave) => wave.at(c.t),
             TimeFunction::Clock => c.t,
         };
         c.set(0, v);
@@ -98,17 +89,7 @@ impl Block for TimeFunction {
 
     fn kernel(&self) -> Kernel<'_> {
         match *self {
-            TimeFunction::Sine {
-                amplitude,
-                frequency,
-                phase,
-                bias,
-            } => Kernel::Sine {
-                amplitude,
-                frequency,
-                phase,
-                bias,
-            },
+            TimeFunction::Sine(wave) => Kernel::Sine(wave),
             TimeFunction::Clock => Kernel::Clock,
         }
     }
@@ -176,12 +157,12 @@ fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let phase = b.params.number_or("phase", 0.0)?;
     let bias = b.params.number_or("bias", 0.0)?;
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction::Sine {
+    Ok(Box::new(TimeFunction::Sine(Wave {
         amplitude,
         frequency,
         phase,
         bias,
-    }))
+    })))
 }
 
 /// Rectangular pulses whose edges are time events. `xd` = [time of the
