@@ -1,7 +1,7 @@
 //! `tandem sim` writes the same CSV, byte for byte, with a diagram
 //! compiled to machine code (the default) and interpreted (`--interpret`),
 //! for every example model and every model of `models/FORMAT.md`, with
-//! every solver.
+//! every solver; and `tandem cosim` alike.
 
 mod common;
 #[path = "support/format_md.rs"]
@@ -65,5 +65,22 @@ fn compiled_and_interpreted_runs_write_the_same_csv() {
         }
     }
     assert!(compiled >= 4 * models.len() / 2, "most models compile: {compiled} runs");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compiled_and_interpreted_cosimulations_write_the_same_csv() {
+    let dir = scratch("jit-cosim");
+    let system = root().join("cosim/examples/two_mass.toml");
+    let system = system.to_str().expect("UTF-8 path");
+    let (c, i) = (dir.join("compiled.csv"), dir.join("interpreted.csv"));
+    tandem_ok(&dir, &["cosim", system, "--out", c.to_str().unwrap()]);
+    tandem_ok(&dir, &["cosim", system, "--interpret", "--out", i.to_str().unwrap()]);
+    let (c, i) = (std::fs::read(&c).expect("CSV"), std::fs::read(&i).expect("CSV"));
+    assert!(c.len() > 100, "an empty CSV");
+    assert!(
+        c == i,
+        "the compiled co-simulation's CSV differs from the interpreted one's"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
