@@ -56,6 +56,10 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
             say!("  {l}");
         }
     }
+    match tandem_jit::compile_or_why(compiled.model.program()) {
+        Ok(code) => say!("machine code: {}", code.report),
+        Err(why) => say!("machine code: none; {why}"),
+    }
     Ok(())
 }
 

@@ -25,6 +25,10 @@ pub struct CosimArgs {
     /// true` does for one (see `tandem sim --isolate`).
     #[arg(long)]
     isolate: bool,
+    /// Evaluate block diagrams with the interpreter instead of compiling
+    /// them to machine code (the results are the same bit for bit).
+    #[arg(long)]
+    interpret: bool,
 }
 
 /// Runs `tandem cosim`.
@@ -32,7 +36,11 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.output.plot {
         crate::plot::check_path(plot)?;
     }
-    let system = tandem_cosim::load_with(&args.system, args.isolate)?;
+    let loading = tandem_cosim::Loading {
+        isolate_fmus: args.isolate,
+        interpret: args.interpret,
+    };
+    let system = tandem_cosim::load_with(&args.system, loading)?;
     let outputs = system.output_variables();
     let names: Vec<String> = outputs.iter().map(|v| v.name.clone()).collect();
     let master = system.master();

@@ -58,6 +58,11 @@ pub struct RunArgs {
     /// here and exit.
     #[arg(long)]
     pub dcp_description: Option<PathBuf>,
+    /// Evaluate a block diagram model with the interpreter instead of
+    /// compiling it to machine code (as `compile = false` in the
+    /// configuration; the results are the same bit for bit).
+    #[arg(long)]
+    pub interpret: bool,
 }
 
 /// A time interval such as `1s` or `500ms`.
@@ -143,7 +148,8 @@ pub fn conclude(report: &Report, stats_json: Option<&Path>) -> anyhow::Result<()
 
 /// `tandem run` (and `tandem ecu`).
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let config = load(&args.config, args.duration)?;
+    let mut config = load(&args.config, args.duration)?;
+    config.compile &= !args.interpret;
     if config.dcp.is_some() {
         if args.virtual_clock {
             bail!(
@@ -156,6 +162,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     }
     let ecu = config.ecu.as_ref().map(|e| e.config.value.clone());
     let plan = bind(config)?;
+    if let Some(evaluation) = &plan.evaluation {
+        say!("{}: {evaluation}", plan.name);
+    }
     let clock = if args.virtual_clock {
         ClockMode::Virtual
     } else {

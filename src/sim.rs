@@ -11,7 +11,7 @@ use tandem_config::{fixed_step, Overrides};
 use tandem_fmi::{Host, Use};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::reference::file_stem;
-use tandem_models::{Model, ModelRef};
+use tandem_models::{interpreted, Model, ModelRef, PrepareDiagram};
 use tandem_runtime::record::{Both, CsvRecorder, Recorder, Trace};
 use tandem_runtime::{ChatterPolicy, EventSettings, SimError, Simulation, Solver, Summary};
 use tandem_session::offline::sim_error_message;
@@ -63,6 +63,10 @@ pub struct SimArgs {
     /// is the same bit for bit.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=64))]
     helpers: u16,
+    /// Evaluate a block diagram with the interpreter instead of compiling
+    /// it to machine code (the results are the same bit for bit).
+    #[arg(long)]
+    interpret: bool,
 }
 
 /// The solver settings the command line gives over the model's own.
@@ -142,7 +146,7 @@ impl SimArgs {
 
 /// Runs `tandem sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
-    let (mut model, simulation, title) = load(&args.model, args.isolate)?;
+    let (mut model, simulation, title) = load(&args.model, args.isolate, args.interpret)?;
     let overrides = args.solver.overrides();
     let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
     if let Some(plot) = &args.output.plot {
@@ -239,13 +243,17 @@ fn print_bdf_statistics(summary: &Summary) {
 
 /// A model file, or a built-in model by name, with its settings and a
 /// title for plots.
-fn load(model: &Path, isolate: bool) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
+fn load(model: &Path, isolate: bool, interpret: bool) -> anyhow::Result<(Box<dyn Model>, SimulationDef, String)> {
     let reference = ModelRef::parse(&model.to_string_lossy(), Path::new(""));
     let host = isolate
         .then(Host::this_program)
         .transpose()
         .context("cannot find this program to run the FMU out of process")?;
-    let loaded = tandem_fmi::load_with(&reference, Use::Offline, host.as_ref())?;
+    let prepare: PrepareDiagram<'_> = if interpret { &interpreted } else { &tandem_jit::prepare };
+    let loaded = tandem_fmi::load_with(&reference, Use::Offline, host.as_ref(), prepare)?;
+    if let Some(evaluation) = &loaded.evaluation {
+        say!("{}: {evaluation}", file_stem(model));
+    }
     Ok((loaded.model, loaded.simulation, loaded.name))
 }
 

@@ -119,6 +119,11 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "RawFmu")]
     pub(crate) fmu: Option<RawFmu>,
+    /// Compile a JSON block diagram model to machine code (with Cranelift) for the integrators' evaluations; false:
+    /// the interpreter evaluates it. The results are the same bit for bit. Default true.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub(crate) compile: Option<Spanned<bool>>,
 }
 
 /// How an FMU model is loaded.

@@ -87,6 +87,9 @@ pub struct RunConfig {
     pub dcp: Option<crate::DcpConfig>,
     /// Whether an FMU model runs out of process (`fmu.isolate`).
     pub isolate_fmu: bool,
+    /// Whether a block diagram model is compiled to machine code
+    /// (`compile`; else interpreted).
+    pub compile: bool,
 }
 
 /// A run length given instead of the configuration's that cannot be.

@@ -1109,3 +1109,25 @@ fn fmu_isolate_is_taken_for_an_fmu_model_only() {
         &["unknown field"],
     );
 }
+
+#[test]
+fn compile_is_taken_for_a_diagram_model_only() {
+    assert!(ok("model = \"plant.json\"\n").compile);
+    assert!(ok("model = \"plant.json\"\ncompile = true\n").compile);
+    assert!(!ok("model = \"plant.JSON\"\ncompile = false\n").compile);
+    assert!(ok("model = \"ev\"\n").compile);
+    fails(
+        "model = \"ev\"\ncompile = false\n",
+        2,
+        11,
+        "compile",
+        &["applies to a JSON block diagram model (a model ending in \".json\") only"],
+    );
+    fails(
+        "model = \"plant.json\"\ncompile = \"no\"\n",
+        2,
+        11,
+        "compile",
+        &["invalid type"],
+    );
+}

@@ -72,8 +72,8 @@ pub use recording::Recording;
 pub use slave::ModelSlave;
 pub use submodel::{Feedthrough, NoSuchInput, SubModel, SubModelError};
 pub use system::{
-    assemble, fixed_step_for, load, load_source, load_source_with, load_with, parse, parse_with, Iterate, Master,
-    ModelSpec, Ordering, Participant, PointInputs, RawConnection, System, SystemError, DEFAULT_EXTRAPOLATION,
+    assemble, fixed_step_for, load, load_source, load_source_with, load_with, parse, parse_with, Iterate, Loading,
+    Master, ModelSpec, Ordering, Participant, PointInputs, RawConnection, System, SystemError, DEFAULT_EXTRAPOLATION,
     DEFAULT_MAX_ITERATIONS,
 };
 pub use waveform::Waveform;

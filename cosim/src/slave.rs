@@ -69,12 +69,20 @@ impl ModelSlave {
         })
     }
 
-    /// A block diagram, with the feedthrough its structure gives.
-    pub fn diagram(model: DiagramModel, settings: FixedStep) -> Result<Self, SubModelError> {
+    /// A block diagram, with the feedthrough its structure gives; when
+    /// `compile`, compiled to machine code (`tandem_jit::prepare`:
+    /// interpreted when it cannot be; the results are the same bit for
+    /// bit).
+    pub fn diagram(model: DiagramModel, settings: FixedStep, compile: bool) -> Result<Self, SubModelError> {
         let lists = model.program().feedthrough();
         let inputs = model.program().layout().inputs.len();
         let feedthrough = Feedthrough::from_lists(inputs, lists)?;
-        ModelSlave::new(Box::new(model), settings, feedthrough)
+        let model = if compile {
+            tandem_jit::prepare(model).0
+        } else {
+            Box::new(model)
+        };
+        ModelSlave::new(model, settings, feedthrough)
     }
 
     /// Has the simulation's inputs follow `inputs`, the waveforms they

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use tandem_models::diagram::SimulationDef;
-use tandem_models::{LoadError, LoadedModel, ModelRef};
+use tandem_models::{interpreted, LoadError, LoadedModel, ModelRef, PrepareDiagram};
 
 use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, Host, InstanceLimit, Parameters};
 
@@ -79,13 +79,19 @@ pub fn is_fmu(path: &Path) -> bool {
 /// default parameters (its default experiment as the simulation settings),
 /// or what [`ModelRef::load`] loads.
 pub fn load(reference: &ModelRef, use_: Use) -> Result<LoadedModel, ModelLoadError> {
-    load_with(reference, use_, None)
+    load_with(reference, use_, None, &interpreted)
 }
 
 /// [`load`], an FMU run out of process, in the program `isolation`
 /// describes, when given (see [`crate::isolate`]); a model that is no FMU
-/// is refused then, its code being Tandem's own.
-pub fn load_with(reference: &ModelRef, use_: Use, isolation: Option<&Host>) -> Result<LoadedModel, ModelLoadError> {
+/// is refused then, its code being Tandem's own. A block diagram is made
+/// ready to run by `prepare` (e.g. compiled to machine code).
+pub fn load_with(
+    reference: &ModelRef,
+    use_: Use,
+    isolation: Option<&Host>,
+    prepare: PrepareDiagram<'_>,
+) -> Result<LoadedModel, ModelLoadError> {
     let fmu_file = match reference {
         ModelRef::File(file) if is_fmu(file) => Some(file),
         _ => None,
@@ -96,7 +102,7 @@ pub fn load_with(reference: &ModelRef, use_: Use, isolation: Option<&Host>) -> R
                 model: reference.to_string(),
             });
         }
-        return Ok(reference.load()?);
+        return Ok(reference.load_prepared(prepare)?);
     };
     let located = |error| ModelLoadError::Fmu {
         file: file.clone(),
@@ -119,5 +125,6 @@ pub fn load_with(reference: &ModelRef, use_: Use, isolation: Option<&Host>) -> R
         simulation: simulation_def(&description.default_experiment),
         name: description.model_name.clone(),
         model: Box::new(model),
+        evaluation: None,
     })
 }

@@ -25,4 +25,4 @@ pub mod plants;
 pub mod reference;
 
 pub use model::{Definition, Layout, Model, NonFinite, RetuneError, SampleTime, StateRef, Variable};
-pub use reference::{LoadError, LoadedModel, ModelRef};
+pub use reference::{interpreted, LoadError, LoadedModel, ModelRef, PrepareDiagram};

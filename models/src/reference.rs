@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::diagram::{self, DiagramError, SimulationDef};
+use crate::diagram::{self, DiagramError, DiagramModel, SimulationDef};
 use crate::model::Model;
 use crate::plants;
 
@@ -32,14 +32,21 @@ impl ModelRef {
         }
     }
 
-    /// Loads the model it names.
+    /// Loads the model it names; a block diagram is interpreted.
     pub fn load(&self) -> Result<LoadedModel, LoadError> {
+        self.load_prepared(&interpreted)
+    }
+
+    /// Loads the model it names, a block diagram made ready to run by
+    /// `prepare` (e.g. compiled to machine code).
+    pub fn load_prepared(&self, prepare: PrepareDiagram<'_>) -> Result<LoadedModel, LoadError> {
         match self {
             ModelRef::Builtin(name) => match plants::builtin(name) {
                 Some(model) => Ok(LoadedModel {
                     model,
                     simulation: SimulationDef::default(),
                     name: name.to_lowercase(),
+                    evaluation: None,
                 }),
                 None => Err(LoadError::UnknownBuiltin {
                     name: name.clone(),
@@ -49,10 +56,12 @@ impl ModelRef {
             ModelRef::File(path) => {
                 let compiled = diagram::load(path)?;
                 let name = compiled.name.unwrap_or_else(|| file_stem(path).to_string());
+                let (model, evaluation) = prepare(compiled.model);
                 Ok(LoadedModel {
-                    model: Box::new(compiled.model),
+                    model,
                     simulation: compiled.simulation,
                     name,
+                    evaluation,
                 })
             }
         }
@@ -81,6 +90,17 @@ pub struct LoadedModel {
     pub simulation: SimulationDef,
     /// The diagram's `name`, or the file's stem, or the built-in name.
     pub name: String,
+    /// How a block diagram is evaluated, for reports (what was compiled).
+    pub evaluation: Option<String>,
+}
+
+/// Makes a loaded block diagram ready to run: the model to run and a line
+/// for reports on how it is evaluated.
+pub type PrepareDiagram<'a> = &'a dyn Fn(DiagramModel) -> (Box<dyn Model>, Option<String>);
+
+/// The diagram interpreted, as it is.
+pub fn interpreted(model: DiagramModel) -> (Box<dyn Model>, Option<String>) {
+    (Box::new(model), None)
 }
 
 /// Why a model could not be loaded.

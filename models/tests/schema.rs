@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use tandem_models::diagram::compile_str;
 
+#[path = "../../tests/support/format_md.rs"]
+mod format_md;
 #[path = "../../tests/support/schema_check.rs"]
 mod schema_check;
 
@@ -60,28 +62,13 @@ fn block_type_enum_is_the_library() {
 
 /// The ```json blocks of FORMAT.md: each is a complete model.
 fn format_md_models() -> Vec<Value> {
-    let text = read(&models_dir().join("FORMAT.md"));
-    let mut models = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        match (&mut current, line.trim_end()) {
-            (None, "```json") => current = Some(String::new()),
-            (Some(block), "```") => {
-                let model = serde_json::from_str(block)
-                    .unwrap_or_else(|e| panic!("a ```json block of FORMAT.md is not JSON ({e}):\n{block}"));
-                models.push(model);
-                current = None;
-            }
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            (None, _) => {}
-        }
-    }
-    assert!(current.is_none(), "unterminated ```json block in FORMAT.md");
-    assert!(!models.is_empty(), "FORMAT.md has no ```json example");
-    models
+    format_md::format_md_models(&read(&models_dir().join("FORMAT.md")))
+        .iter()
+        .map(|block| {
+            serde_json::from_str(block)
+                .unwrap_or_else(|e| panic!("a ```json block of FORMAT.md is not JSON ({e}):\n{block}"))
+        })
+        .collect()
 }
 
 #[test]

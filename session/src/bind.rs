@@ -11,7 +11,7 @@ use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, Tr
 use tandem_fmi::{Host, ModelLoadError, Use};
 use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_io::frame::CLASSIC_MAX_LEN;
-use tandem_models::{plants, Model, Variable};
+use tandem_models::{interpreted, plants, Model, PrepareDiagram, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Extrapolation, TandemSettings};
@@ -95,6 +95,9 @@ pub struct Plan {
     pub model: Box<dyn Model>,
     /// Its name, for reports.
     pub name: String,
+    /// How a block diagram model is evaluated (what was compiled), for
+    /// reports.
+    pub evaluation: Option<String>,
     /// The inputs' breakpoints by input index (profile, then points).
     pub inputs: Signals,
     /// How the implicit thread predicts each input past its newest sample:
@@ -120,6 +123,7 @@ impl Plan {
             bus_log: None,
             model,
             name: name.to_string(),
+            evaluation: None,
             inputs,
             record: None,
             buses: Vec::new(),
@@ -170,7 +174,13 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         })?),
         false => None,
     };
-    let loaded = tandem_fmi::load_with(&config.model.value, Use::RealTime, host.as_ref()).map_err(model_error)?;
+    let prepare: PrepareDiagram<'_> = if config.compile {
+        &tandem_jit::prepare
+    } else {
+        &interpreted
+    };
+    let loaded =
+        tandem_fmi::load_with(&config.model.value, Use::RealTime, host.as_ref(), prepare).map_err(model_error)?;
     let model = loaded.model;
     let layout = model.layout();
     let inputs = input_signals(&config, layout.inputs.as_slice())?;
@@ -224,6 +234,7 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         virtual_costs: config.virtual_costs,
         bus_log: config.bus_log,
         name: loaded.name,
+        evaluation: loaded.evaluation,
         model,
         inputs,
         record,

@@ -537,6 +537,7 @@ impl Session {
             bus_log,
             model,
             name,
+            evaluation: _,
             inputs,
             extrapolation,
             record,

@@ -42,6 +42,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         config: text.located(&e.config, "ecu.config".into()).map(|c| text.dir().join(c)),
     });
     let isolate_fmu = isolate_fmu(text, raw.fmu.as_ref(), &model.value)?;
+    let compile = compile(text, raw.compile.as_ref(), &model.value)?;
     Ok(RunConfig {
         file: text.origin.to_path_buf(),
         model,
@@ -55,7 +56,27 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         ecu,
         dcp,
         isolate_fmu,
+        compile,
     })
+}
+
+/// `compile`, which only a block diagram model takes.
+fn compile(text: &ConfigText<'_>, raw: Option<&Spanned<bool>>, model: &ModelRef) -> Result<bool, ConfigError> {
+    let Some(compile) = raw else {
+        return Ok(true);
+    };
+    let diagram =
+        matches!(model, ModelRef::File(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")));
+    if !diagram {
+        return Err(text.error(
+            Some(compile.span()),
+            "compile",
+            "compile applies to a JSON block diagram model (a model ending in \".json\") only: built-in plants and \
+             FMUs are machine code already"
+                .into(),
+        ));
+    }
+    Ok(*compile.get_ref())
 }
 
 /// `fmu.isolate`, which only an FMU model takes.

@@ -164,34 +164,43 @@ impl System {
 
 /// Reads and checks the system file at `path`, loading its sub-models.
 pub fn load(path: &Path) -> Result<System, SystemError> {
-    load_with(path, false)
+    load_with(path, Loading::default())
 }
 
-/// [`load`], every FMU run out of process when `isolate_fmus` (as if each
-/// had `fmu.isolate = true`).
-pub fn load_with(path: &Path, isolate_fmus: bool) -> Result<System, SystemError> {
+/// How sub-models are loaded beyond what the system file says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loading {
+    /// Every FMU runs out of process (as if each had `fmu.isolate = true`).
+    pub isolate_fmus: bool,
+    /// Block diagrams are interpreted rather than compiled to machine code
+    /// (the results are the same bit for bit).
+    pub interpret: bool,
+}
+
+/// [`load`], its sub-models loaded as `loading` says.
+pub fn load_with(path: &Path, loading: Loading) -> Result<System, SystemError> {
     let text = read_text(
         path,
         MAX_SYSTEM_FILE,
         "system file",
         "cosim/examples/two_mass.toml is an example",
     )?;
-    parse_with(&text, path, isolate_fmus)
+    parse_with(&text, path, loading)
 }
 
 /// Checks the system `text`, read from `file`: errors name `file`, and
 /// relative sources resolve against its directory.
 pub fn parse(text: &str, file: &Path) -> Result<System, SystemError> {
-    parse_with(text, file, false)
+    parse_with(text, file, Loading::default())
 }
 
-/// [`parse`], every FMU run out of process when `isolate_fmus`.
-pub fn parse_with(text: &str, file: &Path, isolate_fmus: bool) -> Result<System, SystemError> {
+/// [`parse`], its sub-models loaded as `loading` says.
+pub fn parse_with(text: &str, file: &Path, loading: Loading) -> Result<System, SystemError> {
     let place = Place {
         text,
         file,
         guide: "cosim/SYSTEM.md",
     };
     let raw = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
-    validate::validate(&place, raw, isolate_fmus)
+    validate::validate(&place, raw, loading)
 }

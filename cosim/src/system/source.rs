@@ -45,15 +45,17 @@ pub struct ModelSpec {
 /// Loads the participant `spec` names; `file` is the system file, against
 /// whose directory paths resolve and which errors name.
 pub fn load_source(spec: &ModelSpec, file: &Path) -> Result<Box<dyn SubModel>, SystemError> {
-    load_source_with(spec, file, None)
+    load_source_with(spec, file, None, false)
 }
 
 /// [`load_source`], an FMU run out of process, in the program `isolation`
-/// describes, when given (see [`tandem_fmi::isolate`]).
+/// describes, when given (see [`tandem_fmi::isolate`]), a block diagram
+/// interpreted when `interpret` (else compiled to machine code).
 pub fn load_source_with(
     spec: &ModelSpec,
     file: &Path,
     isolation: Option<&Host>,
+    interpret: bool,
 ) -> Result<Box<dyn SubModel>, SystemError> {
     let text = spec.source.value.trim();
     let base = file.parent().unwrap_or(Path::new(""));
@@ -78,7 +80,7 @@ pub fn load_source_with(
         ModelRef::File(path) => {
             let compiled = diagram::load(&path).map_err(|e| unusable(&e))?;
             let settings = fixed_step_for(spec, file, &compiled.simulation)?;
-            ModelSlave::diagram(compiled.model, settings)
+            ModelSlave::diagram(compiled.model, settings, !interpret)
         }
         builtin => {
             let loaded = builtin.load().map_err(|e| unusable(&e))?;

@@ -13,7 +13,7 @@ use toml::Spanned;
 use super::connections::{links, loop_path};
 use super::raw::{RawConnection, RawMaster, RawModel, RawSystem};
 use super::source::{load_source_with, ModelSpec};
-use super::{names, Iterate, Master, Ordering, Participant, PointInputs, System, SystemError};
+use super::{names, Iterate, Loading, Master, Ordering, Participant, PointInputs, System, SystemError};
 use crate::bounds::{MAX_EVERY, MAX_ITERATIONS, MAX_MODELS, MAX_THREADS};
 use crate::graph::{self, Link};
 use crate::submodel::Feedthrough;
@@ -25,7 +25,7 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
 pub const DEFAULT_EXTRAPOLATION: usize = 1;
 
 /// Checks `raw` and loads its sub-models.
-pub(super) fn validate(place: &Place<'_>, raw: RawSystem, isolate_fmus: bool) -> Result<System, SystemError> {
+pub(super) fn validate(place: &Place<'_>, raw: RawSystem, loading: Loading) -> Result<System, SystemError> {
     let m = &raw.master;
     let step = seconds(place, &m.step, "master.step")?;
     let stop = seconds(place, &m.stop, "master.stop")?;
@@ -47,7 +47,7 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem, isolate_fmus: bool) ->
     let ordering = ordering(place, m)?;
     let iterate = iterate(place, m)?;
     let point_inputs = point_inputs(place, m, ordering, iterate.is_some())?;
-    let mut participants = participants(place, &raw.model, step, steps, isolate_fmus)?;
+    let mut participants = participants(place, &raw.model, step, steps, loading)?;
     let links = links(place, &raw.connection, &participants)?;
     if iterate.is_none() && point_inputs == PointInputs::Newest {
         solvable(place, &raw.connection, &links, &participants, ITERATE_FIX)?;
@@ -287,13 +287,14 @@ fn threads(place: &Place<'_>, m: &RawMaster, ordering: Ordering, models: usize) 
 }
 
 /// The `[[model]]` tables, each sub-model loaded; FMUs out of process when
-/// `isolate_fmus` or their `fmu.isolate` says so.
+/// `loading.isolate_fmus` or their `fmu.isolate` says so, diagrams
+/// interpreted when `loading.interpret`.
 fn participants(
     place: &Place<'_>,
     raw: &[RawModel],
     step: f64,
     steps: u64,
-    isolate_fmus: bool,
+    loading: Loading,
 ) -> Result<Vec<Participant>, SystemError> {
     if raw.is_empty() {
         return Err(place
@@ -378,7 +379,7 @@ fn participants(
                 )
                 .into());
         }
-        let host = if isolate_fmus || isolate.is_some_and(|i| *i.get_ref()) {
+        let host = if loading.isolate_fmus || isolate.is_some_and(|i| *i.get_ref()) {
             let host = Host::this_program().map_err(|e| {
                 place.error(
                     r.source.span(),
@@ -392,7 +393,7 @@ fn participants(
         };
         participants.push(Participant {
             name: name.clone(),
-            model: load_source_with(&spec, place.file, host.as_ref())?,
+            model: load_source_with(&spec, place.file, host.as_ref(), loading.interpret)?,
             every,
         });
     }

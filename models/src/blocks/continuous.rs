@@ -1,7 +1,7 @@
 //! Continuous dynamics: Integrator, Derivative, TransferFunction,
 //! StateSpace, PID.
 
-use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
 /// The highest order of a TransferFunction: its companion matrix is dense,
 /// so its cost grows with the square of the order.
@@ -136,6 +136,13 @@ impl Block for Integrator {
             *x = x.clamp(self.lower, self.upper);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Integrator {
+            lower: self.lower,
+            upper: self.upper,
+        }
+    }
 }
 
 fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -224,6 +231,10 @@ impl Block for Derivative {
         c.xd[w] = c.t;
         c.xd[w + 1] = 1.0;
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Derivative
+    }
 }
 
 fn derivative(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -270,6 +281,18 @@ impl Block for Linear {
                 dx += self.b[i * self.m + j] * ctx.u_at(0, j);
             }
             ctx.dx[i] = dx;
+        }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Linear {
+            n: self.n,
+            m: self.m,
+            p: self.p,
+            a: &self.a,
+            b: &self.b,
+            c: &self.c,
+            d: &self.d,
         }
     }
 }
@@ -398,6 +421,15 @@ impl Block for Pid {
         let e = c.u(0);
         c.dx[0] = e;
         c.dx[1] = self.n * (e - c.x[1]);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Pid {
+            kp: self.kp,
+            ki: self.ki,
+            kd: self.kd,
+            n: self.n,
+        }
     }
 }
 

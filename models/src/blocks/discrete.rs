@@ -3,7 +3,7 @@
 //! DiscreteTransferFunction, DiscretePID, Counter.
 
 use super::continuous::initial_values;
-use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -58,6 +58,10 @@ impl Block for Delay {
             c.xd[k] = c.u_at(0, k);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Delay
+    }
 }
 
 /// Declares a delay-like block: one input without feedthrough whose width
@@ -86,6 +90,10 @@ impl Block for Hold {
     fn outputs(&self, c: &mut Ctx) {
         c.pass(0, 0);
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Pass
+    }
 }
 
 fn zero_order_hold(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -102,6 +110,10 @@ struct DiscreteIntegrator {
 impl Block for DiscreteIntegrator {
     fn outputs(&self, c: &mut Ctx) {
         Delay.outputs(c);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Delay
     }
     fn update(&self, c: &mut Ctx) {
         for k in 0..c.xd.len() {

@@ -2,8 +2,9 @@
 //! CompareToConstant, If (driving If action subsystems and Merge).
 
 use super::expression::{constants, Formula};
+use super::kernel::{Logic, Relation};
 use super::params::MAX_PORTS;
-use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -43,16 +44,6 @@ const RELATIONS: &[&str] = &["<", "<=", ">", ">=", "==", "!="];
 
 /// A comparison. The ordered ones switch through a zero crossing of
 /// u1 - u2 (or u2 - u1), located in time; equality has none.
-#[derive(Clone, Copy, PartialEq)]
-enum Relation {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
-}
-
 impl Relation {
     fn parse(op: &str) -> Relation {
         match op {
@@ -102,6 +93,13 @@ impl Block for Compare {
             let rhs = self.constant.unwrap_or_else(|| c.u_at(1, k));
             let v = truth(self.relation.holds(c, k, c.u_at(0, k), rhs));
             c.set_at(0, k, v);
+        }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Compare {
+            relation: self.relation,
+            constant: self.constant,
         }
     }
 }
@@ -176,6 +174,10 @@ impl Block for Edge {
         let v = c.xd[1];
         c.set(0, v);
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Edge
+    }
 }
 
 fn edge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -205,6 +207,10 @@ impl Block for HitCrossing {
         let v = c.xd[1];
         c.set(0, v);
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::HitCrossing { offset: self.offset }
+    }
 }
 
 fn hit_crossing(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -218,16 +224,6 @@ fn hit_crossing(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     b.discrete_states(vec![f64::NAN, 0.0]);
     b.rate(Rate::Continuous);
     Ok(Box::new(HitCrossing { offset, direction }))
-}
-
-#[derive(Clone, Copy)]
-enum Logic {
-    And,
-    Or,
-    Nand,
-    Nor,
-    Xor,
-    Not,
 }
 
 struct Logical(Logic);
@@ -246,6 +242,10 @@ impl Block for Logical {
             };
             c.set_at(0, k, truth(v));
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Logical(self.0)
     }
 }
 

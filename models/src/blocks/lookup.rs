@@ -1,7 +1,7 @@
 //! Lookup tables: Lookup1D and Lookup2D, and the interpolation they share
 //! with FromTable.
 
-use super::{Block, BlockError, BlockType, Build, Ctx};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -59,21 +59,40 @@ fn segment(xs: &[f64], x: f64, extrapolation: Extrapolation) -> (usize, f64) {
 }
 
 /// `ys` at `x`, linear between breakpoints `xs` (strictly increasing).
-pub(crate) fn interpolate(xs: &[f64], ys: &[f64], x: f64, extrapolation: Extrapolation) -> f64 {
+fn interpolate(xs: &[f64], ys: &[f64], x: f64, extrapolation: Extrapolation) -> f64 {
     let (i, f) = segment(xs, x, extrapolation);
     ys[i] + f * (ys[i + 1] - ys[i])
 }
 
-struct Lookup1D {
-    breakpoints: Vec<f64>,
-    table: Vec<f64>,
+/// A curve given by points, interpolated linearly between them.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    xs: Vec<f64>,
+    ys: Vec<f64>,
     extrapolation: Extrapolation,
 }
+
+impl Curve {
+    /// The curve through `(xs[i], ys[i])`, `xs` strictly increasing.
+    pub(crate) fn new(xs: Vec<f64>, ys: Vec<f64>, extrapolation: Extrapolation) -> Self {
+        Curve { xs, ys, extrapolation }
+    }
+
+    /// Its value at `x`.
+    #[inline]
+    pub fn value(&self, x: f64) -> f64 {
+        interpolate(&self.xs, &self.ys, x, self.extrapolation)
+    }
+}
+
+struct Lookup1D(Curve);
 impl Block for Lookup1D {
     fn outputs(&self, c: &mut Ctx) {
-        c.map(0, 0, |u| {
-            interpolate(&self.breakpoints, &self.table, u, self.extrapolation)
-        });
+        c.map(0, 0, |u| self.0.value(u));
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Lookup(&self.0)
     }
 }
 
@@ -92,11 +111,7 @@ fn lookup1d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     b.inputs(1);
     let w = b.width(0)?;
     b.outputs(&[w]);
-    Ok(Box::new(Lookup1D {
-        breakpoints,
-        table,
-        extrapolation,
-    }))
+    Ok(Box::new(Lookup1D(Curve::new(breakpoints, table, extrapolation))))
 }
 
 struct Lookup2D {

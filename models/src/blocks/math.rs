@@ -1,5 +1,6 @@
 //! Arithmetic: Gain, Sum, Product, Abs, Sign, MinMax, MathFunction.
 
+use super::kernel::{Binary, FoldOp, Kernel, Unary};
 use super::params::MAX_PORTS;
 use super::{Block, BlockError, BlockType, Build, Ctx};
 
@@ -26,6 +27,10 @@ impl Block for Gain {
                 c.set_at(0, i, v);
             }
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Gain(&self.0)
     }
 }
 
@@ -69,42 +74,6 @@ fn operators(b: &mut Build, key: &'static str, default: &'static str, allowed: &
     Ok(ops)
 }
 
-/// How a [`Fold`] combines values (an enum, not a function pointer, so the
-/// combination inlines into the evaluation loop).
-#[derive(Clone, Copy)]
-enum FoldOp {
-    /// `+`, or `-` for inverse inputs.
-    Sum,
-    /// `*`, or `/` for inverse inputs.
-    Product,
-    Min,
-    Max,
-}
-
-impl FoldOp {
-    /// The value an empty fold gives.
-    fn identity(self) -> f64 {
-        match self {
-            FoldOp::Sum => 0.0,
-            FoldOp::Product => 1.0,
-            FoldOp::Min => f64::INFINITY,
-            FoldOp::Max => f64::NEG_INFINITY,
-        }
-    }
-
-    #[inline]
-    fn apply(self, acc: f64, u: f64, inverse: bool) -> f64 {
-        match (self, inverse) {
-            (FoldOp::Sum, false) => acc + u,
-            (FoldOp::Sum, true) => acc - u,
-            (FoldOp::Product, false) => acc * u,
-            (FoldOp::Product, true) => acc / u,
-            (FoldOp::Min, _) => acc.min(u),
-            (FoldOp::Max, _) => acc.max(u),
-        }
-    }
-}
-
 /// Element-wise combination of all inputs, or a reduction of one input.
 struct Fold {
     /// Per input: true for the inverse operation (`-` or `/`).
@@ -133,6 +102,13 @@ impl Block for Fold {
                 }
                 c.set_at(0, k, acc);
             }
+        }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Fold {
+            op: self.op,
+            inverse: &self.inverse,
         }
     }
 }
@@ -169,10 +145,15 @@ fn multiply(b: &mut Build, default: &'static str) -> Result<Box<dyn Block>, Bloc
 }
 
 /// An element-wise function of one input.
-pub(crate) struct Map1(pub(crate) fn(f64) -> f64);
+struct Map1(Unary);
 impl Block for Map1 {
     fn outputs(&self, c: &mut Ctx) {
-        c.map(0, 0, self.0);
+        let f = self.0;
+        c.map(0, 0, |u| f.apply(u));
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Unary(self.0)
     }
 }
 
@@ -193,6 +174,10 @@ impl Block for Abs {
             let y = if c.side(k, u) { u } else { -u };
             c.set_at(0, k, y);
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Abs
     }
 }
 
@@ -217,6 +202,10 @@ impl Block for Sign {
             c.set_at(0, k, y);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Sign
+    }
 }
 
 fn sign(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -238,6 +227,10 @@ impl Block for MinMax2 {
             c.set_at(0, k, if first_larger == self.max { a } else { b });
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::MinMax { max: self.max }
+    }
 }
 
 fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -255,57 +248,37 @@ fn min_max(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 }
 
 /// An element-wise function of two inputs.
-struct Map2(fn(f64, f64) -> f64);
+struct Map2(Binary);
 impl Block for Map2 {
     fn outputs(&self, c: &mut Ctx) {
         for k in 0..c.out_width(0) {
-            let v = (self.0)(c.u_at(0, k), c.u_at(1, k));
+            let v = self.0.apply(c.u_at(0, k), c.u_at(1, k));
             c.set_at(0, k, v);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Binary(self.0)
+    }
 }
 
-/// A named function of one argument.
-type Unary = (&'static str, fn(f64) -> f64);
-/// A named function of two arguments.
-type Binary = (&'static str, fn(f64, f64) -> f64);
-
 fn math_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    const UNARY: &[Unary] = &[
-        ("sqrt", f64::sqrt),
-        ("exp", f64::exp),
-        ("log", f64::ln),
-        ("log10", f64::log10),
-        ("square", |u| u * u),
-        ("reciprocal", |u| 1.0 / u),
-        ("sin", f64::sin),
-        ("cos", f64::cos),
-        ("tan", f64::tan),
-        ("asin", f64::asin),
-        ("acos", f64::acos),
-        ("atan", f64::atan),
-        ("sinh", f64::sinh),
-        ("cosh", f64::cosh),
-        ("tanh", f64::tanh),
-    ];
-    const BINARY: &[Binary] = &[
-        ("pow", f64::powf),
-        ("atan2", f64::atan2),
-        ("hypot", f64::hypot),
-        ("rem", |a, b| a % b),
-    ];
     let name = b.params.string("function")?;
-    if let Some(&(_, f)) = UNARY.iter().find(|(n, _)| *n == name) {
+    if let Some(&(f, _)) = Unary::ALL.iter().find(|(_, n)| *n == name) {
         same_width(b)?;
         return Ok(Box::new(Map1(f)));
     }
-    if let Some(&(_, f)) = BINARY.iter().find(|(n, _)| *n == name) {
+    if let Some(&(f, _)) = Binary::ALL.iter().find(|(_, n)| *n == name) {
         b.inputs(2);
         let w = b.common_width()?;
         b.outputs(&[w]);
         return Ok(Box::new(Map2(f)));
     }
-    let all: Vec<&str> = UNARY.iter().map(|p| p.0).chain(BINARY.iter().map(|p| p.0)).collect();
+    let all: Vec<&str> = Unary::ALL
+        .iter()
+        .map(|p| p.1)
+        .chain(Binary::ALL.iter().map(|p| p.1))
+        .collect();
     Err(BlockError::new(format!("unknown function \"{name}\"")).help(format!("use one of: {}", all.join(", "))))
 }
 

@@ -8,6 +8,7 @@
 mod continuous;
 mod discrete;
 mod expression;
+pub mod kernel;
 mod logic;
 mod lookup;
 mod math;
@@ -20,6 +21,8 @@ pub(crate) mod testing;
 
 use std::fmt;
 
+pub use kernel::Kernel;
+pub use lookup::Curve;
 pub use params::Params;
 
 use crate::error_kind::ErrorKind;
@@ -71,6 +74,12 @@ pub trait Block: Send + Sync {
     /// states in `c.xd` and may reset continuous states in `c.x`.
     fn update(&self, c: &mut Ctx) {
         let _ = c;
+    }
+    /// What [`Block::outputs`] and [`Block::derivatives`] compute in a
+    /// minor evaluation, as data for code generators; the default:
+    /// [`Kernel::Opaque`], evaluated by the interpreter only.
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Opaque
     }
 }
 

@@ -1,7 +1,7 @@
 //! Discontinuous functions: Saturation, DeadZone.
 
 use super::math::same_width;
-use super::{Block, BlockError, BlockType, Build, Ctx};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -66,6 +66,13 @@ impl Block for Saturation {
             c.set_at(0, k, y);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Saturation {
+            lower: self.0,
+            upper: self.1,
+        }
+    }
 }
 
 fn saturation(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -85,6 +92,13 @@ impl Block for DeadZone {
                 std::cmp::Ordering::Equal => 0.0,
             };
             c.set_at(0, k, y);
+        }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::DeadZone {
+            start: self.0,
+            end: self.1,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Signal routing and the model's boundary: Inport, Output, Identity,
 //! Terminator, Mux, Demux, Merge, Switch.
 
+use super::kernel::Criterion;
 use super::params::{MAX_PORTS, MAX_WIDTH};
-use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 use crate::model::Variable;
 
 /// The block types of this family.
@@ -54,6 +55,10 @@ pub(crate) const TYPES: &[BlockType] = &[
 struct Nothing;
 impl Block for Nothing {
     fn outputs(&self, _: &mut Ctx) {}
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Nothing
+    }
 }
 
 fn inport(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -105,6 +110,10 @@ impl Block for Pass {
     fn outputs(&self, c: &mut Ctx) {
         c.pass(0, 0);
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Pass
+    }
 }
 
 fn identity(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -133,6 +142,10 @@ impl Block for Mux {
             }
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Mux
+    }
 }
 
 fn mux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -157,6 +170,10 @@ impl Block for Demux {
                 k += 1;
             }
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Demux
     }
 }
 
@@ -200,6 +217,10 @@ impl Block for Merge {
             c.pass(k, 0);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Merge { n: self.n }
+    }
 }
 
 fn merge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -225,13 +246,6 @@ fn merge(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     Ok(Box::new(Merge { n }))
 }
 
-#[derive(Clone, Copy)]
-enum Criterion {
-    AtLeast(f64),
-    Above(f64),
-    NonZero,
-}
-
 struct Switch {
     criterion: Criterion,
 }
@@ -244,6 +258,10 @@ impl Block for Switch {
             Criterion::NonZero => control != 0.0,
         };
         c.pass(if pass { 0 } else { 2 }, 0);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Switch(self.criterion)
     }
 }
 

@@ -1,7 +1,8 @@
 //! Sources: Constant, Step, Ramp, Sine, Pulse, Clock, FromTable.
 
-use super::lookup::{check_breakpoints, interpolate, Extrapolation};
-use super::{Block, BlockError, BlockType, Build, Ctx, Rate};
+use super::kernel::Wave;
+use super::lookup::{check_breakpoints, Curve, Extrapolation};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -57,6 +58,10 @@ impl Block for Constant {
             c.set_at(0, k, v);
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Constant(&self.0)
+    }
 }
 
 fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -69,55 +74,81 @@ fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 }
 
 /// A scalar function of time.
-struct TimeFunction<F: Fn(f64) -> f64 + Send + Sync>(F);
-impl<F: Fn(f64) -> f64 + Send + Sync> Block for TimeFunction<F> {
+enum TimeFunction {
+    Sine(Wave),
+    Clock,
+}
+impl Block for TimeFunction {
     fn outputs(&self, c: &mut Ctx) {
-        let v = (self.0)(c.t);
+        let v = match self {
+            TimeFunction::Sine(wave) => wave.at(c.t),
+            TimeFunction::Clock => c.t,
+        };
         c.set(0, v);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        match *self {
+            TimeFunction::Sine(wave) => Kernel::Sine(wave),
+            TimeFunction::Clock => Kernel::Clock,
+        }
     }
 }
 
 /// A kink or jump at a fixed time, a time event: the zero crossing of
 /// t - `at` makes the solver stop exactly there.
-struct Switched<F: Fn(f64, bool) -> f64 + Send + Sync> {
-    at: f64,
-    value: F,
+enum Switched {
+    Step { time: f64, before: f64, after: f64 },
+    Ramp { slope: f64, start: f64, initial: f64 },
 }
-impl<F: Fn(f64, bool) -> f64 + Send + Sync> Block for Switched<F> {
+impl Block for Switched {
     fn outputs(&self, c: &mut Ctx) {
-        let after = c.side(0, c.t - self.at);
-        let v = (self.value)(c.t, after);
+        let v = match *self {
+            Switched::Step { time, before, after } => {
+                if c.side(0, c.t - time) {
+                    after
+                } else {
+                    before
+                }
+            }
+            Switched::Ramp { slope, start, initial } => {
+                if c.side(0, c.t - start) {
+                    initial + slope * (c.t - start)
+                } else {
+                    initial
+                }
+            }
+        };
         c.set(0, v);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        match *self {
+            Switched::Step { time, before, after } => Kernel::Step { time, before, after },
+            Switched::Ramp { slope, start, initial } => Kernel::Ramp { slope, start, initial },
+        }
     }
 }
 
 /// A source with one time event.
-fn switched(
-    b: &mut Build,
-    at: f64,
-    value: impl Fn(f64, bool) -> f64 + Send + Sync + 'static,
-) -> Result<Box<dyn Block>, BlockError> {
+fn switched(b: &mut Build, block: Switched) -> Result<Box<dyn Block>, BlockError> {
     source(b, 1, Rate::Continuous);
     b.zero_crossings(1);
-    Ok(Box::new(Switched { at, value }))
+    Ok(Box::new(block))
 }
 
 fn step(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let time = b.params.number_or("time", 1.0)?;
     let before = b.params.number_or("before", 0.0)?;
     let after = b.params.number_or("after", 1.0)?;
-    switched(b, time, move |_, on| if on { after } else { before })
+    switched(b, Switched::Step { time, before, after })
 }
 
 fn ramp(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let slope = b.params.number_or("slope", 1.0)?;
     let start = b.params.number_or("start", 0.0)?;
     let initial = b.params.number_or("initial", 0.0)?;
-    switched(
-        b,
-        start,
-        move |t, on| if on { initial + slope * (t - start) } else { initial },
-    )
+    switched(b, Switched::Ramp { slope, start, initial })
 }
 
 fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -126,8 +157,11 @@ fn sine(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let phase = b.params.number_or("phase", 0.0)?;
     let bias = b.params.number_or("bias", 0.0)?;
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(move |t| {
-        bias + amplitude * (frequency * t + phase).sin()
+    Ok(Box::new(TimeFunction::Sine(Wave {
+        amplitude,
+        frequency,
+        phase,
+        bias,
     })))
 }
 
@@ -168,6 +202,10 @@ impl Block for Pulse {
         let v = c.xd[1];
         c.set(0, v);
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Pulse
+    }
 }
 
 fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -193,21 +231,21 @@ fn pulse(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
 
 fn clock(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     source(b, 1, Rate::Continuous);
-    Ok(Box::new(TimeFunction(|t| t)))
+    Ok(Box::new(TimeFunction::Clock))
 }
 
-struct FromTable {
-    times: Vec<f64>,
-    /// One column of values per output element.
-    columns: Vec<Vec<f64>>,
-    extrapolation: Extrapolation,
-}
+/// One curve of time per output element.
+struct FromTable(Vec<Curve>);
 impl Block for FromTable {
     fn outputs(&self, c: &mut Ctx) {
-        for (k, column) in self.columns.iter().enumerate() {
-            let v = interpolate(&self.times, column, c.t, self.extrapolation);
+        for (k, curve) in self.0.iter().enumerate() {
+            let v = curve.value(c.t);
             c.set_at(0, k, v);
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::TimeTable(&self.0)
     }
 }
 
@@ -232,11 +270,12 @@ fn from_table(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
         .help("give one value per time, or one row of values per time"));
     };
     source(b, columns.len(), Rate::Continuous);
-    Ok(Box::new(FromTable {
-        times,
-        columns,
-        extrapolation,
-    }))
+    Ok(Box::new(FromTable(
+        columns
+            .into_iter()
+            .map(|ys| Curve::new(times.clone(), ys, extrapolation))
+            .collect(),
+    )))
 }
 
 #[cfg(test)]

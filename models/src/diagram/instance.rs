@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::algebraic::{LoopWork, MAX_ITERATIONS};
 use super::error::listed;
+use super::plan::Buffers;
 use super::program::Program;
 use super::retune::{retuned, tunables};
 use crate::model::{Definition, Layout, Model, NonFinite, RetuneError, StateRef};
@@ -46,6 +47,25 @@ impl DiagramModel {
     /// The compiled program.
     pub fn program(&self) -> &Arc<Program> {
         &self.program
+    }
+
+    /// The program and the workspace.
+    fn split(&mut self) -> (&Program, Buffers<'_>) {
+        (
+            &self.program,
+            Buffers {
+                signals: &mut self.signals,
+                distance: &mut self.distance,
+                x: &mut self.x,
+                xd: &mut self.xd,
+            },
+        )
+    }
+
+    /// The workspace a minor pass evaluates in, for a compiled evaluation
+    /// of the same program.
+    pub fn workspace(&mut self) -> Buffers<'_> {
+        self.split().1
     }
 
     /// Copies the state into the workspace and runs a minor pass.
@@ -119,28 +139,9 @@ impl Model for DiagramModel {
 
     fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]) {
         self.minor_pass(s);
-        let p = &*self.program;
+        let (p, mut b) = self.split();
         for &i in &p.stateful {
-            let e = &p.entries[i as usize];
-            let dx = &mut dx[e.x.0 as usize..e.x.1 as usize];
-            if dx.is_empty() {
-                continue;
-            }
-            if e.guard.is_some_and(|g| self.signals[g as usize] <= 0.0) {
-                dx.fill(0.0);
-                continue;
-            }
-            let mut c = p.context(
-                e,
-                s.t,
-                false,
-                &mut self.signals,
-                &mut self.x,
-                dx,
-                &mut self.xd,
-                &mut self.distance,
-            );
-            p.blocks[i as usize].derivatives(&mut c);
+            p.minor_derivatives(i as usize, s.t, &mut b, dx);
         }
     }
 

@@ -19,6 +19,7 @@ mod error;
 mod flatten;
 pub mod format;
 mod instance;
+mod plan;
 mod ports;
 mod program;
 mod retune;
@@ -32,6 +33,7 @@ use std::sync::Arc;
 pub use error::{invalid_utf8_at, locate_block, DiagramError, ErrorKind};
 pub use format::{Diagram, SimulationDef};
 pub use instance::DiagramModel;
+pub use plan::{Buffers, Minor, Step};
 pub use ports::{ports, Ports};
 pub use program::{BlockInfo, Program};
 

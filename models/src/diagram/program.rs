@@ -39,7 +39,7 @@ pub struct Program {
     pub(super) x0: Vec<f64>,
     pub(super) xd0: Vec<f64>,
     /// (model input index, signal offset) copied before each evaluation.
-    input_copies: Vec<(usize, u32)>,
+    pub(super) input_copies: Vec<(usize, u32)>,
     /// Signal offsets of the model outputs.
     pub(super) output_slots: Vec<u32>,
     /// Entries with continuous or discrete states.
@@ -230,7 +230,7 @@ impl Program {
             dx,
             xd: states,
             signals,
-            inputs: &self.slots[e.ins as usize..e.ins as usize + e.n_in as usize],
+            inputs: self.inputs_of(e),
             outputs: self.outputs_of(e),
             switching: Switching {
                 major,
@@ -315,8 +315,13 @@ impl Program {
         }
     }
 
+    /// The input slots of block `e`.
+    pub(super) fn inputs_of(&self, e: &Entry) -> &[Slot] {
+        &self.slots[e.ins as usize..e.ins as usize + e.n_in as usize]
+    }
+
     /// The output slots of block `e`.
-    fn outputs_of(&self, e: &Entry) -> &[Slot] {
+    pub(super) fn outputs_of(&self, e: &Entry) -> &[Slot] {
         &self.slots[e.outs as usize..e.outs as usize + e.n_out as usize]
     }
 

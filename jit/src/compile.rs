@@ -1,0 +1,198 @@
+//! Compiles a program's minor pass and derivatives to machine code, in
+//! functions of a bounded number of blocks.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{types, AbiParam, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Module};
+use tandem_models::diagram::{Program, Step};
+
+use crate::codegen::{translates_derivatives, translates_outputs, Emitter, ShimSignatures};
+use crate::shims::Env;
+
+/// Blocks per generated function: bounds the code generator's work on one
+/// function (its cost grows faster than linearly with the size).
+const CHUNK: usize = 1000;
+
+/// Why a program could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// This machine's instruction set is not supported by Cranelift.
+    #[error("no code generator for this machine: {0}")]
+    Host(String),
+    /// The code generator failed.
+    #[error("code generation failed: {0}")]
+    Codegen(String),
+}
+
+/// A generated function.
+pub(crate) type Function = unsafe extern "C" fn(*const Env);
+
+/// A program's compiled minor pass.
+pub struct Code {
+    /// The program compiled (its parameters are in the code).
+    pub(crate) program: Arc<Program>,
+    /// The minor pass: inputs, then every block's outputs, in order.
+    pub(crate) pass: Vec<Function>,
+    /// The derivatives of the blocks with continuous states, after a pass.
+    pub(crate) derivatives: Vec<Function>,
+    /// What was compiled.
+    pub report: Report,
+    /// Owns the machine code, freed on drop.
+    module: Option<JITModule>,
+}
+
+// SAFETY: after `finalize_definitions` the module's code is immutable and
+// only called; the module itself is touched again only when dropped.
+unsafe impl Send for Code {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Code {}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: the functions are only called through `self`, which
+            // is being dropped; models hold `Code` in an `Arc`.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// What the compiler translated and what it left to the interpreter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Blocks in the program.
+    pub blocks: usize,
+    /// Blocks whose minor evaluation (outputs and derivatives) is compiled.
+    pub compiled: usize,
+    /// Block types left to the interpreter, with their number of blocks.
+    pub interpreted: BTreeMap<String, usize>,
+    /// Time spent compiling.
+    pub time: Duration,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "compiled {} of {} blocks in {:.1} ms",
+            self.compiled,
+            self.blocks,
+            self.time.as_secs_f64() * 1e3
+        )?;
+        if !self.interpreted.is_empty() {
+            let kinds: Vec<String> = self.interpreted.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+            write!(f, "; interpreted: {}", kinds.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Compiles `program`'s minor pass, or `None` when it has algebraic loops
+/// (solved by Newton, left to the interpreter as a whole).
+pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
+    if program.has_loops() {
+        return Ok(None);
+    }
+    let start = Instant::now();
+    let mut flags = settings::builder();
+    let codegen = |e: &dyn fmt::Display| CompileError::Codegen(e.to_string());
+    for (key, value) in [
+        ("opt_level", "speed"),
+        ("use_colocated_libcalls", "false"),
+        ("is_pic", "false"),
+    ] {
+        flags.set(key, value).map_err(|e| codegen(&e))?;
+    }
+    let isa = cranelift_native::builder()
+        .map_err(|e| CompileError::Host(e.to_string()))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| codegen(&e))?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut signature = module.make_signature();
+    signature.params.push(AbiParam::new(types::I64));
+    let shims = ShimSignatures::new(&signature);
+
+    let steps: Vec<Step<'_>> = program.steps().collect();
+    let mut ids: Vec<(bool, FuncId)> = Vec::new();
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut define = |module: &mut JITModule, emit: &dyn Fn(&mut Emitter<'_>)| -> Result<FuncId, CompileError> {
+        let id = module.declare_anonymous_function(&signature).map_err(|e| codegen(&e))?;
+        ctx.func.signature = signature.clone();
+        ctx.func.name = UserFuncName::user(0, id.as_u32());
+        let mut e = Emitter::new(FunctionBuilder::new(&mut ctx.func, &mut fctx), &shims);
+        emit(&mut e);
+        e.finish();
+        module.define_function(id, &mut ctx).map_err(|e| codegen(&e))?;
+        module.clear_context(&mut ctx);
+        Ok(id)
+    };
+    let inputs = program.input_copies();
+    let chunks = steps.len().div_ceil(CHUNK).max(1);
+    for c in 0..chunks {
+        let range = c * CHUNK..((c + 1) * CHUNK).min(steps.len());
+        let id = define(&mut module, &|e| {
+            if c == 0 {
+                for &(i, offset) in inputs {
+                    e.input(i, offset as usize);
+                }
+            }
+            for i in range.clone() {
+                e.outputs(i, &steps[i]);
+            }
+        })?;
+        ids.push((false, id));
+    }
+    let stateful: Vec<usize> = (0..steps.len()).filter(|&i| !steps[i].x.is_empty()).collect();
+    for chunk in stateful.chunks(CHUNK) {
+        let id = define(&mut module, &|e| {
+            for &i in chunk {
+                e.derivatives(i, &steps[i]);
+            }
+        })?;
+        ids.push((true, id));
+    }
+    module.finalize_definitions().map_err(|e| codegen(&e))?;
+
+    let (mut pass, mut derivatives) = (Vec::new(), Vec::new());
+    for (is_derivatives, id) in ids {
+        // SAFETY: defined above with the signature `fn(*const Env)`.
+        let f: Function = unsafe { std::mem::transmute(module.get_finalized_function(id)) };
+        if is_derivatives {
+            derivatives.push(f);
+        } else {
+            pass.push(f);
+        }
+    }
+    let mut interpreted = BTreeMap::new();
+    let mut compiled = 0;
+    for (step, info) in steps.iter().zip(program.blocks()) {
+        let derivatives_compiled = step.x.is_empty() || translates_derivatives(step);
+        if translates_outputs(step) && derivatives_compiled {
+            compiled += 1;
+        } else {
+            *interpreted.entry(info.kind.to_string()).or_insert(0) += 1;
+        }
+    }
+    let report = Report {
+        blocks: steps.len(),
+        compiled,
+        interpreted,
+        time: start.elapsed(),
+    };
+    drop(steps);
+    Ok(Some(Code {
+        program: Arc::clone(program),
+        pass,
+        derivatives,
+        report,
+        module: Some(module),
+    }))
+}

@@ -1,0 +1,63 @@
+//! Compiles Tandem's block diagrams to machine code with Cranelift.
+//!
+//! The minor pass of a diagram's flat program (every block's outputs and
+//! switching distances, then the derivatives: what integrators call at
+//! every stage) becomes straight-line machine code that performs each
+//! block's floating-point operations in the interpreter's order, as its
+//! [`Kernel`](tandem_models::blocks::Kernel) documents them: no fused
+//! multiply-add, no reassociation, transcendental functions through the
+//! same Rust functions. Results are the interpreter's bit for bit. Blocks
+//! the compiler does not translate are evaluated by the interpreter in
+//! their place in the order (a call from the machine code); a program with
+//! algebraic loops is interpreted as a whole. Major passes, updates and
+//! parameter changes stay with the interpreter.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tandem_models::{diagram, Model, StateRef};
+//! let text = r#"{"blocks": [
+//!     {"id": "k", "type": "Gain", "params": {"gain": -2.0}},
+//!     {"id": "x", "type": "Integrator", "params": {"initial": 1.0}}],
+//!   "links": [{"from": "x", "to": "k"}, {"from": "k", "to": "x"}]}"#;
+//! let model = diagram::compile_str(text).unwrap().model;
+//! let code = tandem_jit::compile(model.program()).unwrap().expect("no algebraic loops");
+//! assert_eq!(code.report.compiled, 2);
+//! let mut model = tandem_jit::CompiledModel::new(model, Arc::new(code));
+//! let mut dx = [0.0];
+//! model.derivatives(StateRef { t: 0.0, x: &[1.5], xd: &[], u: &[] }, &mut dx);
+//! assert_eq!(dx, [-3.0]);
+//! ```
+
+mod codegen;
+mod compile;
+mod model;
+mod shims;
+
+pub use compile::{compile, Code, CompileError, Report};
+pub use model::CompiledModel;
+
+use std::sync::Arc;
+
+use tandem_models::diagram::{DiagramModel, Program};
+use tandem_models::Model;
+
+/// `program` compiled, or why it is interpreted, in words for reports.
+pub fn compile_or_why(program: &Arc<Program>) -> Result<Code, String> {
+    match compile(program) {
+        Ok(Some(code)) => Ok(code),
+        Ok(None) => Err("interpreted: algebraic loops (solved by Newton) are not compiled".into()),
+        Err(e) => Err(format!("interpreted: {e}")),
+    }
+}
+
+/// A loaded block diagram compiled (the loaders' `PrepareDiagram`): the
+/// compiled model, or the interpreted one, with the report line.
+pub fn prepare(model: DiagramModel) -> (Box<dyn Model>, Option<String>) {
+    match compile_or_why(model.program()) {
+        Ok(code) => {
+            let report = code.report.to_string();
+            (Box::new(CompiledModel::new(model, Arc::new(code))), Some(report))
+        }
+        Err(why) => (Box::new(model), Some(why)),
+    }
+}

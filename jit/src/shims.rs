@@ -1,0 +1,96 @@
+//! What compiled code calls back into: the interpreter for the blocks it
+//! leaves to it, and the same Rust functions the interpreter calls for
+//! transcendental functions, interpolation, `min` and `max`, so that they
+//! round alike.
+
+use tandem_models::blocks::kernel::{Binary, Unary};
+use tandem_models::blocks::Curve;
+use tandem_models::diagram::{Buffers, Program};
+
+/// What one evaluation works on, read by compiled code at the offsets of
+/// its fields.
+#[repr(C)]
+pub(crate) struct Env {
+    pub signals: *mut f64,
+    pub distance: *mut f64,
+    pub x: *mut f64,
+    pub xd: *mut f64,
+    /// The model's derivatives (null in a pass without them).
+    pub dx: *mut f64,
+    pub u: *const f64,
+    pub t: f64,
+    pub program: *const Program,
+    /// Lengths of `signals`, `distance`, `x`, `xd` and `dx`.
+    pub lens: [usize; 5],
+}
+
+impl Env {
+    /// The buffers as slices.
+    ///
+    /// # Safety
+    /// The pointers and lengths describe live buffers that nothing else
+    /// uses while the returned slices do.
+    unsafe fn buffers(&self) -> Buffers<'_> {
+        unsafe {
+            Buffers {
+                signals: std::slice::from_raw_parts_mut(self.signals, self.lens[0]),
+                distance: std::slice::from_raw_parts_mut(self.distance, self.lens[1]),
+                x: std::slice::from_raw_parts_mut(self.x, self.lens[2]),
+                xd: std::slice::from_raw_parts_mut(self.xd, self.lens[3]),
+            }
+        }
+    }
+}
+
+/// The interpreter's minor evaluation of block `i`.
+///
+/// # Safety
+/// `env` is the live environment of the evaluation that calls it.
+pub(crate) unsafe extern "C" fn block_outputs(env: *const Env, i: u64) {
+    unsafe {
+        let env = &*env;
+        let mut b = env.buffers();
+        (*env.program).minor_outputs(i as usize, env.t, &mut b);
+    }
+}
+
+/// The interpreter's derivatives of block `i`.
+///
+/// # Safety
+/// As [`block_outputs`], in a pass with derivatives.
+pub(crate) unsafe extern "C" fn block_derivatives(env: *const Env, i: u64) {
+    unsafe {
+        let env = &*env;
+        let mut b = env.buffers();
+        let dx = std::slice::from_raw_parts_mut(env.dx, env.lens[4]);
+        (*env.program).minor_derivatives(i as usize, env.t, &mut b, dx);
+    }
+}
+
+/// `Unary::ALL[f]` at `u`.
+pub(crate) extern "C" fn unary(f: u64, u: f64) -> f64 {
+    Unary::ALL[f as usize].0.apply(u)
+}
+
+/// `Binary::ALL[f]` at `(a, b)`.
+pub(crate) extern "C" fn binary(f: u64, a: f64, b: f64) -> f64 {
+    Binary::ALL[f as usize].0.apply(a, b)
+}
+
+/// `a.min(b)`.
+pub(crate) extern "C" fn min(a: f64, b: f64) -> f64 {
+    a.min(b)
+}
+
+/// `a.max(b)`.
+pub(crate) extern "C" fn max(a: f64, b: f64) -> f64 {
+    a.max(b)
+}
+
+/// The curve at `x`.
+///
+/// # Safety
+/// `curve` points to a live curve.
+pub(crate) unsafe extern "C" fn curve(curve: *const Curve, x: f64) -> f64 {
+    unsafe { (*curve).value(x) }
+}
