@@ -271,6 +271,8 @@ mod tests {
     use tandem_models::plants::ladder::Ladder;
     use tandem_models::{Layout, Model, StateRef};
 
+    use crossbeam_utils::atomic::AtomicCell;
+
     use super::{pin_to_core, shares};
     use crate::bdf::jacobian::{Increments, Jacobian};
     use crate::linalg::{LinearSolver, Matrix};
@@ -296,6 +298,11 @@ mod tests {
     /// A state that is not smooth in any one unit: every column differs.
     fn wavy(n: usize) -> Vec<f64> {
         (0..n).map(|i| 20.0 + (0.37 * i as f64).sin() * 5.0).collect()
+    }
+
+    #[test]
+    fn shares_pass_through_cells_that_do_not_lock() {
+        assert!(AtomicCell::<Option<Box<super::Share>>>::is_lock_free());
     }
 
     #[test]

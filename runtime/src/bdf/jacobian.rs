@@ -75,8 +75,7 @@ impl Jacobian {
 
     /// Spreads the column groups of difference Jacobians over one helper
     /// thread per entry of `cores` (each first runs `setup` with its core),
-    /// each with a fork
-    /// of `model`, when `model`'s forks evaluate alike
+    /// each with a fork of `model`, when `model`'s forks evaluate alike
     /// ([`Model::pure_derivatives`]) and there are groups to share; returns
     /// the number of helpers started. The systems later evaluated must be
     /// `model`'s derivatives ([`OdeSystem::held_model`]); other systems are
@@ -194,9 +193,7 @@ impl Jacobian {
         }
         Evaluation::Differences(self.groups.len() as u32)
     }
-}
 
-impl Jacobian {
     /// Differences the columns of groups `range` on the calling thread.
     fn difference_groups(
         &mut self,
