@@ -182,13 +182,11 @@ impl ConfigText<'_> {
         let mut cores = Vec::with_capacity(list.get_ref().len());
         for (i, entry) in list.get_ref().iter().enumerate() {
             let at = format!("{KEY}[{i}]");
-            let core = self.integer(
-                &given(&Some(entry.clone()), 0),
-                &at,
-                0,
-                4095,
-                "write a core number from 0",
-            )? as usize;
+            let value = Given {
+                value: *entry.get_ref(),
+                span: Some(entry.span()),
+            };
+            let core = self.integer(&value, &at, 0, 4095, "write a core number from 0")? as usize;
             if let Some((_, thread)) = pinned.iter().find(|(c, _)| *c == Some(core)) {
                 return Err(self.error(
                     Some(entry.span()),
