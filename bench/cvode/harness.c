@@ -12,13 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cvode/cvode.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_types.h>
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
+
+#include "driver.h"
 
 #define Y(i) NV_Ith_S(y, i)
 #define F(i) NV_Ith_S(f, i)
@@ -138,17 +139,6 @@ static const struct problem PROBLEMS[] = {
     {"POLLU", 20, 60.0, {0, 0.2, 0, 0.04, 0, 0, 0.1, 0.3, 0.01, 0, 0, 0, 0, 0, 0, 0, 0.007, 0, 0, 0}, pollu, NULL},
 };
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int compare(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: %s PROBLEM RTOL ATOL REPEATS\n", argv[0]);
@@ -167,7 +157,7 @@ int main(int argc, char **argv) {
   double *walls = calloc(repeats, sizeof *walls);
   SUNContext ctx;
   SUNContext_Create(NULL, &ctx);
-  long nst = 0, nfe = 0, nfeLS = 0, nje = 0, nsetups = 0, nni = 0, ncfn = 0, netf = 0;
+  struct counters counters = {0};
   double yend[20];
   for (int r = 0; r < repeats; r++) {
     double start = now();
@@ -189,25 +179,13 @@ int main(int argc, char **argv) {
       return 1;
     }
     for (int i = 0; i < p->n; i++) yend[i] = Y(i);
-    CVodeGetNumSteps(mem, &nst);
-    CVodeGetNumRhsEvals(mem, &nfe);
-    CVodeGetNumLinRhsEvals(mem, &nfeLS);
-    CVodeGetNumJacEvals(mem, &nje);
-    CVodeGetNumLinSolvSetups(mem, &nsetups);
-    CVodeGetNumNonlinSolvIters(mem, &nni);
-    CVodeGetNumNonlinSolvConvFails(mem, &ncfn);
-    CVodeGetNumErrTestFails(mem, &netf);
+    counters = read_counters(mem);
     CVodeFree(&mem);
     SUNLinSolFree(LS);
     SUNMatDestroy(A);
     N_VDestroy(y);
   }
-  qsort(walls, repeats, sizeof *walls, compare);
-  printf("{\"y\": [");
-  for (int i = 0; i < p->n; i++) printf("%s%.17g", i ? ", " : "", yend[i]);
-  printf("], \"nst\": %ld, \"nfe\": %ld, \"nfeLS\": %ld, \"nje\": %ld, \"nsetups\": %ld, \"nni\": %ld, "
-         "\"ncfn\": %ld, \"netf\": %ld, \"wall\": %.9g}\n",
-         nst, nfe, nfeLS, nje, nsetups, nni, ncfn, netf, walls[repeats / 2]);
+  print_result(yend, p->n, counters, walls, repeats);
   SUNContext_Free(&ctx);
   free(walls);
   return 0;

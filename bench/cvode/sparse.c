@@ -16,13 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cvode/cvode.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_types.h>
 #include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_sparse.h>
+
+#include "driver.h"
 
 /* ---- a row-by-row CSR builder ------------------------------------------ */
 
@@ -213,17 +214,6 @@ static void pack_initial(double *X) {
 
 /* ---- the driver ---------------------------------------------------------- */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static int compare(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: %s BRUSS2D|PACK SIZE RTOL ATOL REPEATS\n", argv[0]);
@@ -272,7 +262,7 @@ int main(int argc, char **argv) {
   double *yend = calloc(n, sizeof *yend);
   SUNContext ctx;
   SUNContext_Create(NULL, &ctx);
-  long nst = 0, nfe = 0, nje = 0, nsetups = 0, nni = 0, ncfn = 0, netf = 0;
+  struct counters counters = {0};
   for (int r = 0; r < repeats; r++) {
     double start = now();
     N_Vector y = N_VNew_Serial(n, ctx);
@@ -293,24 +283,13 @@ int main(int argc, char **argv) {
       return 1;
     }
     memcpy(yend, N_VGetArrayPointer(y), n * sizeof *yend);
-    CVodeGetNumSteps(mem, &nst);
-    CVodeGetNumRhsEvals(mem, &nfe);
-    CVodeGetNumJacEvals(mem, &nje);
-    CVodeGetNumLinSolvSetups(mem, &nsetups);
-    CVodeGetNumNonlinSolvIters(mem, &nni);
-    CVodeGetNumNonlinSolvConvFails(mem, &ncfn);
-    CVodeGetNumErrTestFails(mem, &netf);
+    counters = read_counters(mem);
     CVodeFree(&mem);
     SUNLinSolFree(LS);
     SUNMatDestroy(A);
     N_VDestroy(y);
   }
-  qsort(walls, repeats, sizeof *walls, compare);
-  printf("{\"y\": [");
-  for (sunindextype i = 0; i < n; i++) printf("%s%.17g", i ? ", " : "", yend[i]);
-  printf("], \"nst\": %ld, \"nfe\": %ld, \"nfeLS\": 0, \"nje\": %ld, \"nsetups\": %ld, \"nni\": %ld, "
-         "\"ncfn\": %ld, \"netf\": %ld, \"wall\": %.9g}\n",
-         nst, nfe, nje, nsetups, nni, ncfn, netf, walls[repeats / 2]);
+  print_result(yend, n, counters, walls, repeats);
   SUNContext_Free(&ctx);
   free(walls);
   free(yend);
