@@ -115,7 +115,10 @@ fn tokens_are_long_enough_generated_and_compared_whole() {
     assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
     assert_eq!(server.get("/api/blocks").0, 401);
     assert_eq!(server.request("GET", "/api/blocks", None, Some(token)).0, 200);
-    for wrong in [&token[..63], &format!("{token}0"), &format!("{}0", &token[..63])] {
+    // The last character replaced by a different hex digit: same length, one digit off.
+    let other_last = if token.ends_with('0') { '1' } else { '0' };
+    let one_off = format!("{}{other_last}", &token[..63]);
+    for wrong in [&token[..63], &format!("{token}0"), &one_off] {
         assert_eq!(
             server.request("GET", "/api/blocks", None, Some(wrong)).0,
             401,
