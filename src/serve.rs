@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Args;
-use tandem_serve::{Limits, Options};
+use tandem_serve::{Limits, Options, Page};
 
 use crate::out::say;
 
@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// runs), at most.
     #[arg(long, default_value_t = Limits::default().checks)]
     pub max_checks: usize,
+    /// Serve the built page in this folder (read at start-up) instead of
+    /// the one built into the binary: for work on the page, after `npm run
+    /// build` in web/.
+    #[arg(long, value_name = "DIR")]
+    pub page: Option<PathBuf>,
 }
 
 /// The token given as `--token`: `generate` makes a random one and
@@ -60,6 +65,10 @@ impl ServeArgs {
                 simulations: self.max_simulations.max(1),
                 checks: self.max_checks.max(1),
                 ..Limits::default()
+            },
+            page: match &self.page {
+                Some(folder) => Page::load(folder)?,
+                None => Page::Embedded,
             },
             ..Options::new(self.listen, self.folder.clone())
         })

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
+use axum::http::Uri;
 use axum::middleware;
 use axum::routing::{get, post};
 use axum::Router;
@@ -11,13 +12,14 @@ use crate::body::{drain_unread, refuse_oversized};
 use crate::error::{json_errors, ApiError};
 use crate::guard::{check_api, check_host, protect};
 use crate::state::App;
-use crate::{folder, library, page, runs, simulations};
+use crate::page::Page;
+use crate::{folder, library, runs, simulations};
 
 /// The routes: the page at `/`, the API under `/api`. Layers, outermost
 /// first: the protective headers, what is left of a body read once
 /// answered, 4xx bodies made JSON, the `Host` check, the body bound; for
 /// the API, the origin and token checks.
-pub fn router(app: Arc<App>) -> Router {
+pub fn router(app: Arc<App>, page: Page) -> Router {
     let api = Router::new()
         .route("/blocks", get(library::blocks))
         .route("/ports", post(library::ports))
@@ -39,7 +41,7 @@ pub fn router(app: Arc<App>) -> Router {
         .layer(middleware::from_fn_with_state(Arc::clone(&app), check_api));
     Router::new()
         .nest("/api", api)
-        .fallback(page::serve)
+        .fallback(move |uri: Uri| async move { page.serve(&uri) })
         .layer(DefaultBodyLimit::max(app.limits.body))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), refuse_oversized))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), check_host))

@@ -49,6 +49,7 @@ use crate::guard::Hosts;
 use crate::state::App;
 
 pub use live::{attach, LiveRun, RunObserver};
+pub use page::{Page, PageError, MAX_PAGE_BYTES, MAX_PAGE_FILES};
 pub use token::{check_token, generate_token, TokenError, MIN_TOKEN_CHARS};
 
 /// The bounds the server keeps to.
@@ -103,6 +104,8 @@ pub struct Options {
     pub hosts: Vec<String>,
     /// Its bounds.
     pub limits: Limits,
+    /// The page it serves: the one built in, or one read from a folder.
+    pub page: Page,
 }
 
 impl Options {
@@ -115,6 +118,7 @@ impl Options {
             token: None,
             hosts: Vec::new(),
             limits: Limits::default(),
+            page: Page::Embedded,
         }
     }
 }
@@ -184,12 +188,13 @@ pub fn serve_with(options: Options, runs: Vec<Arc<LiveRun>>, ready: impl FnOnce(
             .map_err(io("cannot read the bound address".into()))?;
         let hosts = Hosts::new(listen.ip(), &options.hosts);
         let app = App::new(root, hosts, options.token, options.limits);
+        let page = options.page;
         for run in runs {
             // Runs started elsewhere are not this server's to limit.
             let _ = app.runs.add(run, usize::MAX);
         }
         ready(address);
-        axum::serve(listener, app::router(app))
+        axum::serve(listener, app::router(app, page))
             .await
             .map_err(io("the server stopped".into()))
     })

@@ -85,7 +85,7 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     let plan = bind(config).map_err(|e| unprocessable(&e))?;
     let options = Options::new(clock, app.root.path().join(RESULTS));
     let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
-    let id = app.id("r");
+    let id = app.run_id();
     let pace = request.pace.filter(|_| clock == ClockMode::Virtual);
     let folder = Some(app.root.path().to_path_buf());
     let (run, mut observer) = attach_in(

@@ -128,7 +128,7 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         .or(compiled.name.clone())
         .unwrap_or_else(|| "model".into());
     let job = Job::new(
-        app.id("s"),
+        app.simulation_id(),
         name,
         Table::new(columns, app.limits.values, Some(expected_rows)),
         expected_rows,

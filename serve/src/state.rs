@@ -29,8 +29,14 @@ pub struct App {
     pub simulations: Registry<Job>,
     /// Real-time runs, running and ended.
     pub runs: Registry<LiveRun>,
-    /// Numbers the next simulation or run.
-    next_id: Mutex<u64>,
+    /// Numbers the next simulation and the next run (each counts apart).
+    next_ids: Mutex<Ids>,
+}
+
+/// The numbers the next simulation and run get.
+struct Ids {
+    simulation: u64,
+    run: u64,
 }
 
 impl App {
@@ -45,16 +51,22 @@ impl App {
             runs: Registry::new(limits.kept, "run"),
             limits,
             token,
-            next_id: Mutex::new(1),
+            next_ids: Mutex::new(Ids { simulation: 1, run: 1 }),
         })
     }
 
-    /// A new id with `prefix` (`s1`, `r2`, …).
-    pub fn id(&self, prefix: &str) -> String {
-        let mut next = self.next_id.lock().unwrap_or_else(|e| e.into_inner());
-        let id = format!("{prefix}{next}");
-        *next += 1;
-        id
+    /// A new simulation's id: `s1`, `s2`, …
+    pub fn simulation_id(&self) -> String {
+        let mut ids = self.next_ids.lock().unwrap_or_else(|e| e.into_inner());
+        ids.simulation += 1;
+        format!("s{}", ids.simulation - 1)
+    }
+
+    /// A new run's id: `r1`, `r2`, …, numbered apart from simulations.
+    pub fn run_id(&self) -> String {
+        let mut ids = self.next_ids.lock().unwrap_or_else(|e| e.into_inner());
+        ids.run += 1;
+        format!("r{}", ids.run - 1)
     }
 
     /// `message` with the served folder's absolute path taken out (paths

@@ -1,106 +1,100 @@
 // The page: a model being edited (Editor), run offline (Run), and the
-// real-time runs (Dashboard); the model is opened from and saved to the
-// server's folder or this computer.
-import { StrictMode, useEffect, useState } from 'react';
+// real-time runs (Dashboard), in one theme (light or dark); the model is
+// opened from and saved to the server's folder or this computer. The
+// three views stay mounted, so that switching keeps each one's state.
+import { StrictMode, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
+import { Theme } from '@radix-ui/themes';
+import '@radix-ui/themes/styles.css';
 import '@xyflow/react/dist/style.css';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { api } from './api.js';
 import { Dashboard } from './Dashboard.jsx';
 import { Editor } from './Editor.jsx';
-import { detectStyle, parseModel, serialize } from './format.js';
-import { download } from './plot.js';
+import { Header, opened } from './Header.jsx';
+import { serialize } from './format.js';
 import { Run } from './Run.jsx';
+import { ConfirmProvider } from './confirm.jsx';
+import { isTyping } from './shortcuts.js';
 
-const EMPTY = { doc: { name: 'untitled', blocks: [], links: [] }, style: 'pretty', file: '' };
+const VIEWS = ['editor', 'run', 'dashboard'];
+const APPEARANCE = 'tandem-appearance';
 
-function Files({ model, setModel }) {
-  const [dir, setDir] = useState('models/examples');
-  const [entries, setEntries] = useState([]);
-  const [path, setPath] = useState(model.file);
-  const [message, setMessage] = useState('');
-  useEffect(() => setPath(model.file), [model.file]);
-  useEffect(() => {
-    api('GET', `/api/files?dir=${encodeURIComponent(dir)}`).then((r) => setEntries(r.ok ? r.json.entries : []));
-  }, [dir]);
-  const open = async (file) => {
-    const r = await api('GET', `/api/files/${file}`);
-    if (!r.ok) return setMessage(r.json?.error ?? r.text);
-    try {
-      setModel({ doc: parseModel(r.text), style: detectStyle(r.text), file });
-      setMessage(`opened ${file}`);
-    } catch (e) {
-      setMessage(`${file}: ${e.message}`);
-    }
-  };
-  const save = async () => {
-    const r = await api('PUT', `/api/files/${path}`, serialize(model.doc, model.style));
-    setMessage(r.ok ? `saved ${path}` : r.json?.error ?? r.text);
-    if (r.ok) setModel({ ...model, file: path });
-  };
-  const openLocal = async (e) => {
-    const file = e.target.files[0];
-    if (!file) return;
-    const text = await file.text();
-    setModel({ doc: parseModel(text), style: detectStyle(text), file: file.name });
-  };
-  return (
-    <div className="files">
-      <label>
-        folder
-        <input aria-label="folder" value={dir} onChange={(e) => setDir(e.target.value)} size={18} />
-      </label>
-      <select aria-label="open model" value="" onChange={(e) => e.target.value && open(`${dir}/${e.target.value}`)}>
-        <option value="">open…</option>
-        {entries
-          .filter((e) => e.kind === 'file' && e.name.endsWith('.json'))
-          .map((e) => (
-            <option key={e.name}>{e.name}</option>
-          ))}
-      </select>
-      <input aria-label="save as" value={path} onChange={(e) => setPath(e.target.value)} placeholder="models/new.json" size={26} />
-      <button onClick={save} disabled={!path}>Save</button>
-      <button onClick={() => setModel(EMPTY)}>New</button>
-      <label className="button">
-        Open file…
-        <input type="file" accept=".json" onChange={openLocal} hidden />
-      </label>
-      <button onClick={() => download(new Blob([serialize(model.doc, model.style)]), model.file.split('/').pop() || 'model.json')}>
-        Download
-      </button>
-      <span className="message">{message}</span>
-    </div>
-  );
+function initialAppearance() {
+  const kept = localStorage.getItem(APPEARANCE);
+  if (kept === 'light' || kept === 'dark') return kept;
+  return window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
 }
 
 function App() {
   const [view, setView] = useState('editor');
-  const [model, setModel] = useState(EMPTY);
+  const [model, setModel] = useState(() => opened({ name: 'untitled', blocks: [], links: [] }, 'pretty', '', 0));
   const [library, setLibrary] = useState([]);
+  const [appearance, setAppearance] = useState(initialAppearance);
+  const [help, setHelp] = useState(false);
+  const unsaved = serialize(model.doc, model.style) !== model.saved;
+
   useEffect(() => {
     api('GET', '/api/blocks').then((r) => r.ok && setLibrary(r.json.blocks));
   }, []);
-  const tabs = { editor: 'Editor', run: 'Run', dashboard: 'Dashboard' };
+  useEffect(() => {
+    localStorage.setItem(APPEARANCE, appearance);
+    document.documentElement.style.colorScheme = appearance;
+  }, [appearance]);
+  // Closing or reloading the tab with unsaved changes asks first.
+  useEffect(() => {
+    if (!unsaved) return undefined;
+    const guard = (e) => {
+      e.preventDefault();
+      e.returnValue = '';
+    };
+    window.addEventListener('beforeunload', guard);
+    return () => window.removeEventListener('beforeunload', guard);
+  }, [unsaved]);
+  useEffect(() => {
+    const key = (e) => {
+      if (e.altKey && ['1', '2', '3'].includes(e.key)) {
+        e.preventDefault();
+        setView(VIEWS[Number(e.key) - 1]);
+      } else if (e.key === '?' && !isTyping(e)) {
+        setHelp(true);
+      }
+    };
+    window.addEventListener('keydown', key);
+    return () => window.removeEventListener('keydown', key);
+  }, []);
+  const toggleAppearance = useCallback(() => setAppearance((a) => (a === 'dark' ? 'light' : 'dark')), []);
+
   return (
-    <div className="app">
-      <header>
-        <strong>Tandem</strong>
-        <nav>
-          {Object.entries(tabs).map(([k, label]) => (
-            <button key={k} className={view === k ? 'chosen' : ''} onClick={() => setView(k)} role="tab" aria-selected={view === k}>
-              {label}
-            </button>
-          ))}
-        </nav>
-        {view !== 'dashboard' && <Files model={model} setModel={setModel} />}
-      </header>
-      <main>
-        {view === 'editor' && <Editor model={model} setModel={setModel} library={library} />}
-        {view === 'run' && <Run model={model} />}
-        {view === 'dashboard' && <Dashboard />}
-      </main>
-    </div>
+    <Theme appearance={appearance} accentColor="indigo" grayColor="slate" radius="medium" scaling="95%">
+      <ConfirmProvider>
+        <div className="app">
+          <Header
+            view={view}
+            setView={setView}
+            model={model}
+            setModel={setModel}
+            unsaved={unsaved}
+            appearance={appearance}
+            toggleAppearance={toggleAppearance}
+            help={help}
+            setHelp={setHelp}
+          />
+          <main>
+            <section className="view" hidden={view !== 'editor'} aria-label="Editor">
+              <Editor model={model} setModel={setModel} library={library} active={view === 'editor'} />
+            </section>
+            <section className="view" hidden={view !== 'run'} aria-label="Run">
+              <Run model={model} setModel={setModel} active={view === 'run'} />
+            </section>
+            <section className="view" hidden={view !== 'dashboard'} aria-label="Dashboard">
+              <Dashboard active={view === 'dashboard'} />
+            </section>
+          </main>
+        </div>
+      </ConfirmProvider>
+    </Theme>
   );
 }
 

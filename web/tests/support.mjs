@@ -17,7 +17,10 @@ const artifacts = join(web, 'test-artifacts');
 /** `tandem serve` on `folder` (the repository's by default); resolves to `{url, stop}`. */
 export function serve(folder = root) {
   return new Promise((ok, fail) => {
-    const child = spawn(tandem, ['serve', '--listen', '127.0.0.1:0', '--folder', folder], {
+    // TANDEM_PAGE: a built page to serve instead of the binary's own
+    // (`npm run build` then the tests, with no rebuild of the binary).
+    const page = process.env.TANDEM_PAGE ? ['--page', process.env.TANDEM_PAGE] : [];
+    const child = spawn(tandem, ['serve', '--listen', '127.0.0.1:0', '--folder', folder, ...page], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     child.on('error', fail);

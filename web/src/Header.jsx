@@ -1,0 +1,215 @@
+// The page's header: the views, the model's file (open from the server's
+// folder or this computer, save with a question before overwriting,
+// new, download), light or dark, and the help panel of shortcuts.
+import { useEffect, useState } from 'react';
+import { Badge, Button, Dialog, Flex, IconButton, Table, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { MoonIcon, QuestionMarkCircledIcon, SunIcon } from '@radix-ui/react-icons';
+import { api } from './api.js';
+import { useConfirm } from './confirm.jsx';
+import { detectStyle, parseModel, serialize } from './format.js';
+import { download } from './plot.js';
+import { SHORTCUTS } from './shortcuts.js';
+
+/**
+ * A model being edited: its document, its file's style and path, the
+ * text last opened or saved (unsaved changes differ from it), and which
+ * opening this is (the editor's history starts again on each).
+ */
+export function opened(doc, style, file, generation) {
+  return { doc, style, file, saved: serialize(doc, style), generation };
+}
+
+const EMPTY_DOC = { name: 'untitled', blocks: [], links: [] };
+
+/** The folder part and the name part of `path`. */
+function split(path) {
+  const at = path.lastIndexOf('/');
+  return at < 0 ? ['', path] : [path.slice(0, at), path.slice(at + 1)];
+}
+
+function Files({ model, setModel, unsaved }) {
+  const ask = useConfirm();
+  const [dir, setDir] = useState('models/examples');
+  const [entries, setEntries] = useState([]);
+  const [path, setPath] = useState(model.file);
+  const [message, setMessage] = useState('');
+  useEffect(() => setPath(model.file), [model.file]);
+  useEffect(() => {
+    api('GET', `/api/files?dir=${encodeURIComponent(dir)}`).then((r) => setEntries(r.ok ? r.json.entries : []));
+  }, [dir]);
+
+  const mayDiscard = async () =>
+    !unsaved ||
+    ask({
+      title: 'Discard unsaved changes?',
+      description: `${model.file || model.doc.name || 'This model'} has changes that are not saved.`,
+      action: 'Discard changes',
+    });
+  const replace = (doc, style, file) => setModel((m) => opened(doc, style, file, m.generation + 1));
+
+  const open = async (file) => {
+    if (!(await mayDiscard())) return;
+    const r = await api('GET', `/api/files/${file}`);
+    if (!r.ok) return setMessage(r.json?.error ?? r.text);
+    try {
+      replace(parseModel(r.text), detectStyle(r.text), file);
+      setMessage(`opened ${file}`);
+    } catch (e) {
+      setMessage(`${file}: ${e.message}`);
+    }
+  };
+  const save = async () => {
+    if (path !== model.file) {
+      const [folder, name] = split(path);
+      const listed = await api('GET', `/api/files?dir=${encodeURIComponent(folder || '.')}`);
+      const exists = listed.ok && listed.json.entries.some((e) => e.kind === 'file' && e.name === name);
+      if (
+        exists &&
+        !(await ask({ title: `Overwrite ${path}?`, description: `${path} exists; saving replaces its contents.`, action: 'Overwrite' }))
+      )
+        return;
+    }
+    const text = serialize(model.doc, model.style);
+    const r = await api('PUT', `/api/files/${path}`, text);
+    setMessage(r.ok ? `saved ${path}` : r.json?.error ?? r.text);
+    if (r.ok) setModel((m) => ({ ...m, file: path, saved: text }));
+  };
+  const newModel = async () => {
+    if (await mayDiscard()) replace(EMPTY_DOC, 'pretty', '');
+  };
+  const openLocal = async (e) => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (!file || !(await mayDiscard())) return;
+    const text = await file.text();
+    try {
+      replace(parseModel(text), detectStyle(text), file.name);
+      setMessage(`opened ${file.name}`);
+    } catch (err) {
+      setMessage(`${file.name}: ${err.message}`);
+    }
+  };
+  useEffect(() => {
+    const key = (e) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+        e.preventDefault();
+        if (path) save();
+      }
+    };
+    window.addEventListener('keydown', key);
+    return () => window.removeEventListener('keydown', key);
+  });
+
+  return (
+    <Flex className="files" gap="2" align="center" wrap="nowrap">
+      <TextField.Root size="1" aria-label="folder" value={dir} onChange={(e) => setDir(e.target.value)} className="folder-field">
+        <TextField.Slot>folder</TextField.Slot>
+      </TextField.Root>
+      <select className="native-select" aria-label="open model" value="" onChange={(e) => e.target.value && open(`${dir}/${e.target.value}`)}>
+        <option value="">Open…</option>
+        {entries
+          .filter((e) => e.kind === 'file' && e.name.endsWith('.json'))
+          .map((e) => (
+            <option key={e.name}>{e.name}</option>
+          ))}
+      </select>
+      <TextField.Root
+        size="1"
+        aria-label="save as"
+        value={path}
+        onChange={(e) => setPath(e.target.value)}
+        placeholder="models/new.json"
+        className="path-field"
+      />
+      <Button size="1" onClick={save} disabled={!path}>
+        Save
+      </Button>
+      <Button size="1" variant="soft" onClick={newModel}>
+        New
+      </Button>
+      <Button size="1" variant="soft" asChild>
+        <label>
+          Open file…
+          <input type="file" accept=".json" aria-label="open a model file from this computer" onChange={openLocal} hidden />
+        </label>
+      </Button>
+      <Button
+        size="1"
+        variant="soft"
+        onClick={() => download(new Blob([serialize(model.doc, model.style)]), model.file.split('/').pop() || 'model.json')}
+      >
+        Download
+      </Button>
+      {unsaved && (
+        <Badge color="amber" data-testid="unsaved">
+          unsaved
+        </Badge>
+      )}
+      <Text size="1" color="gray" className="message" role="status">
+        {message}
+      </Text>
+    </Flex>
+  );
+}
+
+function Help({ open, setOpen }) {
+  return (
+    <Dialog.Root open={open} onOpenChange={setOpen}>
+      <Dialog.Content maxWidth="640px" aria-describedby={undefined}>
+        <Dialog.Title>Keyboard shortcuts</Dialog.Title>
+        <Table.Root size="1">
+          <Table.Body>
+            {SHORTCUTS.map((s) => (
+              <Table.Row key={`${s.group}${s.keys}`}>
+                <Table.Cell>
+                  <Text color="gray">{s.group}</Text>
+                </Table.Cell>
+                <Table.RowHeaderCell>
+                  <kbd>{s.keys}</kbd>
+                </Table.RowHeaderCell>
+                <Table.Cell>{s.action}</Table.Cell>
+              </Table.Row>
+            ))}
+          </Table.Body>
+        </Table.Root>
+        <Flex justify="end" mt="3">
+          <Dialog.Close>
+            <Button variant="soft">Close</Button>
+          </Dialog.Close>
+        </Flex>
+      </Dialog.Content>
+    </Dialog.Root>
+  );
+}
+
+/** The header: views, the model's file, appearance and help. */
+export function Header({ view, setView, model, setModel, unsaved, appearance, toggleAppearance, help, setHelp }) {
+  return (
+    <header className="header">
+      <Text weight="bold" size="4" className="brand">
+        Tandem
+      </Text>
+      <Tabs.Root value={view} onValueChange={setView}>
+        <Tabs.List size="2">
+          <Tabs.Trigger value="editor">Editor</Tabs.Trigger>
+          <Tabs.Trigger value="run">Run</Tabs.Trigger>
+          <Tabs.Trigger value="dashboard">Dashboard</Tabs.Trigger>
+        </Tabs.List>
+      </Tabs.Root>
+      <div className="header-files">{view !== 'dashboard' && <Files model={model} setModel={setModel} unsaved={unsaved} />}</div>
+      <Flex gap="1" className="header-tools">
+        <Tooltip content={appearance === 'dark' ? 'Light theme' : 'Dark theme'}>
+          <IconButton size="1" variant="ghost" aria-label={appearance === 'dark' ? 'light theme' : 'dark theme'} onClick={toggleAppearance}>
+            {appearance === 'dark' ? <SunIcon /> : <MoonIcon />}
+          </IconButton>
+        </Tooltip>
+        <Tooltip content="Keyboard shortcuts (?)">
+          <IconButton size="1" variant="ghost" aria-label="keyboard shortcuts" onClick={() => setHelp(true)}>
+            <QuestionMarkCircledIcon />
+          </IconButton>
+        </Tooltip>
+      </Flex>
+      <Help open={help} setOpen={setHelp} />
+    </header>
+  );
+}
