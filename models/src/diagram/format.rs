@@ -84,6 +84,33 @@ pub struct BlockLayout {
     pub x: f64,
     /// Top edge.
     pub y: f64,
+    /// Quarter turns clockwise an editor draws the block with: 0, 90, 180
+    /// or 270 (degrees).
+    #[serde(default)]
+    pub rotation: Option<u16>,
+    /// Whether an editor draws the block mirrored (inputs on the right).
+    #[serde(default)]
+    pub flip: Option<bool>,
+}
+
+/// Where an editor draws a link: the points its line passes through, from
+/// the source on (a fan-out branches after the last one).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkLayout {
+    /// Bends of the line, in page pixels.
+    #[serde(default)]
+    pub waypoints: Vec<Point>,
+}
+
+/// A point on the page.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// Rightwards.
+    pub x: f64,
+    /// Downwards.
+    pub y: f64,
 }
 
 /// A link from one output port to one or more input ports.
@@ -94,6 +121,9 @@ pub struct LinkDef {
     pub from: String,
     /// Destination(s), same syntax.
     pub to: Targets,
+    /// Where an editor draws it; the compiler ignores it.
+    #[serde(default)]
+    pub layout: Option<LinkLayout>,
 }
 
 /// One destination or several.
