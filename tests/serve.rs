@@ -630,10 +630,54 @@ fn exactly_the_promised_32_ended_simulations_and_runs_are_kept() {
         let kept = server.json(&format!("/api/{what}"))[what].as_array().unwrap().clone();
         assert_eq!(kept.len(), 32, "{what}: the newest 32 kept, of {total}");
         assert!(kept.iter().all(|e| e["state"] == "done"), "{what}");
-        // Ids number simulations and runs together: the runs follow the
-        // 40 simulations.
-        let oldest_kept = total - 32 + 1 + if what == "runs" { 40 } else { 0 };
+        // Simulations and runs are numbered apart, each from 1.
+        let oldest_kept = total - 32 + 1;
         assert_eq!(kept[0]["id"], format!("{}{oldest_kept}", &what[..1]));
     }
     std::fs::remove_dir_all(folder).ok();
+}
+
+#[test]
+fn a_page_from_a_folder_is_served_instead_of_the_built_in_one_and_bad_folders_are_refused() {
+    let dir = std::env::temp_dir().join(format!("tandem-serve-page-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let page = dir.join("page");
+    std::fs::create_dir_all(page.join("assets")).unwrap();
+    std::fs::write(page.join("index.html"), "<!doctype html><title>work in progress</title>").unwrap();
+    std::fs::write(page.join("assets/app.js"), "console.log('changed');").unwrap();
+    let folder = page.to_str().unwrap();
+    let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--page", folder], &root());
+    assert_eq!(server.get("/").1, "<!doctype html><title>work in progress</title>");
+    // Client-side routes are the page too; its files are found by their path.
+    assert!(server.get("/editor").1.contains("work in progress"));
+    assert_eq!(server.get("/assets/app.js").1, "console.log('changed');");
+    // Nothing outside the folder: it was read whole at start-up.
+    assert!(server.get("/../Cargo.toml").1.contains("work in progress"));
+    assert!(server.get("/assets/../../Cargo.toml").1.contains("work in progress"));
+    assert_eq!(server.get("/api/blocks").0, 200);
+
+    let run = |folder: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--page", folder])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let missing = run(dir.join("nowhere").to_str().unwrap());
+    assert!(missing.contains("nowhere") && missing.contains("web/dist"), "{missing}");
+    let no_index = run(page.join("assets").to_str().unwrap());
+    assert!(no_index.contains("no index.html"), "{no_index}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn runs_and_simulations_are_numbered_apart() {
+    let server = Server::start();
+    let short = simulation(&read("models/examples/bouncing_ball.json"), json!({"stop": 0.1}));
+    assert_eq!(created(&server, "/api/simulations", &short), "s1");
+    let run = r#"{"config": "config/examples/cruise.toml", "virtual_clock": true, "duration": 0.1}"#;
+    assert_eq!(created(&server, "/api/runs", run), "r1");
+    assert_eq!(created(&server, "/api/simulations", &short), "s2");
+    assert_eq!(created(&server, "/api/runs", run), "r2");
 }
