@@ -2,8 +2,8 @@
 // folder or this computer, save with a question before overwriting,
 // new, download), light or dark, and the help panel of shortcuts.
 import { useEffect, useState } from 'react';
-import { Badge, Button, Dialog, Flex, IconButton, Table, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
-import { MoonIcon, QuestionMarkCircledIcon, SunIcon } from '@radix-ui/react-icons';
+import { Badge, Button, Dialog, Flex, IconButton, Popover, Table, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { ArchiveIcon, DownloadIcon, MoonIcon, QuestionMarkCircledIcon, SunIcon, UploadIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
 import { useConfirm } from './confirm.jsx';
 import { detectStyle, parseModel, serialize } from './format.js';
@@ -102,10 +102,21 @@ function Files({ model, setModel, unsaved }) {
 
   return (
     <Flex className="files" gap="2" align="center" wrap="nowrap">
-      <TextField.Root size="1" aria-label="folder" value={dir} onChange={(e) => setDir(e.target.value)} className="folder-field">
-        <TextField.Slot>folder</TextField.Slot>
-      </TextField.Root>
-      <select className="native-select" aria-label="open model" value="" onChange={(e) => e.target.value && open(`${dir}/${e.target.value}`)}>
+      <Popover.Root>
+        <Tooltip content={`Folder: ${dir}`}>
+          <Popover.Trigger>
+            <IconButton size="1" variant="soft" aria-label="folder to list">
+              <ArchiveIcon />
+            </IconButton>
+          </Popover.Trigger>
+        </Tooltip>
+        <Popover.Content size="1" width="280px">
+          <TextField.Root size="1" aria-label="folder" value={dir} onChange={(e) => setDir(e.target.value)}>
+            <TextField.Slot>folder</TextField.Slot>
+          </TextField.Root>
+        </Popover.Content>
+      </Popover.Root>
+      <select className="native-select open-select" aria-label="open model" value="" onChange={(e) => e.target.value && open(`${dir}/${e.target.value}`)}>
         <option value="">Open…</option>
         {entries
           .filter((e) => e.kind === 'file' && e.name.endsWith('.json'))
@@ -127,19 +138,24 @@ function Files({ model, setModel, unsaved }) {
       <Button size="1" variant="soft" onClick={newModel}>
         New
       </Button>
-      <Button size="1" variant="soft" asChild>
-        <label>
-          Open file…
-          <input type="file" accept=".json" aria-label="open a model file from this computer" onChange={openLocal} hidden />
-        </label>
-      </Button>
-      <Button
-        size="1"
-        variant="soft"
-        onClick={() => download(new Blob([serialize(model.doc, model.style)]), model.file.split('/').pop() || 'model.json')}
-      >
-        Download
-      </Button>
+      <Tooltip content="Open a model file from this computer">
+        <IconButton size="1" variant="soft" asChild>
+          <label aria-label="Open file…">
+            <UploadIcon />
+            <input type="file" accept=".json" aria-label="open a model file from this computer" onChange={openLocal} hidden />
+          </label>
+        </IconButton>
+      </Tooltip>
+      <Tooltip content="Download the model">
+        <IconButton
+          size="1"
+          variant="soft"
+          aria-label="Download"
+          onClick={() => download(new Blob([serialize(model.doc, model.style)]), model.file.split('/').pop() || 'model.json')}
+        >
+          <DownloadIcon />
+        </IconButton>
+      </Tooltip>
       {unsaved && (
         <Badge color="amber" data-testid="unsaved">
           unsaved
