@@ -52,6 +52,24 @@ function overflowing() {
   return found;
 }
 
+/** The controls in the page (every view's) without an accessible name. */
+function unlabelled() {
+  const controls = 'button, input, select, textarea, [role="button"], [role="tab"], [role="checkbox"], [role="switch"], [role="slider"], [role="combobox"], [role="menuitem"]';
+  const named = (el) => {
+    const by = el.getAttribute('aria-labelledby');
+    return (
+      el.getAttribute('aria-label') ||
+      (by && by.split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' ').trim()) ||
+      (el.labels && [...el.labels].map((l) => l.textContent).join(' ').trim()) ||
+      (el.tagName !== 'INPUT' && el.tagName !== 'SELECT' && el.textContent.trim()) ||
+      el.getAttribute('title')
+    );
+  };
+  return [...document.querySelectorAll(controls)]
+    .filter((el) => !el.hidden && el.type !== 'hidden' && !named(el))
+    .map((el) => el.outerHTML.slice(0, 160));
+}
+
 /** The header's children that do not sit on its first line, and its height. */
 function headerLines() {
   const header = document.querySelector('header');
@@ -99,6 +117,22 @@ for (const [width, height] of [
     }
   });
 }
+
+test('every control of every view has an accessible name', async () => {
+  const { browser: b, page } = await browser();
+  try {
+    await page.goto(shared.server.url);
+    await page.getByLabel('open model').selectOption('bouncing_ball.json');
+    await page.getByTestId('block-velocity').click();
+    for (const view of ['Run', 'Dashboard', 'Editor']) {
+      await page.getByRole('tab', { name: view }).click();
+      await page.waitForTimeout(200);
+      assert.deepEqual(await page.evaluate(unlabelled), [], view);
+    }
+  } finally {
+    await b.close();
+  }
+});
 
 test('? opens the help panel listing the shortcuts, and Escape closes it', async () => {
   const { browser: b, page } = await browser();
