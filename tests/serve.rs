@@ -643,7 +643,11 @@ fn a_page_from_a_folder_is_served_instead_of_the_built_in_one_and_bad_folders_ar
     let _ = std::fs::remove_dir_all(&dir);
     let page = dir.join("page");
     std::fs::create_dir_all(page.join("assets")).unwrap();
-    std::fs::write(page.join("index.html"), "<!doctype html><title>work in progress</title>").unwrap();
+    std::fs::write(
+        page.join("index.html"),
+        "<!doctype html><title>work in progress</title>",
+    )
+    .unwrap();
     std::fs::write(page.join("assets/app.js"), "console.log('changed');").unwrap();
     let folder = page.to_str().unwrap();
     let server = Server::with(&["serve", "--listen", "127.0.0.1:0", "--page", folder], &root());

@@ -11,8 +11,8 @@ use axum::Router;
 use crate::body::{drain_unread, refuse_oversized};
 use crate::error::{json_errors, ApiError};
 use crate::guard::{check_api, check_host, protect};
-use crate::state::App;
 use crate::page::Page;
+use crate::state::App;
 use crate::{folder, library, runs, simulations};
 
 /// The routes: the page at `/`, the API under `/api`. Layers, outermost

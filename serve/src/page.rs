@@ -84,7 +84,10 @@ impl Page {
                     if files.len() >= MAX_PAGE_FILES || bytes > MAX_PAGE_BYTES {
                         return Err(PageError::TooLarge(folder.to_path_buf()));
                     }
-                    files.insert(relative, Bytes::from(std::fs::read(entry.path()).map_err(read(&entry.path()))?));
+                    files.insert(
+                        relative,
+                        Bytes::from(std::fs::read(entry.path()).map_err(read(&entry.path()))?),
+                    );
                 }
             }
         }
