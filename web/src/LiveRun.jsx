@@ -309,7 +309,8 @@ export function LiveRun({ run }) {
     });
     if (yes) await api('DELETE', `/api/runs/${run.id}`);
   };
-  const devices = Object.entries(stats?.devices || end?.report?.buses || {});
+  // At the end, the report's final counts; before, the latest statistics'.
+  const devices = Object.entries(end?.report?.buses ?? stats?.devices ?? {});
   return (
     <Flex direction="column" gap="3" className="live">
       <Flex align="center" gap="3" wrap="wrap">
@@ -317,7 +318,7 @@ export function LiveRun({ run }) {
         <Badge variant="outline" color="gray" className="number">
           {run.id}
         </Badge>
-        <StateBadge state={state} data-testid="run-state" />
+        <StateBadge state={state} data-testid="live-state" />
         <Badge variant="soft" color="gray">
           {run.clock} clock
         </Badge>
