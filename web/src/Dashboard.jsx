@@ -1,183 +1,51 @@
-// Real-time runs: the list, a run started from a configuration in the
-// served folder, and the selected run live: counters, frame sources, the
-// wake-up latency histogram, devices, the recorded outputs, and changes
-// of inputs and block parameters with their log.
-import { useEffect, useRef, useState } from 'react';
-import { api, readBatch, socket } from './api.js';
-import { Columns, chart, throttled } from './plot.js';
+// Real-time runs: a run started from a configuration in the served
+// folder (picked from config/ and config/examples/, or typed), the list
+// of runs with their state, and the selected run live (LiveRun.jsx).
+import { useEffect, useState } from 'react';
+import { Badge, Button, Callout, Card, Checkbox, Flex, Heading, Text, TextField } from '@radix-ui/themes';
+import { ExclamationTriangleIcon, PlayIcon } from '@radix-ui/react-icons';
+import { api } from './api.js';
+import { Choice, LiveRun, StateBadge } from './LiveRun.jsx';
+import './dashboard.css';
 
-function Histogram({ data }) {
-  const buckets = data?.histogram || [];
-  const top = Math.max(1, ...buckets.map(([, c]) => c));
-  return (
-    <div className="histogram" aria-label="wake-up latency histogram">
-      {buckets.map(([v, c]) => (
-        <div key={v} className="bar" title={`${(v / 1000).toFixed(1)} µs: ${c}`} style={{ height: `${(100 * c) / top}%` }} />
-      ))}
-    </div>
-  );
-}
+/** Where run configurations are looked for. */
+const CONFIG_DIRS = ['config', 'config/examples'];
 
-function Live({ run }) {
-  const [stats, setStats] = useState(null);
-  const [latest, setLatest] = useState({});
-  const [changes, setChanges] = useState([]);
-  const [end, setEnd] = useState(null);
-  const [change, setChange] = useState({ kind: 'block', input: run.inputs[0] || '', block: '', param: '', value: '' });
-  const [answer, setAnswer] = useState('');
-  const element = useRef(null);
+/** The run configurations in the served folder's CONFIG_DIRS (`.toml` files, Cargo's manifests aside). */
+function useConfigs() {
+  const [configs, setConfigs] = useState([]);
   useEffect(() => {
-    let plot = null;
-    let columns = null;
-    const ws = socket(`/api/runs/${run.id}/stream`);
-    const redraw = throttled(() => {
-      const from = Math.max(0, columns.rows - 2000);
-      plot.setData(columns.view(from));
-      setLatest(Object.fromEntries(columns.names.slice(1).map((n, i) => [n, columns.last(i + 1)])));
-    });
-    ws.onmessage = (m) => {
-      if (typeof m.data !== 'string') {
-        columns.add(readBatch(m.data));
-        redraw();
-        return;
-      }
-      const message = JSON.parse(m.data);
-      if (message.type === 'columns') {
-        columns = new Columns(message.columns);
-        element.current.innerHTML = '';
-        plot = chart(element.current, message.columns, Math.max(400, element.current.clientWidth - 10), 280);
-      } else if (message.type === 'stats') setStats(message);
-      else if (message.type === 'change') setChanges((c) => [...c, message]);
-      else if (message.type === 'end') setEnd(message);
-    };
-    return () => {
-      ws.close();
-      plot?.destroy();
-    };
-  }, [run.id]);
-  const blocks = Array.from(new Set(run.tunable.map((t) => t.block)));
-  const params = run.tunable.filter((t) => t.block === change.block).map((t) => t.param);
-  const send = async () => {
-    const value = Number(change.value);
-    const body =
-      change.kind === 'input'
-        ? { input: change.input, value }
-        : { block: change.block, param: change.param, value: Number.isFinite(value) ? value : change.value };
-    const r = await api('POST', `/api/runs/${run.id}/changes`, body);
-    setAnswer(r.ok ? `requested for frame ${r.json.applies_at_frame}` : r.json?.error ?? r.text);
-  };
-  const sources = stats?.sources || {};
+    Promise.all(CONFIG_DIRS.map((dir) => api('GET', `/api/files?dir=${encodeURIComponent(dir)}`))).then((answers) =>
+      setConfigs(
+        answers.flatMap((r, i) =>
+          r.ok ? r.json.entries.filter((e) => e.kind === 'file' && e.name.endsWith('.toml') && e.name !== 'Cargo.toml').map((e) => `${CONFIG_DIRS[i]}/${e.name}`) : [],
+        ),
+      ),
+    );
+  }, []);
+  return configs;
+}
+
+function Field({ label, hint, children }) {
   return (
-    <div className="live">
-      <div className="counters">
-        <span>
-          t <b data-testid="run-t">{stats ? stats.t.toFixed(2) : '-'}</b> s
-        </span>
-        <span>
-          frames <b data-testid="run-frames">{stats?.frames ?? '-'}</b>
-        </span>
-        <span>
-          missed <b data-testid="run-missed">{stats?.missed ?? '-'}</b>
-        </span>
-        <span>
-          unusable <b data-testid="run-unusable">{stats?.unusable ?? '-'}</b>
-        </span>
-        {Object.entries(sources).map(([k, v]) => (
-          <span key={k}>
-            {k} <b data-testid={`run-source-${k}`}>{v}</b>
-          </span>
-        ))}
-        <span>
-          wake p50 <b>{stats?.wake_ns?.p50 != null ? (stats.wake_ns.p50 / 1000).toFixed(1) : '-'}</b> µs, p99{' '}
-          <b>{stats?.wake_ns?.p99 != null ? (stats.wake_ns.p99 / 1000).toFixed(1) : '-'}</b> µs
-        </span>
-        <span>
-          compute p99 <b>{stats?.compute_ns?.p99 != null ? (stats.compute_ns.p99 / 1000).toFixed(1) : '-'}</b> µs
-        </span>
-        {end && <span data-testid="run-end">{end.state}{end.error ? `: ${end.error}` : ''}</span>}
-      </div>
-      <Histogram data={stats?.wake_ns} />
-      <table className="devices">
-        <tbody>
-          {Object.entries(stats?.devices || {}).map(([name, counts]) => (
-            <tr key={name}>
-              <th>{name}</th>
-              <td>
-                {Object.entries(counts)
-                  .filter(([, v]) => typeof v === 'number')
-                  .map(([k, v]) => `${k} ${v}`)
-                  .join(', ')}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <div ref={element} className="chart" />
-      <div className="latest">
-        {Object.entries(latest).map(([n, v]) => (
-          <span key={n}>
-            {n} <b data-testid={`live-${n}`}>{String(v)}</b>
-          </span>
-        ))}
-      </div>
-      <div className="change">
-        <select aria-label="change kind" value={change.kind} onChange={(e) => setChange({ ...change, kind: e.target.value })}>
-          <option value="block">block parameter</option>
-          <option value="input">input</option>
-        </select>
-        {change.kind === 'input' ? (
-          <select aria-label="input" value={change.input} onChange={(e) => setChange({ ...change, input: e.target.value })}>
-            {run.inputs.map((i) => (
-              <option key={i}>{i}</option>
-            ))}
-          </select>
-        ) : (
-          <>
-            <select aria-label="block" value={change.block} onChange={(e) => setChange({ ...change, block: e.target.value, param: '' })}>
-              <option value="">block…</option>
-              {blocks.map((b) => (
-                <option key={b}>{b}</option>
-              ))}
-            </select>
-            <select aria-label="parameter" value={change.param} onChange={(e) => setChange({ ...change, param: e.target.value })}>
-              <option value="">parameter…</option>
-              {params.map((p) => (
-                <option key={p}>{p}</option>
-              ))}
-            </select>
-          </>
-        )}
-        <input aria-label="new value" value={change.value} onChange={(e) => setChange({ ...change, value: e.target.value })} size={8} />
-        <button onClick={send}>Change</button>
-        <button onClick={() => api('DELETE', `/api/runs/${run.id}`)}>Stop</button>
-        <span data-testid="change-answer">{answer}</span>
-      </div>
-      <ol className="changes" data-testid="change-log">
-        {changes.map((c, i) => (
-          <li key={i}>
-            {c.what} = {JSON.stringify(c.value)}
-            {c.applied_at_frame !== undefined ? ` applied at frame ${c.applied_at_frame} (t = ${c.applied_at} s)` : ` requested at ${c.requested_at} s`}
-          </li>
-        ))}
-      </ol>
-    </div>
+    <Flex direction="column" gap="1">
+      <Text as="div" size="1" weight="medium" color="gray">
+        {label}
+      </Text>
+      {children}
+      {hint && (
+        <Text as="div" size="1" color="gray">
+          {hint}
+        </Text>
+      )}
+    </Flex>
   );
 }
 
-export function Dashboard() {
-  const [runs, setRuns] = useState([]);
-  const [selected, setSelected] = useState(null);
+function StartForm({ onStarted }) {
+  const configs = useConfigs();
   const [form, setForm] = useState({ config: 'config/examples/cruise.toml', virtual: true, pace: '1', duration: '' });
   const [error, setError] = useState('');
-  useEffect(() => {
-    const poll = async () => {
-      const r = await api('GET', '/api/runs');
-      if (r.ok) setRuns(r.json.runs);
-    };
-    poll();
-    const timer = setInterval(poll, 1000);
-    return () => clearInterval(timer);
-  }, []);
   const start = async () => {
     const body = { config: form.config, virtual_clock: form.virtual };
     if (form.virtual && form.pace !== '') body.pace = Number(form.pace);
@@ -185,42 +53,116 @@ export function Dashboard() {
     const r = await api('POST', '/api/runs', body);
     if (!r.ok) return setError(r.json?.error ?? r.text);
     setError('');
-    setRuns((rs) => [...rs, r.json]);
-    setSelected(r.json.id);
+    onStarted(r.json);
+  };
+  return (
+    <Card size="2">
+      <Heading size="3" mb="3">
+        New run
+      </Heading>
+      <Flex direction="column" gap="3">
+        <Field label="Configuration" hint="or a path in the served folder">
+          <Choice label="configuration" value={configs.includes(form.config) ? form.config : ''} onChange={(config) => setForm({ ...form, config })} options={configs} placeholder="another path…" />
+          <TextField.Root aria-label="configuration path" value={form.config} onChange={(e) => setForm({ ...form, config: e.target.value })} size="1" />
+        </Field>
+        <Text as="label" size="2">
+          <Flex gap="2" align="center">
+            <Checkbox aria-label="virtual clock" checked={form.virtual} onCheckedChange={(v) => setForm({ ...form, virtual: v === true })} />
+            Virtual clock
+          </Flex>
+        </Text>
+        <Flex gap="3">
+          <Field label="Pace" hint={form.virtual ? 'run time per wall time' : 'virtual clock only'}>
+            <TextField.Root aria-label="pace" value={form.virtual ? form.pace : ''} placeholder={form.virtual ? 'fastest' : '1'} disabled={!form.virtual} onChange={(e) => setForm({ ...form, pace: e.target.value })}>
+            </TextField.Root>
+          </Field>
+          <Field label="Duration" hint="empty: the configuration's">
+            <TextField.Root aria-label="duration" value={form.duration} placeholder="from file" onChange={(e) => setForm({ ...form, duration: e.target.value })}>
+              <TextField.Slot side="right">s</TextField.Slot>
+            </TextField.Root>
+          </Field>
+        </Flex>
+        <Button onClick={start} disabled={form.config.trim() === ''}>
+          <PlayIcon /> Start run
+        </Button>
+        {error && (
+          <Callout.Root color="red" size="1" role="alert">
+            <Callout.Icon>
+              <ExclamationTriangleIcon />
+            </Callout.Icon>
+            <Callout.Text data-testid="start-error">{error}</Callout.Text>
+          </Callout.Root>
+        )}
+      </Flex>
+    </Card>
+  );
+}
+
+/** The dashboard of real-time runs; polls the list while `active`. */
+export function Dashboard({ active }) {
+  const [runs, setRuns] = useState([]);
+  const [selected, setSelected] = useState(null);
+  useEffect(() => {
+    if (!active) return undefined;
+    const poll = async () => {
+      const r = await api('GET', '/api/runs');
+      if (r.ok) setRuns(r.json.runs);
+    };
+    poll();
+    const timer = setInterval(poll, 1000);
+    return () => clearInterval(timer);
+  }, [active]);
+  const started = (run) => {
+    setRuns((rs) => [...rs.filter((r) => r.id !== run.id), run]);
+    setSelected(run.id);
   };
   const run = runs.find((r) => r.id === selected);
   return (
     <div className="dashboard">
-      <div className="options">
-        <label>
-          configuration
-          <input aria-label="configuration" value={form.config} onChange={(e) => setForm({ ...form, config: e.target.value })} size={32} />
-        </label>
-        <label>
-          <input type="checkbox" aria-label="virtual clock" checked={form.virtual} onChange={(e) => setForm({ ...form, virtual: e.target.checked })} />
-          virtual clock
-        </label>
-        <label>
-          pace
-          <input aria-label="pace" value={form.pace} onChange={(e) => setForm({ ...form, pace: e.target.value })} size={4} />
-        </label>
-        <label>
-          duration
-          <input aria-label="duration" value={form.duration} onChange={(e) => setForm({ ...form, duration: e.target.value })} size={6} />
-        </label>
-        <button onClick={start}>Start run</button>
-        <span className="status-error">{error}</span>
+      <Flex direction="column" gap="3" className="dash-side">
+        <StartForm onStarted={started} />
+        <Card size="1" className="run-list">
+          <Heading size="2" mb="2" ml="1">
+            Runs
+          </Heading>
+          {runs.length === 0 && (
+            <Text as="p" size="2" color="gray" ml="1">
+              No runs yet.
+            </Text>
+          )}
+          <Flex direction="column" gap="1" asChild>
+            <ul aria-label="runs" className="runs-scroll">
+                {[...runs].reverse().map((r) => (
+                  <li key={r.id}>
+                    <button className="run-item" aria-current={r.id === selected} onClick={() => setSelected(r.id)} data-testid={`run-${r.id}`}>
+                      <Badge variant="outline" color="gray" className="number">
+                        {r.id}
+                      </Badge>
+                      <Text size="2" weight="medium" truncate className="run-name">
+                        {r.name}
+                      </Text>
+                      <Text size="1" color="gray">
+                        {r.clock}
+                      </Text>
+                      <StateBadge state={r.state} />
+                    </button>
+                  </li>
+                ))}
+            </ul>
+          </Flex>
+        </Card>
+      </Flex>
+      <div className="dash-main">
+        {run ? (
+          <LiveRun key={run.id} run={run} />
+        ) : (
+          <Flex align="center" justify="center" className="empty">
+            <Text color="gray" size="2">
+              Start a run, or pick one from the list, to watch it live.
+            </Text>
+          </Flex>
+        )}
       </div>
-      <ul className="runs">
-        {runs.map((r) => (
-          <li key={r.id}>
-            <button className={r.id === selected ? 'chosen' : ''} onClick={() => setSelected(r.id)} data-testid={`run-${r.id}`}>
-              {r.id}: {r.name} ({r.clock}, {r.state})
-            </button>
-          </li>
-        ))}
-      </ul>
-      {run && <Live key={run.id} run={run} />}
     </div>
   );
 }

@@ -1,9 +1,15 @@
 // The dashboard in a real browser: a run of the cruise control on the
 // virtual clock, paced to the wall clock, its counters advancing; its gain
-// changed from the page, and the output answering (v_ref = gain × pedal).
+// changed from the page, and the output answering (v_ref = gain × pedal);
+// a stop that asks first; the latency histogram of a run on the real
+// clock on log axes; runs numbered apart from simulations; changes
+// offered only where the model has something to change; bus counters.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { perFile, shot } from './support.mjs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { browser, perFile, root, serve, shot } from './support.mjs';
 
 const shared = perFile(before, after);
 
@@ -18,32 +24,204 @@ async function until(locator, ok, timeout = 15000) {
   }
 }
 
-test('a running session\'s counters advance, and a new gain shows in its output', async () => {
+/** A count as the page shows it (thousands separated). */
+const count = (text) => Number(text.replace(/,/g, ''));
+
+/** Starts a run of `config` from the dashboard; `virtual`: the virtual clock at pace 1. */
+async function startRun(page, config, { virtual = true, duration = '60' } = {}) {
+  await page.getByLabel('configuration path').fill(config);
+  await page.getByLabel('virtual clock').setChecked(virtual);
+  if (virtual) await page.getByLabel('pace').fill('1');
+  await page.getByLabel('duration').fill(duration);
+  await page.getByRole('button', { name: 'Start run' }).click();
+  await until(page.getByTestId('run-frames'), (t) => count(t) > 0);
+}
+
+/** Stops the shown run through the question Stop asks, and waits for its end. */
+async function stopRun(page) {
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Stop run' }).click();
+  await until(page.getByTestId('live-state'), (t) => t === 'done');
+}
+
+test("a running session's counters advance, a new gain shows in its output, and Stop asks first", async () => {
   const { page, server } = shared;
   await page.goto(server.url);
   await page.getByRole('tab', { name: 'Dashboard' }).click();
-  await page.getByLabel('configuration').fill('config/examples/cruise.toml');
+  // The configurations in config/ and config/examples/, Cargo's manifest aside.
+  const select = page.getByLabel('configuration', { exact: true });
+  await until(select, (t) => t.includes('config/examples/cruise.toml'));
+  const listed = await select.locator('option').allTextContents();
+  assert.ok(listed.includes('config/examples/ev.toml'), listed.join(', '));
+  assert.ok(!listed.some((o) => o.endsWith('Cargo.toml')), listed.join(', '));
+  await select.selectOption('config/examples/ev.toml');
+  assert.equal(await page.getByLabel('configuration path').inputValue(), 'config/examples/ev.toml');
+  await select.selectOption('config/examples/cruise.toml');
+  assert.equal(await page.getByLabel('configuration path').inputValue(), 'config/examples/cruise.toml');
+  // Pace applies to the virtual clock only.
+  await page.getByLabel('virtual clock').setChecked(false);
+  assert.equal(await page.getByLabel('pace').isDisabled(), true, 'pace on the real clock');
   await page.getByLabel('virtual clock').setChecked(true);
+  assert.equal(await page.getByLabel('pace').isDisabled(), false, 'pace on the virtual clock');
   await page.getByLabel('pace').fill('1');
   await page.getByLabel('duration').fill('60');
   await page.getByRole('button', { name: 'Start run' }).click();
+
   const frames = page.getByTestId('run-frames');
-  const first = Number(await until(frames, (t) => Number(t) > 0));
+  const first = count(await until(frames, (t) => count(t) > 0));
   await new Promise((r) => setTimeout(r, 1000));
-  const second = Number(await until(frames, (t) => Number(t) > first));
+  const second = count(await until(frames, (t) => count(t) > first));
   assert.ok(second > first, `frames ${first} then ${second}`);
+  // Progress toward the duration: run time of 60 s, frames of 6,000.
+  assert.match(await page.getByTestId('run-progress').textContent(), /^[\d.]+ s of 60 s$/);
+  assert.equal(await page.getByTestId('live-state').textContent(), 'running');
   await shot(page, 'dashboard-1-running');
 
+  // Values carry the units of the model's Output blocks (v and v_ref in m/s, force in N).
   const vRef = page.getByTestId('live-v_ref');
-  assert.equal(await until(vRef, (t) => t === '25'), '25', 'v_ref = 50 × 0.5 before the change');
+  assert.equal(await until(vRef, (t) => t === '25 m/s'), '25 m/s', 'v_ref = 50 × 0.5 before the change');
+  assert.match(await page.getByTestId('live-v').textContent(), /^-?[\d.,e-]+ m\/s$/);
+  assert.match(await page.getByTestId('live-force').textContent(), /^-?[\d.,e-]+ N$/);
+  // The block list holds only blocks with tunable parameters.
+  const { json } = await page.evaluate(async () => ({ json: await (await fetch('/api/runs/r1')).json() }));
+  const tunableBlocks = [...new Set(json.tunable.map((t) => t.block))].sort();
+  const offered = (await page.getByLabel('block', { exact: true }).locator('option:not([disabled])').allTextContents()).sort();
+  assert.deepEqual(offered, tunableBlocks);
   await page.getByLabel('change kind').selectOption('block');
   await page.getByLabel('block', { exact: true }).selectOption('speed_map');
   await page.getByLabel('parameter').selectOption('gain');
   await page.getByLabel('new value').fill('30');
   await page.getByRole('button', { name: 'Change' }).click();
-  assert.equal(await until(vRef, (t) => t === '15'), '15', 'v_ref = 30 × 0.5 after it');
-  await until(page.getByTestId('change-log'), (t) => /applied at frame \d+/.test(t));
+  assert.equal(await until(vRef, (t) => t === '15 m/s'), '15 m/s', 'v_ref = 30 × 0.5 after it');
+  await until(page.getByTestId('change-log'), (t) => /applied at frame [\d,]+/.test(t));
   await shot(page, 'dashboard-2-changed');
+
+  // Stop asks; Cancel keeps the run going.
   await page.getByRole('button', { name: 'Stop' }).click();
-  await until(page.getByTestId('run-end'), (t) => t.startsWith('done'));
+  const question = page.getByRole('alertdialog');
+  assert.match(await question.textContent(), /Stop run r1\?/);
+  await shot(page, 'dashboard-3-stop-asks');
+  await question.getByRole('button', { name: 'Cancel' }).click();
+  const kept = count(await frames.textContent());
+  await until(frames, (t) => count(t) > kept + 50);
+  assert.equal(await page.getByTestId('live-state').textContent(), 'running');
+  // Confirmed, it stops before its duration, and nothing can be changed any more.
+  await stopRun(page);
+  const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
+  assert.equal(status.state, 'done');
+  assert.ok(status.frames < 6000, `stopped at frame ${status.frames} of 6000`);
+  for (const label of ['change kind', 'parameter', 'new value']) {
+    assert.equal(await page.getByLabel(label, { exact: true }).isDisabled(), true, `${label} after the end`);
+  }
+  assert.equal(await page.getByRole('button', { name: 'Change' }).isDisabled(), true);
+  assert.equal(await page.getByRole('button', { name: 'Stop' }).isDisabled(), true);
+});
+
+test('the latency histogram of a run on the real clock has log axes; on the virtual clock it says why there is none', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await startRun(page, 'config/examples/cruise.toml', { virtual: true, duration: '5' });
+  await until(page.getByTestId('histogram-virtual'), (t) => /virtual clock/.test(t));
+  assert.equal(await page.getByTestId('histogram').count(), 0, 'no histogram of charged latencies');
+  await stopRun(page);
+
+  await startRun(page, 'config/examples/cruise.toml', { virtual: false, duration: '5' });
+  await until(page.getByTestId('run-frames'), (t) => count(t) >= 150);
+  const histogram = page.getByTestId('histogram');
+  await histogram.waitFor();
+  assert.equal(await page.getByTestId('histogram-x-title').textContent(), 'latency (log scale)');
+  assert.equal(await page.getByTestId('histogram-y-title').textContent(), 'wake-ups (log)');
+  // The count axis: 1, 10, 100, … equally spaced, so logarithmic.
+  const ticks = page.getByTestId('histogram-y-tick');
+  const labels = (await ticks.allTextContents()).map(count);
+  assert.ok(labels.length >= 3, `ticks ${labels}`);
+  labels.forEach((v, i) => assert.equal(v, 10 ** i, `tick ${i} of ${labels}`));
+  const ys = await ticks.evaluateAll((ts) => ts.map((t) => Number(t.getAttribute('y'))));
+  const gaps = ys.slice(1).map((y, i) => ys[i] - y);
+  gaps.forEach((g) => assert.ok(Math.abs(g - gaps[0]) < 0.01 && g > 0, `tick gaps ${gaps}`));
+  // The latency axis: powers of ten with their units.
+  const xs = await page.getByTestId('histogram-x-tick').allTextContents();
+  assert.ok(xs.length >= 2 && xs.every((t) => /^(1|10|100) (ns|µs|ms)$/.test(t)), `latency ticks ${xs}`);
+  // The bars hold every wake-up counted: their counts add up to the frames run.
+  const bars = await histogram.locator('rect title').allTextContents();
+  const total = bars.reduce((s, t) => s + count(t.match(/: ([\d,]+) wake-ups$/)[1]), 0);
+  const frames = count(await page.getByTestId('run-frames').textContent());
+  assert.ok(total > 0 && total <= frames + 1 && total >= frames - 40, `${total} wake-ups in bars, ${frames} frames`);
+  await shot(page, 'dashboard-4-histogram');
+  await stopRun(page);
+});
+
+test('a model without tunable parameters offers input changes only', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await startRun(page, 'config/examples/ev.toml', { duration: '10' });
+  const id = (await page.locator('[aria-current="true"]').getAttribute('data-testid')).slice('run-'.length);
+  const status = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}`)).json(), id);
+  assert.deepEqual(status.tunable, [], 'the ev model has no tunable parameters');
+  for (const label of ['change kind', 'block', 'parameter']) assert.equal(await page.getByLabel(label, { exact: true }).count(), 0, label);
+  const inputs = await page.getByLabel('input', { exact: true }).locator('option:not([disabled])').allTextContents();
+  assert.deepEqual(inputs, status.inputs);
+  await shot(page, 'dashboard-5-no-tunables');
+  await stopRun(page);
+});
+
+test('runs are numbered apart from simulations', async () => {
+  const server = await serve();
+  const { browser: b, page, violations } = await browser();
+  try {
+    await page.goto(server.url);
+    const model = readFileSync(join(root, 'models/examples/cruise_control.json'), 'utf8');
+    const sim = await page.evaluate(async (model) => {
+      const r = await fetch('/api/simulations', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ model, stop: 1 }) });
+      return r.json();
+    }, model);
+    assert.equal(sim.id, 's1');
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    await startRun(page, 'config/examples/cruise.toml', { duration: '5' });
+    const listed = await page.locator('ul[aria-label="runs"] [data-testid^="run-"]').evaluateAll((bs) => bs.map((b) => b.dataset.testid));
+    assert.deepEqual(listed, ['run-r1']);
+    assert.match(await page.getByTestId('run-r1').textContent(), /^r1Cruise control/);
+    await stopRun(page);
+    assert.deepEqual(violations, []);
+  } finally {
+    await b.close();
+    server.stop();
+  }
+});
+
+test("a run's buses show their counters, the same as its report at the end", async () => {
+  // ev-can.toml on a bus inside the process (no network), without its ECU.
+  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  const server = await serve(folder);
+  const { browser: b, page, violations } = await browser();
+  try {
+    mkdirSync(join(folder, 'config'));
+    copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
+    const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
+      .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dashboard-test"')
+      .replace(/^(group|port|bus_log) = .*$/gm, '')
+      .replace(/\[ecu\][^[]*$/, '');
+    writeFileSync(join(folder, 'config/bus.toml'), config);
+    await page.goto(server.url);
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    await until(page.getByLabel('configuration', { exact: true }), (t) => t.includes('config/bus.toml'));
+    await startRun(page, 'config/bus.toml', { duration: '2' });
+    const tx = page.getByTestId('bus-can0-tx frames');
+    await until(tx, (t) => count(t) > 0);
+    await until(page.getByTestId('live-state'), (t) => t === 'done');
+    const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
+    const can0 = status.report.buses.can0;
+    for (const name of ['tx frames', 'rx frames', 'rx timeouts', 'bus errors', 'tx errors']) {
+      assert.equal(count(await page.getByTestId(`bus-can0-${name}`).textContent()), can0[name], name);
+    }
+    assert.ok(can0['tx frames'] > 0 && can0['rx timeouts'] > 0, JSON.stringify(can0));
+    await shot(page, 'dashboard-6-bus');
+    assert.deepEqual(violations, []);
+  } finally {
+    await b.close();
+    server.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
 });

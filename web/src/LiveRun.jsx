@@ -1,0 +1,383 @@
+// One real-time run, live: its state and progress, counters, the recorded
+// outputs (latest values with units, and a chart), the latency histogram,
+// the buses' counters, and changes of inputs and block parameters with
+// their log; stopping it asks first. Tables are plain ones: Radix Themes'
+// Table writes an inline style element, which the page's content security
+// policy refuses.
+import { useEffect, useRef, useState } from 'react';
+import { Badge, Box, Button, Callout, Card, Flex, Grid, Heading, Progress, Text, TextField } from '@radix-ui/themes';
+import { ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
+import { api, readBatch, socket } from './api.js';
+import { useConfirm } from './confirm.jsx';
+import { LatencyHistogram } from './LatencyHistogram.jsx';
+import { Columns, chart, throttled } from './plot.js';
+import { formatCount, formatNs, formatValue, modelPath, unitsOf } from './readout.js';
+
+const STATE_COLOR = { running: 'blue', done: 'green', failed: 'red' };
+
+/** A run's state as a badge. */
+export function StateBadge({ state, ...rest }) {
+  return (
+    <Badge color={STATE_COLOR[state] ?? 'gray'} variant="soft" {...rest}>
+      {state}
+    </Badge>
+  );
+}
+
+/** The units of the signals of the model that the configuration at `config` names (none for a built-in model). */
+function useUnits(config) {
+  const [units, setUnits] = useState({});
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      const c = await api('GET', `/api/files/${config}`);
+      const path = c.ok ? modelPath(config, c.text) : null;
+      const m = path && (await api('GET', `/api/files/${path}`));
+      if (live && m?.ok && m.json) setUnits(unitsOf(m.json));
+    })();
+    return () => {
+      live = false;
+    };
+  }, [config]);
+  return units;
+}
+
+function Counter({ label, children, testid, tone }) {
+  return (
+    <Card size="1" className="counter">
+      <Text as="div" size="1" color="gray">
+        {label}
+      </Text>
+      <Text as="div" size="4" weight="medium" className="number" color={tone} data-testid={testid}>
+        {children}
+      </Text>
+    </Card>
+  );
+}
+
+function Counters({ stats, run }) {
+  const sources = stats?.sources || {};
+  return (
+    <Grid columns={{ initial: '3', lg: '6' }} gap="2">
+      <Counter label="Run time" testid="run-t">
+        {stats ? formatValue(stats.t, 's') : '–'}
+      </Counter>
+      <Counter label="Frames" testid="run-frames">
+        {formatCount(stats?.frames ?? run.frames)}
+      </Counter>
+      <Counter label="Missed" testid="run-missed" tone={stats?.missed > 0 ? 'red' : undefined}>
+        {formatCount(stats?.missed)}
+      </Counter>
+      <Counter label="Unusable results" testid="run-unusable" tone={stats?.unusable > 0 ? 'red' : undefined}>
+        {formatCount(stats?.unusable)}
+      </Counter>
+      <Counter label="Wake-up p50 / p99" testid="run-wake">
+        {stats?.wake_ns ? `${formatNs(stats.wake_ns.p50)} / ${formatNs(stats.wake_ns.p99)}` : '–'}
+      </Counter>
+      <Counter label="Compute p99" testid="run-compute">
+        {stats?.compute_ns ? formatNs(stats.compute_ns.p99) : '–'}
+      </Counter>
+      {Object.keys(sources).length > 0 && (
+        <Card size="1" className="counter sources">
+          <Text as="div" size="1" color="gray">
+            Frame results from
+          </Text>
+          <Flex gap="4" wrap="wrap">
+            {Object.entries(sources).map(([k, v]) => (
+              <Text key={k} size="2">
+                {k}{' '}
+                <Text weight="medium" className="number" data-testid={`run-source-${k}`}>
+                  {formatCount(v)}
+                </Text>
+              </Text>
+            ))}
+          </Flex>
+        </Card>
+      )}
+    </Grid>
+  );
+}
+
+/** A device's counters: the numbers, and the percentiles of its timed paths. */
+function Bus({ name, counts }) {
+  const entries = Object.entries(counts);
+  const numbers = entries.filter(([, v]) => typeof v === 'number');
+  const paths = entries.filter(([, v]) => v && typeof v === 'object' && 'count' in v);
+  const bad = /error|timeout|malformed|wrong|bus-off|dropped|full|disconnect|unmapped|clamped/;
+  return (
+    <Card size="1" data-testid={`bus-${name}`}>
+      <Heading size="2" mb="2">
+        {name}
+      </Heading>
+      <table className="dash-table">
+        <tbody>
+          {numbers.map(([k, v]) => (
+            <tr key={k}>
+              <th scope="row">{k}</th>
+              <td className="number end" data-testid={`bus-${name}-${k}`}>
+                <Text color={v > 0 && bad.test(k) ? 'red' : undefined}>{formatCount(v)}</Text>
+              </td>
+            </tr>
+          ))}
+          {paths.map(([k, v]) => (
+            <tr key={k}>
+              <th scope="row">{k}</th>
+              <td className="number end">
+                {v.count > 0 ? `p50 ${formatNs(v.p50_ns)}, p99 ${formatNs(v.p99_ns)}` : '–'}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Card>
+  );
+}
+
+function Outputs({ latest, units }) {
+  return (
+    <table className="dash-table" aria-label="live outputs">
+      <thead>
+        <tr>
+          <th scope="col">Output</th>
+          <th scope="col" className="end">Latest value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {Object.entries(latest).map(([n, v]) => (
+          <tr key={n}>
+            <th scope="row">{n}</th>
+            <td className="number end" data-testid={`live-${n}`}>
+              {formatValue(v, units[n])}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/**
+ * A labelled select of `options` (strings or [value, label]), native: Radix
+ * Themes' Select writes an inline style element, which the page's content
+ * security policy refuses.
+ */
+export function Choice({ label, value, onChange, options, placeholder, disabled }) {
+  return (
+    <select className="native-select choice" aria-label={label} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)}>
+      {placeholder !== undefined && (
+        <option value="" disabled>
+          {placeholder}
+        </option>
+      )}
+      {options.map((o) => {
+        const [v, text] = Array.isArray(o) ? o : [o, o];
+        return (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        );
+      })}
+    </select>
+  );
+}
+
+function Changes({ run, ended, changes, units }) {
+  const tunable = run.tunable;
+  const [change, setChange] = useState({ kind: tunable.length > 0 ? 'block' : 'input', input: run.inputs[0] || '', block: '', param: '', value: '' });
+  const [answer, setAnswer] = useState(null);
+  const blocks = Array.from(new Set(tunable.map((t) => t.block)));
+  const params = tunable.filter((t) => t.block === change.block);
+  const current = params.find((t) => t.param === change.param);
+  const send = async () => {
+    const value = Number(change.value);
+    const body =
+      change.kind === 'input'
+        ? { input: change.input, value }
+        : { block: change.block, param: change.param, value: change.value.trim() !== '' && Number.isFinite(value) ? value : change.value };
+    const r = await api('POST', `/api/runs/${run.id}/changes`, body);
+    setAnswer(r.ok ? { ok: true, text: `${r.json.what} = ${JSON.stringify(r.json.value)}: requested for frame ${formatCount(r.json.applies_at_frame)}` } : { ok: false, text: r.json?.error ?? r.text });
+  };
+  const ready = change.kind === 'input' ? change.input !== '' : change.block !== '' && change.param !== '';
+  return (
+    <Card>
+      <Flex justify="between" align="center" mb="2">
+        <Heading size="3">Change while running</Heading>
+        {ended && <Text size="1" color="gray">the run has ended</Text>}
+      </Flex>
+      <fieldset className="change-form" disabled={ended} data-testid="change-form">
+        <Flex gap="2" align="center" wrap="wrap">
+          {tunable.length > 0 && run.inputs.length > 0 && (
+            <Choice label="change kind" value={change.kind} disabled={ended} onChange={(kind) => setChange({ ...change, kind })} options={[['block', 'block parameter'], ['input', 'input']]} />
+          )}
+          {change.kind === 'input' ? (
+            <Choice label="input" value={change.input} disabled={ended} onChange={(input) => setChange({ ...change, input })} options={run.inputs} placeholder="input…" />
+          ) : (
+            <>
+              <Choice label="block" value={change.block} disabled={ended} onChange={(block) => setChange({ ...change, block, param: '' })} options={blocks} placeholder="block…" />
+              <Choice label="parameter" value={change.param} disabled={ended || !change.block} onChange={(param) => setChange({ ...change, param })} options={params.map((t) => t.param)} placeholder="parameter…" />
+            </>
+          )}
+          <TextField.Root
+            aria-label="new value"
+            value={change.value}
+            disabled={ended}
+            placeholder={current ? `now ${JSON.stringify(current.value)}` : change.kind === 'input' && units[change.input] ? `value in ${units[change.input]}` : 'value'}
+            onChange={(e) => setChange({ ...change, value: e.target.value })}
+            onKeyDown={(e) => e.key === 'Enter' && ready && send()}
+            className="value-field"
+          />
+          <Button onClick={send} disabled={ended || !ready}>
+            Change
+          </Button>
+        </Flex>
+      </fieldset>
+      <Text as="p" size="2" mt="2" color={answer?.ok === false ? 'red' : 'gray'} data-testid="change-answer">
+        {answer?.text}
+      </Text>
+      <ol className="change-log" data-testid="change-log">
+        {changes.map((c, i) => (
+          <li key={i}>
+            <Text size="2">
+              <Text weight="medium">{c.what}</Text> = {JSON.stringify(c.value)}
+              <Text color="gray">
+                {c.applied_at_frame !== undefined
+                  ? ` applied at frame ${formatCount(c.applied_at_frame)} (t = ${formatValue(c.applied_at, 's')})`
+                  : ` requested at ${formatValue(c.requested_at, 's')}`}
+              </Text>
+            </Text>
+          </li>
+        ))}
+      </ol>
+    </Card>
+  );
+}
+
+/** The selected run, live from its stream. */
+export function LiveRun({ run }) {
+  const ask = useConfirm();
+  const [stats, setStats] = useState(null);
+  const [latest, setLatest] = useState({});
+  const [changes, setChanges] = useState([]);
+  const [end, setEnd] = useState(null);
+  const units = useUnits(run.config);
+  const element = useRef(null);
+  useEffect(() => {
+    let plot = null;
+    let columns = null;
+    const ws = socket(`/api/runs/${run.id}/stream`);
+    const redraw = throttled(() => {
+      const from = Math.max(0, columns.rows - 2000);
+      plot.setData(columns.view(from));
+      setLatest(Object.fromEntries(columns.names.slice(1).map((n, i) => [n, columns.last(i + 1)])));
+    });
+    ws.onmessage = (m) => {
+      if (typeof m.data !== 'string') {
+        columns.add(readBatch(m.data));
+        redraw();
+        return;
+      }
+      const message = JSON.parse(m.data);
+      if (message.type === 'columns') {
+        columns = new Columns(message.columns);
+        element.current.innerHTML = '';
+        plot = chart(element.current, message.columns, Math.max(300, element.current.clientWidth), 260);
+      } else if (message.type === 'stats') setStats(message);
+      else if (message.type === 'change') setChanges((c) => [...c, message]);
+      else if (message.type === 'end') setEnd(message);
+    };
+    const resize = new ResizeObserver(([entry]) => {
+      const width = Math.floor(entry.contentRect.width);
+      if (plot && width > 0) plot.setSize({ width, height: 260 });
+    });
+    resize.observe(element.current);
+    return () => {
+      ws.close();
+      resize.disconnect();
+      plot?.destroy();
+    };
+  }, [run.id]);
+  const state = end?.state ?? run.state;
+  const ended = state !== 'running';
+  const error = end?.error ?? run.error;
+  const total = Math.round(run.duration / run.frame);
+  const frames = stats?.frames ?? run.frames;
+  const stop = async () => {
+    const yes = await ask({
+      title: `Stop run ${run.id}?`,
+      description: `${run.name} stops at its next frame; what it has recorded so far stays in results/. A stopped run cannot be resumed.`,
+      action: 'Stop run',
+    });
+    if (yes) await api('DELETE', `/api/runs/${run.id}`);
+  };
+  // At the end, the report's final counts; before, the latest statistics'.
+  const devices = Object.entries(end?.report?.buses ?? stats?.devices ?? {});
+  return (
+    <Flex direction="column" gap="3" className="live">
+      <Flex align="center" gap="3" wrap="wrap">
+        <Heading size="5">{run.name}</Heading>
+        <Badge variant="outline" color="gray" className="number">
+          {run.id}
+        </Badge>
+        <StateBadge state={state} data-testid="live-state" />
+        <Badge variant="soft" color="gray">
+          {run.clock} clock
+        </Badge>
+        <Text size="2" color="gray" className="config-path">
+          {run.config}
+        </Text>
+        <Box flexGrow="1" />
+        <Button color="red" variant="soft" onClick={stop} disabled={ended}>
+          <StopIcon /> Stop
+        </Button>
+      </Flex>
+      <Box>
+        <Progress value={Math.min(100, (100 * frames) / Math.max(1, total))} aria-label="run progress" size="2" color={STATE_COLOR[state]} />
+        <Flex justify="between" mt="1">
+          <Text size="1" color="gray" data-testid="run-progress">
+            {formatValue(frames * run.frame, 's')} of {formatValue(run.duration, 's')}
+          </Text>
+          <Text size="1" color="gray" className="number">
+            frame {formatCount(frames)} of {formatCount(total)} ({formatValue(run.frame * 1000, 'ms')} each)
+          </Text>
+        </Flex>
+      </Box>
+      {error && (
+        <Callout.Root color="red" role="alert">
+          <Callout.Icon>
+            <ExclamationTriangleIcon />
+          </Callout.Icon>
+          <Callout.Text>{error}</Callout.Text>
+        </Callout.Root>
+      )}
+      <Counters stats={stats} run={run} />
+      <Grid columns={{ initial: '1', md: '2' }} gap="3">
+        <Card>
+          <Heading size="3" mb="2">
+            Outputs
+          </Heading>
+          {Object.keys(latest).length > 0 ? (
+            <Outputs latest={latest} units={units} />
+          ) : (
+            <Text size="2" color="gray">
+              {run.outputs.length > 0 ? 'Waiting for the first recorded rows…' : 'This run records no outputs.'}
+            </Text>
+          )}
+        </Card>
+        <Card>
+          <LatencyHistogram stats={stats} clock={run.clock} />
+        </Card>
+      </Grid>
+      <Card className="chart-card" hidden={run.outputs.length === 0}>
+        <div ref={element} className="live-chart" />
+      </Card>
+      {devices.length > 0 && (
+        <Grid columns={{ initial: '1', md: '2' }} gap="3">
+          {devices.map(([name, counts]) => (
+            <Bus key={name} name={name} counts={counts} />
+          ))}
+        </Grid>
+      )}
+      {(run.tunable.length > 0 || run.inputs.length > 0) && <Changes run={run} ended={ended} changes={changes} units={units} />}
+    </Flex>
+  );
+}
