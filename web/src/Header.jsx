@@ -2,7 +2,7 @@
 // folder or this computer, save with a question before overwriting,
 // new, download), light or dark, and the help panel of shortcuts.
 import { useEffect, useState } from 'react';
-import { Badge, Button, Dialog, Flex, IconButton, Popover, Table, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { Badge, Button, Dialog, Flex, IconButton, Popover, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
 import { ArchiveIcon, DownloadIcon, MoonIcon, QuestionMarkCircledIcon, SunIcon, UploadIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
 import { useConfirm } from './confirm.jsx';
@@ -173,21 +173,19 @@ function Help({ open, setOpen }) {
     <Dialog.Root open={open} onOpenChange={setOpen}>
       <Dialog.Content maxWidth="640px" aria-describedby={undefined}>
         <Dialog.Title>Keyboard shortcuts</Dialog.Title>
-        <Table.Root size="1">
-          <Table.Body>
+        <table className="shortcuts">
+          <tbody>
             {SHORTCUTS.map((s) => (
-              <Table.Row key={`${s.group}${s.keys}`}>
-                <Table.Cell>
-                  <Text color="gray">{s.group}</Text>
-                </Table.Cell>
-                <Table.RowHeaderCell>
+              <tr key={`${s.group}${s.keys}`}>
+                <td className="shortcut-group">{s.group}</td>
+                <th scope="row">
                   <kbd>{s.keys}</kbd>
-                </Table.RowHeaderCell>
-                <Table.Cell>{s.action}</Table.Cell>
-              </Table.Row>
+                </th>
+                <td>{s.action}</td>
+              </tr>
             ))}
-          </Table.Body>
-        </Table.Root>
+          </tbody>
+        </table>
         <Flex justify="end" mt="3">
           <Dialog.Close>
             <Button variant="soft">Close</Button>

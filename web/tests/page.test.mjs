@@ -135,7 +135,7 @@ test('every control of every view has an accessible name', async () => {
 });
 
 test('? opens the help panel listing the shortcuts, and Escape closes it', async () => {
-  const { browser: b, page } = await browser();
+  const { browser: b, page, violations } = await browser();
   try {
     await page.goto(shared.server.url);
     await page.getByTestId('palette-Gain').waitFor();
@@ -153,13 +153,14 @@ test('? opens the help panel listing the shortcuts, and Escape closes it', async
     assert.equal(await page.getByRole('tab', { name: 'Run' }).getAttribute('aria-selected'), 'true');
     await page.keyboard.press('Alt+1');
     assert.equal(await page.getByRole('tab', { name: 'Editor' }).getAttribute('aria-selected'), 'true');
+    assert.deepEqual(violations, [], 'the content security policy blocked part of the page');
   } finally {
     await b.close();
   }
 });
 
 test('saving over another file asks first; Cancel leaves it as it was, Overwrite replaces it', async () => {
-  const { browser: b, page } = await browser();
+  const { browser: b, page, violations } = await browser();
   const target = join(folder, 'models/examples/cruise_control.json');
   const before = readFileSync(target, 'utf8');
   try {
@@ -182,6 +183,7 @@ test('saving over another file asks first; Cancel leaves it as it was, Overwrite
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.waitForTimeout(300);
     assert.equal(await page.getByRole('alertdialog').count(), 0);
+    assert.deepEqual(violations, [], 'the content security policy blocked part of the page');
   } finally {
     await b.close();
     copyFileSync(join(root, 'models/examples/cruise_control.json'), target);
