@@ -456,6 +456,11 @@ fn a_running_session_streams_and_takes_a_new_gain_at_a_frame() {
         .as_array()
         .unwrap()
         .contains(&json!({"block": "speed_map", "param": "gain", "value": 50.0})));
+    // The units the model's Output blocks declare.
+    assert_eq!(
+        run["units"],
+        json!({"pedal": "1", "v": "m/s", "v_ref": "m/s", "force": "N"})
+    );
     let reader = {
         let address = server.address.clone();
         let id = id.clone();

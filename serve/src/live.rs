@@ -2,6 +2,7 @@
 //! the recorded rows its observer hands over, its controls and the log
 //! of its changes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub struct LiveRun {
     frame: f64,
     duration: f64,
     inputs: Vec<String>,
+    /// The unit of each input and output that declares one, by name.
+    units: BTreeMap<String, String>,
     pub(crate) table: Arc<Table>,
     metrics: Arc<Metrics>,
     devices: Vec<DeviceView>,
@@ -83,6 +86,7 @@ impl LiveRun {
             "frames": self.metrics.frames.get(),
             "outputs": &self.table.columns()[1..],
             "inputs": self.inputs,
+            "units": self.units,
             "tunable": tunable,
             "error": error,
             "report": report,
@@ -221,6 +225,7 @@ pub(crate) fn attach_in(
         frame: settings.frame,
         duration: settings.duration,
         inputs: controls.inputs(),
+        units: session.units().iter().cloned().collect(),
         table: Table::new(columns, keep, None),
         metrics: Arc::clone(session.metrics()),
         devices: session.devices(),

@@ -287,6 +287,8 @@ struct Parts {
     name: String,
     /// The recorded outputs' names, when there is a recording.
     recorded: Option<Vec<String>>,
+    /// The unit of each input and output that declares one, by name.
+    units: Vec<(String, String)>,
     /// The handle on the run, until taken.
     controls: Option<Controls>,
     /// Set to stop the run at its next frame.
@@ -619,6 +621,9 @@ impl Session {
         let recorded = record
             .as_ref()
             .map(|r| r.signals.iter().map(|&i| layout.outputs[i].name.clone()).collect());
+        let units = (layout.inputs.iter().chain(&layout.outputs))
+            .filter_map(|v| Some((v.name.clone(), v.unit.clone()?)))
+            .collect();
         let record_plan = record.map(|r| RecordPlan {
             signals: r.signals,
             decimation: r.decimation,
@@ -659,6 +664,7 @@ impl Session {
         let parts = Parts {
             name,
             recorded,
+            units,
             controls: Some(controls),
             stop,
             settings,
@@ -729,6 +735,12 @@ impl Session {
     /// rows [`Observer::record`] sees), when the run records.
     pub fn recorded(&self) -> Option<&[String]> {
         self.parts.recorded.as_deref()
+    }
+
+    /// The unit of each of the model's inputs and outputs that declares
+    /// one, by name.
+    pub fn units(&self) -> &[(String, String)] {
+        &self.parts.units
     }
 
     /// The handle that sets inputs, changes parameters and stops the run

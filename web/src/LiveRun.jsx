@@ -11,7 +11,7 @@ import { api, readBatch, socket } from './api.js';
 import { useConfirm } from './confirm.jsx';
 import { LatencyHistogram } from './LatencyHistogram.jsx';
 import { Columns, chart, throttled } from './plot.js';
-import { formatCount, formatNs, formatValue, modelPath, unitsOf } from './readout.js';
+import { formatCount, formatNs, formatValue } from './readout.js';
 
 const STATE_COLOR = { running: 'blue', done: 'green', failed: 'red' };
 
@@ -22,24 +22,6 @@ export function StateBadge({ state, ...rest }) {
       {state}
     </Badge>
   );
-}
-
-/** The units of the signals of the model that the configuration at `config` names (none for a built-in model). */
-function useUnits(config) {
-  const [units, setUnits] = useState({});
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      const c = await api('GET', `/api/files/${config}`);
-      const path = c.ok ? modelPath(config, c.text) : null;
-      const m = path && (await api('GET', `/api/files/${path}`));
-      if (live && m?.ok && m.json) setUnits(unitsOf(m.json));
-    })();
-    return () => {
-      live = false;
-    };
-  }, [config]);
-  return units;
 }
 
 function Counter({ label, children, testid, tone }) {
@@ -259,7 +241,7 @@ export function LiveRun({ run }) {
   const [latest, setLatest] = useState({});
   const [changes, setChanges] = useState([]);
   const [end, setEnd] = useState(null);
-  const units = useUnits(run.config);
+  const units = run.units ?? {};
   const element = useRef(null);
   useEffect(() => {
     let plot = null;

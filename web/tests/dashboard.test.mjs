@@ -163,6 +163,10 @@ test('a model without tunable parameters offers input changes only', async () =>
   for (const label of ['change kind', 'block', 'parameter']) assert.equal(await page.getByLabel(label, { exact: true }).count(), 0, label);
   const inputs = await page.getByLabel('input', { exact: true }).locator('option:not([disabled])').allTextContents();
   assert.deepEqual(inputs, status.inputs);
+  // A built-in plant's values carry the units it declares.
+  assert.equal(status.units.vehicle_speed, 'm/s');
+  assert.match(await until(page.getByTestId('live-vehicle_speed'), (t) => / m\/s$/.test(t)), /^-?[0-9.,e+-]+ m\/s$/);
+  assert.match(await page.getByTestId('live-dc_voltage').textContent(), / V$/);
   await shot(page, 'dashboard-5-no-tunables');
   await stopRun(page);
 });
