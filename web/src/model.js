@@ -260,4 +260,16 @@ export function turn(b, how, at) {
   b.layout = layout;
 }
 
+const ORDER = ['$schema', 'name', 'description', 'blocks', 'links', 'simulation', 'algebraic_loops'];
+
+/** Sets (or with `undefined` removes) top-level member `key` of `doc`, members kept in the format's order. */
+export function setMember(doc, key, value) {
+  const members = Object.entries(doc).filter(([k]) => k !== key);
+  if (value !== undefined) members.push([key, value]);
+  const rank = (k) => (ORDER.includes(k) ? ORDER.indexOf(k) : ORDER.length);
+  members.sort((a, b) => rank(a[0]) - rank(b[0]));
+  for (const k of Object.keys(doc)) delete doc[k];
+  for (const [k, v] of members) doc[k] = v;
+}
+
 export { parse, stringify };
