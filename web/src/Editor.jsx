@@ -249,6 +249,8 @@ function Canvas({ model, setModel, library, active }) {
   };
   // A new block of `type` centred on `at` (flow coordinates), selected.
   const add = async (type, at) => {
+    // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
+    setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
     const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
     const key = portsKey(block);
     const r = await api('POST', '/api/ports', key);
@@ -508,14 +510,17 @@ function Canvas({ model, setModel, library, active }) {
           </Text>
         </Flex>
       </section>
-      <SidePanel
+      {/* Only while shown: its fields' labels (step, stop, solver) would be found by the other views' too. */}
+      {active && (
+        <SidePanel
         doc={doc}
         blocks={selectedBlocks}
         library={library}
         update={update}
         onRename={rename}
         onAlign={alignSelection}
-      />
+        />
+      )}
     </div>
   );
 }

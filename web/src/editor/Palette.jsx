@@ -100,7 +100,7 @@ export const Palette = forwardRef(function Palette({ library, onAdd }, searchRef
                   draggable
                   role="button"
                   tabIndex={0}
-                  aria-label={`add ${b.type}`}
+                  title={`${b.type}: drag onto the canvas or double-click to add`}
                   data-testid={`palette-${b.type}`}
                   onDragStart={(e) => {
                     e.dataTransfer.setData('application/tandem-block', b.type);
