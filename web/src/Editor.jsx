@@ -277,7 +277,10 @@ function Canvas({ model, setModel, library, active }) {
 
   const copySelection = async () => {
     if (!selectedIds.length) return;
-    const data = clip(diagramAt(latest.current, path), selectedIds);
+    // Blocks the file places nowhere are copied where they are drawn.
+    const here = copy(diagramAt(latest.current, path));
+    for (const b of here.blocks || []) if (!b.layout) b.layout = positionOf(b);
+    const data = clip(here, selectedIds);
     pageClipboard = data;
     try {
       await navigator.clipboard.writeText(data);
@@ -352,6 +355,13 @@ function Canvas({ model, setModel, library, active }) {
       setWaypoints(link, points);
     });
   };
+  const lastTap = useRef(null);
+  const removeWaypoint = (link, index) =>
+    update((d) => {
+      const points = pointsOf(d.links[link]);
+      points.splice(index, 1);
+      setWaypoints(d.links[link], points);
+    });
   const waypoints = useMemo(
     () => ({
       dragged,
@@ -361,6 +371,8 @@ function Canvas({ model, setModel, library, active }) {
         e.preventDefault();
         let last = null;
         const move = (ev) => {
+          // A click is no move, even with the pointer shaking by a pixel or two.
+          if (!last && Math.hypot(ev.clientX - e.clientX, ev.clientY - e.clientY) < 4) return;
           const p = flow.screenToFlowPosition({ x: ev.clientX, y: ev.clientY });
           last = { x: Math.round(p.x), y: Math.round(p.y) };
           setDragged({ link, index, insert, point: last });
@@ -369,7 +381,17 @@ function Canvas({ model, setModel, library, active }) {
           window.removeEventListener('pointermove', move);
           window.removeEventListener('pointerup', up);
           setDragged(null);
-          if (!last) return;
+          if (!last) {
+            // Two clicks on a waypoint in quick succession remove it.
+            const tap = { link, index, time: performance.now() };
+            const before = lastTap.current;
+            lastTap.current = tap;
+            if (!insert && before && before.link === link && before.index === index && tap.time - before.time < 500) {
+              lastTap.current = null;
+              removeWaypoint(link, index);
+            }
+            return;
+          }
           update((d) => {
             const points = pointsOf(d.links[link]);
             if (insert) points.splice(index, 0, last);
@@ -380,12 +402,6 @@ function Canvas({ model, setModel, library, active }) {
         window.addEventListener('pointermove', move);
         window.addEventListener('pointerup', up);
       },
-      remove: (link, index) =>
-        update((d) => {
-          const points = pointsOf(d.links[link]);
-          points.splice(index, 1);
-          setWaypoints(d.links[link], points);
-        }),
     }),
     [dragged, flow, update],
   );
@@ -407,6 +423,8 @@ function Canvas({ model, setModel, library, active }) {
         f: !mod && !e.altKey && (() => turnSelection('flip')),
         l: !mod && !e.altKey && layOutAll,
         '/': !mod && (() => searchRef.current?.focus()),
+        delete: !mod && removeSelection,
+        backspace: !mod && removeSelection,
       }[k];
       if (!act) return;
       e.preventDefault();
@@ -473,7 +491,7 @@ function Canvas({ model, setModel, library, active }) {
             onEdgeDoubleClick={onEdgeDoubleClick}
             onConnect={onConnect}
             onDelete={onDelete}
-            deleteKeyCode={active ? ['Delete', 'Backspace'] : null}
+            deleteKeyCode={null}
             multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
             selectionKeyCode="Shift"
             zoomOnDoubleClick={false}

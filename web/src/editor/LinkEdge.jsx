@@ -5,8 +5,11 @@
 import { createContext, memo, useContext } from 'react';
 import { BaseEdge, EdgeLabelRenderer, getSmoothStepPath } from '@xyflow/react';
 
-/** What the links ask of the editor: `startDrag(event, link, index, insert)`, `remove(link, index)`, `dragged` (link, index, point). */
+/** What the links ask of the editor: `startDrag(event, link, index, insert)` (a waypoint moved, or added when `insert`; two clicks remove one), `dragged` (link, index, point). */
 export const WaypointContext = createContext(null);
+
+// Events on the handles reach the link through React's tree (a double-click would bend it there): stop them.
+const stop = (e) => e.stopPropagation();
 
 function LinkEdgeView({ id, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, selected, data }) {
   const ctx = useContext(WaypointContext);
@@ -38,7 +41,7 @@ function LinkEdgeView({ id, sourceX, sourceY, targetX, targetY, sourcePosition, 
               data-testid={`waypoint-${data.link}-${i}`}
               title="Drag to move, double-click to remove"
               onPointerDown={(e) => ctx.startDrag(e, data.link, i, false)}
-              onDoubleClick={() => ctx.remove(data.link, i)}
+              onDoubleClick={stop}
             />
           ))}
           {chain.slice(1).map((p, i) => (
@@ -49,6 +52,7 @@ function LinkEdgeView({ id, sourceX, sourceY, targetX, targetY, sourcePosition, 
               data-testid={`bend-${data.link}-${i}`}
               title="Drag to bend the link"
               onPointerDown={(e) => ctx.startDrag(e, data.link, i, true)}
+              onDoubleClick={stop}
             />
           ))}
         </EdgeLabelRenderer>

@@ -2,7 +2,7 @@
 // the alignment of several selected blocks; or, with nothing selected,
 // the model's name, description and simulation settings.
 import { useEffect, useState } from 'react';
-import { Badge, Box, Button, Checkbox, Flex, Heading, IconButton, Select, Separator, Text, TextArea, TextField, Tooltip } from '@radix-ui/themes';
+import { Badge, Box, Checkbox, Flex, Heading, IconButton, Separator, Text, TextArea, TextField, Tooltip } from '@radix-ui/themes';
 import { parse, setMember, stringify } from '../model.js';
 import { categoryOf } from './categories.js';
 import { ALIGNMENTS } from './Toolbar.jsx';
@@ -56,6 +56,24 @@ function CommitField({ label, value, onCommit, read = (t) => t, placeholder, hin
   );
 }
 
+/**
+ * A choice among `choices` (the empty value: absent, shown as `fallback`);
+ * the browser's own menu, as Radix's injects a style element the page's
+ * content security policy refuses.
+ */
+function Choice({ label, value, choices, fallback, onChange }) {
+  return (
+    <select className="native-select field-select" aria-label={label} value={value} onChange={(e) => onChange(e.target.value || undefined)}>
+      <option value="">{fallback}</option>
+      {choices.map((c) => (
+        <option key={c} value={c}>
+          {c}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 /** `text` as a JSON value, numbers keeping their literal; empty is absent. */
 function readJson(text) {
   if (text.trim() === '') return undefined;
@@ -85,17 +103,7 @@ function ParamField({ name, schema, value, onChange }) {
         <Text size="1" weight="medium" color="gray" className="field-name">
           {name}
         </Text>
-        <Select.Root size="1" value={typeof value === 'string' ? value : '(default)'} onValueChange={(v) => onChange(v === '(default)' ? undefined : v)}>
-          <Select.Trigger aria-label={`param ${name}`} />
-          <Select.Content>
-            <Select.Item value="(default)">(default)</Select.Item>
-            {choices.map((c) => (
-              <Select.Item key={c} value={c}>
-                {c}
-              </Select.Item>
-            ))}
-          </Select.Content>
-        </Select.Root>
+        <Choice label={`param ${name}`} value={typeof value === 'string' ? value : ''} choices={choices} fallback="(default)" onChange={onChange} />
       </label>
     );
   }
@@ -194,17 +202,13 @@ function ModelForm({ doc, onSet, onSimulation }) {
         <Text size="1" weight="medium" color="gray" className="field-name">
           solver
         </Text>
-        <Select.Root size="1" value={SOLVERS.includes(sim.solver) ? sim.solver : '(default)'} onValueChange={(v) => onSimulation('solver', v === '(default)' ? undefined : v)}>
-          <Select.Trigger aria-label="simulation solver" />
-          <Select.Content>
-            <Select.Item value="(default)">(default: rk4)</Select.Item>
-            {SOLVERS.map((s) => (
-              <Select.Item key={s} value={s}>
-                {s}
-              </Select.Item>
-            ))}
-          </Select.Content>
-        </Select.Root>
+        <Choice
+          label="simulation solver"
+          value={SOLVERS.includes(sim.solver) ? sim.solver : ''}
+          choices={SOLVERS}
+          fallback="(default: rk4)"
+          onChange={(v) => onSimulation('solver', v)}
+        />
       </label>
       {SETTINGS.map(([key, hint, fallback]) => (
         <CommitField

@@ -1,7 +1,7 @@
 // The editor's toolbar: history, layout, alignment, turning, clipboard,
 // deleting and fitting the view, as icon buttons with tooltips; and the
 // path of the subsystem shown.
-import { Button, DropdownMenu, Flex, IconButton, Separator, Tooltip } from '@radix-ui/themes';
+import { Button, Flex, IconButton, Popover, Separator, Text, Tooltip } from '@radix-ui/themes';
 import {
   AlignBottomIcon,
   AlignCenterHorizontallyIcon,
@@ -58,23 +58,28 @@ export function Toolbar({ act, can, crumbs, onCrumb }) {
         <Tool label="Lay out" keys="L" onClick={act.layOut} disabled={!can.layOut}>
           <LayoutIcon />
         </Tool>
-        <DropdownMenu.Root>
+        <Popover.Root>
           <Tooltip content="Align the selected blocks">
-            <DropdownMenu.Trigger disabled={!can.align}>
-              <Button size="2" variant="ghost" color="gray" aria-label="Align">
+            <Popover.Trigger disabled={!can.align}>
+              <Button size="2" variant="ghost" color="gray" aria-label="Align" disabled={!can.align}>
                 <AlignLeftIcon />
                 <ChevronDownIcon />
               </Button>
-            </DropdownMenu.Trigger>
+            </Popover.Trigger>
           </Tooltip>
-          <DropdownMenu.Content size="1">
+          <Popover.Content size="1" className="align-menu" aria-label="align">
+            <Text as="div" size="1" color="gray" mb="1">
+              Align the selected blocks
+            </Text>
             {ALIGNMENTS.map(([how, label, Icon]) => (
-              <DropdownMenu.Item key={how} onSelect={() => act.align(how)}>
-                <Icon /> {label}
-              </DropdownMenu.Item>
+              <Popover.Close key={how}>
+                <Button size="1" variant="ghost" color="gray" className="align-item" onClick={() => act.align(how)}>
+                  <Icon /> {label}
+                </Button>
+              </Popover.Close>
             ))}
-          </DropdownMenu.Content>
-        </DropdownMenu.Root>
+          </Popover.Content>
+        </Popover.Root>
         <Tool label="Rotate" keys="R" onClick={act.rotate} disabled={!can.turn} className="mirrored">
           <RotateCounterClockwiseIcon />
         </Tool>
