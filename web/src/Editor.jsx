@@ -102,10 +102,15 @@ function Canvas({ model, setModel, library, active }) {
   useEffect(() => {
     latest.current = doc;
   }, [doc]);
+  // Where blocks the file places nowhere are drawn (set below, used by `update`).
+  const placeOf = useRef(() => ({ x: 0, y: 0 }));
   const update = useCallback(
     (change) => {
       const next = copy(latest.current);
-      change(diagramAt(next, path), next);
+      const here = diagramAt(next, path);
+      // A change fixes the drawn place of every block, so that none moves because of another's.
+      for (const b of here.blocks || []) if (!b.layout) b.layout = placeOf.current(b);
+      change(here, next);
       history.current.undo.push(latest.current);
       history.current.redo = [];
       latest.current = next;
@@ -174,6 +179,8 @@ function Canvas({ model, setModel, library, active }) {
     (b) => (b.layout ? { x: num(b.layout.x), y: num(b.layout.y) } : auto[b.id] || { x: 0, y: 0 }),
     [auto],
   );
+
+  placeOf.current = positionOf;
 
   useEffect(() => {
     // Nodes keep what React Flow measured of them (a node without its

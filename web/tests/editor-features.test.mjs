@@ -312,6 +312,12 @@ test('R turns and F mirrors the selected block; both saved, its ports on the tur
   assert.equal(byId(file).b.layout.rotation, 180);
   assert.equal(byId(file).b.layout.flip, undefined);
   assert.equal(await page.getByTestId('port-b-in-1').getAttribute('data-handlepos'), 'right');
+  // Ctrl+A selects every block: R then turns them all.
+  await page.keyboard.press('Control+a');
+  await page.getByTestId('status-counts').filter({ hasText: '4 selected' }).waitFor();
+  await page.keyboard.press('r');
+  ({ file } = await save(page, 'turned-3.json'));
+  assert.deepEqual(file.blocks.map((x) => [x.id, x.layout.rotation]), [['c', 90], ['d', 90], ['a', 90], ['b', 270]]);
 });
 
 test('the palette finds a block by a word only its documentation holds, and shows that documentation', async () => {

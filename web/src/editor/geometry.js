@@ -18,7 +18,8 @@ const longest = (names) => Math.max(0, ...names.map((n) => String(n).length));
 export function blockSize(block, ports) {
   const inputs = ports?.inputs || [];
   const outputs = ports?.outputs || [];
-  const text = Math.max(block.id.length * CHAR.id, block.type.length * CHAR.type) + 30;
+  // The text beside its glyph (24 px and a gap of 8), with padding.
+  const text = Math.max(block.id.length * CHAR.id, block.type.length * CHAR.type) + 52;
   const label = (names) => (names.length ? longest(names) * CHAR.port + 14 : 6);
   const most = Math.max(inputs.length, outputs.length, 1);
   const { rotation } = orientation(block);
