@@ -441,6 +441,13 @@ function Canvas({ model, setModel, library, active }) {
     return () => window.removeEventListener('keydown', key);
   });
 
+  // A note in the status bar (copied, pasted) fades after a while.
+  useEffect(() => {
+    if (!note) return undefined;
+    const timer = setTimeout(() => setNote(''), 5000);
+    return () => clearTimeout(timer);
+  }, [note]);
+
   const links = (diagram.links || []).reduce((n, l) => n + targets(l).length, 0);
   const crumbs = [doc.name ? String(doc.name) : 'model', ...path];
   return (
@@ -474,6 +481,16 @@ function Canvas({ model, setModel, library, active }) {
             setPath(path.slice(0, i));
           }}
         />
+        {(diagram.blocks || []).length === 0 && (
+          <div className="canvas-empty" data-testid="canvas-empty">
+            <Text size="3" weight="medium">
+              {path.length ? 'This subsystem is empty' : 'An empty model'}
+            </Text>
+            <Text size="2" color="gray">
+              Drag blocks here from the palette, or double-click them there. Press / to search.
+            </Text>
+          </div>
+        )}
         <WaypointContext.Provider value={waypoints}>
           <ReactFlow
             nodes={nodes}
@@ -512,15 +529,17 @@ function Canvas({ model, setModel, library, active }) {
           >
             <Background variant={BackgroundVariant.Dots} gap={16} size={1.2} />
             <Controls showInteractive={false} position="bottom-left" />
-            <MiniMap
-              pannable
-              zoomable
-              position="bottom-right"
-              ariaLabel="minimap"
-              nodeColor={(n) => `var(--${categoryOf(n.data.block.type).color}-9)`}
-              nodeBorderRadius={3}
-              style={{ width: 168, height: 112 }}
-            />
+            {nodes.length > 0 && (
+              <MiniMap
+                pannable
+                zoomable
+                position="bottom-right"
+                ariaLabel="minimap"
+                nodeColor={(n) => `var(--${categoryOf(n.data.block.type).color}-9)`}
+                nodeBorderRadius={3}
+                style={{ width: 168, height: 112 }}
+              />
+            )}
           </ReactFlow>
         </WaypointContext.Provider>
         <Flex className={check ? 'status status-error' : 'status'} align="center" gap="2" px="3">
@@ -538,12 +557,12 @@ function Canvas({ model, setModel, library, active }) {
       {/* Only while shown: its fields' labels (step, stop, solver) would be found by the other views' too. */}
       {active && (
         <SidePanel
-        doc={doc}
-        blocks={selectedBlocks}
-        library={library}
-        update={update}
-        onRename={rename}
-        onAlign={alignSelection}
+          doc={doc}
+          blocks={selectedBlocks}
+          library={library}
+          update={update}
+          onRename={rename}
+          onAlign={alignSelection}
         />
       )}
     </div>

@@ -121,7 +121,7 @@ function blockEdges(diagram) {
  */
 export function layered(diagram, sizeOf) {
   const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: 'LR', nodesep: 36, ranksep: 70, edgesep: 16, marginx: 40, marginy: 40 });
+  g.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 56, edgesep: 14, marginx: 40, marginy: 40 });
   g.setDefaultEdgeLabel(() => ({}));
   const blocks = diagram.blocks || [];
   for (const b of blocks) g.setNode(b.id, { ...sizeOf(b) });
