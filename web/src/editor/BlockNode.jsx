@@ -37,6 +37,11 @@ function BlockNodeView({ id, data, selected }) {
           <span className="block-type">{block.type}</span>
         </span>
       </div>
+      {error && (
+        <div className="block-error-note" role="note">
+          {error.message.split('\n')[0].replace(/^block `[^`]*`(, port `[^`]*`)?: /, '')}
+        </div>
+      )}
       {places.map((p) => {
         const along = `${p.at * 100}%`;
         const offset = p.side === 'left' || p.side === 'right' ? { top: along } : { left: along };
