@@ -3,7 +3,8 @@
 // links bent through waypoints, selection and the clipboard across
 // models, alignment, turning and mirroring, the palette's search through
 // the block documentation, the model's own settings, the history after
-// opening another model, and the first drop after New.
+// opening another model, the first drop after New, and subsystems opened
+// in place.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,7 @@ const NAMED = {
 
 before(async () => {
   mkdirSync(examples, { recursive: true });
-  for (const name of ['bouncing_ball.json', 'cruise_control.json']) {
+  for (const name of ['bouncing_ball.json', 'cruise_control.json', 'abs_slip.json']) {
     copyFileSync(join(root, 'models/examples', name), join(examples, name));
   }
   writeFileSync(join(examples, 'chain.json'), JSON.stringify(CHAIN, null, 2) + '\n');
@@ -420,4 +421,19 @@ test('the first block dropped after New lands where it was dropped', async () =>
   const size = await block.boundingBox();
   const saved = view.toScreen({ x: file.blocks[0].layout.x, y: file.blocks[0].layout.y });
   assert.ok(Math.abs(saved.x + size.width / 2 - drop.x) <= 3 && Math.abs(saved.y + size.height / 2 - drop.y) <= 3, 'the saved place is the drop point');
+});
+
+test('a double-clicked subsystem opens in place; a block turned inside is saved inside it', async () => {
+  const page = await open('abs_slip.json', 'sliding');
+  await page.getByTestId('block-sliding').dblclick();
+  await page.getByTestId('block-falling').waitFor();
+  assert.equal(await page.getByTestId('block-merge').count(), 0, 'only the subsystem\'s blocks shown');
+  await page.getByTestId('block-falling').click();
+  await page.keyboard.press('r');
+  await page.getByRole('button', { name: 'ABS slip/adhesion curve' }).click();
+  await page.getByTestId('block-merge').waitFor();
+  const { file } = await save(page, 'abs-turned.json');
+  const inner = byId(byId(file).sliding);
+  assert.equal(inner.falling.layout.rotation, 90);
+  assert.equal(byId(byId(file).adhesion).rising.layout?.rotation, undefined, 'the other subsystem untouched');
 });
