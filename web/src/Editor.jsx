@@ -1,182 +1,99 @@
 // The block-diagram editor: a palette from the block library, blocks
-// dragged onto the canvas and linked port to port, a form for the selected
-// block's parameters from the schema, subsystems opened in place, undo and
-// redo, and the server's check shown on the block and port it names.
+// dragged onto the canvas and linked port to port, links bent through
+// waypoints, a form for the selected block's parameters (or the model's
+// settings), subsystems opened in place, the automatic layout, selection,
+// clipboard, alignment, turning and mirroring, undo and redo, and the
+// server's check shown on the block and port it names.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Flex, Text, useThemeContext } from '@radix-ui/themes';
+import { CheckCircledIcon, CrossCircledIcon } from '@radix-ui/react-icons';
 import {
   Background,
+  BackgroundVariant,
   Controls,
-  Handle,
-  Position,
+  MarkerType,
+  MiniMap,
   ReactFlow,
   ReactFlowProvider,
   applyEdgeChanges,
   applyNodeChanges,
   useReactFlow,
-  useUpdateNodeInternals,
 } from '@xyflow/react';
 import { api } from './api.js';
 import { serialize } from './format.js';
 import {
   addLink,
-  autoLayout,
+  align,
+  clip,
   copy,
   diagramAt,
   endOf,
+  layered,
+  layOut,
   newBlock,
   num,
-  parse,
+  paste,
   portName,
+  readClip,
   removeBlock,
   removeLink,
   renameBlock,
+  setWaypoints,
   splitEnd,
   stringify,
   targets,
+  turn,
 } from './model.js';
-
-/** A block on the canvas: its id and type, a handle per port. */
-function BlockNode({ id, data }) {
-  const { block, ports, error } = data;
-  const inputs = ports?.inputs || [];
-  const outputs = ports?.outputs || [];
-  // Handles come and go with the parameters: React Flow measures them again.
-  const updateNodeInternals = useUpdateNodeInternals();
-  const shape = `${inputs.join(',')}|${outputs.join(',')}`;
-  useEffect(() => updateNodeInternals(id), [id, shape, updateNodeInternals]);
-  const height = Math.max(44, 18 * Math.max(inputs.length, outputs.length) + 16);
-  const at = (i, n) => `${((i + 1) / (n + 1)) * 100}%`;
-  const portClass = (name) => (error?.port === name ? 'port port-error' : 'port');
-  return (
-    <div
-      className={error ? 'block block-error' : 'block'}
-      style={{ height }}
-      data-testid={`block-${block.id}`}
-      data-error={error ? error.message : undefined}
-      title={error ? error.message : undefined}
-    >
-      <div className="block-id">{block.id}</div>
-      <div className="block-type">{block.type}</div>
-      {inputs.map((p, i) => (
-        <Handle
-          key={`in:${p}`}
-          id={`in:${p}`}
-          type="target"
-          position={Position.Left}
-          style={{ top: at(i, inputs.length) }}
-          className={portClass(p)}
-          data-testid={`port-${block.id}-in-${p}`}
-          data-port-error={error?.port === p ? error.message : undefined}
-          title={`input ${p}`}
-        />
-      ))}
-      {outputs.map((p, i) => (
-        <Handle
-          key={`out:${p}`}
-          id={`out:${p}`}
-          type="source"
-          position={Position.Right}
-          style={{ top: at(i, outputs.length) }}
-          className="port"
-          data-testid={`port-${block.id}-out-${p}`}
-          title={`output ${p}`}
-        />
-      ))}
-    </div>
-  );
-}
+import { isTyping } from './shortcuts.js';
+import { BlockNode } from './editor/BlockNode.jsx';
+import { LinkEdge, WaypointContext } from './editor/LinkEdge.jsx';
+import { Palette } from './editor/Palette.jsx';
+import { SidePanel } from './editor/SidePanel.jsx';
+import { Toolbar } from './editor/Toolbar.jsx';
+import { categoryOf } from './editor/categories.js';
+import { describeError } from './editor/errors.js';
+import { blockSize } from './editor/geometry.js';
+import './editor.css';
 
 const NODE_TYPES = { block: BlockNode };
+const EDGE_TYPES = { link: LinkEdge };
+const ARROW = { type: MarkerType.ArrowClosed, width: 14, height: 14, color: 'var(--gray-10)' };
+const ARROW_SELECTED = { ...ARROW, color: 'var(--accent-9)' };
 
-/** One parameter's field: text for strings, a checkbox for booleans, JSON otherwise. */
-function ParamField({ name, schema, value, onChange }) {
-  const isString = String(schema?.$ref || schema?.type || '').includes('string') && typeof value !== 'object';
-  const kind = String(schema?.$ref || schema?.type || '');
-  const isBool = kind.includes('boolean') || kind.endsWith('/flag') || typeof value === 'boolean';
-  const shown = value === undefined ? '' : isString ? String(value) : stringify(value);
-  const [text, setText] = useState(shown);
-  const [bad, setBad] = useState(false);
-  useEffect(() => setText(shown), [shown]);
-  if (isBool) {
-    return (
-      <label className="field">
-        <span>{name}</span>
-        <input type="checkbox" aria-label={`param ${name}`} checked={value === true} onChange={(e) => onChange(e.target.checked)} />
-      </label>
-    );
-  }
-  const commit = () => {
-    if (text.trim() === '') return onChange(undefined);
-    if (isString) return onChange(text);
-    try {
-      onChange(parse(text));
-      setBad(false);
-    } catch {
-      setBad(true);
-    }
-  };
-  return (
-    <label className="field" title={schema?.description}>
-      <span>{name}</span>
-      <input
-        aria-label={`param ${name}`}
-        className={bad ? 'bad' : ''}
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-        onBlur={commit}
-        onKeyDown={(e) => e.key === 'Enter' && commit()}
-      />
-    </label>
-  );
-}
+/** What was copied last, for when the system clipboard cannot be read or written. */
+let pageClipboard = '';
 
-/** The form of the selected block. */
-function BlockForm({ block, entry, onRename, onParam, onSampleTime }) {
-  const [id, setId] = useState(block.id);
-  useEffect(() => setId(block.id), [block.id]);
-  const names = Array.from(new Set([...Object.keys(entry?.params || {}), ...Object.keys(block.params || {})]));
-  return (
-    <div className="form" data-testid="block-form">
-      <h3>
-        {block.type} <small>{entry?.summary}</small>
-      </h3>
-      <label className="field">
-        <span>id</span>
-        <input
-          aria-label="block id"
-          value={id}
-          onChange={(e) => setId(e.target.value)}
-          onBlur={() => id !== block.id && onRename(id)}
-          onKeyDown={(e) => e.key === 'Enter' && id !== block.id && onRename(id)}
-        />
-      </label>
-      {names.map((name) => (
-        <ParamField
-          key={`${block.id}:${name}`}
-          name={name}
-          schema={entry?.params?.[name]}
-          value={block.params?.[name]}
-          onChange={(v) => onParam(name, v)}
-        />
-      ))}
-      {block.type !== 'Subsystem' && (
-        <ParamField key={`${block.id}:sample_time`} name="sample_time" schema={{}} value={block.sample_time} onChange={onSampleTime} />
-      )}
-    </div>
-  );
-}
+/** A block's definition without its layout: what its ports depend on. */
+const portsKey = (b) => {
+  const { layout, ...def } = b;
+  return stringify(def);
+};
 
-function Canvas({ model, setModel, library }) {
-  const { doc, style } = model;
+/** The points of a link's layout as numbers. */
+const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p.x), y: num(p.y) }));
+
+const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
+
+function Canvas({ model, setModel, library, active }) {
+  const { doc, style, generation } = model;
   const flow = useReactFlow();
+  // React Flow's own light or dark class must agree with the theme's, whose colours it would otherwise reset.
+  const { appearance } = useThemeContext();
   const [path, setPath] = useState([]);
-  const [selected, setSelected] = useState(null);
   const [ports, setPorts] = useState({});
-  const [error, setError] = useState(null);
+  const [check, setCheck] = useState(null);
   const [nodes, setNodes] = useState([]);
-  const [shownEdges, setShownEdges] = useState([]);
-  const [filter, setFilter] = useState('');
+  const [edges, setEdges] = useState([]);
+  const [dragged, setDragged] = useState(null);
+  const [note, setNote] = useState('');
+  const [, setSteps] = useState(0);
   const history = useRef({ undo: [], redo: [] });
+  const searchRef = useRef(null);
+  const canvasRef = useRef(null);
+  // Blocks to select once the nodes are built again (after a paste or an add).
+  const toSelect = useRef(null);
+  // Whether the view should show the whole diagram once it is drawn.
+  const toFit = useRef(true);
   const diagram = diagramAt(doc, path);
   const prefix = path.length ? path.join('/') + '/' : '';
 
@@ -185,13 +102,19 @@ function Canvas({ model, setModel, library }) {
   useEffect(() => {
     latest.current = doc;
   }, [doc]);
+  // Where blocks the file places nowhere are drawn (set below, used by `update`).
+  const placeOf = useRef(() => ({ x: 0, y: 0 }));
   const update = useCallback(
     (change) => {
       const next = copy(latest.current);
-      change(diagramAt(next, path), next);
+      const here = diagramAt(next, path);
+      // A change fixes the drawn place of every block, so that none moves because of another's.
+      for (const b of here.blocks || []) if (!b.layout) b.layout = placeOf.current(b);
+      change(here, next);
       history.current.undo.push(latest.current);
       history.current.redo = [];
       latest.current = next;
+      setSteps((n) => n + 1);
       setModel((m) => ({ ...m, doc: next }));
     },
     [path, setModel],
@@ -203,28 +126,28 @@ function Canvas({ model, setModel, library }) {
       if (!doc) return;
       to.push(latest.current);
       latest.current = doc;
+      setSteps((n) => n + 1);
       setModel((m) => ({ ...m, doc }));
     },
     [setModel],
   );
   const undo = useCallback(() => travel(history.current.undo, history.current.redo), [travel]);
   const redo = useCallback(() => travel(history.current.redo, history.current.undo), [travel]);
+
+  // Another model opened (or New): its own history, from its top level, shown whole.
   useEffect(() => {
-    const key = (e) => {
-      if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== 'z' || e.target.tagName === 'INPUT') return;
-      e.preventDefault();
-      (e.shiftKey ? redo : undo)();
-    };
-    window.addEventListener('keydown', key);
-    return () => window.removeEventListener('keydown', key);
-  }, [undo, redo]);
+    history.current = { undo: [], redo: [] };
+    setSteps((n) => n + 1);
+    setPath([]);
+    toSelect.current = new Set();
+    toFit.current = true;
+  }, [generation]);
 
   // Each block's ports, from the server, for its type and parameters.
   useEffect(() => {
     let live = true;
     for (const b of diagram.blocks || []) {
-      const { layout, ...def } = b;
-      const key = stringify(def);
+      const key = portsKey(b);
       if (ports[b.id]?.key === key) continue;
       api('POST', '/api/ports', key).then((r) => {
         if (live) setPorts((p) => ({ ...p, [b.id]: { key, ...(r.ok ? r.json : { inputs: [], outputs: [] }) } }));
@@ -240,170 +163,408 @@ function Canvas({ model, setModel, library }) {
   useEffect(() => {
     const timer = setTimeout(async () => {
       const r = await api('POST', '/api/check', text);
-      setError(r.ok ? null : { message: r.json?.error ?? r.text, ...(r.json?.place || {}) });
+      const place = r.json?.place || {};
+      setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port });
     }, 300);
     return () => clearTimeout(timer);
   }, [text]);
 
-  const auto = useMemo(() => autoLayout(diagram), [diagram]);
+  const sizeOf = useCallback((b) => blockSize(b, ports[b.id]), [ports]);
+  // Blocks the file places nowhere are laid out along the links.
+  const auto = useMemo(
+    () => ((diagram.blocks || []).every((b) => b.layout) ? {} : layered(diagram, sizeOf)),
+    [diagram, sizeOf],
+  );
+  const positionOf = useCallback(
+    (b) => (b.layout ? { x: num(b.layout.x), y: num(b.layout.y) } : auto[b.id] || { x: 0, y: 0 }),
+    [auto],
+  );
+
+  placeOf.current = positionOf;
+
   useEffect(() => {
-    // Nodes keep what React Flow measured of them: a node without its
-    // measured size stays hidden until its size changes.
+    // Nodes keep what React Flow measured of them (a node without its
+    // measured size stays hidden) and whether they are selected.
+    const chosen = toSelect.current;
+    toSelect.current = null;
     setNodes((previous) => {
-      const measured = new Map(previous.map((n) => [n.id, n.measured]));
+      const before = new Map(previous.map((n) => [n.id, n]));
       return (diagram.blocks || []).map((b) => ({
-        measured: measured.get(b.id),
         id: b.id,
         type: 'block',
-        position: b.layout ? { x: num(b.layout.x), y: num(b.layout.y) } : auto[b.id],
-        selected: b.id === selected,
+        measured: before.get(b.id)?.measured,
+        position: positionOf(b),
+        selected: chosen ? chosen.has(b.id) : before.get(b.id)?.selected === true,
         data: {
           block: b,
           ports: ports[b.id],
-          error: error && error.block === prefix + b.id ? error : null,
+          error: check && check.block === prefix + b.id ? check : null,
         },
       }));
     });
-  }, [diagram, ports, error, auto, selected, prefix]);
+  }, [diagram, ports, check, positionOf, prefix]);
 
-  const edges = useMemo(
+  const built = useMemo(
     () =>
-      (diagram.links || []).flatMap((l) => {
+      (diagram.links || []).flatMap((l, index) => {
         const [src, sp] = splitEnd(l.from);
         return targets(l).map((t) => {
           const [dst, dp] = splitEnd(t);
           return {
             id: `${l.from}->${t}`,
+            type: 'link',
             source: src,
             target: dst,
             sourceHandle: `out:${portName(ports[src]?.outputs, sp)}`,
             targetHandle: `in:${portName(ports[dst]?.inputs, dp)}`,
-            data: { from: l.from, to: t },
+            data: { from: l.from, to: t, link: index, waypoints: pointsOf(l) },
           };
         });
       }),
     [diagram, ports],
   );
+  useEffect(
+    () =>
+      setEdges((previous) => {
+        const selected = new Set(previous.filter((e) => e.selected).map((e) => e.id));
+        return built.map((e) => ({ ...e, selected: selected.has(e.id) }));
+      }),
+    [built],
+  );
+  const shownEdges = useMemo(() => edges.map((e) => ({ ...e, markerEnd: e.selected ? ARROW_SELECTED : ARROW })), [edges]);
 
-  useEffect(() => setShownEdges(edges), [edges]);
-  // A model opened, or a subsystem entered: show all of it.
+  // Show the whole diagram once its blocks are measured (an empty one at scale 1).
   useEffect(() => {
-    const timer = setTimeout(() => flow.fitView({ maxZoom: 1 }), 100);
-    return () => clearTimeout(timer);
-  }, [model.file, path, flow]);
+    if (!toFit.current || !active) return;
+    if (nodes.length === 0) {
+      toFit.current = false;
+      flow.setViewport({ x: 0, y: 0, zoom: 1 });
+    } else if (nodes.every((n) => n.data.ports && n.measured?.width)) {
+      toFit.current = false;
+      flow.fitView({ maxZoom: 1, padding: 0.15 });
+    }
+  }, [nodes, active, flow]);
+
+  const selectedIds = nodes.filter((n) => n.selected).map((n) => n.id);
+  const selectedBlocks = (diagram.blocks || []).filter((b) => selectedIds.includes(b.id));
+  const selectedEdges = edges.filter((e) => e.selected);
 
   const onConnect = ({ source, sourceHandle, target, targetHandle }) => {
     const out = sourceHandle.slice(4);
     const inp = targetHandle.slice(3);
-    update((d) =>
-      addLink(d, endOf(source, out, ports[source]?.outputs), endOf(target, inp, ports[target]?.inputs)),
-    );
+    update((d) => addLink(d, endOf(source, out, ports[source]?.outputs), endOf(target, inp, ports[target]?.inputs)));
+  };
+  // A new block of `type` centred on `at` (flow coordinates), selected.
+  const add = async (type, at) => {
+    // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
+    setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
+    const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
+    const key = portsKey(block);
+    const r = await api('POST', '/api/ports', key);
+    const found = r.ok ? r.json : { inputs: [], outputs: [] };
+    setPorts((p) => ({ ...p, [block.id]: { key, ...found } }));
+    const size = blockSize(block, found);
+    block.layout = { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
+    toSelect.current = new Set([block.id]);
+    update((d) => {
+      d.blocks = d.blocks || [];
+      d.blocks.push(block);
+    });
   };
   const onDrop = (e) => {
     e.preventDefault();
     const type = e.dataTransfer.getData('application/tandem-block');
-    if (!type) return;
-    add(type, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+    if (type) add(type, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
   };
-  const add = (type, position) => {
-    const block = newBlock(diagramAt(latest.current, path), type, library, position);
-    update((d) => d.blocks.push(block));
-    setSelected(block.id);
-  };
-  const addAt = (type) => {
-    const n = (diagramAt(latest.current, path).blocks || []).length;
-    add(type, { x: 40 + 30 * (n % 10), y: 40 + 60 * (n % 8) });
+  const addInView = (type) => {
+    const box = canvasRef.current.querySelector('.react-flow').getBoundingClientRect();
+    const n = (diagramAt(latest.current, path).blocks || []).length % 6;
+    add(type, flow.screenToFlowPosition({ x: box.x + box.width / 2 + 24 * n, y: box.y + box.height / 2 + 24 * n }));
   };
 
-  const block = (diagram.blocks || []).find((b) => b.id === selected);
-  const shown = library.filter((b) => b.type.toLowerCase().includes(filter.toLowerCase()));
+  const copySelection = async () => {
+    if (!selectedIds.length) return;
+    // Blocks the file places nowhere are copied where they are drawn.
+    const here = copy(diagramAt(latest.current, path));
+    for (const b of here.blocks || []) if (!b.layout) b.layout = positionOf(b);
+    const data = clip(here, selectedIds);
+    pageClipboard = data;
+    try {
+      await navigator.clipboard.writeText(data);
+      setNote(`Copied ${selectedIds.length} block${selectedIds.length > 1 ? 's' : ''}`);
+    } catch {
+      setNote(`Copied ${selectedIds.length} block${selectedIds.length > 1 ? 's' : ''} (in this page only)`);
+    }
+  };
+  const pasteClipboard = async () => {
+    let data = null;
+    try {
+      data = readClip(await navigator.clipboard.readText());
+    } catch {
+      data = null;
+    }
+    data = data || readClip(pageClipboard);
+    if (!data) return setNote('Nothing to paste: copy blocks first');
+    let ids = [];
+    update((d) => {
+      ids = paste(d, data);
+    });
+    toSelect.current = new Set(ids);
+    setNote(`Pasted ${ids.length} block${ids.length > 1 ? 's' : ''}`);
+  };
+  const turnSelection = (how) =>
+    selectedIds.length &&
+    update((d) => d.blocks.filter((b) => selectedIds.includes(b.id)).forEach((b) => turn(b, how, positionOf(b))));
+  const alignSelection = (how) =>
+    update((d) => align(d, selectedIds, how, (b) => ({ ...positionOf(b), ...sizeOf(b) })));
+  const layOutAll = () => {
+    if (!(diagram.blocks || []).length) return;
+    toFit.current = true;
+    update((d) => layOut(d, sizeOf));
+  };
+  const removeSelection = () => flow.deleteElements({ nodes: nodes.filter((n) => n.selected), edges: selectedEdges });
+  const onDelete = ({ nodes: goneNodes, edges: goneEdges }) => {
+    const gone = new Set(goneNodes.map((n) => n.id));
+    if (!gone.size && !goneEdges.length) return;
+    update((d) => {
+      gone.forEach((id) => removeBlock(d, id));
+      goneEdges.filter((e) => !gone.has(e.source) && !gone.has(e.target)).forEach((e) => removeLink(d, e.data.from, e.data.to));
+    });
+  };
+  const rename = (from, to) => {
+    if (to === from) return;
+    if (!to || /[./]/.test(to)) throw new Error('an id is not empty and has no . or /');
+    if ((diagram.blocks || []).some((b) => b.id === to)) throw new Error(`${to} is taken`);
+    toSelect.current = new Set([to]);
+    update((d) => renameBlock(d, from, to));
+  };
+
+  // A block's centre on the canvas.
+  const centreOf = (id) => {
+    const n = nodes.find((x) => x.id === id);
+    return n ? { x: n.position.x + (n.measured?.width || 0) / 2, y: n.position.y + (n.measured?.height || 0) / 2 } : { x: 0, y: 0 };
+  };
+  // A double-click on a link bends it there: a waypoint where it adds the least length.
+  const onEdgeDoubleClick = (e, edge) => {
+    const p = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+    const point = { x: Math.round(p.x), y: Math.round(p.y) };
+    update((d) => {
+      const link = d.links[edge.data.link];
+      const points = pointsOf(link);
+      const chain = [centreOf(edge.source), ...points, centreOf(edge.target)];
+      let best = 0;
+      let cost = Infinity;
+      for (let i = 0; i + 1 < chain.length; i++) {
+        const c = distance(chain[i], point) + distance(point, chain[i + 1]) - distance(chain[i], chain[i + 1]);
+        if (c < cost) [best, cost] = [i, c];
+      }
+      points.splice(best, 0, point);
+      setWaypoints(link, points);
+    });
+  };
+  const lastTap = useRef(null);
+  const removeWaypoint = (link, index) =>
+    update((d) => {
+      const points = pointsOf(d.links[link]);
+      points.splice(index, 1);
+      setWaypoints(d.links[link], points);
+    });
+  const waypoints = useMemo(
+    () => ({
+      dragged,
+      startDrag: (e, link, index, insert) => {
+        if (e.button !== 0) return;
+        e.stopPropagation();
+        e.preventDefault();
+        let last = null;
+        const move = (ev) => {
+          // A click is no move, even with the pointer shaking by a pixel or two.
+          if (!last && Math.hypot(ev.clientX - e.clientX, ev.clientY - e.clientY) < 4) return;
+          const p = flow.screenToFlowPosition({ x: ev.clientX, y: ev.clientY });
+          last = { x: Math.round(p.x), y: Math.round(p.y) };
+          setDragged({ link, index, insert, point: last });
+        };
+        const up = () => {
+          window.removeEventListener('pointermove', move);
+          window.removeEventListener('pointerup', up);
+          setDragged(null);
+          if (!last) {
+            // Two clicks on a waypoint in quick succession remove it.
+            const tap = { link, index, time: performance.now() };
+            const before = lastTap.current;
+            lastTap.current = tap;
+            if (!insert && before && before.link === link && before.index === index && tap.time - before.time < 500) {
+              lastTap.current = null;
+              removeWaypoint(link, index);
+            }
+            return;
+          }
+          update((d) => {
+            const points = pointsOf(d.links[link]);
+            if (insert) points.splice(index, 0, last);
+            else points[index] = last;
+            setWaypoints(d.links[link], points);
+          });
+        };
+        window.addEventListener('pointermove', move);
+        window.addEventListener('pointerup', up);
+      },
+    }),
+    [dragged, flow, update],
+  );
+
+  // The editor's shortcuts, while it is shown and nothing else has the keys.
+  useEffect(() => {
+    if (!active) return undefined;
+    const key = (e) => {
+      if (isTyping(e) || e.defaultPrevented || document.querySelector('[role="dialog"], [role="alertdialog"], [role="menu"]')) return;
+      const mod = e.ctrlKey || e.metaKey;
+      const k = e.key.toLowerCase();
+      const act = {
+        z: mod && (e.shiftKey ? redo : undo),
+        y: mod && redo,
+        a: mod && (() => setNodes((ns) => ns.map((n) => ({ ...n, selected: true })))),
+        c: mod && !window.getSelection()?.toString() && copySelection,
+        v: mod && pasteClipboard,
+        r: !mod && !e.altKey && (() => turnSelection('rotate')),
+        f: !mod && !e.altKey && (() => turnSelection('flip')),
+        l: !mod && !e.altKey && layOutAll,
+        '/': !mod && (() => searchRef.current?.focus()),
+        delete: !mod && removeSelection,
+        backspace: !mod && removeSelection,
+      }[k];
+      if (!act) return;
+      e.preventDefault();
+      act();
+    };
+    window.addEventListener('keydown', key);
+    return () => window.removeEventListener('keydown', key);
+  });
+
+  // A note in the status bar (copied, pasted) fades after a while.
+  useEffect(() => {
+    if (!note) return undefined;
+    const timer = setTimeout(() => setNote(''), 5000);
+    return () => clearTimeout(timer);
+  }, [note]);
+
+  const links = (diagram.links || []).reduce((n, l) => n + targets(l).length, 0);
+  const crumbs = [doc.name ? String(doc.name) : 'model', ...path];
   return (
     <div className="editor">
-      <aside className="palette" aria-label="palette">
-        <input placeholder="filter blocks" aria-label="filter blocks" value={filter} onChange={(e) => setFilter(e.target.value)} />
-        {shown.map((b) => (
-          <div
-            key={b.type}
-            className="palette-item"
-            draggable
-            data-testid={`palette-${b.type}`}
-            title={b.summary}
-            onDragStart={(e) => e.dataTransfer.setData('application/tandem-block', b.type)}
-            onDoubleClick={() => addAt(b.type)}
-          >
-            {b.type}
+      <Palette ref={searchRef} library={library} onAdd={addInView} />
+      <section className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
+        <Toolbar
+          act={{
+            undo,
+            redo,
+            layOut: layOutAll,
+            align: alignSelection,
+            rotate: () => turnSelection('rotate'),
+            flip: () => turnSelection('flip'),
+            copy: copySelection,
+            paste: pasteClipboard,
+            remove: removeSelection,
+            fit: () => flow.fitView({ maxZoom: 1, padding: 0.15, duration: 200 }),
+          }}
+          can={{
+            undo: history.current.undo.length > 0,
+            redo: history.current.redo.length > 0,
+            layOut: (diagram.blocks || []).length > 0,
+            align: selectedIds.length > 1,
+            turn: selectedIds.length > 0,
+            remove: selectedIds.length > 0 || selectedEdges.length > 0,
+          }}
+          crumbs={crumbs}
+          onCrumb={(i) => {
+            toFit.current = true;
+            setPath(path.slice(0, i));
+          }}
+        />
+        {(diagram.blocks || []).length === 0 && (
+          <div className="canvas-empty" data-testid="canvas-empty">
+            <Text size="3" weight="medium">
+              {path.length ? 'This subsystem is empty' : 'An empty model'}
+            </Text>
+            <Text size="2" color="gray">
+              Drag blocks here from the palette, or double-click them there. Press / to search.
+            </Text>
           </div>
-        ))}
-      </aside>
-      <section className="canvas" onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
-        <div className="toolbar">
-          <button onClick={undo} disabled={!history.current.undo.length}>Undo</button>
-          <button onClick={redo} disabled={!history.current.redo.length}>Redo</button>
-          <span className="crumbs">
-            <button onClick={() => setPath([])}>{doc.name ? String(doc.name) : 'model'}</button>
-            {path.map((id, i) => (
-              <button key={i} onClick={() => setPath(path.slice(0, i + 1))}>/ {id}</button>
-            ))}
-          </span>
-        </div>
-        <ReactFlow
-          nodes={nodes}
-          edges={shownEdges}
-          onEdgesChange={(changes) => setShownEdges((e) => applyEdgeChanges(changes, e))}
-          nodeTypes={NODE_TYPES}
-          onNodesChange={(changes) => setNodes((n) => applyNodeChanges(changes, n))}
-          onNodeDragStop={(_, node) =>
-            update((d) => {
-              const b = d.blocks.find((x) => x.id === node.id);
-              if (b) b.layout = { x: Math.round(node.position.x), y: Math.round(node.position.y) };
-            })
-          }
-          onNodeClick={(_, node) => setSelected(node.id)}
-          onNodeDoubleClick={(_, node) => node.data.block.type === 'Subsystem' && setPath([...path, node.id])}
-          onPaneClick={() => setSelected(null)}
-          onConnect={onConnect}
-          onNodesDelete={(gone) => update((d) => gone.forEach((n) => removeBlock(d, n.id)))}
-          onEdgesDelete={(gone) => update((d) => gone.forEach((e) => removeLink(d, e.data.from, e.data.to)))}
-          deleteKeyCode={['Delete', 'Backspace']}
-          defaultViewport={{ x: 0, y: 0, zoom: 1 }}
-        >
-          <Background />
-          <Controls />
-        </ReactFlow>
-        <div className={error ? 'status status-error' : 'status'} data-testid="check-status">
-          {error ? error.message : 'model checks'}
-        </div>
-      </section>
-      <aside className="side">
-        {block ? (
-          <BlockForm
-            block={block}
-            entry={library.find((b) => b.type === block.type)}
-            onRename={(to) => {
-              if (!to || diagram.blocks.some((b) => b.id === to)) return;
-              update((d) => renameBlock(d, block.id, to));
-              setSelected(to);
-            }}
-            onParam={(name, value) =>
-              update((d) => {
-                const b = d.blocks.find((x) => x.id === block.id);
-                b.params = { ...(b.params || {}) };
-                if (value === undefined) delete b.params[name];
-                else b.params[name] = value;
-              })
-            }
-            onSampleTime={(value) =>
-              update((d) => {
-                const b = d.blocks.find((x) => x.id === block.id);
-                if (value === undefined) delete b.sample_time;
-                else b.sample_time = value;
-              })
-            }
-          />
-        ) : (
-          <p className="hint">Drag a block from the palette (or double-click it), link ports by dragging from an output to an input, select a block to edit it, double-click a subsystem to open it; Delete removes, Ctrl+Z undoes.</p>
         )}
-      </aside>
+        <WaypointContext.Provider value={waypoints}>
+          <ReactFlow
+            nodes={nodes}
+            edges={shownEdges}
+            nodeTypes={NODE_TYPES}
+            edgeTypes={EDGE_TYPES}
+            onNodesChange={(changes) => setNodes((n) => applyNodeChanges(changes, n))}
+            onEdgesChange={(changes) => setEdges((e) => applyEdgeChanges(changes, e))}
+            onNodeDragStop={(_, __, moved) =>
+              update((d) => {
+                for (const node of moved) {
+                  const b = d.blocks.find((x) => x.id === node.id);
+                  if (b) b.layout = { ...(b.layout || {}), x: Math.round(node.position.x), y: Math.round(node.position.y) };
+                }
+              })
+            }
+            onNodeDoubleClick={(_, node) => {
+              if (node.data.block.type !== 'Subsystem') return;
+              toFit.current = true;
+              setPath([...path, node.id]);
+            }}
+            onEdgeDoubleClick={onEdgeDoubleClick}
+            onConnect={onConnect}
+            onDelete={onDelete}
+            deleteKeyCode={null}
+            multiSelectionKeyCode={['Shift', 'Meta', 'Control']}
+            selectionKeyCode="Shift"
+            zoomOnDoubleClick={false}
+            defaultViewport={{ x: 0, y: 0, zoom: 1 }}
+            minZoom={0.2}
+            maxZoom={3}
+            snapToGrid
+            snapGrid={[4, 4]}
+            proOptions={{ hideAttribution: true }}
+            colorMode={appearance === 'dark' ? 'dark' : 'light'}
+          >
+            <Background variant={BackgroundVariant.Dots} gap={16} size={1.2} />
+            <Controls showInteractive={false} position="bottom-left" />
+            {nodes.length > 0 && (
+              <MiniMap
+                pannable
+                zoomable
+                position="bottom-right"
+                ariaLabel="minimap"
+                nodeColor={(n) => `var(--${categoryOf(n.data.block.type).color}-9)`}
+                nodeBorderRadius={3}
+                style={{ width: 168, height: 112 }}
+              />
+            )}
+          </ReactFlow>
+        </WaypointContext.Provider>
+        <Flex className={check ? 'status status-error' : 'status'} align="center" gap="2" px="3">
+          {check ? <CrossCircledIcon className="status-icon" /> : <CheckCircledIcon className="status-icon" />}
+          <Text size="1" className="status-message" data-testid="check-status">
+            {check ? check.message : 'model checks'}
+          </Text>
+          <Text size="1" color="gray" className="status-counts" data-testid="status-counts">
+            {note && `${note} · `}
+            {(diagram.blocks || []).length} blocks · {links} links
+            {selectedIds.length > 0 && ` · ${selectedIds.length} selected`}
+          </Text>
+        </Flex>
+      </section>
+      {/* Only while shown: its fields' labels (step, stop, solver) would be found by the other views' too. */}
+      {active && (
+        <SidePanel
+          doc={doc}
+          blocks={selectedBlocks}
+          library={library}
+          update={update}
+          onRename={rename}
+          onAlign={alignSelection}
+        />
+      )}
     </div>
   );
 }

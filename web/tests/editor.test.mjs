@@ -1,7 +1,8 @@
 // The editor in a real browser: the cruise-control model built from the
 // palette by dragging blocks and linking ports, run, its final speed equal
 // to the command line's; the bouncing ball with a link removed, its error
-// shown on the right block and port with the server's message.
+// shown on the right block and port with the server's message, named by
+// block and port instead of a line and column.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseModel, serialize, detectStyle } from '../src/format.js';
 import { removeLink, splitEnd, targets } from '../src/model.js';
+import { describeError } from '../src/editor/errors.js';
 import { drag, perFile, root, shot, tandem } from './support.mjs';
 
 const shared = perFile(before, after);
@@ -107,7 +109,12 @@ test('a link removed from the bouncing ball shows its error on the right port', 
   assert.equal(expected.status, 422);
   assert.equal(expected.json.place.block, 'velocity');
   assert.equal(expected.json.place.port, 'in');
-  assert.equal(await port.getAttribute('data-port-error'), expected.json.error);
+  // Shown as the block and port it names, without the line and column of a text the user never sees.
+  const shown = describeError(expected.json);
+  assert.ok(shown.startsWith('block `velocity`, port `in`: '), shown);
+  assert.doesNotMatch(shown, /\d+:\d+:/);
+  assert.ok(shown.includes(expected.json.error.split('\n')[0].replace(/^\d+:\d+: block "velocity": /, '')), shown);
+  assert.equal(await port.getAttribute('data-port-error'), shown);
   assert.match(await page.getByTestId('block-velocity').getAttribute('class'), /block-error/);
-  assert.equal(await page.getByTestId('check-status').textContent(), expected.json.error);
+  assert.equal(await page.getByTestId('check-status').textContent(), shown);
 });

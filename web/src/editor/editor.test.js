@@ -1,0 +1,101 @@
+// The editor's pure parts: layout, clipboard, alignment, turning, ports
+// of turned blocks, palette search and error messages.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { align, clip, layered, paste, readClip, turn } from '../model.js';
+import { blockSize, portPlaces } from './geometry.js';
+import { searchLibrary } from './categories.js';
+import { describeError, plainSyntax } from './errors.js';
+
+const size = () => ({ width: 120, height: 60 });
+
+test('a chain is laid out left to right, in link order, whatever the block order', () => {
+  const d = {
+    blocks: ['c', 'a', 'd', 'b'].map((id) => ({ id, type: 'Gain' })),
+    links: [
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'c' },
+      { from: 'c', to: ['d', 'b.2'] },
+    ],
+  };
+  const at = layered(d, size);
+  assert.ok(at.a.x < at.b.x && at.b.x < at.c.x && at.c.x < at.d.x, JSON.stringify(at));
+});
+
+test('pasting gives taken ids the next free number and keeps only inner links', () => {
+  const d = {
+    blocks: [
+      { id: 'gain1', type: 'Gain', layout: { x: 0, y: 0 } },
+      { id: 'sum', type: 'Sum' },
+      { id: 'out', type: 'Output' },
+    ],
+    links: [
+      { from: 'gain1', to: ['sum.1', 'out'] },
+      { from: 'sum', to: 'gain1' },
+    ],
+  };
+  const data = readClip(clip(d, ['gain1', 'sum']));
+  assert.deepEqual(data.links.map((l) => [l.from, l.to]), [
+    ['gain1', ['sum.1']],
+    ['sum', 'gain1'],
+  ]);
+  const ids = paste(d, data);
+  assert.deepEqual(ids, ['gain2', 'sum2']);
+  assert.deepEqual(d.links.slice(2).map((l) => [l.from, l.to]), [
+    ['gain2', ['sum2.1']],
+    ['sum2', 'gain2'],
+  ]);
+  assert.deepEqual(d.blocks[3].layout, { x: 40, y: 40 });
+  assert.equal(readClip('{"blocks": []}'), null);
+  assert.equal(readClip('not json'), null);
+});
+
+test('align puts edges and centres on the selection\'s box', () => {
+  const d = { blocks: [{ id: 'a', layout: { x: 10, y: 5 } }, { id: 'b', layout: { x: 100, y: 50 } }] };
+  const box = (b) => ({ x: b.layout.x, y: b.layout.y, width: b.id === 'a' ? 100 : 50, height: 40 });
+  align(d, ['a', 'b'], 'right', box);
+  assert.deepEqual(d.blocks.map((b) => b.layout.x + (b.id === 'a' ? 100 : 50)), [150, 150]);
+  align(d, ['a', 'b'], 'top', box);
+  assert.deepEqual(d.blocks.map((b) => b.layout.y), [5, 5]);
+});
+
+test('turning and mirroring move the ports to the sides they face', () => {
+  const b = { id: 'i', type: 'Integrator' };
+  const ports = { inputs: ['in', 'reset'], outputs: ['1'] };
+  const sides = () => portPlaces(b, ports).map((p) => `${p.name}:${p.side}`);
+  assert.deepEqual(sides(), ['in:left', 'reset:left', '1:right']);
+  turn(b, 'rotate', { x: 3, y: 4 });
+  assert.deepEqual(b.layout, { x: 3, y: 4, rotation: 90 });
+  assert.deepEqual(sides(), ['in:top', 'reset:top', '1:bottom']);
+  turn(b, 'flip', {});
+  assert.deepEqual(sides(), ['in:bottom', 'reset:bottom', '1:top']);
+  for (let i = 0; i < 3; i++) turn(b, 'rotate', {});
+  assert.deepEqual(b.layout, { x: 3, y: 4, flip: true });
+  assert.deepEqual(sides(), ['in:right', 'reset:right', '1:left']);
+  const wide = blockSize(b, ports);
+  turn(b, 'rotate', {});
+  const tall = blockSize(b, ports);
+  assert.ok(wide.width > wide.height && tall.height >= 56, JSON.stringify([wide, tall]));
+});
+
+test('the palette finds a block by a word of a parameter\'s description', () => {
+  const library = [
+    { type: 'Gain', summary: 'y = gain u', params: { gain: { description: 'the factor' } } },
+    { type: 'Sum', summary: 'adds', params: { signs: { description: 'one sign per input' } } },
+  ];
+  assert.deepEqual(searchLibrary(library, 'factor').flatMap((c) => c.blocks.map((b) => b.type)), ['Gain']);
+  assert.deepEqual(searchLibrary(library, 'sign').map((c) => c.name), ['Math']);
+});
+
+test('errors name the block and port, without a line:column', () => {
+  const json = {
+    error: '1:13: block "velocity": (Integrator) input 1 ("in") is not connected\n  help: add a link',
+    kind: 'Unconnected',
+    place: { block: 'velocity', port: 'in', line: 1, column: 13 },
+  };
+  assert.equal(describeError(json), 'block `velocity`, port `in`: (Integrator) input 1 ("in") is not connected\nFix: add a link');
+  assert.equal(
+    plainSyntax('1:21: invalid model JSON: EOF while parsing a value at line 1 column 21'),
+    'The model is not valid JSON (line 1, column 21): the text ends before the model is complete.',
+  );
+});
