@@ -6,6 +6,7 @@ import { Badge, Button, Dialog, Flex, IconButton, Popover, Tabs, Text, TextField
 import { ArchiveIcon, DownloadIcon, MoonIcon, QuestionMarkCircledIcon, SunIcon, UploadIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
 import { useConfirm } from './confirm.jsx';
+import { unreadable } from './editor/errors.js';
 import { detectStyle, parseModel, serialize } from './format.js';
 import { download } from './plot.js';
 import { SHORTCUTS } from './shortcuts.js';
@@ -55,7 +56,7 @@ function Files({ model, setModel, unsaved }) {
       replace(parseModel(r.text), detectStyle(r.text), file);
       setMessage(`opened ${file}`);
     } catch (e) {
-      setMessage(`${file}: ${e.message}`);
+      setMessage(`${file}: ${unreadable(r.text, e)}`);
     }
   };
   const save = async () => {
@@ -86,7 +87,7 @@ function Files({ model, setModel, unsaved }) {
       replace(parseModel(text), detectStyle(text), file.name);
       setMessage(`opened ${file.name}`);
     } catch (err) {
-      setMessage(`${file.name}: ${err.message}`);
+      setMessage(`${file.name}: ${unreadable(text, err)}`);
     }
   };
   useEffect(() => {

@@ -4,7 +4,7 @@
 // box inside it, the header on one line); the theme toggle; the help
 // panel; the questions before discarding unsaved changes and before
 // overwriting a file, each checked against the files on disk.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -16,6 +16,7 @@ mkdirSync(join(folder, 'models/examples'), { recursive: true });
 for (const name of ['bouncing_ball.json', 'cruise_control.json']) {
   copyFileSync(join(root, 'models/examples', name), join(folder, 'models/examples', name));
 }
+writeFileSync(join(folder, 'models/examples/broken.json'), '{\n  "name": "broken",\n  "blocks": [,]\n}\n');
 const shared = {};
 before(async () => {
   shared.server = await serve(folder);
@@ -143,7 +144,7 @@ test('? opens the help panel listing the shortcuts, and Escape closes it', async
     await page.keyboard.press('?');
     const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await help.waitFor();
-    for (const keys of ['Ctrl+S', 'Ctrl+Z / Ctrl+Shift+Z', 'Ctrl+C / Ctrl+V', 'Ctrl+Enter']) {
+    for (const keys of ['Ctrl+S', 'Ctrl+Z / Ctrl+Shift+Z (Ctrl+Y)', 'Ctrl+C / Ctrl+V', 'Ctrl+Enter']) {
       await help.getByText(keys, { exact: true }).waitFor();
     }
     await page.keyboard.press('Escape');
@@ -231,6 +232,22 @@ test('New and Open ask before discarding unsaved changes, and closing the tab is
       return e.defaultPrevented;
     });
     assert.equal(left, false, 'nothing to guard once the changes are gone');
+  } finally {
+    await b.close();
+  }
+});
+
+test('a model file that does not parse is named with the line and column of the fault, in words', async () => {
+  const { browser: b, page } = await browser();
+  try {
+    await page.goto(shared.server.url);
+    await page.getByLabel('open model').selectOption('broken.json');
+    const status = page.getByRole('status').filter({ hasText: 'broken.json' });
+    await status.waitFor();
+    assert.equal(
+      await status.textContent(),
+      "models/examples/broken.json: The file is not valid JSON (line 3, column 14): array item expected but got ','.",
+    );
   } finally {
     await b.close();
   }

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { align, clip, layered, paste, readClip, turn } from '../model.js';
 import { blockSize, portPlaces } from './geometry.js';
 import { searchLibrary } from './categories.js';
-import { describeError, plainSyntax } from './errors.js';
+import { describeError, plainSyntax, unreadable } from './errors.js';
+import { parseModel } from '../format.js';
 
 const size = () => ({ width: 120, height: 60 });
 
@@ -98,4 +99,16 @@ test('errors name the block and port, without a line:column', () => {
     plainSyntax('1:21: invalid model JSON: EOF while parsing a value at line 1 column 21'),
     'The model is not valid JSON (line 1, column 21): the text ends before the model is complete.',
   );
+});
+
+test('a file that does not parse is described by line, column and what was expected', () => {
+  const text = '{\n  "name": "m",\n  "blocks": [1 2]\n}';
+  let error;
+  try {
+    parseModel(text);
+  } catch (e) {
+    error = e;
+  }
+  // Line 3 is `  "blocks": [1 2]`: the 2 is its 16th character.
+  assert.equal(unreadable(text, error), "The file is not valid JSON (line 3, column 16): comma ',' expected after value but got '2'.");
 });

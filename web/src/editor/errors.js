@@ -24,6 +24,24 @@ export function plainSyntax(message) {
   return `The model is not valid JSON${where}: ${what}.`;
 }
 
+/**
+ * A model file that does not parse (`error` from lossless-json, which
+ * counts characters from 0) in words: where, as line and column of `text`,
+ * and what was expected.
+ */
+export function unreadable(text, error) {
+  const message = String(error?.message ?? error);
+  const at = message.match(/ at position (\d+)$/);
+  let where = '';
+  if (at) {
+    const before = text.slice(0, Number(at[1]));
+    const line = before.split('\n').length;
+    where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+  }
+  const what = message.replace(/ at position \d+$/, '').replace(/^./, (c) => c.toLowerCase());
+  return `The file is not valid JSON${where}: ${what}.`;
+}
+
 /** The server's check error `{error, kind, place}` as the status bar and the block show it. */
 export function describeError(json) {
   const message = String(json?.error ?? 'the check failed');
