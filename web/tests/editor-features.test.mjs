@@ -365,6 +365,9 @@ test('the model\'s name, description and simulation settings are edited and save
   };
   await set('model name', 'Speed loop');
   await set('model description', 'A loop that holds the speed');
+  // Tolerances only for the BDF, which alone reads them.
+  await page.getByLabel('simulation solver').selectOption('rk4');
+  assert.equal(await page.getByLabel('simulation rtol', { exact: true }).count(), 0);
   await page.getByLabel('simulation solver').selectOption('bdf');
   await set('simulation step', '0.01');
   await set('simulation stop', '5.0');

@@ -175,6 +175,8 @@ function readPositive(text) {
 }
 
 const SOLVERS = ['euler', 'heun', 'rk4', 'bdf'];
+/** Settings only the BDF reads, shown only when it is the solver. */
+const BDF_ONLY = ['rtol', 'atol'];
 const SETTINGS = [
   ['step', 'step in seconds (bdf: output interval)', '0.001'],
   ['stop', 'stop time in seconds', '10'],
@@ -210,7 +212,7 @@ function ModelForm({ doc, onSet, onSimulation }) {
           onChange={(v) => onSimulation('solver', v)}
         />
       </label>
-      {SETTINGS.map(([key, hint, fallback]) => (
+      {SETTINGS.filter(([key]) => sim.solver === 'bdf' || !BDF_ONLY.includes(key)).map(([key, hint, fallback]) => (
         <CommitField
           key={key}
           label={`simulation ${key}`}
