@@ -4,7 +4,7 @@
 // zoom (drag on the chart, double-click to reset) redrawn from the full
 // rows, the final values, and the results as CSV, PNG or SVG.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Badge, Box, Button, Callout, Card, Checkbox, Flex, Heading, Progress, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { Badge, Box, Button, Callout, Card, Checkbox, Flex, Heading, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
 import { DownloadIcon, ExclamationTriangleIcon, ImageIcon, PlayIcon, ResetIcon, StopIcon, TableIcon } from '@radix-ui/react-icons';
 import { api, readBatch, socket } from './api.js';
 import { Columns, Envelope, visible } from './envelope.js';
@@ -29,6 +29,21 @@ function optionsOf(sim = {}) {
 /** A number for people: six significant digits, no trailing zeros. */
 export function shown6(v) {
   return v == null || Number.isNaN(v) ? '—' : String(Number(v.toPrecision(6)));
+}
+
+/** The progress of the run under way, from the `progress` events on `bus`. */
+function Live({ bus }) {
+  const [progress, setProgress] = useState({ progress: 0, rows: 0 });
+  useEffect(() => {
+    const update = (e) => setProgress(e.detail);
+    bus.addEventListener('progress', update);
+    return () => bus.removeEventListener('progress', update);
+  }, [bus]);
+  return (
+    <Text size="1" color="gray" role="status" aria-label="progress">
+      {progress.rows.toLocaleString('en')} rows · {(100 * progress.progress).toFixed(0)} %
+    </Text>
+  );
 }
 
 function Field({ label, name, value, onChange, unit, width = 96 }) {
@@ -58,11 +73,16 @@ export function Run({ model, active = true }) {
   // The run being shown: its columns and units, every row, the envelope of
   // the whole run, the time range it spans, and the zoomed range (or null).
   const run = useRef(null);
+  // Progress while running goes to <Live> alone, so the rest of the view
+  // does not render again ten times a second while rows stream in.
+  const bus = useRef(new EventTarget());
 
   useEffect(() => setOptions(optionsOf(model.doc.simulation)), [model.generation]);
 
+  // The chart's width in pixels, kept from the last layout (not read per batch).
+  const boxWidth = useRef(800);
   /** The width in pixels the envelope is made for. */
-  const width = () => Math.max(100, box.current?.clientWidth ?? 800);
+  const width = () => Math.max(100, boxWidth.current);
 
   /** What the chart shows now: the envelope of the run, or the zoomed range. */
   const data = () => {
@@ -83,9 +103,12 @@ export function Run({ model, active = true }) {
     plot.current?.destroy();
     plot.current = null;
     if (!r || !box.current || box.current.clientWidth === 0) return;
+    boxWidth.current = box.current.clientWidth;
     box.current.replaceChildren();
     let frame = 0;
+    r.colors = palette(box.current);
     plot.current = chart(box.current, r.names, box.current.clientWidth, box.current.clientHeight, {
+      colors: r.colors,
       units: r.units,
       shown: r.shown,
       legend: false,
@@ -143,6 +166,7 @@ export function Run({ model, active = true }) {
       const element = box.current;
       if (!element || element.clientWidth === 0 || !run.current) return;
       if (!plot.current) return build();
+      boxWidth.current = element.clientWidth;
       plot.current.setSize({ width: element.clientWidth, height: element.clientHeight });
       draw();
     });
@@ -154,6 +178,7 @@ export function Run({ model, active = true }) {
     if (active && run.current && box.current?.clientWidth > 0) {
       if (!plot.current) build();
       else if (plot.current.width !== box.current.clientWidth || plot.current.height !== box.current.clientHeight) {
+        boxWidth.current = box.current.clientWidth;
         plot.current.setSize({ width: box.current.clientWidth, height: box.current.clientHeight });
         draw();
       }
@@ -206,12 +231,10 @@ export function Run({ model, active = true }) {
     setShown(current.shown);
     setZoom(null);
     setHover(-1);
-    setState({ phase: 'running', progress: 0, rows: 0 });
-    build();
+    setState({ phase: 'running' });
     const redraw = throttled(() => {
       if (run.current !== current || current.ended) return;
       draw();
-      setState((s) => (s.phase === 'running' ? { ...s, rows: current.columns.rows } : s));
     });
     const ws = socket(`/api/simulations/${status.id}/stream`);
     current.ws = ws;
@@ -231,7 +254,7 @@ export function Run({ model, active = true }) {
         return;
       }
       const message = JSON.parse(m.data);
-      if (message.type === 'progress') setState((s) => ({ ...s, progress: message.progress }));
+      if (message.type === 'progress') bus.current.dispatchEvent(new CustomEvent('progress', { detail: message }));
       if (message.type === 'end') {
         const end = columns.rows > 0 ? columns.data[0][columns.rows - 1] : current.range[1];
         if (end > current.range[0] && end !== current.range[1]) {
@@ -240,11 +263,13 @@ export function Run({ model, active = true }) {
         }
         current.ended = true;
         setFinals(names.slice(1).map((n, i) => ({ name: n, unit: unitOf(current.units, n), last: columns.last(i + 1) })));
-        setState({ phase: message.state, rows: message.rows, error: message.error, summary: message.summary, progress: 1 });
+        setState({ phase: message.state, rows: message.rows, error: message.error, summary: message.summary });
         if (plot.current) draw();
         else current.plotted = performance.now() - current.started;
       }
     };
+    // The chart is made once the socket is asked for, so rows are on their way meanwhile.
+    build();
   };
   const startRef = useRef(start);
   startRef.current = start;
@@ -269,15 +294,14 @@ export function Run({ model, active = true }) {
     build();
   };
   const exportName = String(model.doc.name ?? 'model').replace(/[^A-Za-z0-9_-]+/g, '_');
-  const colors = () => palette(box.current);
-  const savePng = async () => plot.current && download(await pngOf(plot.current, colors().background), `${exportName}.png`);
+  const savePng = async () => plot.current && download(await pngOf(plot.current, run.current.colors.background), `${exportName}.png`);
   const saveSvg = () =>
-    plot.current && download(new Blob([svgOf(plot.current, colors())], { type: 'image/svg+xml' }), `${exportName}.svg`);
+    plot.current && download(new Blob([svgOf(plot.current, run.current.colors)], { type: 'image/svg+xml' }), `${exportName}.svg`);
   const set = (k) => (v) => setOptions((o) => ({ ...o, [k]: v }));
   const busy = state.phase === 'running' || state.phase === 'starting';
   const r = run.current;
   const row = r && r.columns.rows > 0 ? (hover >= 0 && hover < r.columns.rows ? hover : r.columns.rows - 1) : -1;
-  const seriesColors = job && box.current ? colors().series : [];
+  const seriesColors = r?.colors?.series ?? [];
 
   return (
     <div className="run">
@@ -317,12 +341,14 @@ export function Run({ model, active = true }) {
             <Badge size="2" variant="soft" color={PHASE_COLOR[state.phase] ?? 'gray'}>
               {state.phase}
             </Badge>
-            {busy && <Progress className="run-progress" value={100 * (state.progress ?? 0)} aria-label="progress" />}
-            {state.rows !== undefined && (
-              <Text size="1" color="gray">
-                {state.rows.toLocaleString('en')} rows
-                {state.progress !== undefined && busy && ` · ${(100 * state.progress).toFixed(0)} %`}
-              </Text>
+            {busy ? (
+              <Live bus={bus.current} />
+            ) : (
+              state.rows !== undefined && (
+                <Text size="1" color="gray">
+                  {state.rows.toLocaleString('en')} rows
+                </Text>
+              )
             )}
             {state.plotted !== undefined && (
               <Text size="1" color="gray">
