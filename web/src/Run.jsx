@@ -382,7 +382,7 @@ export function Run({ model, active = true }) {
             </Heading>
             {zoom && (
               <Badge variant="soft" color="indigo">
-                {shown6(zoom[0])} – {shown6(zoom[1])} s
+                {Number(zoom[0].toPrecision(4))} – {Number(zoom[1].toPrecision(4))} s
               </Badge>
             )}
             {zoom && (
