@@ -294,7 +294,7 @@ export function Run({ model, active = true }) {
     build();
   };
   const exportName = String(model.doc.name ?? 'model').replace(/[^A-Za-z0-9_-]+/g, '_');
-  const savePng = async () => plot.current && download(await pngOf(plot.current, run.current.colors.background), `${exportName}.png`);
+  const savePng = async () => plot.current && download(await pngOf(plot.current, run.current.colors), `${exportName}.png`);
   const saveSvg = () =>
     plot.current && download(new Blob([svgOf(plot.current, run.current.colors)], { type: 'image/svg+xml' }), `${exportName}.svg`);
   const set = (k) => (v) => setOptions((o) => ({ ...o, [k]: v }));

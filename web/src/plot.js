@@ -137,15 +137,42 @@ export function throttled(draw) {
   };
 }
 
-/** The chart's canvas on the panel's colour, as a PNG blob. */
-export function pngOf(plot, background) {
+/**
+ * The key drawn into exported images: each shown series' colour and name,
+ * in a row from the plot area's top left corner (CSS pixels).
+ */
+function key(plot) {
+  const ratio = uPlot.pxRatio;
+  let x = plot.bbox.left / ratio + 10;
+  const y = plot.bbox.top / ratio + 14;
+  const out = [];
+  plot.series.forEach((s, c) => {
+    if (c === 0 || !s.show) return;
+    out.push({ x, y, color: s.stroke(plot, c), label: String(s.label) });
+    x += 30 + 7 * String(s.label).length;
+  });
+  return out;
+}
+
+/** The chart's canvas on the panel's colour, with its key, as a PNG blob. */
+export function pngOf(plot, colors) {
   const source = plot.ctx.canvas;
+  const ratio = uPlot.pxRatio;
   const canvas = document.createElement('canvas');
   [canvas.width, canvas.height] = [source.width, source.height];
   const ctx = canvas.getContext('2d');
-  ctx.fillStyle = background;
+  ctx.fillStyle = colors.background;
   ctx.fillRect(0, 0, canvas.width, canvas.height);
   ctx.drawImage(source, 0, 0);
+  ctx.scale(ratio, ratio);
+  ctx.font = `11px ${colors.font}`;
+  ctx.textBaseline = 'middle';
+  for (const k of key(plot)) {
+    ctx.fillStyle = k.color;
+    ctx.fillRect(k.x, k.y - 1, 16, 2);
+    ctx.fillStyle = colors.text;
+    ctx.fillText(k.label, k.x + 20, k.y);
+  }
   return new Promise((ok) => canvas.toBlob(ok, 'image/png'));
 }
 
@@ -165,7 +192,7 @@ const escape = (s) => String(s).replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};
 /**
  * The chart as it is shown, as SVG text: the plot area, one polyline per
  * shown series (the points the chart holds: the rows, or their envelope),
- * the time axis and one axis per unit, with their titles.
+ * the time axis and one axis per unit, with their titles, and a key.
  */
 export function svgOf(plot, colors) {
   const [width, height] = [plot.width, plot.height];
@@ -216,9 +243,13 @@ export function svgOf(plot, colors) {
       points.push(`${(box.left + plot.valToPos(t[i], 'x')).toFixed(2)},${(box.top + plot.valToPos(y[i], s.scale)).toFixed(2)}`);
     }
     parts.push(
-      `<polyline clip-path="url(#area)" fill="none" stroke="${escape(s.stroke())}" stroke-width="1.5" stroke-linejoin="round" points="${points.join(' ')}"><title>${escape(s.label)}</title></polyline>`,
+      `<polyline clip-path="url(#area)" fill="none" stroke="${escape(s.stroke(plot, c))}" stroke-width="1.5" stroke-linejoin="round" points="${points.join(' ')}"><title>${escape(s.label)}</title></polyline>`,
     );
   });
+  for (const k of key(plot)) {
+    parts.push(`<line x1="${k.x}" y1="${k.y}" x2="${k.x + 16}" y2="${k.y}" stroke="${escape(k.color)}" stroke-width="2"/>`);
+    parts.push(text(k.x + 20, k.y + 4, k.label, 'start'));
+  }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${escape(colors.font)}" font-size="11" fill="${escape(colors.text)}">${parts.join('')}</svg>`;
 }
 
