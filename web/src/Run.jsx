@@ -46,6 +46,68 @@ function Live({ bus }) {
   );
 }
 
+/**
+ * The signals: each one's colour, name, unit, whether it is shown, and its
+ * value in the row under the cursor (`hover` events on `bus`), else in the
+ * last row so far (updated on each `progress` event).
+ */
+function Legend({ bus, run: r, names, shown, toggle }) {
+  const [hover, setHover] = useState(-1);
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const onHover = (e) => setHover(e.detail);
+    let last = 0;
+    const onProgress = () => {
+      if (performance.now() - last < 500) return;
+      last = performance.now();
+      setTick((n) => n + 1);
+    };
+    bus.addEventListener('hover', onHover);
+    bus.addEventListener('progress', onProgress);
+    return () => {
+      bus.removeEventListener('hover', onHover);
+      bus.removeEventListener('progress', onProgress);
+    };
+  }, [bus]);
+  const rows = r?.columns.rows ?? 0;
+  const row = rows > 0 ? (hover >= 0 && hover < rows ? hover : rows - 1) : -1;
+  const colors = r?.colors?.series ?? [];
+  return (
+    <>
+      <Flex justify="between" align="baseline" mb="2">
+        <Heading size="2">Signals</Heading>
+        <Text size="1" color="gray" data-testid="legend-time">
+          {row >= 0 ? `t = ${shown6(r.columns.data[0][row])} s` : ''}
+        </Text>
+      </Flex>
+      {!names && (
+        <Text size="1" color="gray">
+          The model’s outputs appear here, with their values under the cursor.
+        </Text>
+      )}
+      {names && (
+        <div className="run-legend" role="list" aria-label="legend">
+          {names.slice(1).map((n, i) => (
+            <label key={n} className="run-legend-row" role="listitem" data-off={!shown.includes(i + 1) || undefined}>
+              <Checkbox size="1" aria-label={`show ${n}`} checked={shown.includes(i + 1)} onCheckedChange={() => toggle(i + 1)} />
+              <span className="run-swatch" style={{ background: colors[i % colors.length] }} />
+              <Text size="2" className="run-legend-name" truncate>
+                {n}
+              </Text>
+              <Text size="1" color="gray">
+                {unitOf(r?.units ?? {}, n)}
+              </Text>
+              <Text size="2" className="run-legend-value" data-testid={`legend-${n}`}>
+                {row >= 0 ? shown6(r.columns.data[i + 1][row]) : '—'}
+              </Text>
+            </label>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
 function Field({ label, name, value, onChange, unit, width = 96 }) {
   return (
     <label className="run-field">
@@ -65,7 +127,6 @@ export function Run({ model, active = true }) {
   const [state, setState] = useState({ phase: 'idle' });
   const [finals, setFinals] = useState([]);
   const [shown, setShown] = useState([]);
-  const [hover, setHover] = useState(-1);
   const [zoom, setZoom] = useState(null);
   const [theme, setTheme] = useState(0);
   const box = useRef(null);
@@ -73,8 +134,8 @@ export function Run({ model, active = true }) {
   // The run being shown: its columns and units, every row, the envelope of
   // the whole run, the time range it spans, and the zoomed range (or null).
   const run = useRef(null);
-  // Progress while running goes to <Live> alone, so the rest of the view
-  // does not render again ten times a second while rows stream in.
+  // Progress while running and the row under the cursor go to <Live> and
+  // <Legend> alone: the rest of the view does not render again for them.
   const bus = useRef(new EventTarget());
 
   useEffect(() => setOptions(optionsOf(model.doc.simulation)), [model.generation]);
@@ -135,7 +196,7 @@ export function Run({ model, active = true }) {
             const left = u.cursor.left;
             const t = left == null || left < 0 ? null : u.posToVal(left, 'x');
             cancelAnimationFrame(frame);
-            frame = requestAnimationFrame(() => setHover(t === null ? -1 : r.columns.nearest(t)));
+            frame = requestAnimationFrame(() => bus.current.dispatchEvent(new CustomEvent('hover', { detail: t === null ? -1 : r.columns.nearest(t) })));
           },
         ],
         draw: [
@@ -230,7 +291,6 @@ export function Run({ model, active = true }) {
     setFinals([]);
     setShown(current.shown);
     setZoom(null);
-    setHover(-1);
     setState({ phase: 'running' });
     const redraw = throttled(() => {
       if (run.current !== current || current.ended) return;
@@ -300,8 +360,6 @@ export function Run({ model, active = true }) {
   const set = (k) => (v) => setOptions((o) => ({ ...o, [k]: v }));
   const busy = state.phase === 'running' || state.phase === 'starting';
   const r = run.current;
-  const row = r && r.columns.rows > 0 ? (hover >= 0 && hover < r.columns.rows ? hover : r.columns.rows - 1) : -1;
-  const seriesColors = r?.colors?.series ?? [];
 
   return (
     <div className="run">
@@ -426,36 +484,7 @@ export function Run({ model, active = true }) {
         <Card className="run-side" size="1">
           <div className="run-side-scroll">
             <Box p="1">
-              <Flex justify="between" align="baseline" mb="2">
-                <Heading size="2">Signals</Heading>
-                <Text size="1" color="gray" data-testid="legend-time">
-                  {row >= 0 ? `t = ${shown6(r.columns.data[0][row])} s` : ''}
-                </Text>
-              </Flex>
-              {!job && (
-                <Text size="1" color="gray">
-                  The model’s outputs appear here, with their values under the cursor.
-                </Text>
-              )}
-              {job && (
-                <div className="run-legend" role="list" aria-label="legend">
-                  {job.columns.slice(1).map((n, i) => (
-                    <label key={n} className="run-legend-row" role="listitem" data-off={!shown.includes(i + 1) || undefined}>
-                      <Checkbox size="1" aria-label={`show ${n}`} checked={shown.includes(i + 1)} onCheckedChange={() => toggle(i + 1)} />
-                      <span className="run-swatch" style={{ background: seriesColors[i % seriesColors.length] }} />
-                      <Text size="2" className="run-legend-name" truncate>
-                        {n}
-                      </Text>
-                      <Text size="1" color="gray">
-                        {unitOf(r?.units ?? {}, n)}
-                      </Text>
-                      <Text size="2" className="run-legend-value" data-testid={`legend-${n}`}>
-                        {row >= 0 ? shown6(r.columns.data[i + 1][row]) : '—'}
-                      </Text>
-                    </label>
-                  ))}
-                </div>
-              )}
+              <Legend bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
               {finals.length > 0 && (
                 <>
                   <Heading size="2" mt="4" mb="2">
