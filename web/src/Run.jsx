@@ -27,7 +27,7 @@ function optionsOf(sim = {}) {
 }
 
 /** A number for people: six significant digits, no trailing zeros. */
-export function shown6(v) {
+function shown6(v) {
   return v == null || Number.isNaN(v) ? '—' : String(Number(v.toPrecision(6)));
 }
 
@@ -211,7 +211,6 @@ export function Run({ model, active = true }) {
     });
     box.current.uplot = plot.current;
     draw();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
   const resetZoom = () => {
@@ -233,7 +232,6 @@ export function Run({ model, active = true }) {
     });
     observer.observe(box.current);
     return () => observer.disconnect();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(() => {
     if (active && run.current && box.current?.clientWidth > 0) {
@@ -244,7 +242,6 @@ export function Run({ model, active = true }) {
         draw();
       }
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [active]);
   // Light or dark: the canvas takes the theme's colours again.
   useEffect(() => {
@@ -267,7 +264,12 @@ export function Run({ model, active = true }) {
     const started = performance.now();
     const body = { model: serialize(model.doc, model.style), solver: options.solver };
     const keys = options.solver === 'bdf' ? ['step', 'stop', 'rtol', 'atol'] : ['step', 'stop'];
-    for (const k of keys) if (options[k].trim() !== '') body[k] = Number(options[k]);
+    for (const k of keys) {
+      const text = options[k].trim();
+      if (text === '') continue;
+      if (!Number.isFinite(Number(text))) return setState({ phase: 'failed', error: `${k}: “${text}” is not a number; give one such as 0.001 or 1e-6` });
+      body[k] = Number(text);
+    }
     setState({ phase: 'starting' });
     const r = await api('POST', '/api/simulations', body);
     if (!r.ok) return setState({ phase: 'failed', error: r.json?.error ?? r.text, place: r.json?.place });

@@ -306,4 +306,9 @@ test('Ctrl+Enter runs; a bad setting is shown as an error', async () => {
   await error.waitFor();
   assert.match(await error.textContent(), /step/);
   assert.match(await page.getByTestId('run-state').textContent(), /failed/);
+
+  await page.getByLabel('step').fill('0.01');
+  await page.getByLabel('stop').fill('ten');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByRole('alert').filter({ hasText: 'stop: “ten” is not a number' }).waitFor();
 });
