@@ -1,0 +1,45 @@
+// The units a chart's axes take from a model document, and the round
+// steps of the exported SVG's axes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { axisTitle, byUnit, outputUnits, ticks, unitOf } from './plot.js';
+
+const examples = join(dirname(fileURLToPath(import.meta.url)), '../../models/examples');
+
+test('the cruise control’s outputs carry the units its file gives', () => {
+  const doc = JSON.parse(readFileSync(join(examples, 'cruise_control.json'), 'utf8'));
+  const units = outputUnits(doc);
+  assert.deepEqual(units, { v: 'm/s', v_ref: 'm/s', force: 'N' });
+  assert.deepEqual(byUnit(['time', 'v', 'v_ref', 'force'], units), [
+    { unit: 'm/s', columns: [1, 2] },
+    { unit: 'N', columns: [3] },
+  ]);
+});
+
+test('outputs inside subsystems by their path, top-level Outports, elements of a vector, no unit', () => {
+  const doc = {
+    blocks: [
+      { id: 'x', type: 'Outport', params: { unit: 'm' } },
+      { id: 'q', type: 'Output' },
+      { id: 'cart', type: 'Subsystem', blocks: [{ id: 'speed', type: 'Outport', params: { unit: 'ignored' } }, { id: 'a', type: 'Output', params: { unit: 'm/s2' } }] },
+    ],
+  };
+  const units = outputUnits(doc);
+  assert.deepEqual(units, { x: 'm', q: '', 'cart/a': 'm/s2' });
+  assert.equal(unitOf(units, 'x[2]'), 'm');
+  assert.equal(unitOf(units, 'cart/a'), 'm/s2');
+  assert.equal(unitOf(units, 'unknown'), '');
+  assert.equal(axisTitle(['x[0]', 'x[1]'], 'm'), 'x[0], x[1] [m]');
+  assert.equal(axisTitle(['q'], ''), 'q');
+  assert.equal(axisTitle(['a', 'b', 'c', 'd'], 'V'), 'a, b, c, … [V]');
+});
+
+test('axis steps are 1, 2 or 5 times a power of ten, inside the range', () => {
+  assert.deepEqual(ticks(0, 100), [0, 20, 40, 60, 80, 100]);
+  assert.deepEqual(ticks(-0.013, 0.031, 4), [0, 0.02]);
+  assert.deepEqual(ticks(-0.05, 0.012, 6), [-0.04, -0.02, 0]);
+  assert.deepEqual(ticks(3, 3), [3]);
+});
