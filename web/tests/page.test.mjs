@@ -252,3 +252,25 @@ test('a model file that does not parse is named with the line and column of the 
     await b.close();
   }
 });
+
+test('switching views keeps the editor\'s undo history and the Run view\'s options', async () => {
+  const { browser: b, page } = await browser();
+  try {
+    await page.goto(shared.server.url);
+    await page.getByLabel('open model').selectOption('bouncing_ball.json');
+    await page.getByTestId('block-gravity').click();
+    await page.keyboard.press('r');
+    await page.getByTestId('unsaved').waitFor();
+    await page.getByRole('tab', { name: 'Run' }).click();
+    await page.getByLabel('stop', { exact: true }).fill('7');
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    await page.getByRole('tab', { name: 'Editor' }).click();
+    await page.getByRole('button', { name: 'Undo' }).click();
+    // Undone back to the file as opened: nothing unsaved.
+    await page.getByTestId('unsaved').waitFor({ state: 'detached' });
+    await page.getByRole('tab', { name: 'Run' }).click();
+    assert.equal(await page.getByLabel('stop', { exact: true }).inputValue(), '7');
+  } finally {
+    await b.close();
+  }
+});
