@@ -270,13 +270,16 @@ test('blocks selected in a rectangle align left, then on their middles', async (
     await page.getByTestId(`block-${type.toLowerCase()}1`).waitFor();
   }
   await pane.click({ position: { x: 700, y: 600 } });
-  // Shift-drag a rectangle around all three.
-  const box = await pane.boundingBox();
+  // Shift-drag a rectangle around all three, wherever the canvas shows them.
+  const boxes = [];
+  for (const [type] of spots) boxes.push(await page.getByTestId(`block-${type.toLowerCase()}1`).boundingBox());
+  const [x0, y0] = [Math.min(...boxes.map((b) => b.x)) - 30, Math.min(...boxes.map((b) => b.y)) - 30];
+  const [x1, y1] = [Math.max(...boxes.map((b) => b.x + b.width)) + 30, Math.max(...boxes.map((b) => b.y + b.height)) + 30];
   await page.keyboard.down('Shift');
-  await page.mouse.move(box.x + 20, box.y + 40);
+  await page.mouse.move(x0, y0);
   await page.mouse.down();
-  await page.mouse.move(box.x + 300, box.y + 300, { steps: 5 });
-  await page.mouse.move(box.x + 560, box.y + 520, { steps: 5 });
+  await page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, { steps: 5 });
+  await page.mouse.move(x1, y1, { steps: 5 });
   await page.mouse.up();
   await page.keyboard.up('Shift');
   await page.getByTestId('status-counts').filter({ hasText: '3 selected' }).waitFor();
