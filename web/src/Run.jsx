@@ -12,6 +12,9 @@ import { serialize } from './format.js';
 import { chart, download, outputUnits, palette, pngOf, svgOf, throttled, unitOf } from './plot.js';
 import './run.css';
 
+/** How often the chart is drawn while rows stream in (ms). */
+const STREAMING_REDRAW_MS = 250;
+
 const SOLVERS = ['rk4', 'heun', 'euler', 'bdf'];
 const PHASE_COLOR = { idle: 'gray', starting: 'blue', running: 'blue', done: 'green', failed: 'red', cancelled: 'amber' };
 
@@ -294,10 +297,12 @@ export function Run({ model, active = true }) {
     setShown(current.shown);
     setZoom(null);
     setState({ phase: 'running' });
+    // Four draws a second while rows stream in: each draw is composited
+    // by the browser on the CPU the simulation also needs.
     const redraw = throttled(() => {
       if (run.current !== current || current.ended) return;
       draw();
-    });
+    }, STREAMING_REDRAW_MS);
     const ws = socket(`/api/simulations/${status.id}/stream`);
     current.ws = ws;
     ws.onmessage = (m) => {

@@ -121,14 +121,14 @@ export function chart(element, names, width = 900, height = 360, options = {}) {
   );
 }
 
-/** Calls `draw` at most every 100 ms while the returned function is called. */
-export function throttled(draw) {
+/** Calls `draw` at most every `interval` ms while the returned function is called. */
+export function throttled(draw, interval = 100) {
   let pending = false;
   let last = 0;
   return () => {
     if (pending) return;
     pending = true;
-    const wait = Math.max(0, 100 - (performance.now() - last));
+    const wait = Math.max(0, interval - (performance.now() - last));
     setTimeout(() => {
       pending = false;
       last = performance.now();
