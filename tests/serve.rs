@@ -677,6 +677,23 @@ fn a_page_from_a_folder_is_served_instead_of_the_built_in_one_and_bad_folders_ar
     assert!(missing.contains("nowhere") && missing.contains("web/dist"), "{missing}");
     let no_index = run(page.join("assets").to_str().unwrap());
     assert!(no_index.contains("no index.html"), "{no_index}");
+    // A link would lead out of the folder: refused by name.
+    std::os::unix::fs::symlink(root().join("Cargo.toml"), page.join("assets/out.js")).unwrap();
+    let linked = run(folder);
+    assert!(
+        linked.contains("out.js") && linked.contains("symbolic link"),
+        "{linked}"
+    );
+    std::fs::remove_file(page.join("assets/out.js")).unwrap();
+    // More entries than a page may have.
+    let many = dir.join("many");
+    std::fs::create_dir_all(&many).unwrap();
+    std::fs::write(many.join("index.html"), "").unwrap();
+    for i in 0..tandem_serve::MAX_PAGE_FILES {
+        std::fs::create_dir(many.join(format!("d{i}"))).unwrap();
+    }
+    let large = run(many.to_str().unwrap());
+    assert!(large.contains("more than 1000 files and folders"), "{large}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

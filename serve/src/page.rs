@@ -15,7 +15,7 @@ use include_dir::{include_dir, Dir};
 
 static EMBEDDED: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../web/dist");
 
-/// The most files a page read from a folder may have.
+/// The most files and folders a page read from a folder may have.
 pub const MAX_PAGE_FILES: usize = 1000;
 /// The most bytes a page read from a folder may have in all.
 pub const MAX_PAGE_BYTES: u64 = 64 << 20;
@@ -42,8 +42,12 @@ pub enum PageError {
         cause: std::io::Error,
     },
     /// The folder is larger than a page may be.
-    #[error("--page {}: more than {MAX_PAGE_FILES} files or {MAX_PAGE_BYTES} bytes; give the folder `npm run build` writes (web/dist)", .0.display())]
+    #[error("--page {}: more than {MAX_PAGE_FILES} files and folders or {MAX_PAGE_BYTES} bytes; give the folder `npm run build` writes (web/dist)", .0.display())]
     TooLarge(PathBuf),
+    /// An entry the page cannot hold: a symbolic link, or a name that is
+    /// not UTF-8.
+    #[error("--page {}: a symbolic link or a name that is not UTF-8; a built page has neither", .0.display())]
+    Unusable(PathBuf),
     /// The folder has no `index.html`.
     #[error("--page {}: no index.html; give the folder `npm run build` writes (web/dist)", .0.display())]
     NoIndex(PathBuf),
@@ -59,11 +63,12 @@ impl std::fmt::Debug for Page {
 }
 
 impl Page {
-    /// The page in `folder`, read whole now: files only (links are not
-    /// followed), bounded by [`MAX_PAGE_FILES`] and [`MAX_PAGE_BYTES`].
+    /// The page in `folder`, read whole now: its files and folders, no
+    /// symbolic link, bounded by [`MAX_PAGE_FILES`] and [`MAX_PAGE_BYTES`].
     pub fn load(folder: &Path) -> Result<Page, PageError> {
         let mut files = HashMap::new();
         let mut bytes = 0u64;
+        let mut entries = 0usize;
         let mut pending = vec![(folder.to_path_buf(), String::new())];
         while let Some((dir, prefix)) = pending.pop() {
             let read = |path: &Path| {
@@ -73,15 +78,19 @@ impl Page {
             for entry in std::fs::read_dir(&dir).map_err(read(&dir))? {
                 let entry = entry.map_err(read(&dir))?;
                 let kind = entry.file_type().map_err(read(&entry.path()))?;
-                let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                    continue;
+                let (Some(name), false) = (entry.file_name().to_str().map(str::to_string), kind.is_symlink()) else {
+                    return Err(PageError::Unusable(entry.path()));
                 };
+                entries += 1;
+                if entries > MAX_PAGE_FILES {
+                    return Err(PageError::TooLarge(folder.to_path_buf()));
+                }
                 let relative = format!("{prefix}{name}");
                 if kind.is_dir() {
                     pending.push((entry.path(), format!("{relative}/")));
                 } else if kind.is_file() {
                     bytes += entry.metadata().map_err(read(&entry.path()))?.len();
-                    if files.len() >= MAX_PAGE_FILES || bytes > MAX_PAGE_BYTES {
+                    if bytes > MAX_PAGE_BYTES {
                         return Err(PageError::TooLarge(folder.to_path_buf()));
                     }
                     files.insert(

@@ -57,16 +57,20 @@ impl App {
 
     /// A new simulation's id: `s1`, `s2`, …
     pub fn simulation_id(&self) -> String {
-        let mut ids = self.next_ids.lock().unwrap_or_else(|e| e.into_inner());
-        ids.simulation += 1;
-        format!("s{}", ids.simulation - 1)
+        self.next_id(|ids| &mut ids.simulation, 's')
     }
 
     /// A new run's id: `r1`, `r2`, …, numbered apart from simulations.
     pub fn run_id(&self) -> String {
+        self.next_id(|ids| &mut ids.run, 'r')
+    }
+
+    /// The next number of the counter `which` picks, after `prefix`.
+    fn next_id(&self, which: impl FnOnce(&mut Ids) -> &mut u64, prefix: char) -> String {
         let mut ids = self.next_ids.lock().unwrap_or_else(|e| e.into_inner());
-        ids.run += 1;
-        format!("r{}", ids.run - 1)
+        let next = which(&mut ids);
+        *next += 1;
+        format!("{prefix}{}", *next - 1)
     }
 
     /// `message` with the served folder's absolute path taken out (paths

@@ -1,7 +1,7 @@
 // Real-time runs: a run started from a configuration in the served
 // folder (picked from config/ and config/examples/, or typed), the list
 // of runs with their state, and the selected run live (LiveRun.jsx).
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Badge, Button, Callout, Card, Checkbox, Flex, Heading, Text, TextField } from '@radix-ui/themes';
 import { ExclamationTriangleIcon, PlayIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
@@ -48,8 +48,14 @@ function StartForm({ onStarted }) {
   const [error, setError] = useState('');
   const start = async () => {
     const body = { config: form.config, virtual_clock: form.virtual };
-    if (form.virtual && form.pace !== '') body.pace = Number(form.pace);
-    if (form.duration !== '') body.duration = Number(form.duration);
+    for (const [key, text, used] of [
+      ['pace', form.pace, form.virtual],
+      ['duration', form.duration, true],
+    ]) {
+      if (!used || text.trim() === '') continue;
+      if (!(Number(text) > 0)) return setError(`${key}: “${text}” is not a number > 0; give one such as 1 or 30, or leave it empty`);
+      body[key] = Number(text);
+    }
     const r = await api('POST', '/api/runs', body);
     if (!r.ok) return setError(r.json?.error ?? r.text);
     setError('');
@@ -102,17 +108,24 @@ function StartForm({ onStarted }) {
 export function Dashboard({ active }) {
   const [runs, setRuns] = useState([]);
   const [selected, setSelected] = useState(null);
+  // Runs started here that no list has shown yet: a list asked for before
+  // the start must not drop them.
+  const fresh = useRef([]);
   useEffect(() => {
     if (!active) return undefined;
     const poll = async () => {
       const r = await api('GET', '/api/runs');
-      if (r.ok) setRuns(r.json.runs);
+      if (!r.ok) return;
+      const listed = r.json.runs;
+      fresh.current = fresh.current.filter((run) => !listed.some((l) => l.id === run.id));
+      setRuns([...listed, ...fresh.current]);
     };
     poll();
     const timer = setInterval(poll, 1000);
     return () => clearInterval(timer);
   }, [active]);
   const started = (run) => {
+    fresh.current = [...fresh.current, run];
     setRuns((rs) => [...rs.filter((r) => r.id !== run.id), run]);
     setSelected(run.id);
   };

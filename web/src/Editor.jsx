@@ -76,6 +76,9 @@ const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
 function Canvas({ model, setModel, library, active }) {
   const { doc, style, generation } = model;
+  // Which opening is shown, for what awaits the server across one.
+  const generationRef = useRef(generation);
+  generationRef.current = generation;
   const flow = useReactFlow();
   // React Flow's own light or dark class must agree with the theme's, whose colours it would otherwise reset.
   const { appearance } = useThemeContext();
@@ -143,30 +146,37 @@ function Canvas({ model, setModel, library, active }) {
     toFit.current = true;
   }, [generation]);
 
-  // Each block's ports, from the server, for its type and parameters.
+  // Each block's ports, from the server, for its type and parameters: asked
+  // once per block and key; a reply for a key asked before a newer one is
+  // dropped.
+  const asked = useRef(new Map());
   useEffect(() => {
-    let live = true;
     for (const b of diagram.blocks || []) {
       const key = portsKey(b);
-      if (ports[b.id]?.key === key) continue;
+      if (ports[b.id]?.key === key || asked.current.get(b.id) === key) continue;
+      asked.current.set(b.id, key);
       api('POST', '/api/ports', key).then((r) => {
-        if (live) setPorts((p) => ({ ...p, [b.id]: { key, ...(r.ok ? r.json : { inputs: [], outputs: [] }) } }));
+        if (asked.current.get(b.id) !== key) return;
+        setPorts((p) => ({ ...p, [b.id]: { key, ...(r.ok ? r.json : { inputs: [], outputs: [] }) } }));
       });
     }
-    return () => {
-      live = false;
-    };
   }, [diagram, ports]);
 
-  // The server's check, a moment after each change.
+  // The server's check, a moment after each change; a reply about a text
+  // changed since is dropped.
   const text = useMemo(() => serialize(doc, style), [doc, style]);
   useEffect(() => {
+    let current = true;
     const timer = setTimeout(async () => {
       const r = await api('POST', '/api/check', text);
+      if (!current) return;
       const place = r.json?.place || {};
       setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port });
     }, 300);
-    return () => clearTimeout(timer);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
   }, [text]);
 
   const sizeOf = useCallback((b) => blockSize(b, ports[b.id]), [ports]);
@@ -258,10 +268,15 @@ function Canvas({ model, setModel, library, active }) {
   const add = async (type, at) => {
     // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
     setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
-    const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
-    const key = portsKey(block);
+    const opening = generation;
+    const probe = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
+    const key = portsKey(probe);
     const r = await api('POST', '/api/ports', key);
+    // Another model opened meanwhile: the block was for the one closed.
+    if (generationRef.current !== opening) return;
     const found = r.ok ? r.json : { inputs: [], outputs: [] };
+    // The id is chosen now, against the diagram as it is after the wait.
+    const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
     setPorts((p) => ({ ...p, [block.id]: { key, ...found } }));
     const size = blockSize(block, found);
     block.layout = { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };

@@ -36,7 +36,12 @@ function Files({ model, setModel, unsaved }) {
   const [message, setMessage] = useState('');
   useEffect(() => setPath(model.file), [model.file]);
   useEffect(() => {
-    api('GET', `/api/files?dir=${encodeURIComponent(dir)}`).then((r) => setEntries(r.ok ? r.json.entries : []));
+    // Replies to a folder typed since are dropped: the list is this folder's.
+    let current = true;
+    api('GET', `/api/files?dir=${encodeURIComponent(dir)}`).then((r) => current && setEntries(r.ok ? r.json.entries : []));
+    return () => {
+      current = false;
+    };
   }, [dir]);
 
   const mayDiscard = async () =>
@@ -84,8 +89,9 @@ function Files({ model, setModel, unsaved }) {
     if (!file || !(await mayDiscard())) return;
     const text = await file.text();
     try {
-      replace(parseModel(text), detectStyle(text), file.name);
-      setMessage(`opened ${file.name}`);
+      // Not a file of the server's folder: Save asks for a path first.
+      replace(parseModel(text), detectStyle(text), '');
+      setMessage(`opened ${file.name} from this computer`);
     } catch (err) {
       setMessage(`${file.name}: ${unreadable(text, err)}`);
     }
@@ -211,7 +217,9 @@ export function Header({ view, setView, model, setModel, unsaved, appearance, to
           <Tabs.Trigger value="dashboard">Dashboard</Tabs.Trigger>
         </Tabs.List>
       </Tabs.Root>
-      <div className="header-files">{view !== 'dashboard' && <Files model={model} setModel={setModel} unsaved={unsaved} />}</div>
+      <div className="header-files" hidden={view === 'dashboard'}>
+        <Files model={model} setModel={setModel} unsaved={unsaved} />
+      </div>
       <Flex gap="1" className="header-tools">
         <Tooltip content={appearance === 'dark' ? 'Light theme' : 'Dark theme'}>
           <IconButton size="1" variant="ghost" aria-label={appearance === 'dark' ? 'light theme' : 'dark theme'} onClick={toggleAppearance}>

@@ -171,6 +171,7 @@ function Changes({ run, ended, changes, units }) {
   const params = tunable.filter((t) => t.block === change.block);
   const current = params.find((t) => t.param === change.param);
   const send = async () => {
+    if (!ready) return;
     const value = Number(change.value);
     const body =
       change.kind === 'input'
@@ -179,7 +180,10 @@ function Changes({ run, ended, changes, units }) {
     const r = await api('POST', `/api/runs/${run.id}/changes`, body);
     setAnswer(r.ok ? { ok: true, text: `${r.json.what} = ${JSON.stringify(r.json.value)}: requested for frame ${formatCount(r.json.applies_at_frame)}` } : { ok: false, text: r.json?.error ?? r.text });
   };
-  const ready = change.kind === 'input' ? change.input !== '' : change.block !== '' && change.param !== '';
+  // An input takes a number; a block parameter a number or a JSON value.
+  const number = change.value.trim() !== '' && Number.isFinite(Number(change.value));
+  const ready =
+    change.kind === 'input' ? change.input !== '' && number : change.block !== '' && change.param !== '' && change.value.trim() !== '';
   return (
     <Card>
       <Flex justify="between" align="center" mb="2">
@@ -260,6 +264,8 @@ export function LiveRun({ run }) {
       }
       const message = JSON.parse(m.data);
       if (message.type === 'columns') {
+        redraw.cancel();
+        plot?.destroy();
         columns = new Columns(message.columns);
         element.current.innerHTML = '';
         plot = chart(element.current, message.columns, Math.max(300, element.current.clientWidth), 260);
@@ -274,6 +280,7 @@ export function LiveRun({ run }) {
     resize.observe(element.current);
     return () => {
       ws.close();
+      redraw.cancel();
       resize.disconnect();
       plot?.destroy();
     };

@@ -141,7 +141,10 @@ export function Run({ model, active = true }) {
   // <Legend> alone: the rest of the view does not render again for them.
   const bus = useRef(new EventTarget());
 
-  useEffect(() => setOptions(optionsOf(model.doc.simulation)), [model.generation]);
+  // The options follow the model's own settings: another model opened, or
+  // its settings edited in the editor.
+  const settings = JSON.stringify(model.doc.simulation ?? null);
+  useEffect(() => setOptions(optionsOf(model.doc.simulation)), [model.generation, settings]);
 
   // The chart's width in pixels, kept from the last layout (not read per batch).
   const boxWidth = useRef(800);
@@ -305,6 +308,12 @@ export function Run({ model, active = true }) {
     }, STREAMING_REDRAW_MS);
     const ws = socket(`/api/simulations/${status.id}/stream`);
     current.ws = ws;
+    // A socket that closes before the end leaves the run failed, not running.
+    ws.onclose = () => {
+      if (run.current !== current || current.ended) return;
+      current.ended = true;
+      setState({ phase: 'failed', error: 'the connection to the server closed before the simulation ended; run it again' });
+    };
     ws.onmessage = (m) => {
       if (run.current !== current) return;
       const { columns } = current;

@@ -13,6 +13,8 @@ export function ConfirmProvider({ children }) {
   const ask = useCallback(
     ({ title, description, action = 'Continue', color = 'red' }) =>
       new Promise((resolve) => {
+        // A question still open is answered no: one at a time.
+        answer.current?.(false);
         answer.current = resolve;
         setQuestion({ title, description, action, color });
       }),

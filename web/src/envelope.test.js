@@ -75,7 +75,16 @@ test('the extremes keep the order they occurred in', () => {
   const ramp = rows(1000, 0.01);
   const envelope = new Envelope(2, 0, 10, 10);
   envelope.add(ramp, 0, ramp.rows);
+  // Rising: each column's minimum came first.
   for (let k = 0; k < envelope.data[0].length; k += 2) assert.ok(envelope.data[2][k] < envelope.data[2][k + 1]);
+  // Falling: the maximum came first.
+  const falling = new Columns(['time', 'down'], 16);
+  const values = new Float64Array(2000);
+  for (let r = 0; r < 1000; r++) values.set([r * 0.01, -r], r * 2);
+  falling.add({ first: 0, rows: 1000, columns: 2, values });
+  const down = new Envelope(1, 0, 10, 10);
+  down.add(falling, 0, falling.rows);
+  for (let k = 0; k < down.data[0].length; k += 2) assert.ok(down.data[1][k] > down.data[1][k + 1], `column ${k / 2}`);
 });
 
 test('a zoomed range of few rows shows the rows themselves, one beyond each edge', () => {

@@ -86,7 +86,7 @@ function App() {
               <Editor model={model} setModel={setModel} library={library} active={view === 'editor'} />
             </section>
             <section className="view" hidden={view !== 'run'} aria-label="Run">
-              <Run model={model} setModel={setModel} active={view === 'run'} />
+              <Run model={model} active={view === 'run'} />
             </section>
             <section className="view" hidden={view !== 'dashboard'} aria-label="Dashboard">
               <Dashboard active={view === 'dashboard'} />

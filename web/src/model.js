@@ -170,14 +170,26 @@ export function clip(diagram, ids) {
   return stringify({ tandem: 'blocks', blocks, links });
 }
 
-/** The blocks and links of clipboard text `text`, or null when it holds something else. */
+/**
+ * The blocks and links of clipboard text `text`, or null when it holds
+ * something else: blocks with string ids and types, and only the links
+ * between them whose ends are strings.
+ */
 export function readClip(text) {
+  let data;
   try {
-    const data = parse(text);
-    return data && data.tandem === 'blocks' && Array.isArray(data.blocks) ? data : null;
+    data = parse(text);
   } catch {
     return null;
   }
+  if (!data || data.tandem !== 'blocks' || !Array.isArray(data.blocks)) return null;
+  if (!data.blocks.every((b) => b && typeof b.id === 'string' && typeof b.type === 'string')) return null;
+  const ids = new Set(data.blocks.map((b) => b.id));
+  const inside = (end) => typeof end === 'string' && ids.has(splitEnd(end)[0]);
+  const links = (Array.isArray(data.links) ? data.links : []).filter(
+    (l) => l && inside(l.from) && (Array.isArray(l.to) ? l.to.length > 0 && l.to.every(inside) : inside(l.to)),
+  );
+  return { ...data, links };
 }
 
 /**

@@ -1,6 +1,6 @@
 // uPlot charts in the page's theme: the outputs' units from the model (one
-// y axis per unit, titled with its signals), redraws at most ten times a
-// second, and the chart as PNG or SVG.
+// y axis per unit, titled with its signals), redraws throttled while rows
+// stream in, and the chart as PNG or SVG.
 import uPlot from 'uplot';
 
 export { Columns } from './envelope.js';
@@ -121,20 +121,26 @@ export function chart(element, names, width = 900, height = 360, options = {}) {
   );
 }
 
-/** Calls `draw` at most every `interval` ms while the returned function is called. */
+/**
+ * Calls `draw` at most every `interval` ms while the returned function is
+ * called; its `cancel()` drops a draw still waiting.
+ */
 export function throttled(draw, interval = 100) {
-  let pending = false;
+  let timer = null;
   let last = 0;
-  return () => {
-    if (pending) return;
-    pending = true;
-    const wait = Math.max(0, interval - (performance.now() - last));
-    setTimeout(() => {
-      pending = false;
+  const request = () => {
+    if (timer !== null) return;
+    timer = setTimeout(() => {
+      timer = null;
       last = performance.now();
       draw();
-    }, wait);
+    }, Math.max(0, interval - (performance.now() - last)));
   };
+  request.cancel = () => {
+    clearTimeout(timer);
+    timer = null;
+  };
+  return request;
 }
 
 /**

@@ -274,3 +274,26 @@ test('switching views keeps the editor\'s undo history and the Run view\'s optio
     await b.close();
   }
 });
+
+test('the Run view follows the model\'s settings edited in the editor; the dashboard refuses a duration that is not a number', async () => {
+  const { browser: b, page } = await browser();
+  try {
+    await page.goto(shared.server.url);
+    await page.getByLabel('open model').selectOption('bouncing_ball.json');
+    await page.getByTestId('block-velocity').waitFor();
+    const stop = page.getByLabel('simulation stop', { exact: true });
+    await stop.fill('5');
+    await stop.press('Enter');
+    await page.getByRole('tab', { name: 'Run' }).click();
+    assert.equal(await page.getByLabel('stop', { exact: true }).inputValue(), '5');
+
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    await page.getByLabel('duration').fill('ten');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    assert.match(await page.getByTestId('start-error').textContent(), /^duration: “ten” is not a number > 0/);
+    // Nothing was started.
+    assert.deepEqual((await (await fetch(`${shared.server.url}/api/runs`)).json()).runs, []);
+  } finally {
+    await b.close();
+  }
+});

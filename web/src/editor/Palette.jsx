@@ -6,7 +6,7 @@ import { Badge, Box, Flex, Text, TextField } from '@radix-ui/themes';
 import { MagnifyingGlassIcon } from '@radix-ui/react-icons';
 import { categoryOf, searchLibrary } from './categories.js';
 
-/** The default of a parameter, as its description ends: `(default: …)`. */
+/** What a parameter is: its description, or the values it may take. */
 function describe(param) {
   return param?.description || (param?.enum ? `one of ${param.enum.filter((v) => v !== null).join(', ')}` : '');
 }

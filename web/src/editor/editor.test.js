@@ -49,6 +49,13 @@ test('pasting gives taken ids the next free number and keeps only inner links', 
   assert.deepEqual(d.blocks[3].layout, { x: 40, y: 40 });
   assert.equal(readClip('{"blocks": []}'), null);
   assert.equal(readClip('not json'), null);
+  // Clipboard text from elsewhere: ids that are not strings, links missing or leading out.
+  assert.equal(readClip('{"tandem": "blocks", "blocks": [{"id": 7, "type": "Gain"}]}'), null);
+  const loose = readClip(
+    '{"tandem": "blocks", "blocks": [{"id": "a", "type": "Gain"}, {"id": "b", "type": "Gain"}], "links": [{"from": "a", "to": "b"}, {"from": "a", "to": "elsewhere"}, {"from": 3, "to": "b"}, null]}',
+  );
+  assert.deepEqual(loose.links, [{ from: 'a', to: 'b' }]);
+  assert.deepEqual(readClip('{"tandem": "blocks", "blocks": [{"id": "a", "type": "Gain"}]}').links, []);
 });
 
 test('align puts edges and centres on the selection\'s box', () => {
