@@ -34,6 +34,22 @@ struct Figures {
     wall: Duration,
 }
 
+impl Figures {
+    /// The figures of runs that ended in `y` with `stats`, their wall time
+    /// the median of `walls`.
+    fn of_runs(y: Vec<f64>, stats: &BdfStats, mut walls: Vec<Duration>) -> Figures {
+        walls.sort();
+        Figures {
+            y,
+            steps: stats.steps,
+            rhs: stats.rhs_evals,
+            rhs_jacobian: stats.rhs_evals_jacobian,
+            jacobians: stats.jacobian_evals,
+            wall: walls[walls.len() / 2],
+        }
+    }
+}
+
 /// The absolute tolerance of the case.
 fn atol_for(name: &str, rtol: f64) -> f64 {
     if matches!(name, "ROBER" | "HIRES") {
@@ -118,15 +134,7 @@ fn tandem(problem: &TestProblem, rtol: f64, atol: f64, repeats: usize) -> anyhow
         walls.push(start.elapsed());
         stats = *bdf.stats();
     }
-    walls.sort();
-    Ok(Figures {
-        y,
-        steps: stats.steps,
-        rhs: stats.rhs_evals,
-        rhs_jacobian: stats.rhs_evals_jacobian,
-        jacobians: stats.jacobian_evals,
-        wall: walls[repeats / 2],
-    })
+    Ok(Figures::of_runs(y, &stats, walls))
 }
 
 /// Builds the CVODE harnesses (`build.sh` writes the sparse one beside the

@@ -253,16 +253,8 @@ fn tandem(case: &Case, repeats: usize, helpers: usize) -> anyhow::Result<Figures
         walls.push(start.elapsed());
         last = Some((y, *bdf.stats()));
     }
-    walls.sort();
     let (y, stats) = last.context("at least one run")?;
-    Ok(Figures {
-        y,
-        steps: stats.steps,
-        rhs: stats.rhs_evals,
-        rhs_jacobian: stats.rhs_evals_jacobian,
-        jacobians: stats.jacobian_evals,
-        wall: walls[repeats / 2],
-    })
+    Ok(Figures::of_runs(y, &stats, walls))
 }
 
 /// The case's model, its inputs and its end time.
