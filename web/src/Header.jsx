@@ -2,7 +2,7 @@
 // folder or this computer, save with a question before overwriting,
 // new, download), light or dark, and the help panel of shortcuts.
 import { useEffect, useState } from 'react';
-import { Badge, Button, Dialog, Flex, IconButton, Popover, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { Badge, Button, Dialog, Flex, IconButton, Popover, Table, Tabs, Text, TextField, Tooltip } from '@radix-ui/themes';
 import { ArchiveIcon, DownloadIcon, MoonIcon, QuestionMarkCircledIcon, SunIcon, UploadIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
 import { useConfirm } from './confirm.jsx';
@@ -10,6 +10,7 @@ import { unreadable } from './editor/errors.js';
 import { detectStyle, parseModel, serialize } from './format.js';
 import { download } from './plot.js';
 import { SHORTCUTS } from './shortcuts.js';
+import { TableRoot } from './TableRoot.jsx';
 
 /**
  * A model being edited: its document, its file's style and path, the
@@ -180,19 +181,21 @@ function Help({ open, setOpen }) {
     <Dialog.Root open={open} onOpenChange={setOpen}>
       <Dialog.Content maxWidth="640px" aria-describedby={undefined}>
         <Dialog.Title>Keyboard shortcuts</Dialog.Title>
-        <table className="shortcuts">
-          <tbody>
+        <TableRoot>
+          <Table.Body>
             {SHORTCUTS.map((s) => (
-              <tr key={`${s.group}${s.keys}`}>
-                <td className="shortcut-group">{s.group}</td>
-                <th scope="row">
+              <Table.Row key={`${s.group}${s.keys}`}>
+                <Table.Cell>
+                  <Text color="gray">{s.group}</Text>
+                </Table.Cell>
+                <Table.RowHeaderCell>
                   <kbd>{s.keys}</kbd>
-                </th>
-                <td>{s.action}</td>
-              </tr>
+                </Table.RowHeaderCell>
+                <Table.Cell>{s.action}</Table.Cell>
+              </Table.Row>
             ))}
-          </tbody>
-        </table>
+          </Table.Body>
+        </TableRoot>
         <Flex justify="end" mt="3">
           <Dialog.Close>
             <Button variant="soft">Close</Button>

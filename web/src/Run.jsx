@@ -10,6 +10,7 @@ import { api, readBatch, socket } from './api.js';
 import { Columns, Envelope, visible } from './envelope.js';
 import { serialize } from './format.js';
 import { chart, download, outputUnits, palette, pngOf, svgOf, throttled, unitOf } from './plot.js';
+import { TableRoot } from './TableRoot.jsx';
 import './run.css';
 
 /** How often the chart is drawn while rows stream in (ms). */
@@ -536,20 +537,6 @@ export function Run({ model, active = true }) {
             </Box>
           </div>
         </Card>
-      </div>
-    </div>
-  );
-}
-
-/**
- * Radix Themes' Table.Root, size 1, surface, without its ScrollArea (which
- * adds an inline <style> element the page's content security policy blocks).
- */
-function TableRoot({ className, children }) {
-  return (
-    <div className={`rt-TableRoot rt-r-size-1 rt-variant-surface ${className}`}>
-      <div className="run-table-scroll">
-        <table className="rt-TableRootTable">{children}</table>
       </div>
     </div>
   );
