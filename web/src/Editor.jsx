@@ -20,7 +20,6 @@ import {
   useReactFlow,
 } from '@xyflow/react';
 import { api } from './api.js';
-import { serialize } from './format.js';
 import {
   addLink,
   align,
@@ -74,8 +73,8 @@ const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p
 
 const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
-function Canvas({ model, setModel, library, active }) {
-  const { doc, style, generation } = model;
+function Canvas({ model, text, setModel, library, active }) {
+  const { doc, generation } = model;
   // Which opening is shown, for what awaits the server across one.
   const generationRef = useRef(generation);
   generationRef.current = generation;
@@ -162,9 +161,8 @@ function Canvas({ model, setModel, library, active }) {
     }
   }, [diagram, ports]);
 
-  // The server's check, a moment after each change; a reply about a text
-  // changed since is dropped.
-  const text = useMemo(() => serialize(doc, style), [doc, style]);
+  // The server's check of the model's text (`text`, made by the page), a
+  // moment after each change; a reply about a text changed since is dropped.
   useEffect(() => {
     let current = true;
     const timer = setTimeout(async () => {

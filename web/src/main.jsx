@@ -2,7 +2,7 @@
 // real-time runs (Dashboard), in one theme (light or dark); the model is
 // opened from and saved to the server's folder or this computer. The
 // three views stay mounted, so that switching keeps each one's state.
-import { StrictMode, useCallback, useEffect, useState } from 'react';
+import { StrictMode, useCallback, useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Theme } from '@radix-ui/themes';
 import '@radix-ui/themes/styles.css';
@@ -33,7 +33,10 @@ function App() {
   const [library, setLibrary] = useState([]);
   const [appearance, setAppearance] = useState(initialAppearance);
   const [help, setHelp] = useState(false);
-  const unsaved = serialize(model.doc, model.style) !== model.saved;
+  // The model's text, made once per change: the editor's check sends it,
+  // and it differs from the text last opened or saved while unsaved.
+  const text = useMemo(() => serialize(model.doc, model.style), [model.doc, model.style]);
+  const unsaved = text !== model.saved;
 
   useEffect(() => {
     api('GET', '/api/blocks').then((r) => r.ok && setLibrary(r.json.blocks));
@@ -83,7 +86,7 @@ function App() {
           />
           <main>
             <section className="view" hidden={view !== 'editor'} aria-label="Editor">
-              <Editor model={model} setModel={setModel} library={library} active={view === 'editor'} />
+              <Editor model={model} text={text} setModel={setModel} library={library} active={view === 'editor'} />
             </section>
             <section className="view" hidden={view !== 'run'} aria-label="Run">
               <Run model={model} active={view === 'run'} />
