@@ -10,4 +10,12 @@
 //! calibration through the two-phase retune, `[xcp]` in the run
 //! configuration) lives in `session`, on top of this crate.
 
+pub mod daq;
 pub mod map;
+pub mod packet;
+pub mod slave;
+pub mod transport;
+
+pub use daq::Sampler;
+pub use slave::{Identity, Refusal, Slave, SlaveError, Target};
+pub use transport::Server;
