@@ -113,6 +113,7 @@ impl Map {
 mod tests {
     use super::*;
 
+    #[allow(clippy::type_complexity)]
     fn named(names: &[&str]) -> Vec<(String, Option<String>, Option<(f64, f64)>, String)> {
         names
             .iter()

@@ -684,3 +684,188 @@ fn cycle_and_unit(period_ns: Option<u64>) -> (u8, u8) {
     }
     (((ns / 1_000_000_000).min(255)) as u8, 9)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::Event;
+
+    struct Fake(Vec<f64>);
+
+    impl Target for Fake {
+        fn measure(&self, index: usize) -> f64 {
+            [1.5, -2.0][index]
+        }
+        fn calibrate(&mut self, index: usize, value: f64) -> Result<(), Refusal> {
+            if value < 0.0 {
+                return Err(Refusal::OutOfRange);
+            }
+            self.0[index] = value;
+            Ok(())
+        }
+        fn clock_ns(&self) -> u64 {
+            5_000_000
+        }
+    }
+
+    fn slave() -> (Slave<Fake>, Sampler) {
+        let n = |s: &str| (s.to_string(), None, None, String::new());
+        let map = Map::new(
+            [n("a"), n("b")],
+            [n("gain")],
+            vec![Event {
+                name: "frame".into(),
+                period_ns: Some(1_000_000),
+            }],
+        );
+        let identity = Identity {
+            a2l_name: "plant".into(),
+            a2l: b"A2L".to_vec(),
+        };
+        let (mut s, sampler) = Slave::new(&map, Fake(vec![1.0]), identity, vec![1.0]).unwrap();
+        ask(&mut s, &[0xFF, 0]);
+        (s, sampler)
+    }
+
+    fn ask(s: &mut Slave<Fake>, p: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        s.handle(p, &mut out);
+        out
+    }
+
+    #[test]
+    fn connect_and_info_answers_have_the_standard_layouts() {
+        let (mut s, _) = slave();
+        // §1.6.1.1: RES, RESOURCE, COMM_MODE_BASIC, MAX_CTO, MAX_DTO (LE), versions.
+        assert_eq!(ask(&mut s, &[0xFF, 0]), [0xFF, 0x05, 0x80, 0xFF, 0x78, 0x05, 1, 1]);
+        assert_eq!(ask(&mut s, &[0xFD]), [0xFF, 0, 0, 0, 0, 0]);
+        assert_eq!(ask(&mut s, &[0xFC]), [0xFE, 0x00]);
+        assert_eq!(
+            ask(&mut s, &[0xFA, 1]),
+            [0xFF, 1, 0, 0, 5, 0, 0, 0, b'p', b'l', b'a', b'n', b't']
+        );
+        assert_eq!(ask(&mut s, &[0xFA, 4]), [0xFF, 0, 0, 0, 3, 0, 0, 0]);
+        assert_eq!(ask(&mut s, &[0xF5, 3]), [0xFF, b'A', b'2', b'L']);
+        assert_eq!(ask(&mut s, &[0xDA]), [0xFF, 0x53, 16, 0, 1, 0, 0, 0]);
+        assert_eq!(ask(&mut s, &[0xD9]), [0xFF, 1, 8, 1, 0, 0x34, 1, 0]);
+        // 1 ms: the finest unit whose cycle fits a byte, 100 × 10 µs (unit 4).
+        assert_eq!(ask(&mut s, &[0xD7, 0, 0, 0]), [0xFF, 0x04, 0xFF, 5, 100, 4, 0]);
+        assert_eq!(ask(&mut s, &[0xDC]), [0xFF, 0, 0, 0, 0x88, 0x13, 0, 0]);
+    }
+
+    #[test]
+    fn upload_download_and_pages() {
+        let (mut s, _) = slave();
+        let mut want = vec![0xFF];
+        want.extend_from_slice(&(-2.0f64).to_le_bytes());
+        assert_eq!(ask(&mut s, &[0xF4, 8, 0, 0, 0x08, 0, 1, 0]), want);
+        let mut dl = vec![0xF0, 8];
+        dl.extend_from_slice(&4.0f64.to_le_bytes());
+        assert_eq!(ask(&mut s, &[0xF6, 0, 0, 0, 0, 0, 2, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &dl), [0xFF]);
+        assert_eq!(s.target().0, [4.0]);
+        assert_eq!(ask(&mut s, &[0xEB, 0x03, 0, 1]), [0xFF]);
+        assert_eq!(s.target().0, [1.0], "the reference page is applied");
+        assert_eq!(ask(&mut s, &[0xF6, 0, 0, 0, 0, 0, 2, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &dl), [0xFE, 0x23], "reference page is read-only");
+        assert_eq!(ask(&mut s, &[0xEA, 0x01, 0]), [0xFF, 0, 0, 1]);
+        assert_eq!(ask(&mut s, &[0xEB, 0x03, 0, 0]), [0xFF]);
+        assert_eq!(s.target().0, [4.0]);
+        assert_eq!(ask(&mut s, &[0xE4, 0, 0, 0, 1]), [0xFE, 0x23]);
+        assert_eq!(ask(&mut s, &[0xE4, 0, 1, 0, 0]), [0xFF]);
+        assert_eq!(s.target().0, [1.0]);
+        let mut refused = vec![0xF0, 8];
+        refused.extend_from_slice(&(-1.0f64).to_le_bytes());
+        assert_eq!(ask(&mut s, &[0xF6, 0, 0, 0, 0, 0, 2, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &refused), [0xFE, 0x22], "the target's refusal");
+        assert_eq!(s.characteristic(0, 0), Some(1.0));
+    }
+
+    #[test]
+    fn hostile_packets_get_error_answers() {
+        let (mut s, _) = slave();
+        assert_eq!(ask(&mut s, &[0x01]), [0xFE, 0x20], "unknown command");
+        assert_eq!(ask(&mut s, &[0xF6, 0, 0]), [0xFE, 0x21], "short SET_MTA");
+        assert_eq!(ask(&mut s, &[0xF4, 8, 0, 0, 0, 0, 3, 0]), [0xFE, 0x22], "no object");
+        assert_eq!(
+            ask(&mut s, &[0xF4, 8, 0, 0, 0x0C, 0, 1, 0]),
+            [0xFE, 0x22],
+            "past the last"
+        );
+        assert_eq!(ask(&mut s, &[0xF5, 255]), [0xFE, 0x22], "beyond MAX_CTO");
+        assert_eq!(
+            ask(&mut s, &[0xF0, 8, 1, 2]),
+            [0xFE, 0x21],
+            "DOWNLOAD shorter than its count"
+        );
+        assert_eq!(ask(&mut s, &[0xF6, 0, 0, 0, 0, 0, 1, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &[0xF0, 1, 9]), [0xFE, 0x23], "measurements are read-only");
+        assert_eq!(ask(&mut s, &[0xEB, 0x03, 0, 2]), [0xFE, 0x26]);
+        assert_eq!(ask(&mut s, &[0xEB, 0x03, 1, 0]), [0xFE, 0x28]);
+        assert_eq!(ask(&mut s, &[0xD5, 0, 17, 0]), [0xFE, 0x30], "beyond MAX_DAQ_LISTS");
+        assert_eq!(
+            ask(&mut s, &[0xD4, 0, 0, 0, 1]),
+            [0xFE, 0x29],
+            "ALLOC_ODT before ALLOC_DAQ"
+        );
+        assert_eq!(ask(&mut s, &[0xD5, 0, 1, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &[0xD4, 0, 1, 0, 1]), [0xFE, 0x22], "no list 1");
+        assert_eq!(ask(&mut s, &[0xD4, 0, 0, 0, 200]), [0xFE, 0x30], "beyond MAX_ODTS");
+        assert_eq!(ask(&mut s, &[0xDE, 1, 0, 0]), [0xFE, 0x2A], "a list without ODTs");
+        assert_eq!(ask(&mut s, &[0xE0, 0, 0, 0, 9, 0, 1, 0]), [0xFE, 0x22], "no event 9");
+        assert_eq!(ask(&mut s, &vec![0xFD; 300]), [0xFE, 0x21], "beyond MAX_CTO");
+        for code in 0..=255u8 {
+            for len in 0..10 {
+                let mut p = vec![0xA5; len];
+                if let Some(first) = p.first_mut() {
+                    *first = code;
+                }
+                ask(&mut s, &p);
+            }
+        }
+    }
+
+    #[test]
+    fn daq_samples_timestamped_dtos_and_signals_overload() {
+        let (mut s, mut sampler) = slave();
+        for p in [
+            &[0xD6][..],
+            &[0xD5, 0, 1, 0],
+            &[0xD4, 0, 0, 0, 1],
+            &[0xD3, 0, 0, 0, 0, 2],
+            &[0xE2, 0, 0, 0, 0, 0],
+            &[0xE1, 0xFF, 8, 0, 0x08, 0, 1, 0],
+            &[0xE1, 0xFF, 4, 0, 0x00, 0, 1, 0],
+            &[0xE0, 0x10, 0, 0, 0, 0, 1, 0],
+        ] {
+            assert_eq!(ask(&mut s, p), [0xFF], "{p:x?}");
+        }
+        assert_eq!(
+            ask(&mut s, &[0xE1, 0xFF, 8, 0, 4, 0, 1, 0]),
+            [0xFE, 0x29],
+            "pointer past the ODT"
+        );
+        assert_eq!(ask(&mut s, &[0xDE, 1, 0, 0]), [0xFF, 0]);
+        assert_eq!(ask(&mut s, &[0xDF, 0, 0, 0]), [0xFF, 0x50, 0, 0, 0, 0, 1, 0]);
+        sampler.sample(0, 3_000_000, &[1.5, -2.0]);
+        let mut dto = Vec::new();
+        assert!(s.next_dto(&mut dto));
+        let mut want = vec![0x00, 0xB8, 0x0B, 0, 0];
+        want.extend_from_slice(&(-2.0f64).to_le_bytes());
+        want.extend_from_slice(&1.5f64.to_le_bytes()[..4]);
+        assert_eq!(dto, want, "PID, timestamp 3000 µs, b, the first half of a");
+        assert!(!s.next_dto(&mut dto));
+        let per = 2 + dto.len();
+        for k in 0..daq::DTO_RING_BYTES / per + 1 {
+            sampler.sample(0, k as u64, &[0.0, 0.0]);
+        }
+        assert_eq!(s.overruns(), 1);
+        while s.next_dto(&mut dto) {}
+        sampler.sample(0, 0, &[0.0, 0.0]);
+        assert!(s.next_dto(&mut dto));
+        assert_eq!(dto[0], daq::OVERLOAD_PID_BIT, "the next DTO carries the overload bit");
+        assert_eq!(ask(&mut s, &[0xD5, 0, 1, 0]), [0xFE, 0x11], "DAQ running");
+        assert_eq!(ask(&mut s, &[0xDD, 0]), [0xFF]);
+        assert_eq!(ask(&mut s, &[0xFD]), [0xFF, 0, 0, 0, 0, 0]);
+    }
+}
