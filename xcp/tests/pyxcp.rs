@@ -1,0 +1,83 @@
+//! pyXCP (PyPI `pyxcp`) as the master of the demo slave over UDP and over
+//! TCP: tests/pyxcp_master.py connects, reads the A2L name and text,
+//! measures, calibrates, switches pages and records a DAQ list on the
+//! 1 kHz event, checking each sample against the demo's closed form.
+//! A second master is refused while the first is connected.
+
+use std::net::UdpSocket;
+use std::process::Command;
+use std::time::Duration;
+
+#[path = "../examples/demo_slave.rs"]
+#[allow(dead_code)] // its `main` is the example's, unused here
+mod demo;
+
+fn pyxcp_missing() -> bool {
+    let ok = Command::new("python3").args(["-c", "import pyxcp"]).status();
+    if ok.is_ok_and(|s| s.success()) {
+        return false;
+    }
+    eprintln!("SKIPPED: python3 cannot import pyxcp (pip install pyxcp; .ci/run does)");
+    true
+}
+
+fn master(protocol: &str) {
+    let running = demo::start("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = match protocol {
+        "UDP" => running.server.udp_addr().port(),
+        _ => running.server.tcp_addr().port(),
+    };
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pyxcp_master.py"))
+        .args([protocol, &port.to_string()])
+        .output()
+        .unwrap();
+    running.stop();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.lines().any(|l| l.starts_with("ok ")),
+        "pyXCP over {protocol} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn pyxcp_masters_the_demo_slave_over_udp() {
+    if !pyxcp_missing() {
+        master("UDP");
+    }
+}
+
+#[test]
+fn pyxcp_masters_the_demo_slave_over_tcp() {
+    if !pyxcp_missing() {
+        master("TCP");
+    }
+}
+
+/// One framed command over UDP and its framed answer.
+fn ask(socket: &UdpSocket, packet: &[u8]) -> Vec<u8> {
+    let mut d = Vec::new();
+    tandem_xcp::packet::frame(0, packet, &mut d);
+    socket.send(&d).unwrap();
+    let mut buf = [0u8; 1500];
+    let n = socket.recv(&mut buf).unwrap();
+    buf[4..n].to_vec()
+}
+
+#[test]
+fn a_second_master_is_answered_busy_until_the_first_disconnects() {
+    let running = demo::start("127.0.0.1:0".parse().unwrap()).unwrap();
+    let socket = |_| {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.connect(running.server.udp_addr()).unwrap();
+        s
+    };
+    let (first, second) = (socket(1), socket(2));
+    assert_eq!(ask(&first, &[0xFF, 0])[0], 0xFF);
+    assert_eq!(ask(&second, &[0xFF, 0]), [0xFE, 0x10], "ERR_CMD_BUSY");
+    assert_eq!(ask(&first, &[0xFE]), [0xFF]);
+    assert_eq!(ask(&second, &[0xFF, 0])[0], 0xFF);
+    running.stop();
+}
