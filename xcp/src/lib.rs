@@ -10,4 +10,5 @@
 //! calibration through the two-phase retune, `[xcp]` in the run
 //! configuration) lives in `session`, on top of this crate.
 
+pub mod a2l;
 pub mod map;
