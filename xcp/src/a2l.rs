@@ -251,15 +251,31 @@ pub fn object_identifiers(map: &Map) -> Vec<String> {
 }
 
 /// The A2L file describing `slave` with the objects and events of `map`.
+///
+/// Its `EPK` is the module's identifier and a 64-bit FNV-1a hash of the
+/// module's content, so a description of another map or slave has another
+/// `EPK`.
 pub fn a2l(map: &Map, slave: &SlaveInfo) -> String {
-    let mut out = String::new();
     let name = identifier(&slave.name);
+    let body = module_body(map, slave);
     let description = quoted(&slave.description, MAX_STRING);
+    let mut out = String::with_capacity(body.len() + XCP_A2ML.len() + 1024);
     let _ = writeln!(out, "ASAP2_VERSION 1 71");
     let _ = writeln!(out, "/begin PROJECT {name} {description}");
     let _ = writeln!(out, "  /begin MODULE {name} {description}");
     let _ = writeln!(out, "    /begin A2ML\n{XCP_A2ML}    /end A2ML");
-    write_mod_par(&mut out, map);
+    let epk = format!("{name} {:016x}", fnv1a(body.as_bytes()));
+    write_mod_par(&mut out, map, &epk);
+    out.push_str(&body);
+    let _ = writeln!(out, "  /end MODULE");
+    let _ = writeln!(out, "/end PROJECT");
+    out
+}
+
+/// The module's content after `MOD_PAR`: `MOD_COMMON`, `IF_DATA XCP`,
+/// the conversions, the record layout and the objects.
+fn module_body(map: &Map, slave: &SlaveInfo) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "    /begin MOD_COMMON \"\"\n      BYTE_ORDER MSB_LAST\n      ALIGNMENT_BYTE 1\n      \
@@ -271,10 +287,14 @@ pub fn a2l(map: &Map, slave: &SlaveInfo) -> String {
 
     let units = compu_methods(map);
     for (cm, unit) in &units {
+        let long = match *unit {
+            "" => "identity, no unit".to_string(),
+            unit => format!("identity in {unit}"),
+        };
         let _ = writeln!(
             out,
-            "    /begin COMPU_METHOD {cm} {} IDENTICAL \"%.15\" {}\n    /end COMPU_METHOD",
-            quoted(&format!("identity in {unit}"), MAX_STRING),
+            "    /begin COMPU_METHOD {cm} {} IDENTICAL \"%16.9\" {}\n    /end COMPU_METHOD",
+            quoted(&long, MAX_STRING),
             quoted(unit, MAX_STRING),
         );
     }
@@ -294,9 +314,15 @@ pub fn a2l(map: &Map, slave: &SlaveInfo) -> String {
             .0;
         write_object(&mut out, object, &ident, cm);
     }
-    let _ = writeln!(out, "  /end MODULE");
-    let _ = writeln!(out, "/end PROJECT");
     out
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: a stable fingerprint of the
+/// description for its `EPK`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The record layout of every characteristic: one `f64`.
@@ -325,9 +351,10 @@ fn compu_methods(map: &Map) -> Vec<(String, &str)> {
     unique(bases).into_iter().zip(units).collect()
 }
 
-/// `MOD_PAR`, with the characteristics' memory segment and its two pages.
-fn write_mod_par(out: &mut String, map: &Map) {
-    let _ = writeln!(out, "    /begin MOD_PAR \"\"");
+/// `MOD_PAR`: the `EPK` (the version identifier a master compares), and
+/// the characteristics' memory segment with its two pages.
+fn write_mod_par(out: &mut String, map: &Map, epk: &str) {
+    let _ = writeln!(out, "    /begin MOD_PAR \"\"\n      EPK {}", quoted(epk, MAX_STRING));
     let count = map.objects.iter().filter(|o| o.kind == Kind::Characteristic).count() as u32;
     if count > 0 {
         let _ = writeln!(
@@ -465,5 +492,18 @@ fn write_object(out: &mut String, object: &Object, ident: &str, cm: &str) {
                  {lower:?} {upper:?}\n    /end CHARACTERISTIC"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fnv1a;
+
+    #[test]
+    fn fnv1a_matches_the_published_test_vectors() {
+        // From the FNV reference test suite (Fowler, Noll, Vo).
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }

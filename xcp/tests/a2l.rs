@@ -1,10 +1,13 @@
-//! The generated A2L, read back by an independent reader: the `a2lfile`
+//! The generated A2L, read back by independent readers: the `a2lfile`
 //! crate loads it in strict mode with no message, finds nothing to report in
 //! its consistency check, parses every `IF_DATA XCP` with the file's A2ML,
-//! and what it parsed equals the map the file was made from.
+//! and what it parsed equals the map the file was made from; pya2l
+//! (Python, `pya2ldb` on PyPI) reads the same objects and its validator
+//! finds nothing but the missing `ADDR_EPK`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::process::Command;
 
 use a2lfile::{A2lFile, A2lObjectName, CharacteristicType, DataType, GenericIfData};
 use tandem_xcp::a2l::{
@@ -493,9 +496,18 @@ fn the_reader_finds_what_a_broken_file_gets_wrong() {
 }
 
 #[test]
-fn the_same_map_gives_the_same_bytes() {
+fn the_same_map_gives_the_same_bytes_and_another_map_another_epk() {
     let info = slave(&[(Protocol::Udp, "127.0.0.1:5555"), (Protocol::Tcp, "127.0.0.1:5555")]);
     assert_eq!(a2l(&ev_map(), &info), a2l(&ev_map(), &info));
+    let epk = |map: &Map| {
+        let file = load(&a2l(map, &info));
+        let mod_par = file.project.module[0].mod_par.clone().unwrap();
+        mod_par.epk.unwrap().identifier
+    };
+    let mut other = ev_map();
+    other.objects[0].address += 8;
+    assert!(epk(&ev_map()).starts_with("ev_plant "));
+    assert_ne!(epk(&ev_map()), epk(&other));
 }
 
 #[test]
@@ -510,4 +522,63 @@ fn event_cycles_are_whole_numbers_of_the_longest_unit_that_divides_them() {
     assert_eq!(event_cycle(Some(1_000_000_000)), (1, TimeUnit::S1));
     assert_eq!(event_cycle(Some(1_001)), (100, TimeUnit::Ns10));
     assert_eq!(event_cycle(Some(1_000 * 1_000_000_000)), (255, TimeUnit::S1));
+}
+
+/// The second reader, pya2l, driven by `tests/peers/pya2l_peer.py`.
+const PYA2L_PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/pya2l_peer.py");
+
+#[test]
+fn pya2l_reads_the_same_objects_and_its_validator_agrees() {
+    let found = Command::new("python3").args(["-c", "import pya2l"]).status();
+    if !found.is_ok_and(|s| s.success()) {
+        panic!("pya2l missing: run .ci/run (it pip-installs pya2ldb)");
+    }
+    let map = ev_map();
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pya2l_ev.a2l");
+    std::fs::write(&path, a2l(&map, &slave(&[(Protocol::Udp, "127.0.0.1:5555")]))).unwrap();
+    let output = Command::new("python3")
+        .arg(PYA2L_PEER)
+        .arg(&path)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "pya2l peer failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8 answers");
+    let lines: Vec<Vec<&str>> = stdout.lines().map(|l| l.split('\t').collect()).collect();
+    let of =
+        |kind: &str| -> Vec<Vec<&str>> { lines.iter().filter(|l| l[0] == kind).map(|l| l[1..].to_vec()).collect() };
+    // Python's repr of the type's bounds.
+    let limit = |l: Option<(f64, f64)>| match l {
+        Some((lower, upper)) => (format!("{lower:?}"), format!("{upper:?}")),
+        None => (
+            "-1.7976931348623157e+308".to_string(),
+            "1.7976931348623157e+308".to_string(),
+        ),
+    };
+    let units: BTreeMap<&str, &str> = of("U").iter().map(|u| (u[0], u[2])).collect();
+    assert!(of("U").iter().all(|u| u[1] == "IDENTICAL"));
+    let measurements = of("M");
+    let characteristics = of("C");
+    let mut parsed = measurements.iter().chain(&characteristics);
+    for object in &map.objects {
+        let item = parsed.next().expect("one item per object");
+        assert!(item[1].starts_with(&object.name), "{item:?} keeps {}", object.name);
+        assert_eq!(item[2], object.address.to_string());
+        let (conversion, lower, upper) = match object.kind {
+            Kind::Measurement => (item[3], item[4], item[5]),
+            Kind::Characteristic => {
+                assert_eq!(item[3], "RL_FLOAT64");
+                (item[4], item[5], item[6])
+            }
+        };
+        assert_eq!(units[conversion], object.unit.clone().unwrap_or_default());
+        let (want_lower, want_upper) = limit(object.limits);
+        assert_eq!((lower, upper), (want_lower.as_str(), want_upper.as_str()));
+    }
+    assert!(parsed.next().is_none(), "no item but the map's");
+    // The slave does not serve its EPK from memory, so there is no ADDR_EPK.
+    assert_eq!(of("D"), [["WARNING: ev_plant::ModPar: Missing ADDR_EPK."]]);
 }
