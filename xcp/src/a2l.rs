@@ -9,8 +9,14 @@
 //! a keyword gets a trailing `_`), made unique by a `_2`, `_3`, … suffix;
 //! the original name opens the object's long identifier.
 //!
+//! Characteristics lie in one memory segment with two calibration pages:
+//! [`WORKING_PAGE`], which a master writes, and [`REFERENCE_PAGE`], the
+//! values as loaded, read only.
+//!
 //! The output depends on nothing but its inputs: the same map and slave
-//! give the same bytes.
+//! give the same bytes. It is UTF-8 (units such as `N·m` stay as they
+//! are), which ASAM MCD-2 MC 1.7 allows; a file written for tools that
+//! assume Latin-1 without a byte-order mark should start with one.
 
 pub mod names;
 

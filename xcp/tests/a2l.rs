@@ -444,7 +444,7 @@ fn long_names_hostile_strings_and_odd_limits_stay_valid() {
             period_ns: Some(1_234_567),
         }],
     );
-    let mut info = slave(&[(Protocol::Tcp, "[::1]:5555")]);
+    let mut info = slave(&[(Protocol::Tcp, "[::1]:5555"), (Protocol::Tcp, "127.0.0.1:1")]);
     info.name = "my model/v2 \"beta\"".to_string();
     info.timestamp = None;
     let text = a2l(&map, &info);
@@ -472,6 +472,7 @@ fn long_names_hostile_strings_and_odd_limits_stay_valid() {
     assert!("\"evil\" \\ event ".repeat(20).starts_with(&event[0]));
     // 1.234567 ms is no whole number of any unit up to 255: 123 × 10 µs.
     assert_eq!(event[5..7], ["123", "4"]);
+    // One transport per protocol: the first given.
     assert_eq!(module_tagged(&file, "XCP_ON_TCP_IP"), [["256", "5555", "IPV6", "::1"]]);
     assert!(module_tagged(&file, "TIMESTAMP_SUPPORTED").is_empty());
 }
