@@ -258,9 +258,9 @@ pub fn object_identifiers(map: &Map) -> Vec<String> {
 
 /// The A2L file describing `slave` with the objects and events of `map`.
 ///
-/// Its `EPK` is the module's identifier and a 64-bit FNV-1a hash of the
-/// module's content, so a description of another map or slave has another
-/// `EPK`.
+/// Its `EPK` is the module's identifier (up to 200 characters) and a
+/// 64-bit FNV-1a hash of the module's content, so a description of other
+/// objects, events or transports has another `EPK`.
 pub fn a2l(map: &Map, slave: &SlaveInfo) -> String {
     let name = identifier(&slave.name);
     let body = module_body(map, slave);
@@ -270,7 +270,7 @@ pub fn a2l(map: &Map, slave: &SlaveInfo) -> String {
     let _ = writeln!(out, "/begin PROJECT {name} {description}");
     let _ = writeln!(out, "  /begin MODULE {name} {description}");
     let _ = writeln!(out, "    /begin A2ML\n{XCP_A2ML}    /end A2ML");
-    let epk = format!("{name} {:016x}", fnv1a(body.as_bytes()));
+    let epk = format!("{name:.200} {:016x}", fnv1a(body.as_bytes()));
     write_mod_par(&mut out, map, &epk);
     out.push_str(&body);
     let _ = writeln!(out, "  /end MODULE");

@@ -451,6 +451,17 @@ fn long_names_hostile_strings_and_odd_limits_stay_valid() {
     let file = load(&text);
     let module = &file.project.module[0];
     assert_eq!(module.get_name(), "my_model.v2__beta_");
+    let mut long_name = info.clone();
+    long_name.name = "m".repeat(2000);
+    let long_file = load(&a2l(&map, &long_name));
+    let epk = long_file.project.module[0]
+        .mod_par
+        .clone()
+        .unwrap()
+        .epk
+        .unwrap()
+        .identifier;
+    assert_eq!(epk.len(), 200 + 1 + 16, "the hash survives a long name: {epk}");
     let measurements: Vec<_> = module.measurement.iter().collect();
     let [a, b, c] = measurements[..] else {
         panic!("three measurements")
