@@ -12,7 +12,7 @@
 //!   real-time thread calls at a frame's end: lock-free rings (`ringbuf`),
 //!   no allocation, overload counted and flagged in the next DTO's PID;
 //! - [`transport`]: the UDP and TCP [`Server`], one master at a time;
-//! - the A2L file that describes a slave (built on branch `i31-a2l`).
+//! - [`a2l`]: the A2L file that describes a slave to its masters.
 //!
 //! The runtime integration (sampling at a frame's end on the fast thread,
 //! calibration through the two-phase retune, `[xcp]` in the run
@@ -24,6 +24,7 @@
 //! its own A2L, where Tandem needs the fixed address space of [`map`],
 //! calibration as requests the runtime may refuse, and a sampler it owns.
 
+pub mod a2l;
 pub mod daq;
 pub mod map;
 pub mod packet;

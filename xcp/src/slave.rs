@@ -3,6 +3,7 @@
 //! XCP 1.x Part 2 ("Protocol Layer Specification"), section 1.6, whose
 //! layouts are cited per command below as "§1.6.x".
 
+use crate::a2l::event_cycle;
 use crate::daq::{self, Config, Link, Sampler, MAX_DAQ_LISTS, MAX_ENTRY_BYTES};
 use crate::map::{Kind, Map, CHARACTERISTIC_BASE, MEASUREMENT_BASE, VALUE_BYTES};
 use crate::packet::{pid, ErrorCode, MAX_CTO, MAX_DTO};
@@ -512,8 +513,8 @@ impl<T: Target> Slave<T> {
                 let event = u16_at(2) as usize;
                 let name = self.event_names.get(event).ok_or(ErrorCode::OutOfRange)?;
                 let name = &name.as_bytes()[..name.len().min(255)];
-                let (cycle, unit) = cycle_and_unit(self.event_periods[event]);
-                out.extend_from_slice(&[0x04, 0xFF, name.len() as u8, cycle, unit, 0]);
+                let (cycle, unit) = event_cycle(self.event_periods[event]);
+                out.extend_from_slice(&[0x04, 0xFF, name.len() as u8, cycle, unit.code(), 0]);
                 self.text = name.to_vec();
                 self.mta = Mta::Text(0);
             }
@@ -668,23 +669,6 @@ impl<T: Target> Slave<T> {
     }
 }
 
-/// An event's period as EVENT_CHANNEL_TIME_CYCLE and _UNIT (§1.6.5.3.5:
-/// unit `u` is 10^u ns for u ≤ 9): the finest unit whose cycle fits a
-/// byte; (0, 0) for a sporadic event.
-fn cycle_and_unit(period_ns: Option<u64>) -> (u8, u8) {
-    let Some(ns) = period_ns.filter(|&ns| ns > 0) else {
-        return (0, 0);
-    };
-    let mut scale = 1u64;
-    for unit in 0..=9u8 {
-        if ns % scale == 0 && ns / scale <= 255 {
-            return ((ns / scale) as u8, unit);
-        }
-        scale *= 10;
-    }
-    (((ns / 1_000_000_000).min(255)) as u8, 9)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -748,8 +732,8 @@ mod tests {
         assert_eq!(ask(&mut s, &[0xF5, 3]), [0xFF, b'A', b'2', b'L']);
         assert_eq!(ask(&mut s, &[0xDA]), [0xFF, 0x53, 16, 0, 1, 0, 0, 0]);
         assert_eq!(ask(&mut s, &[0xD9]), [0xFF, 1, 8, 1, 0, 0x34, 1, 0]);
-        // 1 ms: the finest unit whose cycle fits a byte, 100 × 10 µs (unit 4).
-        assert_eq!(ask(&mut s, &[0xD7, 0, 0, 0]), [0xFF, 0x04, 0xFF, 5, 100, 4, 0]);
+        // 1 ms: as the A2L writes it, 1 × 1 ms (unit 6).
+        assert_eq!(ask(&mut s, &[0xD7, 0, 0, 0]), [0xFF, 0x04, 0xFF, 5, 1, 6, 0]);
         assert_eq!(ask(&mut s, &[0xDC]), [0xFF, 0, 0, 0, 0x88, 0x13, 0, 0]);
     }
 
