@@ -83,7 +83,11 @@
 //! C_m dT_m/dt = 1.5 R (i_d² + i_q²) − (T_m − T_amb)/R_m
 //! ```
 
-use crate::model::{Layout, Model, StateRef, Variable};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::model::{Definition, Layout, Model, RetuneError, StateRef, Variable};
 
 const I_D: usize = 0;
 const I_Q: usize = 1;
@@ -673,9 +677,30 @@ fn thermal(p: &EvParams, x: &[f64], s: &Signals, dx: &mut [f64]) {
 /// built in as `ev`.
 #[derive(Clone, Debug)]
 pub struct EvPlant {
-    params: EvParams,
+    /// Shared by forks; replaced whole by [`Model::swap_definition`].
+    params: Arc<EvParams>,
     layout: Layout,
 }
+
+/// The block name under which [`EvPlant`] declares its tunable parameters
+/// ([`Model::tunables`], [`Model::retune`]).
+pub const PARAMETER_BLOCK: &str = "ev";
+
+/// Where a tunable parameter lives in [`EvParams`].
+type Field = fn(&mut EvParams) -> &mut f64;
+
+/// The parameters a running plant can change: those no output range, no
+/// state and no initial value depends on, so a change alters the dynamics
+/// and nothing else. Each must stay finite and above zero.
+const TUNABLE: [(&str, Field); 7] = [
+    ("mass", |p| &mut p.mass),
+    ("drag_coefficient", |p| &mut p.drag_coefficient),
+    ("frontal_area", |p| &mut p.frontal_area),
+    ("rolling_resistance", |p| &mut p.rolling_resistance),
+    ("friction", |p| &mut p.friction),
+    ("brake_gain", |p| &mut p.brake_gain),
+    ("power_limit", |p| &mut p.power_limit),
+];
 
 impl Default for EvPlant {
     fn default() -> Self {
@@ -709,7 +734,10 @@ impl EvPlant {
                 .collect(),
             ..Layout::default()
         };
-        EvPlant { params, layout }
+        EvPlant {
+            params: Arc::new(params),
+            layout,
+        }
     }
 
     /// The parameters.
@@ -725,6 +753,61 @@ impl Model for EvPlant {
 
     fn fork(&self) -> Box<dyn Model> {
         Box::new(self.clone())
+    }
+
+    fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
+        let refuse = |message: String| RetuneError {
+            block: Some(block.to_string()),
+            message,
+        };
+        if block != PARAMETER_BLOCK {
+            return Err(refuse(format!(
+                "the ev plant declares its parameters under block \"{PARAMETER_BLOCK}\""
+            )));
+        }
+        let names = || TUNABLE.map(|(name, _)| name).join(", ");
+        let Some((_, field)) = TUNABLE.iter().find(|(name, _)| *name == param) else {
+            return Err(refuse(format!(
+                "\"{param}\" is not a parameter the running plant can change; these are: {}",
+                names()
+            )));
+        };
+        let number = value.as_f64().filter(|v| v.is_finite() && *v > 0.0).ok_or_else(|| {
+            refuse(format!(
+                "{param} = {value}: give a finite number above zero, such as {}",
+                field(&mut EvParams::default())
+            ))
+        })?;
+        let mut params = (*self.params).clone();
+        *field(&mut params) = number;
+        Ok(Definition(Arc::new(params)))
+    }
+
+    fn swap_definition(&mut self, definition: &mut Definition) -> bool {
+        // Reference counts only: the replaced parameters are dropped with
+        // `definition`, off the real-time thread.
+        match Arc::clone(&definition.0).downcast::<EvParams>() {
+            Ok(params) => {
+                let replaced: Arc<EvParams> = std::mem::replace(&mut self.params, params);
+                definition.0 = replaced;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn tunables(&self) -> Vec<(String, String, Value)> {
+        let mut params = (*self.params).clone();
+        TUNABLE
+            .iter()
+            .map(|(name, field)| {
+                (
+                    PARAMETER_BLOCK.to_string(),
+                    name.to_string(),
+                    Value::from(*field(&mut params)),
+                )
+            })
+            .collect()
     }
 
     /// At rest: currents, speeds, slips, pressures and RC voltages 0, the
@@ -1411,5 +1494,47 @@ mod tests {
             let power = y[Y_MOTOR_TORQUE] * y[Y_MOTOR_SPEED] * std::f64::consts::TAU / 60.0;
             assert!(power.abs() < P_MAX);
         }
+    }
+
+    /// A declared parameter changes by definition swap: the instance takes
+    /// the new value and its forks keep theirs; other names and values are
+    /// refused by name.
+    #[test]
+    fn declared_parameters_are_retuned_by_definition_swap() {
+        let mut plant = EvPlant::new();
+        let mut original = plant.fork();
+        let mut definition = plant.retune(PARAMETER_BLOCK, "mass", &Value::from(3600.0)).unwrap();
+        assert!(plant.swap_definition(&mut definition));
+        assert_eq!(plant.params().mass, 3600.0);
+        let mass = plant.tunables().into_iter().find(|(_, p, _)| p == "mass").unwrap();
+        assert_eq!(mass, ("ev".to_string(), "mass".to_string(), Value::from(3600.0)));
+        // Moving at 10 m/s, coasting: drag and rolling resistance decelerate
+        // the heavier car less.
+        let mut x = [0.0; STATE_COUNT];
+        let mut xd: [f64; 0] = [];
+        original.initial_state(&mut x, &mut xd);
+        x[V] = 10.0;
+        let u = [0.0; 3];
+        let slope = |m: &mut dyn Model| {
+            let mut dx = [0.0; STATE_COUNT];
+            m.derivatives(
+                StateRef {
+                    t: 0.0,
+                    x: &x,
+                    xd: &xd,
+                    u: &u,
+                },
+                &mut dx,
+            );
+            dx[V]
+        };
+        let (light, heavy) = (slope(original.as_mut()), slope(&mut plant));
+        assert!(light < heavy && heavy < 0.0, "{light} {heavy}");
+
+        let refused =
+            |block: &str, param: &str, value: f64| plant.retune(block, param, &Value::from(value)).unwrap_err().message;
+        assert!(refused("ev", "gear_ratio", 9.0).contains("mass, drag_coefficient"));
+        assert!(refused("ev", "mass", -1.0).contains("above zero"));
+        assert!(refused("motor", "mass", 1.0).contains("block \"ev\""));
     }
 }
