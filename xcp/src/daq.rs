@@ -390,6 +390,11 @@ impl Link {
     pub fn overruns(&self) -> u64 {
         self.overruns.load(Ordering::Relaxed)
     }
+
+    /// Bytes in the DTO ring (DTOs with their length prefixes).
+    pub fn pending_bytes(&self) -> usize {
+        self.dtos.occupied_len()
+    }
 }
 
 impl Sampler {

@@ -33,4 +33,4 @@ pub mod transport;
 
 pub use daq::Sampler;
 pub use slave::{Identity, Refusal, Slave, SlaveError, Target};
-pub use transport::Server;
+pub use transport::{Server, Sockets, Status};

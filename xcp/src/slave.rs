@@ -140,6 +140,20 @@ impl<T: Target> Slave<T> {
         identity: Identity,
         reference: Vec<f64>,
     ) -> Result<(Slave<T>, Sampler), SlaveError> {
+        let (link, sampler) = daq::link();
+        Ok((Slave::linked(map, target, identity, reference, link)?, sampler))
+    }
+
+    /// As [`Slave::new`], with the slave's end of rings made beforehand by
+    /// [`daq::link`] (the sampler's end already given to the real-time
+    /// thread).
+    pub fn linked(
+        map: &Map,
+        target: T,
+        identity: Identity,
+        reference: Vec<f64>,
+        link: Link,
+    ) -> Result<Slave<T>, SlaveError> {
         let count = |kind| map.objects.iter().filter(|o| o.kind == kind).count();
         let characteristics = count(Kind::Characteristic);
         if reference.len() != characteristics {
@@ -151,8 +165,7 @@ impl<T: Target> Slave<T> {
         if map.events.len() > u16::MAX as usize {
             return Err(SlaveError::TooManyEvents(map.events.len()));
         }
-        let (link, sampler) = daq::link();
-        let slave = Slave {
+        Ok(Slave {
             target,
             measurements: count(Kind::Measurement),
             pages: [reference.clone(), reference],
@@ -166,8 +179,7 @@ impl<T: Target> Slave<T> {
             text: Vec::new(),
             config: Config::default(),
             link,
-        };
-        Ok((slave, sampler))
+        })
     }
 
     /// Whether a master is connected.
@@ -193,6 +205,11 @@ impl<T: Target> Slave<T> {
     /// DAQ samples dropped because the DTO ring was full.
     pub fn overruns(&self) -> u64 {
         self.link.overruns()
+    }
+
+    /// Bytes of DTOs sampled and not yet taken by [`Slave::next_dto`].
+    pub fn pending_bytes(&self) -> usize {
+        self.link.pending_bytes()
     }
 
     /// Moves the next DTO packet into `out`; false when there is none.

@@ -37,6 +37,7 @@ enum Master {
 struct Shared<T> {
     slave: Slave<T>,
     master: Option<(Master, Instant)>,
+    dtos_sent: u64,
     ctr: u16,
     reply: Vec<u8>,
     dto: Vec<u8>,
@@ -96,6 +97,7 @@ impl<T: Target> Shared<T> {
                 return true;
             }
             let dto = std::mem::take(&mut self.dto);
+            self.dtos_sent += 1;
             frame(self.ctr, &dto, out);
             self.ctr = self.ctr.wrapping_add(1);
             self.dto = dto;
@@ -104,31 +106,100 @@ impl<T: Target> Shared<T> {
     }
 }
 
+/// What a server's slave is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// A master is connected.
+    pub connected: bool,
+    /// A DAQ list runs.
+    pub daq_running: bool,
+    /// Bytes of DTOs sampled and not yet sent.
+    pub pending_bytes: usize,
+    /// DTOs sent to masters.
+    pub dtos_sent: u64,
+    /// DAQ samples dropped because the DTO ring was full.
+    pub overruns: u64,
+}
+
+/// Reads a server's [`Status`].
+type StatusReader = Box<dyn Fn() -> Status + Send + Sync>;
+
 /// Running UDP and TCP servers of one slave.
 pub struct Server {
+    status: StatusReader,
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     udp: SocketAddr,
     tcp: SocketAddr,
 }
 
+/// A server's UDP and TCP sockets, bound and not yet served: their
+/// addresses are known before the slave (whose A2L names them) is made.
+pub struct Sockets {
+    udp: UdpSocket,
+    tcp: TcpListener,
+}
+
+impl Sockets {
+    /// Binds UDP and TCP on `addr` (port 0: any free port for each; the
+    /// same port for both when `addr`'s port is given).
+    pub fn bind(addr: SocketAddr) -> io::Result<Sockets> {
+        Ok(Sockets {
+            udp: UdpSocket::bind(addr)?,
+            tcp: TcpListener::bind(addr)?,
+        })
+    }
+
+    /// The UDP socket's address.
+    pub fn udp_addr(&self) -> io::Result<SocketAddr> {
+        self.udp.local_addr()
+    }
+
+    /// The TCP socket's address.
+    pub fn tcp_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp.local_addr()
+    }
+
+    /// Serves `slave` on these sockets.
+    pub fn serve<T: Target + Send + 'static>(self, slave: Slave<T>) -> io::Result<Server> {
+        Server::serve(slave, self)
+    }
+}
+
 impl Server {
     /// Serves `slave` over UDP and TCP on `addr` (port 0: any free port,
     /// the same for both when `addr`'s port is given).
     pub fn start<T: Target + Send + 'static>(slave: Slave<T>, addr: SocketAddr) -> io::Result<Server> {
-        let udp = UdpSocket::bind(addr)?;
-        let tcp = TcpListener::bind(addr)?;
+        Sockets::bind(addr)?.serve(slave)
+    }
+
+    fn serve<T: Target + Send + 'static>(slave: Slave<T>, sockets: Sockets) -> io::Result<Server> {
+        let Sockets { udp, tcp } = sockets;
         udp.set_read_timeout(Some(POLL))?;
         tcp.set_nonblocking(true)?;
         let shared = Arc::new(Mutex::new(Shared {
             slave,
             master: None,
+            dtos_sent: 0,
             ctr: 0,
             reply: Vec::with_capacity(MAX_CTO),
             dto: Vec::with_capacity(MAX_DTO),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (udp_addr, tcp_addr) = (udp.local_addr()?, tcp.local_addr()?);
+        let status: StatusReader = Box::new({
+            let shared = shared.clone();
+            move || {
+                let s = lock(&shared);
+                Status {
+                    connected: s.slave.connected(),
+                    daq_running: s.slave.daq_running(),
+                    pending_bytes: s.slave.pending_bytes(),
+                    dtos_sent: s.dtos_sent,
+                    overruns: s.slave.overruns(),
+                }
+            }
+        });
         let threads = vec![
             spawn("xcp-udp", {
                 let (shared, stop) = (shared.clone(), stop.clone());
@@ -140,6 +211,7 @@ impl Server {
             })?,
         ];
         Ok(Server {
+            status,
             stop,
             threads,
             udp: udp_addr,
@@ -155,6 +227,12 @@ impl Server {
     /// The TCP server's address.
     pub fn tcp_addr(&self) -> SocketAddr {
         self.tcp
+    }
+
+    /// What the slave is doing now (takes the slave's lock, as a command
+    /// does).
+    pub fn status(&self) -> Status {
+        (self.status)()
     }
 
     /// Stops both threads and waits for them.
