@@ -11,7 +11,7 @@ use super::implicit_side::{ImplicitParts, ImplicitSide};
 use super::inputs::InputSource;
 use super::matrix::{matrix_exchange, MatrixError, MatrixPublisher};
 use super::metrics::Metrics;
-use super::outputs::OutputSink;
+use super::outputs::{FrameTap, OutputSink};
 use super::recording::{row_ring, RowReceiver};
 use super::retune::{retune_queues, Retuner};
 use super::settings::{Extrapolation, FastMethod, ImplicitWork, TandemSettings};
@@ -82,17 +82,20 @@ pub struct Wiring {
     pub record: Option<RecordPlan>,
     /// Where each frame's outputs go (the transmitting I/O), if anywhere.
     pub outputs: Option<Box<dyn OutputSink>>,
+    /// What watches each frame's end on the fast thread, if anything.
+    pub tap: Option<Box<dyn FrameTap>>,
 }
 
 impl Wiring {
-    /// Inputs from `inputs`, each extrapolated linearly; nothing recorded
-    /// or sent.
+    /// Inputs from `inputs`, each extrapolated linearly; nothing recorded,
+    /// sent or tapped.
     pub fn inputs(model: &dyn Model, inputs: Box<dyn InputSource>) -> Self {
         Wiring {
             inputs,
             extrapolation: vec![Extrapolation::Linear; model.layout().inputs.len()],
             record: None,
             outputs: None,
+            tap: None,
         }
     }
 }
@@ -125,6 +128,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         extrapolation,
         record,
         outputs,
+        tap,
     } = wiring;
     let metrics = Arc::new(Metrics::default());
     let layout = model.layout();
@@ -185,6 +189,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         sender,
         recorder,
         outputs,
+        tap,
         metrics: Arc::clone(&metrics),
         retunes: Some(fast_retunes),
     };

@@ -42,7 +42,7 @@ use super::guard::{OutputGuard, StateGuard, Substitute};
 use super::hybrid::{same_modes, Boundary};
 use super::inputs::InputSource;
 use super::metrics::{FrameSource, Metrics};
-use super::outputs::OutputSink;
+use super::outputs::{FrameTap, OutputSink};
 use super::recording::RowSender;
 use super::retune::FastRetunes;
 use super::settings::{FastMethod, Policy, TandemSettings};
@@ -160,6 +160,7 @@ pub struct FastSide {
     sender: Option<FrameSender>,
     recorder: Option<RowSender>,
     outputs: Option<Box<dyn OutputSink>>,
+    tap: Option<Box<dyn FrameTap>>,
     u_time: Nanos,
     metrics: Arc<Metrics>,
     last_source: FrameSource,
@@ -182,6 +183,8 @@ pub struct FastParts {
     pub recorder: Option<RowSender>,
     /// Where each frame's outputs go (the transmitting I/O), if anywhere.
     pub outputs: Option<Box<dyn OutputSink>>,
+    /// What watches each frame's end, if anything.
+    pub tap: Option<Box<dyn FrameTap>>,
     /// Where to count.
     pub metrics: Arc<Metrics>,
     /// Parameter changes to swap in at frame boundaries, if any.
@@ -199,6 +202,7 @@ impl FastSide {
             sender,
             recorder,
             outputs,
+            tap,
             metrics,
             retunes,
         } = parts;
@@ -261,6 +265,7 @@ impl FastSide {
             sender,
             recorder,
             outputs,
+            tap,
             u_time: Nanos::MIN,
             metrics,
             model,
@@ -380,6 +385,11 @@ impl FastSide {
         }
         if let Some(r) = &mut self.recorder {
             r.offer(k, t, &self.y);
+        }
+        if let Some(tap) = &mut self.tap {
+            let tapping = clock.now();
+            tap.frame_end(k, &self.u, &self.sent[0], &self.hits);
+            self.metrics.tap.record((clock.now() - tapping) as f64);
         }
         self.last_source = source;
         self.metrics.count_source(source);

@@ -281,6 +281,9 @@ pub struct Metrics {
     /// the step taken (the sends at the frame's start are the devices' to
     /// measure).
     pub compute: Histogram,
+    /// Time the frame-end taps took per frame (ns, in 10 ns bins): the
+    /// measurement sampling after the outputs are sent. Empty without one.
+    pub tap: Histogram,
     /// The same, of the frames whose own step handled an event (located it,
     /// ran the event iteration and integrated the rest of the frame).
     pub event_compute: Histogram,
@@ -341,6 +344,7 @@ impl Default for Metrics {
             matrix_updates: Counter::default(),
             wake_latency: Histogram::new(micro, 50_000),
             compute: Histogram::new(micro, 50_000),
+            tap: Histogram::new(Scale::Linear { width: 10.0 }, 10_000),
             event_compute: Histogram::new(micro, 50_000),
             correction: Histogram::new(
                 Scale::Log {

@@ -1,6 +1,7 @@
 //! Where the fast thread writes each frame's outputs: the transmitting I/O
-//! (CAN messages, serial lines). The implementations live with the I/O; the
-//! fast side only calls them.
+//! (CAN messages, serial lines), and the taps that watch each frame's end
+//! (measurement sampling). The implementations live with the I/O; the fast
+//! side only calls them.
 
 /// Outputs written by the fast thread once per frame. Must not allocate,
 /// lock or block: it runs on the real-time thread.
@@ -14,4 +15,14 @@ pub trait OutputSink: Send {
     /// Frame `k`, at time `t` (s), computed the outputs `y` (the values
     /// sent, extrapolated when the frame was late).
     fn write(&mut self, k: u64, t: f64, y: &[f64]);
+}
+
+/// Watches each frame's end on the fast thread, after its outputs are
+/// sent (a measurement tap such as XCP's DAQ sampling). Must not allocate,
+/// lock or block: it runs on the real-time thread.
+pub trait FrameTap: Send {
+    /// Frame `k` ended: `u` are the inputs it read, `y` the outputs it
+    /// sent, and `rate_hits[r]` says whether the model's discrete rate `r`
+    /// hit at it.
+    fn frame_end(&mut self, k: u64, u: &[f64], y: &[f64], rate_hits: &[bool]);
 }
