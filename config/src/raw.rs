@@ -115,6 +115,11 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "RawDcp")]
     pub(crate) dcp: Option<RawDcp>,
+    /// An ASAM XCP slave on Ethernet in the run, for measurement and calibration tools (CANape, INCA, pyXCP). Off
+    /// without this table.
+    #[serde(default)]
+    #[schemars(with = "RawXcp")]
+    pub(crate) xcp: Option<RawXcp>,
     /// How an FMU model (a `model` ending in ".fmu") is loaded.
     #[serde(default)]
     #[schemars(with = "RawFmu")]
@@ -161,6 +166,23 @@ pub(crate) struct RawDcp {
     #[serde(default)]
     #[schemars(with = "f64")]
     pub(crate) master_timeout: Option<Spanned<f64>>,
+}
+
+/// The run's XCP slave.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Xcp")]
+pub(crate) struct RawXcp {
+    /// The address and port masters reach it at, over UDP and TCP both, e.g. "127.0.0.1:5555" (port 0: any free
+    /// port, printed at the start).
+    #[schemars(with = "String", length(min = 1))]
+    pub(crate) listen: Spanned<String>,
+    /// Start the first frame only once a master has started its DAQ lists, and at the end keep serving until the
+    /// master disconnects (at most 10 s), so that a master records every frame (used with --virtual-clock by test
+    /// benches). Default false: the run starts at once and masters connect whenever they like.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub(crate) wait: Option<Spanned<bool>>,
 }
 
 /// A virtual ECU started beside the run.

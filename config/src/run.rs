@@ -85,6 +85,8 @@ pub struct RunConfig {
     pub ecu: Option<EcuConfig>,
     /// The run served as a DCP slave (`[dcp]`).
     pub dcp: Option<crate::DcpConfig>,
+    /// The run's XCP slave (`[xcp]`), off when absent.
+    pub xcp: Option<XcpConfig>,
     /// Whether an FMU model runs out of process (`fmu.isolate`).
     pub isolate_fmu: bool,
     /// Whether a block diagram model is compiled to machine code
@@ -127,6 +129,16 @@ impl RunConfig {
     pub fn error_at<T>(&self, value: &Located<T>, message: String) -> ConfigError {
         value.error(&self.file, message)
     }
+}
+
+/// The run's XCP slave: where masters reach it (UDP and TCP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XcpConfig {
+    /// The address and port it listens on.
+    pub listen: std::net::SocketAddr,
+    /// Whether the run waits for a master's DAQ before its first frame and
+    /// for its DISCONNECT after the last.
+    pub wait: bool,
 }
 
 /// A virtual ECU process started beside a run: `tandem ecu CONFIG` on

@@ -15,8 +15,8 @@ use toml::Spanned;
 use crate::bus::{BusConfig, TransportConfig};
 use crate::dcp::{check_endpoint, check_slave_name, DcpConfig};
 use crate::error::{ConfigError, Located};
-use crate::raw::{RawBus, RawDcp, RawFmu, RawRunConfig};
-use crate::run::{EcuConfig, RunConfig};
+use crate::raw::{RawBus, RawDcp, RawFmu, RawRunConfig, RawXcp};
+use crate::run::{EcuConfig, RunConfig, XcpConfig};
 use crate::text::ConfigText;
 
 /// Checks every value of `raw`, read from `text`, and builds the run
@@ -41,6 +41,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
     let ecu = raw.ecu.as_ref().map(|e| EcuConfig {
         config: text.located(&e.config, "ecu.config".into()).map(|c| text.dir().join(c)),
     });
+    let xcp = raw.xcp.as_ref().map(|x| xcp(text, x)).transpose()?;
     let isolate_fmu = isolate_fmu(text, raw.fmu.as_ref(), &model.value)?;
     let compile = compile(text, raw.compile.as_ref(), &model.value)?;
     Ok(RunConfig {
@@ -55,6 +56,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         bus_log,
         ecu,
         dcp,
+        xcp,
         isolate_fmu,
         compile,
     })
@@ -77,6 +79,25 @@ fn compile(text: &ConfigText<'_>, raw: Option<&Spanned<bool>>, model: &ModelRef)
         ));
     }
     Ok(*compile.get_ref())
+}
+
+/// The `[xcp]` table: an address and port, IPv4 or IPv6.
+fn xcp(text: &ConfigText<'_>, raw: &RawXcp) -> Result<XcpConfig, ConfigError> {
+    let listen = &raw.listen;
+    let address = listen.get_ref().parse().map_err(|_| {
+        text.error(
+            Some(listen.span()),
+            "xcp.listen",
+            format!(
+                "\"{}\" is not an address and port; write e.g. \"127.0.0.1:5555\" (or \"[::1]:5555\")",
+                listen.get_ref()
+            ),
+        )
+    })?;
+    Ok(XcpConfig {
+        listen: address,
+        wait: raw.wait.as_ref().is_some_and(|w| *w.get_ref()),
+    })
 }
 
 /// `fmu.isolate`, which only an FMU model takes.
