@@ -11,6 +11,7 @@ use clap::Args;
 use tandem_config::{load_run_config, RunConfig};
 use tandem_models::plants;
 use tandem_session::report::live::LiveStats;
+use tandem_session::xcp::XcpOptions;
 use tandem_session::{bind, ClockMode, Observer, Options, Report, Session, SessionError};
 
 /// Arguments of `tandem run`.
@@ -25,6 +26,10 @@ pub struct RunArgs {
     /// the configuration's [virtual_clock] costs and injected faults.
     #[arg(long)]
     pub virtual_clock: bool,
+    /// With --virtual-clock: run time per wall time (1: as fast as the
+    /// real clock, 0.5: half as fast), instead of as fast as possible.
+    #[arg(long)]
+    pub pace: Option<f64>,
     /// Print live statistics at this interval (e.g. 1s, 500ms).
     #[arg(long, value_parser = parse_interval)]
     pub stats: Option<Duration>,
@@ -63,6 +68,15 @@ pub struct RunArgs {
     /// configuration; the results are the same bit for bit).
     #[arg(long)]
     pub interpret: bool,
+    /// Serve the run's XCP slave at this address and port, over UDP and
+    /// TCP (e.g. 127.0.0.1:5555), instead of the configuration's
+    /// xcp.listen.
+    #[arg(long)]
+    pub xcp: Option<std::net::SocketAddr>,
+    /// Write the A2L file describing the run's XCP slave here before the
+    /// run starts (needs --xcp or an [xcp] table).
+    #[arg(long)]
+    pub a2l: Option<PathBuf>,
 }
 
 /// A time interval such as `1s` or `500ms`.
@@ -151,6 +165,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let mut config = load(&args.config, args.duration)?;
     config.compile &= !args.interpret;
     if config.dcp.is_some() {
+        if config.xcp.is_some() || args.xcp.is_some() {
+            bail!(
+                "{}: a DCP slave ([dcp]) serves no XCP slave; measure it through its federation, or drop [xcp] and --xcp",
+                args.config.display()
+            );
+        }
         if args.virtual_clock {
             bail!(
                 "{}: a DCP slave ([dcp]) runs on the real clock; drop --virtual-clock",
@@ -161,6 +181,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         return crate::dcp::run_slave(config, &args.results, args.dcp_description.as_deref());
     }
     let ecu = config.ecu.as_ref().map(|e| e.config.value.clone());
+    let xcp = xcp_options(args, &config)?;
     let plan = bind(config)?;
     if let Some(evaluation) = &plan.evaluation {
         say!("{}: {evaluation}", plan.name);
@@ -170,12 +191,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     } else {
         ClockMode::Real
     };
+    if let Some(pace) = args.pace {
+        if !args.virtual_clock {
+            bail!("--pace sets the virtual clock's speed: add --virtual-clock (the real clock keeps its own)");
+        }
+        if !(pace.is_finite() && pace > 0.0 && pace <= 1e6) {
+            bail!("--pace {pace}: give a run-time-to-wall-time ratio above 0 and at most 1e6, e.g. 1");
+        }
+    }
     let options = Options {
+        pace: args.pace,
         require_rt: args.require_rt,
         // A file named on the command line is where the user is.
         bus_log: args.bus_log.as_deref().map(std::path::absolute).transpose()?,
         live_interval: args.stats,
         large_output: args.large_output,
+        xcp,
         ..Options::new(clock, &args.results)
     };
     let mut session = match Session::new(plan, options) {
@@ -191,6 +222,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         None => None,
     };
     announce(&session, clock);
+    if let Some((udp, tcp)) = session.xcp_addresses() {
+        say!("xcp: listening on UDP {udp} and TCP {tcp}");
+    }
     // The virtual ECU talks over the buses; on the virtual clock there are none.
     let mut ecu = match ecu.filter(|_| clock == ClockMode::Real) {
         Some(config) => Some(crate::ecu::spawn(&config, session.settings().duration)?),
@@ -210,6 +244,26 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     conclude(&report?, args.stats_json.as_deref())
 }
 
+/// The run's XCP slave as `--xcp` and `--a2l` ask, over the `[xcp]`
+/// table; none when they ask nothing (the session serves the table's).
+fn xcp_options(args: &RunArgs, config: &RunConfig) -> anyhow::Result<Option<XcpOptions>> {
+    if args.xcp.is_none() && args.a2l.is_none() {
+        return Ok(None);
+    }
+    let Some(listen) = args.xcp.or(config.xcp.map(|x| x.listen)) else {
+        if args.a2l.is_some() {
+            bail!("--a2l describes the run's XCP slave: give --xcp ADDRESS:PORT too, or an [xcp] table in the configuration");
+        }
+        return Ok(None);
+    };
+    Ok(Some(XcpOptions {
+        listen,
+        // A file named on the command line is where the user is.
+        a2l: args.a2l.as_deref().map(std::path::absolute).transpose()?,
+        wait: config.xcp.is_some_and(|x| x.wait),
+    }))
+}
+
 /// Starts `tandem serve` on `listen` on a thread of its own, with this
 /// session on its dashboard; returns once it listens.
 fn serve_dashboard(
@@ -219,7 +273,7 @@ fn serve_dashboard(
 ) -> anyhow::Result<(std::sync::Arc<tandem_serve::LiveRun>, tandem_serve::RunObserver)> {
     let limits = tandem_serve::Limits::default();
     let config = args.config.display().to_string();
-    let (run, observer) = tandem_serve::attach(session, "r0".into(), config, limits.run_values, None)
+    let (run, observer) = tandem_serve::attach(session, "r0".into(), config, limits.run_values)
         .context("the session's controls are taken")?;
     let options = tandem_serve::Options {
         token: crate::serve::token(args.token.as_deref())?,

@@ -108,7 +108,7 @@ fn ev_run(seconds: f64, watched: bool) -> anyhow::Result<[f64; 4]> {
     let mut session = Session::new(plan, Options::new(ClockMode::Real, results))?;
     let report = if watched {
         let limits = Limits::default();
-        let (run, mut observer) = attach(&mut session, "r0".into(), "ev".into(), limits.run_values, None)
+        let (run, mut observer) = attach(&mut session, "r0".into(), "ev".into(), limits.run_values)
             .ok_or_else(|| anyhow::anyhow!("no controls"))?;
         let address = start(vec![Arc::clone(&run)])?;
         let client = std::thread::spawn(move || drain(address, "/api/runs/r0/stream"));

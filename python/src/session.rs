@@ -55,9 +55,11 @@ fn session_error(source: &str, e: &SessionError) -> PyErr {
     match e {
         SessionError::OutputTooLarge(_) => raise::<ConfigError>(format!("{source}: record: {e}"), Place::key("record")),
         SessionError::Setup(_) | SessionError::NotRealTime { .. } => raise::<ConfigError>(chain(e), Place::default()),
-        SessionError::Device(_) | SessionError::File { .. } | SessionError::Replay(_) | SessionError::Thread { .. } => {
-            raise::<TandemIOError>(chain(e), Place::default())
-        }
+        SessionError::Device(_)
+        | SessionError::File { .. }
+        | SessionError::Replay(_)
+        | SessionError::Thread { .. }
+        | SessionError::Xcp(_) => raise::<TandemIOError>(chain(e), Place::default()),
     }
 }
 

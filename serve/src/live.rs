@@ -128,14 +128,11 @@ impl LiveRun {
 
 /// What the session shows a [`LiveRun`]: its recorded rows, and each poll
 /// of its watching thread (a normal thread), where applied changes are
-/// logged and a paced virtual run waits for the wall clock.
+/// logged.
 pub struct RunObserver {
     run: Arc<LiveRun>,
     rows: Vec<f64>,
     flushed: Instant,
-    started: Instant,
-    /// Run time per wall time, on the virtual clock.
-    pace: Option<f64>,
     /// The frames have stopped: the last rows drained go to the table at
     /// once.
     stopped: bool,
@@ -181,26 +178,14 @@ impl Observer for RunObserver {
                 self.run.log_change(entry);
             }
         }
-        if let Some(pace) = self.pace.filter(|_| running) {
-            let ahead = self.run.now() / pace - self.started.elapsed().as_secs_f64();
-            if ahead > 0.002 {
-                std::thread::sleep(Duration::from_secs_f64(ahead));
-            }
-        }
     }
 }
 
 /// Makes `session` a [`LiveRun`] called `id` (its configuration shown as
 /// `config`), keeping at most `keep` recorded values, and the observer to
-/// run it with. `pace`: run time per wall time on the virtual clock.
-pub fn attach(
-    session: &mut Session,
-    id: String,
-    config: String,
-    keep: usize,
-    pace: Option<f64>,
-) -> Option<(Arc<LiveRun>, RunObserver)> {
-    attach_in(session, id, config, keep, pace, None)
+/// run it with.
+pub fn attach(session: &mut Session, id: String, config: String, keep: usize) -> Option<(Arc<LiveRun>, RunObserver)> {
+    attach_in(session, id, config, keep, None)
 }
 
 /// As [`attach`], for a run of the served `folder`, whose absolute path
@@ -210,7 +195,6 @@ pub(crate) fn attach_in(
     id: String,
     config: String,
     keep: usize,
-    pace: Option<f64>,
     folder: Option<PathBuf>,
 ) -> Option<(Arc<LiveRun>, RunObserver)> {
     let controls = session.controls()?;
@@ -238,8 +222,6 @@ pub(crate) fn attach_in(
         run: Arc::clone(&run),
         rows: Vec::new(),
         flushed: Instant::now(),
-        started: Instant::now(),
-        pace,
         stopped: false,
     };
     Some((run, observer))

@@ -83,20 +83,15 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         config.settings.duration = d;
     }
     let plan = bind(config).map_err(|e| unprocessable(&e))?;
-    let options = Options::new(clock, app.root.path().join(RESULTS));
+    let options = Options {
+        pace: request.pace.filter(|_| clock == ClockMode::Virtual),
+        ..Options::new(clock, app.root.path().join(RESULTS))
+    };
     let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
     let id = app.run_id();
-    let pace = request.pace.filter(|_| clock == ClockMode::Virtual);
     let folder = Some(app.root.path().to_path_buf());
-    let (run, mut observer) = attach_in(
-        &mut session,
-        id,
-        request.config.clone(),
-        app.limits.run_values,
-        pace,
-        folder,
-    )
-    .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    let (run, mut observer) = attach_in(&mut session, id, request.config.clone(), app.limits.run_values, folder)
+        .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
     app.runs.add(Arc::clone(&run), app.limits.runs)?;
     let (ended, kept) = (Arc::clone(&run), Arc::clone(app));
     std::thread::Builder::new()

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig};
+use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig, XcpConfig};
 use tandem_fmi::{Host, ModelLoadError, Use};
 use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_io::frame::CLASSIC_MAX_LEN;
@@ -110,6 +110,8 @@ pub struct Plan {
     pub buses: Vec<BoundBus>,
     /// The serial devices.
     pub serial: Vec<BoundSerial>,
+    /// The run's XCP slave (`[xcp]`), if any.
+    pub xcp: Option<XcpConfig>,
 }
 
 impl Plan {
@@ -128,6 +130,7 @@ impl Plan {
             record: None,
             buses: Vec::new(),
             serial: Vec::new(),
+            xcp: None,
         }
     }
 }
@@ -240,6 +243,7 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         record,
         buses,
         serial,
+        xcp: config.xcp,
     })
 }
 

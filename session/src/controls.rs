@@ -6,7 +6,7 @@
 //! thread.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 use tandem_models::{Model, RetuneError};
@@ -106,16 +106,52 @@ pub struct Applied {
     pub frame: u64,
 }
 
-/// The handle on a session's inputs, parameters and run, for a normal
-/// thread. Made by [`crate::Session::controls`].
-pub struct Controls {
+/// What every handle on one session's parameters shares: the model whose
+/// definitions the changes are made from, the queue to the integrator
+/// threads and the changes applied so far.
+struct Tuning {
     model: Box<dyn Model>,
     retuner: Retuner,
+    next_seq: u64,
+    applied: Vec<Applied>,
+}
+
+/// The shared tuning state. Its lock is only taken on normal threads, and
+/// a panic while it was held leaves nothing half-changed that a later
+/// change could not replace.
+fn lock(tuning: &Mutex<Tuning>) -> MutexGuard<'_, Tuning> {
+    tuning.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The handle on a session's inputs, parameters and run, for a normal
+/// thread. Made by [`crate::Session::controls`]; clones share the session
+/// (a dashboard and a calibration tool change one run's parameters, in
+/// the order they ask, numbered in one sequence).
+pub struct Controls {
+    tuning: Arc<Mutex<Tuning>>,
+    /// How many of the applied changes this handle has returned.
+    seen: usize,
     implicit_model: bool,
     overrides: Arc<InputOverrides>,
     metrics: Arc<Metrics>,
     stop: Arc<AtomicBool>,
-    next_seq: u64,
+    inputs: Vec<String>,
+}
+
+impl Clone for Controls {
+    /// Another handle on the same session, which has returned no applied
+    /// change yet.
+    fn clone(&self) -> Self {
+        Controls {
+            tuning: Arc::clone(&self.tuning),
+            seen: 0,
+            implicit_model: self.implicit_model,
+            overrides: Arc::clone(&self.overrides),
+            metrics: Arc::clone(&self.metrics),
+            stop: Arc::clone(&self.stop),
+            inputs: self.inputs.clone(),
+        }
+    }
 }
 
 impl Controls {
@@ -127,20 +163,26 @@ impl Controls {
         metrics: Arc<Metrics>,
         stop: Arc<AtomicBool>,
     ) -> Self {
+        let inputs = model.layout().inputs.iter().map(|v| v.name.clone()).collect();
         Controls {
-            model,
-            retuner,
+            tuning: Arc::new(Mutex::new(Tuning {
+                model,
+                retuner,
+                next_seq: 1,
+                applied: Vec::new(),
+            })),
+            seen: 0,
             implicit_model,
             overrides,
             metrics,
             stop,
-            next_seq: 1,
+            inputs,
         }
     }
 
     /// The model's inputs, by name.
     pub fn inputs(&self) -> Vec<String> {
-        self.model.layout().inputs.iter().map(|v| v.name.clone()).collect()
+        self.inputs.clone()
     }
 
     /// The frames run so far.
@@ -151,13 +193,13 @@ impl Controls {
     /// Sets model input `name` to `value` from the next frame on; returns
     /// that frame.
     pub fn set_input(&mut self, name: &str, value: f64) -> Result<u64, ControlError> {
-        let inputs = &self.model.layout().inputs;
-        let index = inputs
+        let index = self
+            .inputs
             .iter()
-            .position(|v| v.name == name)
+            .position(|v| v == name)
             .ok_or_else(|| ControlError::UnknownInput {
                 name: name.to_string(),
-                inputs: inputs.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", "),
+                inputs: self.inputs.join(", "),
             })?;
         if !value.is_finite() {
             return Err(ControlError::NotFinite {
@@ -175,34 +217,37 @@ impl Controls {
     /// (the next one, or later); returns its number and the frame it was
     /// asked for. [`Controls::applied`] tells when it took effect.
     pub fn set_parameter(&mut self, block: &str, param: &str, value: &Value) -> Result<(u64, u64), ControlError> {
-        let definition = self.model.retune(block, param, value).map_err(ControlError::Retune)?;
-        let seq = self.next_seq;
         let frame = self.frames() + 1;
-        self.retuner
-            .submit(seq, frame, definition.clone(), self.implicit_model)?;
+        let implicit_model = self.implicit_model;
+        let mut tuning = lock(&self.tuning);
+        let definition = tuning.model.retune(block, param, value).map_err(ControlError::Retune)?;
+        let seq = tuning.next_seq;
+        tuning.retuner.submit(seq, frame, definition.clone(), implicit_model)?;
         // Later changes build on this one.
-        self.model.swap_definition(&mut definition.clone());
-        self.next_seq += 1;
+        tuning.model.swap_definition(&mut definition.clone());
+        tuning.next_seq += 1;
         Ok((seq, frame))
     }
 
-    /// The parameter changes applied since the last call.
+    /// The parameter changes applied since this handle's last call (any
+    /// handle's changes).
     pub fn applied(&mut self) -> Vec<Applied> {
-        self.retuner
-            .applied()
-            .into_iter()
-            .filter_map(|c| {
-                Some(Applied {
-                    seq: c.seq,
-                    frame: c.applied_at?,
-                })
+        let mut tuning = lock(&self.tuning);
+        let done = tuning.retuner.applied();
+        tuning.applied.extend(done.into_iter().filter_map(|c| {
+            Some(Applied {
+                seq: c.seq,
+                frame: c.applied_at?,
             })
-            .collect()
+        }));
+        let new = tuning.applied[self.seen..].to_vec();
+        self.seen = tuning.applied.len();
+        new
     }
 
     /// The block parameters that can be changed, with their values now.
     pub fn tunables(&self) -> Vec<(String, String, Value)> {
-        self.model.tunables()
+        lock(&self.tuning).model.tunables()
     }
 
     /// Asks the run to stop at its next frame.

@@ -48,6 +48,7 @@ pub mod serial;
 mod session;
 pub mod transmit;
 pub mod watch;
+pub mod xcp;
 
 pub use bind::{bind, BindError, Plan};
 pub use controls::{Applied, ControlError, Controls};

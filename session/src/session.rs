@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::net::SocketAddr;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,11 +50,17 @@ use crate::report::live::LiveStats;
 use crate::report::{RecordingReport, ReplayReport, Report};
 use crate::serial::SerialDevice;
 use crate::transmit::{transmit_paths, SendAtFrameEnd, Transmitter};
+use crate::xcp::{XcpError, XcpOptions, XcpRun, XcpSetup};
 
 /// Every how many frames a run on the virtual clock hands its recorded
 /// rows to the observer (and the CSV file) unless told otherwise: often
 /// enough for a paced run's live plot, seldom enough to batch them.
 const VIRTUAL_DRAIN: u64 = 32;
+
+/// How far (s of wall time) a paced run on the virtual clock may get ahead
+/// of its pace before it sleeps: sleeping per frame would cost more than
+/// the frames.
+const PACE_SLACK: f64 = 0.002;
 
 /// Which clock a session runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +100,11 @@ pub struct Options {
     /// Transports opened by the caller, by bus name: a bus whose transport
     /// is `dcp` takes its own from here.
     pub transports: BTreeMap<String, Duplex>,
+    /// The run's XCP slave, instead of the plan's (`[xcp]`).
+    pub xcp: Option<XcpOptions>,
+    /// On the virtual clock, run time per wall time (1: as fast as the
+    /// real clock; none: as fast as possible).
+    pub pace: Option<f64>,
 }
 
 impl Options {
@@ -109,6 +121,8 @@ impl Options {
             virtual_drain: VIRTUAL_DRAIN,
             start_at: None,
             transports: BTreeMap::new(),
+            xcp: None,
+            pace: None,
         }
     }
 }
@@ -204,6 +218,9 @@ pub enum SessionError {
     /// The replayed log cannot be read.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// The XCP slave cannot start.
+    #[error(transparent)]
+    Xcp(#[from] XcpError),
     /// A thread could not be started.
     #[error("cannot start the {what} thread: {cause}")]
     Thread {
@@ -316,6 +333,8 @@ struct Parts {
     dropped_outputs: Arc<Counter>,
     /// In a real-time replay, how late (µs) the last record was fed.
     replay_late_us: Option<f64>,
+    /// The XCP slave, serving.
+    xcp: Option<XcpRun>,
 }
 
 /// `path` in `results` unless it is absolute.
@@ -545,6 +564,7 @@ impl Session {
             record,
             buses,
             serial,
+            xcp: configured_xcp,
         } = plan;
         let implicit_work = settings.implicit_work(model.layout().states.len());
         let linear_algebra = Chosen::of(
@@ -559,6 +579,7 @@ impl Session {
             feed.route(buses.iter().map(|b| b.name.clone()).collect())
                 .map_err(ReplayError::from)?;
         }
+        let bus_count = buses.len();
         let traffic = match (&replay, options.clock) {
             (Some(_), _) => Traffic::Replay,
             (None, ClockMode::Real) => Traffic::Live,
@@ -628,11 +649,31 @@ impl Session {
             signals: r.signals,
             decimation: r.decimation,
         });
+        let asked = options.xcp.clone().or(configured_xcp.map(|x| XcpOptions {
+            listen: x.listen,
+            a2l: None,
+            wait: x.wait,
+        }));
+        let xcp = match asked {
+            Some(asked) => {
+                let buses: Vec<_> = (devices.iter().take(bus_count))
+                    .map(|d| (d.name().to_string(), Arc::clone(d.metrics())))
+                    .collect();
+                let (setup, tap) = XcpSetup::prepare(asked, layout, model.tunables(), settings.frame, &buses)?;
+                Some((setup, tap))
+            }
+            None => None,
+        };
+        let (xcp, tap) = match xcp {
+            Some((setup, tap)) => (Some(setup), Some(tap)),
+            None => (None, None),
+        };
         let wiring = Wiring {
             inputs,
             extrapolation,
             record: record_plan,
             outputs,
+            tap,
         };
         let tandem = assemble(&settings, model.as_ref(), wiring)?;
         let recording = tandem.recording.map(|rows| Recording {
@@ -661,6 +702,10 @@ impl Session {
             Arc::clone(&tandem.metrics),
             Arc::clone(&stop),
         );
+        let xcp = match xcp {
+            Some(setup) => Some(setup.serve(&name, controls.clone(), &options.results)?),
+            None => None,
+        };
         let parts = Parts {
             name,
             recorded,
@@ -686,6 +731,7 @@ impl Session {
             fault_names,
             dropped_outputs,
             replay_late_us: None,
+            xcp,
         };
         Ok(Session {
             parts,
@@ -747,6 +793,11 @@ impl Session {
     /// from another thread; there is one, and the first call takes it.
     pub fn controls(&mut self) -> Option<Controls> {
         self.parts.controls.take()
+    }
+
+    /// Where the run's XCP slave listens (UDP, TCP), when it has one.
+    pub fn xcp_addresses(&self) -> Option<(SocketAddr, SocketAddr)> {
+        self.parts.xcp.as_ref().map(XcpRun::addresses)
     }
 
     /// The counters both sides write, to read while the run goes on.
@@ -879,6 +930,7 @@ impl Parts {
             failure: (!failures.is_empty()).then(|| failures.join("; ")),
             warnings,
             metrics: Arc::clone(&self.metrics),
+            xcp: self.xcp.take().map(XcpRun::finish),
         })
     }
 
@@ -900,7 +952,12 @@ impl Parts {
             feed.until(0.0, &mut self.feeds).map_err(ReplayError::from)?;
         }
         let mut replay_error = None;
+        if let Some(x) = &self.xcp {
+            x.wait_for_master(&self.stop);
+        }
         let costs = &self.costs;
+        let xcp = &self.xcp;
+        let (pace, started) = (self.options.pace, Instant::now());
         let (replay, feeds, inline, transmitter, recording, fault, stop) = (
             &mut self.replay,
             &mut self.feeds,
@@ -928,6 +985,15 @@ impl Parts {
                 }
             }
             observer.tick(true);
+            if let Some(x) = xcp {
+                x.relieve();
+            }
+            if let Some(pace) = pace {
+                let ahead = (k + 1) as f64 * frame / pace - started.elapsed().as_secs_f64();
+                if ahead > PACE_SLACK {
+                    std::thread::sleep(Duration::from_secs_f64(ahead));
+                }
+            }
             // What the other nodes sent up to this boundary (runs in
             // lock-step are all past their sends once `tick` returns).
             let boundary = k + 1;
@@ -983,6 +1049,9 @@ impl Parts {
             ),
             None => None,
         };
+        if let Some(x) = &self.xcp {
+            x.wait_for_master(&self.stop);
+        }
         let interval = self.options.live_interval;
         let poll = interval
             .unwrap_or(Duration::from_secs(1))

@@ -6,6 +6,7 @@ pub mod devices;
 pub mod live;
 pub mod units;
 
+use crate::xcp::XcpReport;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,15 +77,18 @@ pub struct Report {
     /// raised a fault (the run stopped early), or an output file could not
     /// be written.
     pub failure: Option<String>,
+    /// What the run's XCP slave did, when it had one.
+    pub xcp: Option<XcpReport>,
 }
 
 /// The histograms of the summary: name, snapshot, and whether it holds
 /// nanoseconds.
-fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 9] {
+fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 10] {
     [
         ("wake-up latency", m.wake_latency.snapshot(), true),
         ("fast compute", m.compute.snapshot(), true),
         ("fast compute, events", m.event_compute.snapshot(), true),
+        ("xcp sampling", m.tap.snapshot(), true),
         ("implicit compute", m.implicit_compute.snapshot(), true),
         ("implicit lag (frames)", m.implicit_lag.snapshot(), false),
         ("newton iterations", m.newton.snapshot(), false),
@@ -224,6 +228,30 @@ impl Report {
         if let Some((file, records)) = &self.bus_log {
             let _ = writeln!(out, "bus log: {records} frames written to {}", file.display());
         }
+        if let Some(x) = &self.xcp {
+            let _ = writeln!(
+                out,
+                "xcp: UDP {}, TCP {}; {} DTOs sent, {} samples lost to a full ring, {} bytes unsent{}",
+                x.udp,
+                x.tcp,
+                x.dtos_sent,
+                x.overruns,
+                x.unsent_bytes,
+                x.a2l
+                    .as_ref()
+                    .map_or(String::new(), |f| format!("; A2L {}", f.display()))
+            );
+            for c in &x.calibrations {
+                let applied = c
+                    .applied_at
+                    .map_or("not applied before the end".into(), |f| format!("applied at frame {f}"));
+                let _ = writeln!(
+                    out,
+                    "xcp: calibrated {} = {} (acknowledged at frame {}, {applied})",
+                    c.parameter, c.value, c.acknowledged_at
+                );
+            }
+        }
         out
     }
 
@@ -299,6 +327,20 @@ impl Report {
             "failure": self.failure,
             "buses": devices::json(&self.devices_of(DeviceKind::Bus)),
             "serial": devices::json(&self.devices_of(DeviceKind::Serial)),
+            "xcp": self.xcp.as_ref().map(|x| json!({
+                "udp": x.udp.to_string(),
+                "tcp": x.tcp.to_string(),
+                "a2l": x.a2l,
+                "dtos_sent": x.dtos_sent,
+                "overruns": x.overruns,
+                "unsent_bytes": x.unsent_bytes,
+                "calibrations": x.calibrations.iter().map(|c| json!({
+                    "parameter": c.parameter,
+                    "value": c.value,
+                    "acknowledged_at": c.acknowledged_at,
+                    "applied_at": c.applied_at,
+                })).collect::<Vec<_>>(),
+            })),
         })
     }
 

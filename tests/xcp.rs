@@ -1,0 +1,203 @@
+//! The run's XCP slave with pyXCP (PyPI `pyxcp`) as its master, on the EV
+//! example on the virtual clock (tests/peers/pyxcp_ev.py): every frame's
+//! values sampled by DAQ equal the run's CSV bit for bit; a calibration of
+//! the plant's mass, a switch to the reference page and back take effect
+//! at the frames the run reports, within two frames of their
+//! acknowledgement; until the first, the run equals one without XCP.
+//!
+//! The run is paced at the real clock's speed (`--pace 1`), so that the
+//! master's changes land while it runs; which frames they land at varies,
+//! and the run's report says.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::Table;
+use serde_json::Value;
+
+/// Frames of the run: 8 s of the drive cycle at 1 ms.
+const FRAMES: usize = 8000;
+
+/// The EV example with every frame's speed, voltage and torque recorded
+/// and `extra` appended.
+fn config(dir: &Path, extra: &str) {
+    let text = std::fs::read_to_string(common::root().join("config/examples/ev.toml")).unwrap();
+    let record = text.find("\n[record]\n").expect("the example records") + 1;
+    let end = text[record..].find("\n[virtual_clock]\n").unwrap() + record + 1;
+    let text = format!(
+        "{}[record]\nfile = \"ev.csv\"\nsignals = [\"vehicle_speed\", \"dc_voltage\", \"motor_torque\"]\n\n{}{extra}",
+        &text[..record],
+        &text[end..]
+    );
+    std::fs::write(dir.join("ev.toml"), text).unwrap();
+}
+
+fn python_has(module: &str) {
+    let ok = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .status();
+    assert!(
+        ok.is_ok_and(|s| s.success()),
+        "python3 cannot import {module}: run .ci/run (it pip-installs pyxcp)"
+    );
+}
+
+/// The CSV's rows as the text of each value (the shortest round-trip
+/// forms Rust and Python both write).
+fn texts(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn pyxcp_measures_every_frame_and_calibrates_the_running_ev_plant() {
+    python_has("pyxcp");
+    let dir = common::scratch("xcp-ev");
+    let duration = format!("{}", FRAMES as f64 / 1000.0);
+    config(&dir, "\n[xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args([
+            "run",
+            "ev.toml",
+            "--virtual-clock",
+            "--pace",
+            "1",
+            "--duration",
+            &duration,
+        ])
+        .args(["--a2l", "ev.a2l", "--stats-json", "stats.json", "--results", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let mut printed = String::new();
+    let tcp = loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let out = run.wait_with_output().unwrap();
+            panic!(
+                "the run ended first:\n{printed}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        printed.push_str(&line);
+        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
+            break at.split(" and TCP ").nth(1).unwrap().trim().to_string();
+        }
+    };
+    let port = tcp.rsplit(':').next().unwrap();
+    let master = Command::new("python3")
+        .arg(common::root().join("tests/peers/pyxcp_ev.py"))
+        .args([port, dir.to_str().unwrap(), &(FRAMES - 1).to_string()])
+        .output()
+        .unwrap();
+    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
+    let status = run.wait().unwrap();
+    let master_out = String::from_utf8_lossy(&master.stdout);
+    assert!(
+        master.status.success() && master_out.lines().any(|l| l.starts_with("ok ")),
+        "pyXCP failed:\n{master_out}\n{}",
+        String::from_utf8_lossy(&master.stderr)
+    );
+    assert!(status.success(), "the run failed:\n{printed}{}", rest.join("\n"));
+
+    // The A2L on disk is the one uploaded with GET_ID.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ev.a2l")).unwrap(),
+        std::fs::read_to_string(dir.join("uploaded.a2l")).unwrap()
+    );
+
+    // Every frame's samples equal the CSV's row, as text (bit for bit).
+    let csv = texts(&dir.join("ev.csv"));
+    let daq = Table::read(&dir.join("daq.csv"));
+    let daq_text = texts(&dir.join("daq.csv"));
+    assert_eq!(csv.len(), FRAMES);
+    assert_eq!(daq_text.len(), FRAMES, "one DAQ sample per frame");
+    let column = |name: &str| daq.header.iter().position(|h| h == name).unwrap();
+    for (k, (row, sample)) in csv.iter().zip(&daq_text).enumerate() {
+        assert_eq!(sample[0], k.to_string(), "sample {k} is frame {k}'s");
+        let daq_values: Vec<&str> = ["vehicle_speed", "dc_voltage", "motor_torque"]
+            .iter()
+            .map(|n| sample[column(n)].as_str())
+            .collect();
+        let same = row[1..]
+            .iter()
+            .zip(&daq_values)
+            .all(|(a, b)| a.parse::<f64>().unwrap().to_bits() == b.parse::<f64>().unwrap().to_bits());
+        assert!(same, "frame {k}: CSV {row:?}, DAQ {daq_values:?}");
+    }
+
+    // The calibrations as the run reports them.
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    let xcp = &stats["xcp"];
+    assert_eq!(xcp["overruns"], 0);
+    assert_eq!(xcp["unsent_bytes"], 0);
+    let calibrations = xcp["calibrations"].as_array().unwrap();
+    let values: Vec<f64> = calibrations.iter().map(|c| c["value"].as_f64().unwrap()).collect();
+    assert_eq!(values, [3600.0, 1800.0, 3600.0], "{calibrations:?}");
+    let mut applied = Vec::new();
+    for c in calibrations {
+        assert_eq!(c["parameter"], "ev/mass");
+        let (acknowledged, at) = (
+            c["acknowledged_at"].as_u64().unwrap(),
+            c["applied_at"].as_u64().unwrap(),
+        );
+        assert!(
+            (acknowledged..=acknowledged + 2).contains(&at),
+            "applied at frame {at}, acknowledged at frame {acknowledged}"
+        );
+        applied.push(at as usize);
+    }
+    assert!(applied[0] < applied[1] && applied[1] < applied[2] && applied[2] < FRAMES);
+
+    // The same run without XCP: equal bit for bit until the frame the
+    // change was applied at. That frame's state comes from integrators
+    // restarted on the new parameters, within the run's tolerance (atol
+    // 1e-4) of the old; from the next frame on, the heavier car's speed
+    // departs by more.
+    let plain = common::scratch("xcp-ev-plain");
+    config(&plain, "");
+    common::tandem_ok(
+        &plain,
+        &[
+            "run",
+            "ev.toml",
+            "--virtual-clock",
+            "--duration",
+            &duration,
+            "--results",
+            ".",
+        ],
+    );
+    let baseline = texts(&plain.join("ev.csv"));
+    let changed = applied[0];
+    assert_eq!(csv[..changed], baseline[..changed], "before frame {changed}");
+    let speed = |rows: &[Vec<String>], k: usize| rows[k][1].parse::<f64>().unwrap();
+    let departure = |k: usize| (speed(&csv, k) - speed(&baseline, k)).abs();
+    assert!(departure(changed) <= 1e-4, "frame {changed}: {}", departure(changed));
+    assert!(
+        departure(changed + 1) > 1e-4,
+        "frame {}: {}",
+        changed + 1,
+        departure(changed + 1)
+    );
+
+    // Heavier from the first change to the reference page: the car gains
+    // less speed over those frames than without XCP.
+    let (from, to) = (applied[0] + 1, applied[1]);
+    let gained = speed(&csv, to) - speed(&csv, from);
+    let gained_light = speed(&baseline, to) - speed(&baseline, from);
+    assert!(
+        gained.abs() < gained_light.abs(),
+        "frames {from}..{to}: {gained} m/s at 3600 kg, {gained_light} m/s at 1800 kg"
+    );
+}
