@@ -2,7 +2,8 @@
 //! simulates a model, and two stateful ones that drive a DCP session
 //! in-process: a slave's state machine fed sequences of datagrams
 //! ([`dcp_slave`]), and a master's lock-step run over a faulty line to a
-//! slave ([`dcp_master`]). Each takes arbitrary bytes and must return
+//! slave ([`dcp_master`]); and an XCP slave fed sessions of command
+//! packets ([`xcp_slave`]). Each takes arbitrary bytes and must return
 //! without panicking, aborting or hanging, whatever the bytes; errors are
 //! the expected outcome of most inputs.
 //!
@@ -17,9 +18,11 @@
 
 mod dcp_master;
 pub mod dcp_slave;
+mod xcp_slave;
 
 pub use dcp_master::dcp_master;
 pub use dcp_slave::dcp_slave;
+pub use xcp_slave::xcp_slave;
 
 use std::io::Cursor;
 use std::path::Path;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 11] = [
+const TARGETS: [(&str, Check); 12] = [
     ("model", tandem_fuzz::model),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
@@ -20,6 +20,7 @@ const TARGETS: [(&str, Check); 11] = [
     ("dcp_master", tandem_fuzz::dcp_master),
     ("serial_line", tandem_fuzz::serial_line),
     ("model_description", tandem_fuzz::model_description),
+    ("xcp_slave", tandem_fuzz::xcp_slave),
 ];
 
 fn inputs(folder: &Path) -> Vec<PathBuf> {
