@@ -182,6 +182,8 @@ struct RunTarget {
     parameters: Vec<(String, String)>,
     frame_ns: u64,
     calibrations: Arc<Mutex<Vec<Calibration>>>,
+    /// Set once the frames have ended: a change could not take effect.
+    ended: Arc<AtomicBool>,
 }
 
 impl Target for RunTarget {
@@ -190,12 +192,15 @@ impl Target for RunTarget {
     }
 
     /// A change the model refuses (one that would alter its shape, or a
-    /// value outside what the parameter takes) is `ERR_ACCESS_DENIED`; a
-    /// value that is not finite `ERR_OUT_OF_RANGE`; too many changes
-    /// waiting `ERR_CMD_BUSY`.
+    /// value outside what the parameter takes), or one after the last
+    /// frame, is `ERR_ACCESS_DENIED`; a value that is not finite
+    /// `ERR_OUT_OF_RANGE`; too many changes waiting `ERR_CMD_BUSY`.
     fn calibrate(&mut self, index: usize, value: f64) -> Result<(), Refusal> {
         if !value.is_finite() {
             return Err(Refusal::OutOfRange);
+        }
+        if self.ended.load(Ordering::Acquire) {
+            return Err(Refusal::Denied);
         }
         let (block, param) = &self.parameters[index];
         match self.controls.set_parameter(block, param, &Value::from(value)) {
@@ -387,7 +392,9 @@ impl XcpSetup {
             .and_then(Path::file_stem)
             .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned());
         let calibrations = Arc::new(Mutex::new(Vec::new()));
+        let ended = Arc::new(AtomicBool::new(false));
         let target = RunTarget {
+            ended: Arc::clone(&ended),
             latest: self.latest,
             controls: controls.clone(),
             parameters: self.parameters,
@@ -408,6 +415,7 @@ impl XcpSetup {
             wait: self.options.wait,
             controls,
             calibrations,
+            ended,
         })
     }
 }
@@ -421,6 +429,7 @@ pub(crate) struct XcpRun {
     wait: bool,
     controls: Controls,
     calibrations: Arc<Mutex<Vec<Calibration>>>,
+    ended: Arc<AtomicBool>,
 }
 
 impl XcpRun {
@@ -453,6 +462,7 @@ impl XcpRun {
     /// when the run waits for it, its DISCONNECT) for up to [`LINGER`],
     /// stops serving and reports.
     pub(crate) fn finish(mut self) -> XcpReport {
+        self.ended.store(true, Ordering::Release);
         let until = Instant::now() + LINGER;
         while Instant::now() < until {
             let status = self.server.status();
