@@ -25,6 +25,7 @@ use tandem_io::CanFrame;
 use tandem_models::plants::PROFILES;
 use tandem_session::bus::open_transport;
 use tandem_session::{bind, ClockMode, Observer, Options, Session};
+use tandem_xcp::master::Master;
 
 struct Counting;
 
@@ -504,94 +505,6 @@ fn a_run_served_as_a_dcp_slave_carries_its_bus_without_allocating() {
     );
 }
 
-/// A minimal XCP master over UDP: sends framed commands and reads framed
-/// answers, counting the DTOs that arrive in between.
-struct XcpMaster {
-    socket: std::net::UdpSocket,
-    dtos: u64,
-}
-
-impl XcpMaster {
-    fn connect(slave: std::net::SocketAddr) -> XcpMaster {
-        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
-        socket.connect(slave).unwrap();
-        let mut master = XcpMaster { socket, dtos: 0 };
-        assert_eq!(master.ask(&[0xFF, 0])[0], 0xFF, "CONNECT");
-        master
-    }
-
-    /// Sends one command (XCP on Ethernet: length, counter, packet) and
-    /// returns its answer.
-    fn ask(&mut self, packet: &[u8]) -> Vec<u8> {
-        let mut datagram = (packet.len() as u16).to_le_bytes().to_vec();
-        datagram.extend_from_slice(&[0, 0]);
-        datagram.extend_from_slice(packet);
-        self.socket.send(&datagram).unwrap();
-        loop {
-            if let Some(answer) = self.receive().expect("an answer within 100 ms") {
-                return answer;
-            }
-        }
-    }
-
-    /// Reads one datagram: its command answer, if it holds one (DTOs
-    /// counted); `None` on a timeout.
-    fn receive(&mut self) -> Option<Option<Vec<u8>>> {
-        let mut buf = [0u8; 1500];
-        let n = self.socket.recv(&mut buf).ok()?;
-        let mut answer = None;
-        let mut at = 0;
-        while at + 4 <= n {
-            let len = u16::from_le_bytes([buf[at], buf[at + 1]]) as usize;
-            let packet = &buf[at + 4..at + 4 + len];
-            if packet[0] >= 0xFE {
-                answer = Some(packet.to_vec());
-            } else {
-                self.dtos += 1;
-            }
-            at += 4 + len;
-        }
-        Some(answer)
-    }
-
-    /// One DAQ list of `count` measurements on `event`, timestamped, started.
-    fn start_daq(&mut self, count: u8, event: u16) {
-        let e = event.to_le_bytes();
-        for command in [
-            vec![0xD6],
-            vec![0xD5, 0, 1, 0],
-            vec![0xD4, 0, 0, 0, 1],
-            vec![0xD3, 0, 0, 0, 0, count],
-            vec![0xE2, 0, 0, 0, 0, 0],
-        ] {
-            assert_eq!(self.ask(&command)[0], 0xFF, "{command:02X?}");
-        }
-        for i in 0..u32::from(count) {
-            let mut write = vec![0xE1, 0xFF, 8, 0];
-            write.extend_from_slice(&(0x0001_0000 + 8 * i).to_le_bytes());
-            assert_eq!(self.ask(&write)[0], 0xFF, "WRITE_DAQ {i}");
-        }
-        for command in [
-            vec![0xE0, 0x10, 0, 0, e[0], e[1], 1, 0],
-            vec![0xDE, 2, 0, 0],
-            vec![0xDD, 1],
-        ] {
-            assert_eq!(self.ask(&command)[0], 0xFF, "{command:02X?}");
-        }
-    }
-
-    /// Writes `value` to characteristic `index`.
-    fn calibrate(&mut self, index: u32, value: f64) -> Vec<u8> {
-        let mut mta = vec![0xF6, 0, 0, 0];
-        mta.extend_from_slice(&(0x0002_0000 + 8 * index).to_le_bytes());
-        assert_eq!(self.ask(&mta)[0], 0xFF, "SET_MTA");
-        let mut download = vec![0xF0, 8];
-        download.extend_from_slice(&value.to_le_bytes());
-        self.ask(&download)
-    }
-}
-
 #[test]
 fn an_xcp_master_measures_and_calibrates_a_real_time_run_without_allocation_on_its_threads() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
@@ -610,27 +523,27 @@ fn an_xcp_master_measures_and_calibrates_a_real_time_run_without_allocation_on_i
     let master = std::thread::Builder::new()
         .name("xcp master".into())
         .spawn(move || {
-            let mut master = XcpMaster::connect(udp);
-            master.start_daq(16, 0);
+            let mut master = Master::connect(udp).unwrap();
+            let every: Vec<u32> = (0..16).collect();
+            master.start_daq(&every, 0, 16).unwrap();
             let mut acknowledged = 0;
             let mut quiet = 0;
             let mut next = std::time::Instant::now();
             while quiet < 5 {
                 if std::time::Instant::now() >= next {
                     let mass = if acknowledged % 2 == 0 { 2000.0 } else { 1800.0 };
-                    if master.calibrate(0, mass) == [0xFF] {
+                    if master.calibrate(0, mass).unwrap() == [0xFF] {
                         acknowledged += 1;
                     }
                     next += Duration::from_millis(100);
                 }
                 let before = master.dtos;
-                quiet = match master.receive() {
-                    Some(_) if master.dtos > before => 0,
-                    _ => quiet + 1,
-                };
+                master.receive().unwrap();
+                quiet = if master.dtos > before { 0 } else { quiet + 1 };
             }
-            master.ask(&[0xFE]);
-            (master.dtos, acknowledged)
+            let dtos = master.dtos;
+            master.disconnect().unwrap();
+            (dtos, acknowledged)
         })
         .unwrap();
 

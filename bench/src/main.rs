@@ -2,7 +2,7 @@
 //! beside their goals (never asserted; the tests assert behaviour).
 //!
 //! ```text
-//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve|dcp|events|scale]
+//! cargo run --release -p tandem-bench -- [blocks|examples|stiff|accuracy|jitter|rate|io|parallel|soak|cosim|fmi|serve|dcp|events|scale|xcp]
 //! ```
 //!
 //! `jitter`, `rate` (cyclictest) and `stiff` (CVODE) compare against tools
@@ -21,6 +21,7 @@ mod serve;
 mod soak;
 mod speed;
 mod stiff;
+mod xcp;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -78,6 +79,10 @@ enum Which {
     /// The largest stiff plant (the thermal ladder, sparse factors) that
     /// runs in real time at 1 and 10 kHz (--seconds per size).
     Scale,
+    /// The run's XCP slave: DAQ of 100 signals at 1 kHz and 20 at 10 kHz
+    /// against the same runs without, and calibrations' delay (--seconds
+    /// per run).
+    Xcp,
 }
 
 /// Tandem's benchmarks.
@@ -142,6 +147,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Dcp => dcp::run(args.seconds),
         Which::Events => events::run(args.seconds),
         Which::Scale => scale::run(args.seconds),
+        Which::Xcp => xcp::run(args.seconds),
     }
 }
 

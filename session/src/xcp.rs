@@ -119,11 +119,47 @@ pub enum XcpError {
 }
 
 /// The latest frame's measurement values, for SHORT_UPLOAD and UPLOAD
-/// (polling) beside DAQ.
+/// (polling) beside DAQ. The fast thread publishes them only while a
+/// master polls (storing every value each frame costs it about a
+/// microsecond at a hundred measurements): a poll asks for them for the
+/// next [`POLL_WINDOW`] and waits, briefly, for a frame to publish.
 struct Latest {
     /// Frames ended.
     frames: AtomicU64,
+    /// The frame count up to which the values are asked for.
+    asked_until: AtomicU64,
+    /// The frame count when they were last published.
+    published: AtomicU64,
     values: Vec<AtomicU64>,
+}
+
+/// How long the values stay published after a poll.
+const POLL_WINDOW: Duration = Duration::from_secs(1);
+
+impl Latest {
+    /// Publishes `values` at the end of frame `k`, when asked.
+    fn offer(&self, k: u64, values: &[f64]) {
+        if k < self.asked_until.load(Ordering::Relaxed) {
+            for (slot, v) in self.values.iter().zip(values) {
+                slot.store(v.to_bits(), Ordering::Relaxed);
+            }
+            self.published.store(k + 1, Ordering::Release);
+        }
+        self.frames.store(k + 1, Ordering::Release);
+    }
+
+    /// Value `index` of a frame that ended after this call, or, when none
+    /// does within `patience` (the run waits or has ended), the newest
+    /// published; `window` frames make [`POLL_WINDOW`].
+    fn poll(&self, index: usize, window: u64, patience: Duration) -> f64 {
+        let now = self.frames.load(Ordering::Acquire);
+        self.asked_until.fetch_max(now + window, Ordering::Relaxed);
+        let until = Instant::now() + patience;
+        while self.published.load(Ordering::Acquire) <= now && Instant::now() < until {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        f64::from_bits(self.values[index].load(Ordering::Relaxed))
+    }
 }
 
 /// A bus whose receive and transmit are events.
@@ -151,10 +187,7 @@ impl FrameTap for DaqTap {
         let (outputs, inputs) = self.values.split_at_mut(self.outputs);
         outputs.copy_from_slice(y);
         inputs.copy_from_slice(u);
-        for (slot, v) in self.latest.values.iter().zip(&self.values) {
-            slot.store(v.to_bits(), Ordering::Relaxed);
-        }
-        self.latest.frames.store(k + 1, Ordering::Release);
+        self.latest.offer(k, &self.values);
         let t = k * self.frame_ns;
         self.sampler.sample(0, t, &self.values);
         for (r, _) in rate_hits.iter().enumerate().filter(|(_, &hit)| hit) {
@@ -188,7 +221,10 @@ struct RunTarget {
 
 impl Target for RunTarget {
     fn measure(&self, index: usize) -> f64 {
-        f64::from_bits(self.latest.values[index].load(Ordering::Relaxed))
+        let window = (POLL_WINDOW.as_nanos() as u64 / self.frame_ns).max(1);
+        // Three frames, and some slack for a thread woken late.
+        let patience = Duration::from_nanos(3 * self.frame_ns) + Duration::from_millis(2);
+        self.latest.poll(index, window, patience)
     }
 
     /// A change the model refuses (one that would alter its shape, or a
@@ -315,6 +351,8 @@ impl XcpSetup {
         let measurements = layout.outputs.len() + layout.inputs.len();
         let latest = Arc::new(Latest {
             frames: AtomicU64::new(0),
+            asked_until: AtomicU64::new(0),
+            published: AtomicU64::new(0),
             values: (0..measurements).map(|_| AtomicU64::new(0)).collect(),
         });
         let first_bus_event = 1 + layout.rates.len() as u16;

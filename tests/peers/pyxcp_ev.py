@@ -7,7 +7,8 @@ text (GET_ID 4, uploaded) and takes every MEASUREMENT's address and the
 `ev.mass` CHARACTERISTIC's from it; puts every measurement on one DAQ
 list at the "frame" event with timestamps and starts it (the run, which
 waits for a master, starts its frames then). Once the car moves faster
-than 1 m/s it calibrates `ev.mass` to 3600 kg; 300 frames later it
+than 1 m/s it polls the speed (SHORT_UPLOAD) and calibrates `ev.mass` to
+3600 kg; 300 frames later it
 switches to the reference page (the mass as loaded, 1800 kg), and 300
 frames after that back to the working page. It reads frames until
 LAST_FRAME, stops DAQ and disconnects.
@@ -119,6 +120,8 @@ with ArgumentParser(description="tandem run's XCP slave").run(policy=policy) as 
     policy.start()
 
     policy.wait_for(lambda rows: any(p[speed] > 1.0 for _, p in rows), "faster than 1 m/s")
+    polled = struct.unpack("<d", bytes(x.shortUpload(8, dict(signals)["vehicle_speed"])))[0]
+    assert 1.0 < polled < 30.0, f"vehicle_speed polled by SHORT_UPLOAD: {polled}"
     x.setMta(mass)
     x.download(struct.pack("<d", 3600.0))
     n = len(policy.rows)

@@ -12,6 +12,7 @@
 //!   real-time thread calls at a frame's end: lock-free rings (`ringbuf`),
 //!   no allocation, overload counted and flagged in the next DTO's PID;
 //! - [`transport`]: the UDP and TCP [`Server`], one master at a time;
+//! - [`master`]: a minimal master over UDP, for tests and benchmarks;
 //! - [`a2l`]: the A2L file that describes a slave to its masters.
 //!
 //! The runtime integration (sampling at a frame's end on the fast thread,
@@ -27,6 +28,7 @@
 pub mod a2l;
 pub mod daq;
 pub mod map;
+pub mod master;
 pub mod packet;
 pub mod slave;
 pub mod transport;

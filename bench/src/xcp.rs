@@ -1,0 +1,250 @@
+//! `tandem-bench xcp`: what the run's XCP slave costs on the real clock.
+//!
+//! - DAQ: a model of N sine signals (a diagram of N `Sine` blocks, each an
+//!   output) at 1 kHz with N = 100 and at 10 kHz with N = 20, run
+//!   alternately without and with a master sampling every signal each
+//!   frame (--seconds per run, three times each; the fast thread on core 1,
+//!   the rest on core 0). Goals: no DTO lost; the fast
+//!   thread's work per frame grows by at most 2 µs at p99 (its compute
+//!   p99 with DAQ, less without, plus the tap's p99); wake-up latency the
+//!   same within the spread of the runs without DAQ.
+//! - Calibration: the EV plant at 1 kHz with a master changing its mass
+//!   every 50 ms. Goal: each change applied within 2 frames of its
+//!   DOWNLOAD's acknowledgement.
+
+use std::net::SocketAddr;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::json;
+use tandem_models::diagram::compile_str;
+use tandem_models::plants;
+use tandem_runtime::tandem::metrics::Metrics;
+use tandem_runtime::tandem::TandemSettings;
+use tandem_session::xcp::{XcpOptions, XcpReport};
+use tandem_session::{ClockMode, Options, Plan, Report, Session};
+use tandem_xcp::master::Master;
+
+/// The growth of the fast thread's work per frame allowed at p99 (µs).
+const WORK_GOAL_US: f64 = 2.0;
+/// Frames a calibration may take from acknowledgement to effect.
+const CALIBRATION_GOAL_FRAMES: u64 = 2;
+/// Runs of each kind, alternating.
+const ROUNDS: usize = 3;
+
+/// A diagram of `n` sine signals (frequencies 1, 1.1, 1.2, … rad/s), each
+/// an output.
+fn sines(n: usize) -> anyhow::Result<Box<dyn tandem_models::Model>> {
+    let mut blocks = Vec::new();
+    let mut links = Vec::new();
+    for i in 0..n {
+        blocks.push(json!({"id": format!("sine{i}"), "type": "Sine",
+            "params": {"amplitude": 1.0, "frequency": 1.0 + 0.1 * i as f64}}));
+        blocks.push(json!({"id": format!("y{i}"), "type": "Outport"}));
+        links.push(json!({"from": format!("sine{i}"), "to": format!("y{i}")}));
+    }
+    let text = json!({"name": format!("{n} sines"), "blocks": blocks, "links": links}).to_string();
+    Ok(Box::new(compile_str(&text)?.model))
+}
+
+/// What one run measured.
+struct Measured {
+    compute_p99_us: f64,
+    tap_p99_us: f64,
+    wake_p50_us: f64,
+    wake_p99_us: f64,
+    missed: u64,
+    frames: u64,
+    /// DTOs the master received, and those flagged after a lost sample.
+    dtos: Option<(u64, u64)>,
+    xcp: Option<XcpReport>,
+}
+
+impl Measured {
+    fn of(report: Report, dtos: Option<(u64, u64)>) -> Self {
+        let m: &Metrics = &report.metrics;
+        let us = |h: &tandem_runtime::tandem::metrics::Histogram, p: f64| h.snapshot().percentile(p) / 1e3;
+        Measured {
+            compute_p99_us: us(&m.compute, 0.99),
+            tap_p99_us: if m.tap.snapshot().count == 0 {
+                0.0
+            } else {
+                us(&m.tap, 0.99)
+            },
+            wake_p50_us: us(&m.wake_latency, 0.5),
+            wake_p99_us: us(&m.wake_latency, 0.99),
+            missed: m.missed(),
+            frames: m.frames.get(),
+            dtos,
+            xcp: report.xcp,
+        }
+    }
+}
+
+/// A master sampling measurements `0..n` on the frame event until the
+/// slave goes quiet; returns the DTOs received and those overloaded.
+fn daq_master(slave: SocketAddr, n: u32) -> JoinHandle<anyhow::Result<(u64, u64)>> {
+    std::thread::spawn(move || {
+        let mut master = Master::connect(slave)?;
+        let all: Vec<u32> = (0..n).collect();
+        master.start_daq(&all, 0, all.len())?;
+        let mut quiet = 0;
+        while quiet < 5 {
+            let before = master.dtos;
+            master.receive()?;
+            quiet = if master.dtos > before { 0 } else { quiet + 1 };
+        }
+        let counts = (master.dtos, master.overloaded);
+        master.disconnect()?;
+        Ok(counts)
+    })
+}
+
+/// A run of `model` for `seconds` at `frame`, with a DAQ master on every
+/// signal when `daq`.
+fn run_sines(signals: usize, frame: f64, seconds: f64, daq: bool) -> anyhow::Result<Measured> {
+    let mut settings = TandemSettings::new(frame, seconds);
+    // As the examples place them: the fast thread alone on core 1.
+    settings.fast.placement.core = Some(1);
+    settings.implicit.placement.core = Some(0);
+    let plan = Plan::new(sines(signals)?, "sines", settings, Vec::new());
+    let options = Options {
+        xcp: daq.then(|| XcpOptions {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            a2l: None,
+            wait: true,
+        }),
+        ..Options::new(ClockMode::Real, std::env::temp_dir())
+    };
+    let session = Session::new(plan, options)?;
+    let master = session.xcp_addresses().map(|(udp, _)| daq_master(udp, signals as u32));
+    let report = session.run(&mut ())?;
+    let dtos = match master {
+        Some(m) => Some(m.join().map_err(|_| anyhow::anyhow!("the master panicked"))??),
+        None => None,
+    };
+    Ok(Measured::of(report, dtos))
+}
+
+/// One DAQ case: runs alternating without and with DAQ, and the figures.
+fn daq_case(signals: usize, frame: f64, seconds: f64) -> anyhow::Result<()> {
+    println!(
+        "\n{signals} signals at {:.0} Hz, {seconds} s per run, alternating without and with DAQ of every signal each frame",
+        1.0 / frame
+    );
+    println!(
+        "  {:<8} {:>12} {:>9} {:>11} {:>11} {:>7} {:>13} {:>6}",
+        "DAQ", "compute p99", "tap p99", "wake p50", "wake p99", "missed", "DTOs/frames", "lost"
+    );
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        for daq in [false, true] {
+            let m = run_sines(signals, frame, seconds, daq)?;
+            let (dtos, lost) = match (&m.dtos, &m.xcp) {
+                (Some((dtos, _)), Some(x)) => (format!("{dtos}/{}", m.frames), x.overruns.to_string()),
+                _ => ("-".into(), "-".into()),
+            };
+            println!(
+                "  {:<8} {:>9.2} µs {:>6.2} µs {:>8.1} µs {:>8.1} µs {:>7} {:>13} {:>6}",
+                if daq { "with" } else { "without" },
+                m.compute_p99_us,
+                m.tap_p99_us,
+                m.wake_p50_us,
+                m.wake_p99_us,
+                m.missed,
+                dtos,
+                lost
+            );
+            if daq { &mut with } else { &mut without }.push(m);
+        }
+    }
+    let median = |runs: &[Measured], f: fn(&Measured) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let growth =
+        median(&with, |m| m.compute_p99_us) - median(&without, |m| m.compute_p99_us) + median(&with, |m| m.tap_p99_us);
+    let lost: u64 = with
+        .iter()
+        .map(|m| {
+            let sent = m.xcp.as_ref().map_or(0, |x| x.overruns);
+            let short = m.dtos.map_or(0, |(dtos, _)| m.frames.saturating_sub(dtos));
+            sent + short
+        })
+        .sum();
+    let spread = |runs: &[Measured]| {
+        let (lo, hi) = runs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), m| {
+            (lo.min(m.wake_p99_us), hi.max(m.wake_p99_us))
+        });
+        (lo, hi)
+    };
+    let (w_lo, w_hi) = spread(&without);
+    let (d_lo, d_hi) = spread(&with);
+    println!(
+        "  fast thread's work per frame, p99 growth (compute with - without + tap): {growth:.2} µs (goal <= {WORK_GOAL_US} µs)"
+    );
+    println!("  DTOs lost: {lost} (goal 0)");
+    println!(
+        "  wake-up p99: {d_lo:.1}-{d_hi:.1} µs with DAQ, {w_lo:.1}-{w_hi:.1} µs without (goal: the same within the spread)"
+    );
+    Ok(())
+}
+
+/// The EV plant with a master changing its mass every 50 ms.
+fn calibration(seconds: f64) -> anyhow::Result<()> {
+    let model = plants::builtin("ev").ok_or_else(|| anyhow::anyhow!("no ev plant"))?;
+    let settings = TandemSettings::new(1e-3, seconds);
+    let plan = Plan::new(model, "ev", settings, Vec::new());
+    let options = Options {
+        xcp: Some(XcpOptions {
+            listen: "127.0.0.1:0".parse().expect("an address"),
+            a2l: None,
+            wait: false,
+        }),
+        ..Options::new(ClockMode::Real, std::env::temp_dir())
+    };
+    let session = Session::new(plan, options)?;
+    let (udp, _) = session.xcp_addresses().expect("the run serves XCP");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopping = std::sync::Arc::clone(&stop);
+    let master = std::thread::spawn(move || -> anyhow::Result<()> {
+        let mut master = Master::connect(udp)?;
+        let mut k = 0u32;
+        while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+            master.calibrate(0, if k.is_multiple_of(2) { 2000.0 } else { 1800.0 })?;
+            k += 1;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    });
+    let report = session.run(&mut ())?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    // Refused once the run has ended: that answer ends the master.
+    let _ = master.join();
+    let calibrations = report.xcp.map(|x| x.calibrations).unwrap_or_default();
+    let mut delays: Vec<u64> = calibrations
+        .iter()
+        .filter_map(|c| Some(c.applied_at? - c.acknowledged_at))
+        .collect();
+    delays.sort_unstable();
+    let unapplied = calibrations.len() - delays.len();
+    println!(
+        "\ncalibration of the EV plant's mass every 50 ms at 1 kHz, {seconds} s: {} acknowledged, {unapplied} not applied before the end",
+        calibrations.len()
+    );
+    if let (Some(median), Some(max)) = (delays.get(delays.len() / 2), delays.last()) {
+        println!(
+            "  frames from acknowledgement to effect: median {median}, max {max} (goal <= {CALIBRATION_GOAL_FRAMES})"
+        );
+    }
+    Ok(())
+}
+
+/// Runs the XCP figures, `seconds` per run.
+pub fn run(seconds: f64) -> anyhow::Result<()> {
+    println!("xcp: the run's XCP slave on the real clock (a master on UDP in this process)");
+    daq_case(100, 1e-3, seconds)?;
+    daq_case(20, 1e-4, seconds)?;
+    calibration(seconds)
+}
