@@ -525,7 +525,7 @@ fn an_xcp_master_measures_and_calibrates_a_real_time_run_without_allocation_on_i
         .spawn(move || {
             let mut master = Master::connect(udp).unwrap();
             let every: Vec<u32> = (0..16).collect();
-            master.start_daq(&every, 0, 16).unwrap();
+            master.start_daq(&[(0, &every)]).unwrap();
             let mut acknowledged = 0;
             let mut quiet = 0;
             let mut next = std::time::Instant::now();

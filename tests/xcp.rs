@@ -201,3 +201,104 @@ fn pyxcp_measures_every_frame_and_calibrates_the_running_ev_plant() {
         "frames {from}..{to}: {gained} m/s at 3600 kg, {gained_light} m/s at 1800 kg"
     );
 }
+
+/// Runs `config` (written into a scratch folder as `run.toml`) on the
+/// virtual clock with a master sampling measurement 0 on each of
+/// `events`; returns the frames (1 ms) each list was sampled at, and the
+/// scratch folder.
+fn sampled_frames(test: &str, config: &str, events: &[u16]) -> (Vec<Vec<u64>>, std::path::PathBuf) {
+    use tandem_xcp::master::Master;
+    let dir = common::scratch(test);
+    std::fs::write(dir.join("run.toml"), config).unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["run", "run.toml", "--virtual-clock", "--results", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let udp = loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let out = run.wait_with_output().unwrap();
+            panic!("the run ended first:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
+            break at.split(" and TCP ").next().unwrap().parse().unwrap();
+        }
+    };
+    let mut master = Master::connect(udp).unwrap();
+    master.kept = Some(Vec::new());
+    let lists: Vec<(u16, &[u32])> = events.iter().map(|&e| (e, &[0u32][..])).collect();
+    let first_pids = master.start_daq(&lists).unwrap();
+    let mut quiet = 0;
+    while quiet < 10 {
+        let before = master.dtos;
+        master.receive().unwrap();
+        quiet = if master.dtos > before { 0 } else { quiet + 1 };
+    }
+    let kept = master.kept.take().unwrap();
+    master.disconnect().unwrap();
+    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
+    assert!(run.wait().unwrap().success(), "the run failed:\n{}", rest.join("\n"));
+    let mut frames = vec![Vec::new(); events.len()];
+    for dto in kept {
+        let list = first_pids
+            .iter()
+            .position(|&p| p == dto[0])
+            .expect("a DTO of a list made");
+        let stamp_us = u32::from_le_bytes(dto[1..5].try_into().unwrap());
+        frames[list].push(u64::from(stamp_us) / 1000);
+    }
+    (frames, dir)
+}
+
+#[test]
+fn daq_lists_are_sampled_at_the_frame_at_each_model_rate_and_at_each_bus_transmit() {
+    // The cruise control's PID runs every 20 ms: event 1.
+    let model = common::root().join("models/examples/cruise_control.json");
+    let config = format!(
+        "model = {model:?}\nframe = \"1ms\"\nduration = \"1s\"\npolicy = \"explicit\"\n\
+         [xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n"
+    );
+    let (frames, _) = sampled_frames("xcp-rate", &config, &[0, 1]);
+    assert_eq!(frames[0], (0..1000).collect::<Vec<u64>>(), "every frame");
+    assert_eq!(frames[1], (0..1000).step_by(20).collect::<Vec<u64>>(), "every 20 ms");
+
+    // The EV plant on a bus of its own: events 1 and 2 are can0's receive
+    // and transmit. Frame k's outputs are sent, and logged at the time of
+    // frame k + 1, as the frame ends: its transmit event fires at frame k.
+    let example = std::fs::read_to_string(common::root().join("config/examples/ev-can.toml")).unwrap();
+    let dbc = common::root().join("config/examples/ev.dbc");
+    let start = example.find("\n[[bus]]\n").unwrap();
+    let end = example.find("\n[record]\n").unwrap();
+    let buses = example[start..end]
+        .replace(
+            "transport = \"udp\"",
+            "transport = \"virtual\"\nchannel = \"xcp-events\"",
+        )
+        .replace("dbc = \"ev.dbc\"", &format!("dbc = {dbc:?}"))
+        .lines()
+        .filter(|l| !l.starts_with("group") && !l.starts_with("port"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let config = format!(
+        "model = \"ev\"\nframe = \"1ms\"\nduration = \"1s\"\n[inputs]\nprofile = \"ev-drive-cycle\"\n{buses}\n\
+         [record]\nbus_log = \"bus.log\"\n[xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n"
+    );
+    let (frames, dir) = sampled_frames("xcp-bus", &config, &[1, 2]);
+    assert!(frames[0].is_empty(), "nothing was received: {:?}", frames[0]);
+    let log = std::fs::read_to_string(dir.join("bus.log")).unwrap();
+    let mut sent: Vec<u64> = log
+        .lines()
+        .filter(|l| l.ends_with(" T"))
+        .map(|l| {
+            let seconds: f64 = l[1..l.find(')').unwrap()].parse().unwrap();
+            (seconds * 1000.0).round() as u64 - 1
+        })
+        .collect();
+    sent.dedup();
+    assert!(sent.len() >= 100, "{} frames sent on", sent.len());
+    assert_eq!(frames[1], sent, "the frames that sent");
+}

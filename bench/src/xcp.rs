@@ -87,7 +87,7 @@ fn daq_master(slave: SocketAddr, n: u32) -> JoinHandle<anyhow::Result<(u64, u64)
     std::thread::spawn(move || {
         let mut master = Master::connect(slave)?;
         let all: Vec<u32> = (0..n).collect();
-        master.start_daq(&all, 0, all.len())?;
+        master.start_daq(&[(0, &all)])?;
         let mut quiet = 0;
         while quiet < 5 {
             let before = master.dtos;

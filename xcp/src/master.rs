@@ -1,14 +1,14 @@
 //! A minimal XCP master over UDP, for tests and benchmarks that drive a
 //! slave from Rust: framed commands with their answers, one dynamic DAQ
-//! list, calibration by SET_MTA and DOWNLOAD. DTOs arriving between
-//! answers are counted, and their sizes summed.
+//! lists, calibration by SET_MTA and DOWNLOAD. DTOs arriving between
+//! answers are counted, and kept when asked.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use crate::map::{CHARACTERISTIC_BASE, MEASUREMENT_BASE, VALUE_BYTES};
-use crate::packet::{frame, pid, HEADER};
+use crate::packet::{frame, pid, HEADER, MAX_DTO};
 
 /// How long the master waits for a datagram.
 const RECEIVE_TIMEOUT: Duration = Duration::from_millis(100);
@@ -21,6 +21,8 @@ pub struct Master {
     pub dtos: u64,
     /// DTOs received with the overload bit set in their PID.
     pub overloaded: u64,
+    /// Every DTO received, when set to `Some`.
+    pub kept: Option<Vec<Vec<u8>>>,
 }
 
 /// What arrived in one datagram.
@@ -44,6 +46,7 @@ impl Master {
             ctr: 0,
             dtos: 0,
             overloaded: 0,
+            kept: None,
         };
         master.expect(&[0xFF, 0], "CONNECT")?;
         Ok(master)
@@ -99,36 +102,54 @@ impl Master {
                 if packet[0] & crate::daq::OVERLOAD_PID_BIT != 0 {
                     self.overloaded += 1;
                 }
+                if let Some(kept) = self.kept.as_mut() {
+                    kept.push(packet.to_vec());
+                }
             }
             at += HEADER + len;
         }
         Ok(answer.map_or(Received::Data, Received::Answer))
     }
 
-    /// Makes one DAQ list of the measurements `indices` on `event`,
-    /// timestamped, in as many ODTs of at most `per_odt` entries as
-    /// needed, and starts it.
-    pub fn start_daq(&mut self, indices: &[u32], event: u16, per_odt: usize) -> io::Result<()> {
-        let odts: Vec<&[u32]> = indices.chunks(per_odt.max(1)).collect();
+    /// Makes DAQ lists of `(event, measurement indices)`, timestamped, in
+    /// as many ODTs each as its entries need, and starts them; returns
+    /// each list's first PID (its first ODT's absolute number).
+    pub fn start_daq(&mut self, lists: &[(u16, &[u32])]) -> io::Result<Vec<u8>> {
+        // A DTO holds the PID, the first one a 4-byte timestamp, and 8
+        // bytes per entry.
+        let per_odt = (MAX_DTO - 1 - crate::daq::TIMESTAMP_BYTES) / VALUE_BYTES as usize;
+        let odts: Vec<Vec<&[u32]>> = lists.iter().map(|(_, m)| m.chunks(per_odt).collect()).collect();
         self.expect(&[0xD6], "FREE_DAQ")?;
-        self.expect(&[0xD5, 0, 1, 0], "ALLOC_DAQ")?;
-        self.expect(&[0xD4, 0, 0, 0, odts.len() as u8], "ALLOC_ODT")?;
-        for (i, odt) in odts.iter().enumerate() {
-            self.expect(&[0xD3, 0, 0, 0, i as u8, odt.len() as u8], "ALLOC_ODT_ENTRY")?;
+        let count = (lists.len() as u16).to_le_bytes();
+        self.expect(&[0xD5, 0, count[0], count[1]], "ALLOC_DAQ")?;
+        for (d, list) in odts.iter().enumerate() {
+            let d = (d as u16).to_le_bytes();
+            self.expect(&[0xD4, 0, d[0], d[1], list.len() as u8], "ALLOC_ODT")?;
         }
-        for (i, odt) in odts.iter().enumerate() {
-            self.expect(&[0xE2, 0, 0, 0, i as u8, 0], "SET_DAQ_PTR")?;
-            for &m in odt.iter() {
-                let mut write = vec![0xE1, 0xFF, VALUE_BYTES as u8, 0];
-                write.extend_from_slice(&(MEASUREMENT_BASE + VALUE_BYTES * m).to_le_bytes());
-                self.expect(&write, "WRITE_DAQ")?;
+        for (d, list) in odts.iter().enumerate() {
+            let d = (d as u16).to_le_bytes();
+            for (i, odt) in list.iter().enumerate() {
+                self.expect(&[0xD3, 0, d[0], d[1], i as u8, odt.len() as u8], "ALLOC_ODT_ENTRY")?;
             }
         }
-        let e = event.to_le_bytes();
-        self.expect(&[0xE0, 0x10, 0, 0, e[0], e[1], 1, 0], "SET_DAQ_LIST_MODE")?;
-        self.expect(&[0xDE, 2, 0, 0], "START_STOP_DAQ_LIST")?;
+        let mut first_pids = Vec::with_capacity(lists.len());
+        for (d, (list, (event, _))) in odts.iter().zip(lists).enumerate() {
+            let d = (d as u16).to_le_bytes();
+            for (i, odt) in list.iter().enumerate() {
+                self.expect(&[0xE2, 0, d[0], d[1], i as u8, 0], "SET_DAQ_PTR")?;
+                for &m in odt.iter() {
+                    let mut write = vec![0xE1, 0xFF, VALUE_BYTES as u8, 0];
+                    write.extend_from_slice(&(MEASUREMENT_BASE + VALUE_BYTES * m).to_le_bytes());
+                    self.expect(&write, "WRITE_DAQ")?;
+                }
+            }
+            let e = event.to_le_bytes();
+            self.expect(&[0xE0, 0x10, d[0], d[1], e[0], e[1], 1, 0], "SET_DAQ_LIST_MODE")?;
+            let selected = self.expect(&[0xDE, 2, d[0], d[1]], "START_STOP_DAQ_LIST")?;
+            first_pids.push(selected.get(1).copied().unwrap_or(0));
+        }
         self.expect(&[0xDD, 1], "START_STOP_SYNCH")?;
-        Ok(())
+        Ok(first_pids)
     }
 
     /// Stops every DAQ list.
