@@ -182,6 +182,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     }
     let ecu = config.ecu.as_ref().map(|e| e.config.value.clone());
     let xcp = xcp_options(args, &config)?;
+    let xcp_waits = config.xcp.is_some_and(|x| x.wait);
     let plan = bind(config)?;
     if let Some(evaluation) = &plan.evaluation {
         say!("{}: {evaluation}", plan.name);
@@ -224,6 +225,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     announce(&session, clock);
     if let Some((udp, tcp)) = session.xcp_addresses() {
         say!("xcp: listening on UDP {udp} and TCP {tcp}");
+        if xcp_waits {
+            say!("xcp: the first frame waits for a master to start DAQ (xcp.wait)");
+        }
     }
     // The virtual ECU talks over the buses; on the virtual clock there are none.
     let mut ecu = match ecu.filter(|_| clock == ClockMode::Real) {

@@ -230,6 +230,7 @@ fn stats_json_holds_the_summary() {
             "matrix age (frames)",
             "newton iterations",
             "wake-up latency",
+            "xcp sampling",
         ]
     );
     for (name, h) in histograms {

@@ -302,3 +302,65 @@ fn daq_lists_are_sampled_at_the_frame_at_each_model_rate_and_at_each_bus_transmi
     assert!(sent.len() >= 100, "{} frames sent on", sent.len());
     assert_eq!(frames[1], sent, "the frames that sent");
 }
+
+#[test]
+fn a_calibration_that_would_change_the_models_shape_is_refused_with_its_error_code() {
+    use tandem_xcp::master::Master;
+    let dir = common::scratch("xcp-refusals");
+    let model = serde_json::json!({
+        "blocks": [
+            {"id": "u", "type": "Inport", "params": {"width": 1}},
+            {"id": "g", "type": "Gain", "params": {"gain": 2.0}},
+            {"id": "y", "type": "Outport"}
+        ],
+        "links": [{"from": "u", "to": "g"}, {"from": "g", "to": "y"}]
+    });
+    std::fs::write(dir.join("gain.json"), model.to_string()).unwrap();
+    let config = "model = \"gain.json\"\nframe = \"1ms\"\nduration = \"1s\"\npolicy = \"explicit\"\n\
+                  [xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n";
+    std::fs::write(dir.join("run.toml"), config).unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
+        .args(["run", "run.toml", "--virtual-clock", "--pace", "1", "--a2l", "gain.a2l"])
+        .args(["--stats-json", "stats.json", "--results", "."])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap());
+    let udp = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended first");
+        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
+            break at.split(" and TCP ").next().unwrap().parse().unwrap();
+        }
+    };
+    // The characteristics in address order, as the A2L gives them.
+    let a2l = std::fs::read_to_string(dir.join("gain.a2l")).unwrap();
+    let characteristics: Vec<&str> = a2l
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("/begin CHARACTERISTIC "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(characteristics, ["u.width", "g.gain"]);
+
+    let mut master = Master::connect(udp).unwrap();
+    master.start_daq(&[(0, &[0])]).unwrap();
+    // ERR_ACCESS_DENIED (0x24): a wider input changes the model's signals.
+    assert_eq!(master.calibrate(0, 3.0).unwrap(), [0xFE, 0x24]);
+    // ERR_OUT_OF_RANGE (0x22): not a number.
+    assert_eq!(master.calibrate(1, f64::NAN).unwrap(), [0xFE, 0x22]);
+    assert_eq!(master.calibrate(1, 5.0).unwrap(), [0xFF]);
+    master.stop_daq().unwrap();
+    master.disconnect().unwrap();
+    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
+    assert!(run.wait().unwrap().success(), "{}", rest.join("\n"));
+
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    let calibrations = stats["xcp"]["calibrations"].as_array().unwrap();
+    assert_eq!(calibrations.len(), 1, "{calibrations:?}");
+    assert_eq!(
+        (&calibrations[0]["parameter"], &calibrations[0]["value"]),
+        (&Value::from("g/gain"), &Value::from(5.0))
+    );
+}
