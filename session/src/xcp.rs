@@ -479,7 +479,7 @@ impl XcpRun {
     /// Blocks until a master has started DAQ, when the run waits for one,
     /// or until `stop` is set.
     pub(crate) fn wait_for_master(&self, stop: &AtomicBool) {
-        while self.wait && !self.server.status().daq_running && !stop.load(Ordering::Acquire) {
+        while self.wait && !self.server.status().daq_started && !stop.load(Ordering::Acquire) {
             std::thread::sleep(WAIT_POLL);
         }
     }

@@ -37,6 +37,7 @@ enum Master {
 struct Shared<T> {
     slave: Slave<T>,
     master: Option<(Master, Instant)>,
+    daq_started: bool,
     dtos_sent: u64,
     ctr: u16,
     reply: Vec<u8>,
@@ -63,6 +64,7 @@ impl<T: Target> Shared<T> {
         let mut reply = std::mem::take(&mut self.reply);
         reply.clear();
         self.slave.handle(packet, &mut reply);
+        self.daq_started |= self.slave.daq_running();
         if !reply.is_empty() {
             self.answer(&reply, out);
         }
@@ -113,6 +115,9 @@ pub struct Status {
     pub connected: bool,
     /// A DAQ list runs.
     pub daq_running: bool,
+    /// A DAQ list has run since the server started (it stays true once a
+    /// master has started DAQ, however briefly).
+    pub daq_started: bool,
     /// Bytes of DTOs sampled and not yet sent.
     pub pending_bytes: usize,
     /// DTOs sent to masters.
@@ -180,6 +185,7 @@ impl Server {
         let shared = Arc::new(Mutex::new(Shared {
             slave,
             master: None,
+            daq_started: false,
             dtos_sent: 0,
             ctr: 0,
             reply: Vec::with_capacity(MAX_CTO),
@@ -194,6 +200,7 @@ impl Server {
                 Status {
                     connected: s.slave.connected(),
                     daq_running: s.slave.daq_running(),
+                    daq_started: s.daq_started,
                     pending_bytes: s.slave.pending_bytes(),
                     dtos_sent: s.dtos_sent,
                     overruns: s.slave.overruns(),
