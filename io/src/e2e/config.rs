@@ -145,6 +145,13 @@ pub enum Bound {
     AtMost(u64, &'static str),
     /// The value must be a multiple of this.
     MultipleOf(u64),
+    /// The field it places would end in byte `byte`, beyond the data.
+    EndsBeyond {
+        /// The byte the field would end in.
+        byte: u64,
+        /// The data length in bytes.
+        length: u64,
+    },
     /// The value must differ from another field's place; the text names it.
     Overlaps(&'static str),
     /// The mode does not exist in this profile; the text lists those that do.
@@ -157,6 +164,9 @@ impl fmt::Display for Bound {
             Bound::AtLeast(n) => write!(f, "it must be at least {n}"),
             Bound::AtMost(n, why) => write!(f, "it must be at most {n} ({why})"),
             Bound::MultipleOf(n) => write!(f, "it must be a multiple of {n}"),
+            Bound::EndsBeyond { byte, length } => {
+                write!(f, "the field would end in byte {byte}, beyond the {length}-byte data")
+            }
             Bound::Overlaps(other) => write!(f, "it shares its byte or nibble with {other}; move one of them"),
             Bound::NotInProfile(allowed) => write!(f, "the profile has no such mode; use {allowed}"),
         }
@@ -182,7 +192,7 @@ impl Profile {
             Profile::P01 { .. } | Profile::P11 { .. } => 15,
             Profile::P02 { .. } => 16,
             Profile::P05 { .. } => 256,
-            Profile::Plain { counter, .. } => counter.map_or(1, |c| c.max + 1),
+            Profile::Plain { counter, .. } => counter.map_or(1, |c| c.max.saturating_add(1)),
         }
     }
 
@@ -326,7 +336,7 @@ impl Config {
 mod tests {
     use super::*;
     use crate::dbc::ByteOrder;
-    use crate::e2e::{Checksum, ChecksumSignal, CounterSignal};
+    use crate::e2e::{CheckStatus, Checksum, ChecksumSignal, CounterSignal};
 
     fn p01(layout: NibbleLayout, mode: DataIdMode, data_length: usize) -> Config {
         Config {
@@ -474,5 +484,103 @@ mod tests {
         assert_eq!(fault(plain(Some(outside), None)).0, "counter.start_bit");
         let beyond = ChecksumSignal { end: 9, ..checksum };
         assert_eq!(fault(plain(None, Some(beyond))).0, "checksum.end");
+    }
+
+    #[test]
+    fn validation_is_total_and_what_passes_runs_on_its_data() {
+        use crate::e2e::{Checker, Protector};
+        const EDGES: [u64; 20] = [
+            0,
+            1,
+            2,
+            3,
+            4,
+            7,
+            8,
+            12,
+            15,
+            16,
+            17,
+            24,
+            30,
+            31,
+            64,
+            255,
+            256,
+            4096,
+            4097,
+            u64::MAX,
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut pick = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            EDGES[(state % EDGES.len() as u64) as usize]
+        };
+        let modes = [DataIdMode::Both, DataIdMode::Alt, DataIdMode::Low, DataIdMode::Nibble];
+        let mut accepted = 0;
+        for round in 0..100_000 {
+            let layout = NibbleLayout {
+                crc_offset: pick() as u16,
+                counter_offset: pick() as u16,
+                data_id_nibble_offset: pick() as u16,
+            };
+            let (data_id, mode) = (pick() as u16, modes[round % 4]);
+            let order = if pick() % 2 == 0 {
+                ByteOrder::Intel
+            } else {
+                ByteOrder::Motorola
+            };
+            let kinds = [
+                Checksum::Crc8SaeJ1850,
+                Checksum::Crc16CcittFalse,
+                Checksum::Crc32P4,
+                Checksum::Xor,
+            ];
+            let profile = match round % 5 {
+                0 => Profile::P01 { data_id, mode, layout },
+                1 => Profile::P11 { data_id, mode, layout },
+                2 => Profile::P02 {
+                    data_ids: [pick() as u8; 16],
+                },
+                3 => Profile::P05 {
+                    data_id,
+                    offset: pick() as u16,
+                },
+                _ => Profile::Plain {
+                    counter: (pick() % 4 != 0).then(|| CounterSignal {
+                        start_bit: pick() as u32,
+                        bits: pick() as u32,
+                        byte_order: order,
+                        max: pick() as u32,
+                    }),
+                    checksum: (pick() % 4 != 0).then(|| ChecksumSignal {
+                        kind: kinds[(pick() % 4) as usize],
+                        start: pick() as usize,
+                        end: pick() as usize,
+                        at: pick() as usize,
+                        byte_order: order,
+                    }),
+                },
+            };
+            let config = Config {
+                profile,
+                data_length: pick().min(5000) as usize,
+                max_delta_counter: pick() as u8,
+            };
+            let Ok(mut protector) = Protector::new(config) else {
+                continue;
+            };
+            accepted += 1;
+            let mut payload = vec![0xA5; config.data_length];
+            protector.protect(&mut payload).unwrap();
+            let mut checker = Checker::new(config).unwrap();
+            assert!(!matches!(checker.check(&payload), CheckStatus::Error(_)), "{config:?}");
+        }
+        assert!(
+            accepted > 1_000,
+            "the edges reach valid configurations too ({accepted})"
+        );
     }
 }

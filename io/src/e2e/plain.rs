@@ -131,6 +131,32 @@ pub(super) fn validate(
     data_length: usize,
 ) -> Result<(), (&'static str, u64, Bound)> {
     let len = data_length as u64;
+    if let Some(checksum) = checksum {
+        if checksum.end > data_length {
+            return Err((
+                "checksum.end",
+                checksum.end as u64,
+                Bound::AtMost(len, "the data length"),
+            ));
+        }
+        if checksum.start >= checksum.end {
+            let why = "the range must hold a byte";
+            let bound = Bound::AtMost(checksum.end.saturating_sub(1) as u64, why);
+            return Err(("checksum.start", checksum.start as u64, bound));
+        }
+        let width = checksum.kind.width() as u64;
+        let end = (checksum.at as u64).saturating_add(width);
+        if end > len {
+            let bound = Bound::EndsBeyond {
+                byte: end - 1,
+                length: len,
+            };
+            return Err(("checksum.at", checksum.at as u64, bound));
+        }
+        if checksum.at < checksum.end && checksum.start < checksum.place().end {
+            return Err(("checksum.at", checksum.at as u64, Bound::Overlaps("the summed range")));
+        }
+    }
     if let Some(counter) = counter {
         if !(1..=16).contains(&counter.bits) {
             let bound = if counter.bits == 0 {
@@ -145,21 +171,17 @@ pub(super) fn validate(
             return Err(("counter.max", 0, Bound::AtLeast(1)));
         }
         if u64::from(counter.max) > top {
-            return Err((
-                "counter.max",
-                counter.max.into(),
-                Bound::AtMost(top, "what the counter's bits hold"),
-            ));
+            let bound = Bound::AtMost(top, "what the counter's bits hold");
+            return Err(("counter.max", counter.max.into(), bound));
         }
         let field = counter.field();
         let last = field.last_byte() as u64;
         if last >= len {
-            let why = "the counter must end within the data";
-            return Err((
-                "counter.start_bit",
-                counter.start_bit.into(),
-                Bound::AtMost(len * 8 - 1, why),
-            ));
+            let bound = Bound::EndsBeyond {
+                byte: last,
+                length: len,
+            };
+            return Err(("counter.start_bit", counter.start_bit.into(), bound));
         }
         if let Some(checksum) = checksum {
             if (0..counter.bits).any(|i| checksum.place().contains(&field.position(i).0)) {
@@ -169,34 +191,6 @@ pub(super) fn validate(
                     Bound::Overlaps("the checksum"),
                 ));
             }
-        }
-    }
-    if let Some(checksum) = checksum {
-        if checksum.end > data_length {
-            return Err((
-                "checksum.end",
-                checksum.end as u64,
-                Bound::AtMost(len, "the data length"),
-            ));
-        }
-        if checksum.start >= checksum.end {
-            return Err((
-                "checksum.start",
-                checksum.start as u64,
-                Bound::AtMost(checksum.end.saturating_sub(1) as u64, "the range must hold a byte"),
-            ));
-        }
-        let width = checksum.kind.width() as u64;
-        if checksum.at as u64 + width > len {
-            let why = "the checksum must end within the data";
-            return Err((
-                "checksum.at",
-                checksum.at as u64,
-                Bound::AtMost(len.saturating_sub(width), why),
-            ));
-        }
-        if checksum.at < checksum.end && checksum.start < checksum.place().end {
-            return Err(("checksum.at", checksum.at as u64, Bound::Overlaps("the summed range")));
         }
     }
     Ok(())
