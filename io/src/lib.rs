@@ -2,6 +2,8 @@
 //!
 //! - [`frame`]: the CAN frame every part shares.
 //! - [`dbc`]: the DBC signal database: message layouts, signal decode and encode.
+//! - [`e2e`]: AUTOSAR E2E protection (profiles 1, 2, 5, 11) and plain counter
+//!   and checksum signals: protect on transmit, check on receive.
 //! - [`transport`]: the receiving and sending halves every transport offers.
 //! - [`socketcan_bus`]: SocketCAN, a Linux CAN interface (`can0`, `vcan0`).
 //! - [`log`]: candump and Vector ASC bus logs.
@@ -30,6 +32,7 @@
 //! ```
 
 pub mod dbc;
+pub mod e2e;
 pub mod frame;
 pub mod log;
 pub mod pipe;

@@ -6,41 +6,20 @@
 //! encoded by cantools decode to the same values in Tandem, and both write
 //! the same bytes. cantools is driven through `tests/peers/cantools_peer.py`.
 
+mod rng;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use rng::Rng;
 use tandem_io::dbc::{ByteOrder, Dbc, Message, Multiplex, Signal, ValueType};
 
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/cantools_peer.py");
 const PEER_DBC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/peer.dbc");
 /// Random payloads per message (per multiplexor value for the multiplexed one).
 const ROUNDS: usize = 150;
-
-/// xorshift64*: a deterministic generator, so that every run checks the same values.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn between(&mut self, lo: i128, hi: i128) -> i128 {
-        let span = (hi - lo + 1) as u128;
-        let wide = (u128::from(self.next()) << 64) | u128::from(self.next());
-        lo + (wide % span) as i128
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// A raw value: an integer, or a float signal's IEEE value.
 #[derive(Clone, Copy, Debug, PartialEq)]

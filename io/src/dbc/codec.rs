@@ -33,48 +33,28 @@ impl Signal {
     /// Never allocates or panics.
     pub fn encode(&self, physical: f64, payload: &mut [u8]) -> bool {
         let (raw, limited) = self.raw_of(physical);
-        for i in 0..self.size.min(64) {
-            let (byte, bit) = self.bit_position(i);
-            if let Some(b) = payload.get_mut(byte) {
-                if raw >> i & 1 == 1 {
-                    *b |= 1 << bit;
-                } else {
-                    *b &= !(1 << bit);
-                }
-            }
-        }
+        self.bits().write(payload, raw);
         limited
     }
 
     /// The signal's raw bits in `payload`, least significant first; bits
     /// beyond the payload's end read as 0.
     pub(super) fn raw(&self, payload: &[u8]) -> u64 {
-        (0..self.size.min(64)).fold(0, |raw, i| {
-            let (byte, bit) = self.bit_position(i);
-            match payload.get(byte) {
-                Some(b) if b >> bit & 1 == 1 => raw | 1 << i,
-                _ => raw,
-            }
-        })
+        self.bits().read(payload)
     }
 
     /// Where bit `i` of the raw value (0 = least significant) sits in the
     /// payload: (byte index, bit in that byte with 0 = least significant).
     pub(super) fn bit_position(&self, i: u32) -> (usize, u32) {
-        let start = u64::from(self.start_bit);
-        match self.byte_order {
-            ByteOrder::Intel => {
-                let pos = start + u64::from(i);
-                ((pos / 8) as usize, (pos % 8) as u32)
-            }
-            ByteOrder::Motorola => {
-                // Count bits in transmission order (byte 0 bit 7 first): the
-                // start bit is the most significant, raw bit i follows it by
-                // size - 1 - i places.
-                let msb = start / 8 * 8 + 7 - start % 8;
-                let pos = msb + u64::from(self.size.saturating_sub(1).saturating_sub(i));
-                ((pos / 8) as usize, 7 - (pos % 8) as u32)
-            }
+        self.bits().position(i)
+    }
+
+    /// The bits the signal occupies.
+    pub(super) fn bits(&self) -> BitField {
+        BitField {
+            start_bit: self.start_bit,
+            size: self.size,
+            byte_order: self.byte_order,
         }
     }
 
@@ -132,6 +112,73 @@ impl Message {
                 .is_some_and(|mux| mux.raw(payload) == value),
             Multiplex::Plain | Multiplex::Multiplexor => true,
         }
+    }
+}
+
+/// A run of payload bits holding an unsigned raw value, numbered as the
+/// DBC numbers a signal's (see the module documentation): what a signal
+/// occupies, and what the plain counter signals of [`crate::e2e`] occupy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BitField {
+    /// The DBC start bit.
+    pub start_bit: u32,
+    /// Size in bits; bits beyond the 64th are not read or written.
+    pub size: u32,
+    /// Intel or Motorola.
+    pub byte_order: ByteOrder,
+}
+
+impl BitField {
+    /// Where bit `i` of the raw value (0 = least significant) sits in the
+    /// payload: (byte index, bit in that byte with 0 = least significant).
+    pub fn position(&self, i: u32) -> (usize, u32) {
+        let start = u64::from(self.start_bit);
+        match self.byte_order {
+            ByteOrder::Intel => {
+                let pos = start + u64::from(i);
+                ((pos / 8) as usize, (pos % 8) as u32)
+            }
+            ByteOrder::Motorola => {
+                // Count bits in transmission order (byte 0 bit 7 first): the
+                // start bit is the most significant, raw bit i follows it by
+                // size - 1 - i places.
+                let msb = start / 8 * 8 + 7 - start % 8;
+                let pos = msb + u64::from(self.size.saturating_sub(1).saturating_sub(i));
+                ((pos / 8) as usize, 7 - (pos % 8) as u32)
+            }
+        }
+    }
+
+    /// The raw bits in `payload`, least significant first; bits beyond the
+    /// payload's end read as 0.
+    pub fn read(&self, payload: &[u8]) -> u64 {
+        (0..self.size.min(64)).fold(0, |raw, i| {
+            let (byte, bit) = self.position(i);
+            match payload.get(byte) {
+                Some(b) if b >> bit & 1 == 1 => raw | 1 << i,
+                _ => raw,
+            }
+        })
+    }
+
+    /// Writes the low `size` bits of `raw`, leaving every other bit as it
+    /// is; bits beyond the payload's end are not written.
+    pub fn write(&self, payload: &mut [u8], raw: u64) {
+        for i in 0..self.size.min(64) {
+            let (byte, bit) = self.position(i);
+            if let Some(b) = payload.get_mut(byte) {
+                if raw >> i & 1 == 1 {
+                    *b |= 1 << bit;
+                } else {
+                    *b &= !(1 << bit);
+                }
+            }
+        }
+    }
+
+    /// The highest payload byte index the field touches.
+    pub fn last_byte(&self) -> usize {
+        (0..self.size).map(|i| self.position(i).0).max().unwrap_or(0)
     }
 }
 

@@ -22,6 +22,7 @@ mod validate;
 
 use std::time::Duration;
 
+pub(crate) use codec::BitField;
 pub use error::DbcError;
 
 use crate::frame::CanId;

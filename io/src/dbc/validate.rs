@@ -177,7 +177,7 @@ fn check_signal(message: &Message, index: usize, signal: &Signal) -> Result<(), 
             "write `[Min|Max]` with the minimum first, or `[0|0]` for no range",
         ));
     }
-    let last_byte = (0..signal.size).map(|i| signal.bit_position(i).0).max().unwrap_or(0);
+    let last_byte = signal.bits().last_byte();
     if last_byte >= message.len {
         let (order, hint) = match signal.byte_order {
             ByteOrder::Intel => ("Intel", "its start bit is the least significant bit"),
