@@ -7,7 +7,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use super::{write_hex, Direction, LogError, LogRecord, LogWriter};
+use super::{write_hex, Direction, LogError, LogRecord, LogWriter, Place};
 use crate::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
 
 /// The longest line read (bytes): a CAN FD frame of 64 bytes with a long
@@ -81,7 +81,7 @@ impl<R> CandumpReader<R> {
     pub fn error(&self, message: String) -> LogError {
         LogError {
             file: self.file.clone(),
-            line: self.line,
+            place: Place::Line(self.line),
             message,
         }
     }
@@ -191,21 +191,7 @@ pub fn parse_entry(line: &str) -> Result<Entry<'_>, CandumpLineError> {
 
 /// `(seconds.fraction)` as exact nanoseconds.
 fn parse_time(field: &str) -> Option<i64> {
-    let inner = field.strip_prefix('(')?.strip_suffix(')')?;
-    let (whole, fraction) = inner.split_once('.').unwrap_or((inner, ""));
-    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let seconds: i64 = whole.parse().ok()?;
-    let nanos: i64 = if fraction.is_empty() {
-        0
-    } else {
-        fraction.parse::<i64>().ok()? * 10_i64.pow(9 - fraction.len() as u32)
-    };
-    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+    super::seconds_to_ns(field.strip_prefix('(')?.strip_suffix(')')?)
 }
 
 fn parse_frame(field: &str) -> Result<CanFrame, CandumpLineError> {
@@ -366,6 +352,9 @@ mod tests {
         let mut reader = CandumpReader::new(text.as_bytes(), "bus.log");
         assert!(reader.next().unwrap().is_ok());
         let e = reader.next().unwrap().unwrap_err();
-        assert_eq!((e.line, e.to_string().starts_with("bus.log:3: ")), (3, true));
+        assert_eq!(
+            (e.place, e.to_string().starts_with("bus.log:3: ")),
+            (Place::Line(3), true)
+        );
     }
 }
