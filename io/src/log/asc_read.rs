@@ -145,7 +145,7 @@ impl<R: BufRead> AscReader<R> {
             }
             "begin" => {
                 // `Begin Triggerblock WEEKDAY MONTH DAY TIME [am|pm] YEAR`.
-                if let Some((column, _)) = fields.nth(1) {
+                if let Some((column, _)) = fields.nth(2) {
                     if let Some(start) = parse_asc_date(&text[column - 1..]) {
                         self.start_ns = start;
                     }
