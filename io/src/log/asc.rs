@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::{write_hex, ChannelNumbers, Direction, LogRecord, LogWriter};
+use super::{write_hex, ChannelNumbers, Direction, Entry, LogWriter};
 use crate::frame::FrameKind;
 
 /// Writes frames as Vector ASC. Channels are numbered from 1 in the order
@@ -36,8 +36,8 @@ impl<W: Write> AscWriter<W> {
 }
 
 impl<W: Write + Send> LogWriter for AscWriter<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
-        let channel = self.channels.of(&r.interface);
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
+        let channel = self.channels.of(r.interface);
         let t = (r.time_ns - self.start_ns) as f64 * 1e-9;
         // The identifier as text, `x` marking extended, formatted on the
         // stack so that it can be padded without allocating.

@@ -155,7 +155,7 @@ fn base_header(out: &mut [u8], header_size: u16, size: usize, kind: u32) {
 }
 
 impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let origin = *self.origin_ns.get_or_insert_with(|| {
             let ms = self.start_ns.min(r.time_ns).div_euclid(1_000_000);
             if ms < DATED_FROM_MS {
@@ -174,7 +174,7 @@ impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
             ));
         };
         self.last_ns = self.last_ns.max(r.time_ns);
-        let channel = self.channels.of(&r.interface);
+        let channel = self.channels.of(r.interface);
         let id = r.frame.id();
         let raw_id = id.raw() | if id.is_extended() { EXTENDED } else { 0 };
         let tx = r.direction == Direction::Tx;

@@ -7,7 +7,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use super::{write_hex, Direction, LogError, LogRecord, LogWriter, Place};
+use super::{write_hex, Direction, Entry, LogError, LogRecord, LogWriter, Place};
 use crate::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
 
 /// The longest line read (bytes): a CAN FD frame of 64 bytes with a long
@@ -136,31 +136,6 @@ pub enum CandumpLineError {
     Frame(#[from] FrameError),
 }
 
-/// A frame of a candump log, its interface name borrowed from the line.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Entry<'a> {
-    /// When, in nanoseconds.
-    pub time_ns: i64,
-    /// The interface (bus) name.
-    pub interface: &'a str,
-    /// The frame.
-    pub frame: CanFrame,
-    /// Received or sent.
-    pub direction: Direction,
-}
-
-impl Entry<'_> {
-    /// The same frame as an owned record.
-    pub fn to_record(self) -> LogRecord {
-        LogRecord {
-            time_ns: self.time_ns,
-            interface: self.interface.to_owned(),
-            frame: self.frame,
-            direction: self.direction,
-        }
-    }
-}
-
 /// Parses one candump log line.
 pub fn parse_line(line: &str) -> Result<LogRecord, CandumpLineError> {
     parse_entry(line).map(Entry::to_record)
@@ -277,7 +252,7 @@ impl<W: Write> CandumpWriter<W> {
 }
 
 impl<W: Write + Send> LogWriter for CandumpWriter<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let (seconds, nanos) = (r.time_ns.div_euclid(1_000_000_000), r.time_ns.rem_euclid(1_000_000_000));
         write!(self.out, "({seconds}.{:06}) {} ", nanos / 1000, r.interface)?;
         let id = r.frame.id();

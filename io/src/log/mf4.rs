@@ -15,7 +15,7 @@
 
 use std::io::{self, Seek, SeekFrom, Write};
 
-use super::{ChannelNumbers, Direction, LogRecord, LogWriter};
+use super::{ChannelNumbers, Direction, Entry, LogWriter};
 use crate::frame::{FrameKind, FD_MAX_LEN};
 
 /// The record layout: byte offsets after the record id.
@@ -155,8 +155,8 @@ impl<W: Write + Seek> Mf4Writer<W> {
 }
 
 impl<W: Write + Seek + Send> LogWriter for Mf4Writer<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
-        let channel = self.channels.of(&r.interface);
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
+        let channel = self.channels.of(r.interface);
         let (group, fd, brs, esi) = match r.frame.kind() {
             FrameKind::Data => (0, false, false, false),
             FrameKind::Fd { brs, esi } => (1, true, brs, esi),

@@ -24,7 +24,7 @@ use std::path::Path;
 pub use asc::AscWriter;
 pub use asc_read::AscReader;
 pub use blf::{BlfReader, BlfWriter};
-pub use candump::{parse_entry, parse_line, CandumpLineError, CandumpReader, CandumpWriter, Entry, EXPECTED_LINE};
+pub use candump::{parse_entry, parse_line, CandumpLineError, CandumpReader, CandumpWriter, EXPECTED_LINE};
 pub use mf4::Mf4Writer;
 pub use mf4_read::{Mf4Reader, ReadAt};
 
@@ -86,10 +86,55 @@ pub struct LogError {
     pub message: String,
 }
 
+/// A logged frame, its interface name borrowed (from a reader, or from a
+/// [`LogRecord`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Entry<'a> {
+    /// When, in nanoseconds.
+    pub time_ns: i64,
+    /// The interface (bus) name.
+    pub interface: &'a str,
+    /// The frame.
+    pub frame: CanFrame,
+    /// Received or sent.
+    pub direction: Direction,
+}
+
+impl Entry<'_> {
+    /// The same frame as an owned record.
+    pub fn to_record(self) -> LogRecord {
+        LogRecord {
+            time_ns: self.time_ns,
+            interface: self.interface.to_owned(),
+            frame: self.frame,
+            direction: self.direction,
+        }
+    }
+}
+
+impl LogRecord {
+    /// The record with its interface name borrowed.
+    pub fn entry(&self) -> Entry<'_> {
+        Entry {
+            time_ns: self.time_ns,
+            interface: &self.interface,
+            frame: self.frame,
+            direction: self.direction,
+        }
+    }
+}
+
 /// Where logged frames go.
 pub trait LogWriter: Send {
+    /// Appends one frame, its interface name borrowed (no allocation per
+    /// frame in any of Tandem's writers once each interface has been seen).
+    fn write_entry(&mut self, entry: &Entry<'_>) -> io::Result<()>;
+
     /// Appends one frame.
-    fn write(&mut self, record: &LogRecord) -> io::Result<()>;
+    fn write(&mut self, record: &LogRecord) -> io::Result<()> {
+        self.write_entry(&record.entry())
+    }
+
     /// Flushes what is buffered, so that it survives the process.
     fn flush(&mut self) -> io::Result<()>;
     /// Writes any trailer and flushes.
