@@ -4,7 +4,7 @@
 //! - [`dbc`]: the DBC signal database: message layouts, signal decode and encode.
 //! - [`transport`]: the receiving and sending halves every transport offers.
 //! - [`socketcan_bus`]: SocketCAN, a Linux CAN interface (`can0`, `vcan0`).
-//! - [`log`]: candump and Vector ASC bus logs.
+//! - [`log`]: bus logs in candump, Vector ASC, Vector BLF and ASAM MDF4, written and read.
 //! - [`virtual_bus`]: an in-process bus for tests and single-process loops.
 //! - [`udp`]: CAN over UDP multicast, as python-can's `udp_multicast`.
 //! - [`slcan`]: SLCAN (Lawicel ASCII) serial CAN adapters, and python-can's `slcan`.

@@ -8,6 +8,11 @@
 //! `CAN_MESSAGE` (1) and `CAN_FD_MESSAGE` (100) and skips other objects.
 //! All numbers are little-endian; an object is followed by
 //! `size % 4` padding bytes.
+//!
+//! A damaged file gets an error naming the byte offset of the top-level
+//! object at fault, and allocates at most [`MAX_OBJECT`] bytes per
+//! container, compressed (read as the file delivers them) and again
+//! uncompressed.
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
@@ -174,7 +179,7 @@ impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
             ));
         };
         self.last_ns = self.last_ns.max(r.time_ns);
-        let channel = self.channels.of(r.interface);
+        let channel = self.channels.byte_of(r.interface)?;
         let id = r.frame.id();
         let raw_id = id.raw() | if id.is_extended() { EXTENDED } else { 0 };
         let tx = r.direction == Direction::Tx;
@@ -184,7 +189,7 @@ impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
                 let size = BASE_HEADER + V1_HEADER + 40 + r.frame.len();
                 let flags = 0x1000 | u32::from(brs) << 13 | u32::from(esi) << 14;
                 let d = &mut object[BASE_HEADER + V1_HEADER..];
-                d[0] = channel as u8;
+                d[0] = channel;
                 d[1] = r.frame.dlc();
                 d[2] = r.frame.len() as u8;
                 d[4..8].copy_from_slice(&raw_id.to_le_bytes());
@@ -198,7 +203,7 @@ impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
                 let size = BASE_HEADER + V1_HEADER + 24;
                 let flags = u8::from(tx) | if r.frame.is_remote() { 0x80 } else { 0 };
                 let d = &mut object[BASE_HEADER + V1_HEADER..];
-                d[0..2].copy_from_slice(&(channel as u16).to_le_bytes());
+                d[0..2].copy_from_slice(&u16::from(channel).to_le_bytes());
                 d[2] = flags;
                 d[3] = r.frame.len() as u8;
                 d[4..8].copy_from_slice(&raw_id.to_le_bytes());
@@ -485,10 +490,12 @@ impl<R: Read> BlfReader<R> {
             }
             self.compressed.clear();
             let body = size - BASE_HEADER - CONTAINER_HEADER;
-            self.compressed.resize(body, 0);
-            if read_full(&mut self.input, &mut self.compressed).map_err(|e| self.error(format!("cannot read: {e}")))?
-                < body
-            {
+            // Read as it comes: a truncated file allocates no more than it holds.
+            let got = (&mut self.input)
+                .take(body as u64)
+                .read_to_end(&mut self.compressed)
+                .map_err(|e| self.error(format!("cannot read: {e}")))?;
+            if got < body {
                 return Err(self.error("the file ends inside a log container: it is truncated".into()));
             }
             self.skip_padding(padding)?;

@@ -156,7 +156,7 @@ impl<W: Write + Seek> Mf4Writer<W> {
 
 impl<W: Write + Seek + Send> LogWriter for Mf4Writer<W> {
     fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
-        let channel = self.channels.of(r.interface);
+        let channel = self.channels.byte_of(r.interface)?;
         let (group, fd, brs, esi) = match r.frame.kind() {
             FrameKind::Data => (0, false, false, false),
             FrameKind::Fd { brs, esi } => (1, true, brs, esi),
@@ -168,7 +168,7 @@ impl<W: Write + Seek + Send> LogWriter for Mf4Writer<W> {
         let seconds = (r.time_ns - self.origin_ns) as f64 * 1e-9;
         body[layout::TIME..layout::TIME + 8].copy_from_slice(&seconds.to_le_bytes());
         let id = r.frame.id();
-        body[8] = channel as u8;
+        body[8] = channel;
         body[9..13].copy_from_slice(&id.raw().to_le_bytes());
         body[13] = u8::from(id.is_extended());
         body[14] = r.frame.dlc();

@@ -11,6 +11,11 @@
 //! `.ESI` and `.DataBytes` (fixed-length: a variable-length, VLSD, data
 //! field is refused with an error), as unsigned integers of any bit
 //! position and byte order.
+//!
+//! A damaged file gets an error naming the byte offset of the block at
+//! fault, and allocates at most what its bounds allow: 1 MiB per metadata
+//! block, 16 MiB per data list, 64 MiB per DZ block (zipped and
+//! unzipped), 1 MiB per record, 64 KiB chunks of plain data.
 
 use std::fs::File;
 use std::io;
@@ -53,6 +58,9 @@ const MAX_META_BLOCK: u64 = 1 << 20;
 const MAX_LIST_BLOCK: u64 = 16 << 20;
 /// The largest uncompressed DZ block accepted.
 pub const MAX_DZ: u64 = 64 << 20;
+/// The longest fixed-length record accepted (bytes; a CAN frame's is
+/// under 100).
+const MAX_RECORD: usize = 1 << 20;
 /// The most blocks followed along any chain (groups, channels, lists).
 const MAX_CHAIN: usize = 100_000;
 /// How much of a data block is read at once.
@@ -549,7 +557,7 @@ fn read_block(input: &impl ReadAt, at: u64, id: &[u8; 4], max: u64) -> Result<Bl
     }
     let length = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default());
     let links = u64::from_le_bytes(header[16..24].try_into().unwrap_or_default());
-    if length > max || links.saturating_mul(8).saturating_add(24) > length {
+    if length > max || links > MAX_LIST_BLOCK / 8 || links.saturating_mul(8).saturating_add(24) > length {
         return Err((
             at,
             format!(
@@ -668,6 +676,12 @@ fn read_groups(input: &impl ReadAt, mut at: u64) -> Result<Vec<Group>, Problem> 
         let size = u32::from_le_bytes(data[24..28].try_into().unwrap_or_default()) as usize
             + u32::from_le_bytes(data[28..32].try_into().unwrap_or_default()) as usize;
         let vlsd = flags & 1 != 0;
+        if size > MAX_RECORD {
+            return Err((
+                at,
+                format!("the channel group's records have {size} bytes, more than {MAX_RECORD}"),
+            ));
+        }
         let can = if vlsd {
             None
         } else {

@@ -270,6 +270,17 @@ impl ChannelNumbers {
             }
         }
     }
+
+    /// The number of `interface` for a format that numbers channels in a
+    /// byte: an error past 255 interfaces.
+    fn byte_of(&mut self, interface: &str) -> io::Result<u8> {
+        u8::try_from(self.of(interface)).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("interface {interface} is the 256th of the log: BLF and MF4 logs number at most 255"),
+            )
+        })
+    }
 }
 
 /// `seconds.fraction` (at most nine fraction digits, no sign) as exact
