@@ -5,8 +5,10 @@
 //! faster than real time reading is.
 //!
 //! ```sh
-//! cargo run --release -p tandem-io --example log_speed [SECONDS]
+//! cargo run --release -p tandem-io --example log_speed [SECONDS [EXTENSION...]]
 //! ```
+//!
+//! (extensions `log`, `asc`, `blf`, `mf4`; all by default).
 
 use std::fs::File;
 use std::time::Instant;
@@ -16,14 +18,19 @@ use tandem_io::{CanFrame, CanId};
 
 fn main() {
     let seconds: i64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(3600);
+    let mut extensions: Vec<String> = std::env::args().skip(2).collect();
+    if extensions.is_empty() {
+        extensions = ["log", "asc", "blf", "mf4"].map(String::from).to_vec();
+    }
     let dir = std::env::temp_dir().join(format!("tandem-log-speed-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let classic = CanId::standard(0x200).expect("an identifier");
     let fd = CanId::extended(0x18FF_3000).expect("an identifier");
     let frames = seconds * 2000;
     println!("{seconds} s of two buses at 1000 frames/s each: {frames} frames");
-    for name in ["hour.log", "hour.asc", "hour.blf", "hour.mf4"] {
-        let path = dir.join(name);
+    for extension in &extensions {
+        let name = format!("hour.{extension}");
+        let path = dir.join(&name);
         let started = Instant::now();
         let mut writer = create(&path, 1_700_000_000_000_000_000).expect("the log is created");
         for i in 0..frames {

@@ -159,7 +159,13 @@ pub(super) fn parse_asc_date(text: &str) -> Option<i64> {
         _ => hour,
     };
     let year: i64 = next.parse().ok()?;
-    if fields.next().is_some() || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second_ns >= 61_000_000_000 {
+    if fields.next().is_some()
+        || !(1..=9999).contains(&year)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second_ns >= 61_000_000_000
+    {
         return None;
     }
     let seconds = days_from_civil(year, month, day).checked_mul(86_400)? + hour * 3600 + minute * 60;

@@ -123,7 +123,7 @@ impl<R: BufRead> AscReader<R> {
             "base" => {
                 let (column, base) = fields
                     .next()
-                    .ok_or((text.len() + 1, "`base` without hex or dec".into()))?;
+                    .ok_or_else(|| (text.len() + 1, "`base` without hex or dec".into()))?;
                 self.base = match base {
                     "hex" => 16,
                     "dec" => 10,
@@ -212,16 +212,19 @@ impl<R: BufRead> AscReader<R> {
             let dlc = u8::from_str_radix(dlc_text, 16)
                 .ok()
                 .filter(|&d| d < 16)
-                .ok_or((dlc_column, format!("DLC {dlc_text:?} is not a hex digit 0 to F")))?;
+                .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a hex digit 0 to F")))?;
             let (len_column, len_text) = next(&mut fields, text, "the data length")?;
-            let len = len_text
-                .parse::<usize>()
-                .ok()
-                .filter(|l| FD_LENGTHS.contains(l))
-                .ok_or((
+            let len =
+                len_text
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|l| FD_LENGTHS.contains(l))
+                    .ok_or_else(|| {
+                        (
                     len_column,
                     format!("data length {len_text:?} is not a CAN FD length (0 to 8, 12, 16, 20, 24, 32, 48 or 64)"),
-                ))?;
+                )
+                    })?;
             if FD_LENGTHS[usize::from(dlc)] != len {
                 return Err((dlc_column, format!("DLC {dlc:X} does not give {len} data bytes")));
             }
@@ -233,7 +236,7 @@ impl<R: BufRead> AscReader<R> {
             let dlc = u32::from_str_radix(dlc_text, self.base)
                 .ok()
                 .filter(|&d| d < 16)
-                .ok_or((dlc_column, format!("DLC {dlc_text:?} is not a number 0 to 15")))?;
+                .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a number 0 to 15")))?;
             let len = FD_LENGTHS[dlc as usize].min(8);
             match kind {
                 "d" => {
@@ -251,10 +254,12 @@ impl<R: BufRead> AscReader<R> {
         };
         let frame = frame.map_err(|e| (id_field.0, e.to_string()))?;
         self.last_ns = time_ns;
-        let time_ns = self.start_ns.checked_add(time_ns).ok_or((
-            1,
-            "the time is too far from the start date to count in nanoseconds".to_owned(),
-        ))?;
+        let time_ns = self.start_ns.checked_add(time_ns).ok_or_else(|| {
+            (
+                1,
+                "the time is too far from the start date to count in nanoseconds".to_owned(),
+            )
+        })?;
         Ok(Some((time_ns, channel, frame, direction)))
     }
 
@@ -294,10 +299,12 @@ impl<R: BufRead> AscReader<R> {
     ) -> Result<(), LineError> {
         let count = buf.len();
         for (i, byte) in buf.iter_mut().enumerate() {
-            let (column, digits) = fields.next().ok_or((
-                text.len() + 1,
-                format!("the line ends after {i} of its {count} data bytes"),
-            ))?;
+            let (column, digits) = fields.next().ok_or_else(|| {
+                (
+                    text.len() + 1,
+                    format!("the line ends after {i} of its {count} data bytes"),
+                )
+            })?;
             *byte = u8::from_str_radix(digits, self.base).map_err(|_| {
                 (
                     column,

@@ -259,7 +259,7 @@ fn system_time(ns: i64) -> [u8; 16] {
 }
 
 /// Nanoseconds since the epoch of a SYSTEMTIME, or 0 when it is not a date
-/// (as python-can reads it).
+/// in nanoseconds' range (as python-can reads it).
 fn from_system_time(raw: &[u8]) -> i64 {
     let field = |i: usize| i64::from(u16::from_le_bytes([raw[2 * i], raw[2 * i + 1]]));
     let (year, month, day, hour, minute, second, milli) =
@@ -269,7 +269,10 @@ fn from_system_time(raw: &[u8]) -> i64 {
         return 0;
     }
     let days = super::asc::days_from_civil(year, month, day);
-    (((days * 24 + hour) * 60 + minute) * 60 + second) * 1_000_000_000 + milli * 1_000_000
+    (((days * 24 + hour) * 60 + minute) * 60 + second)
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(milli * 1_000_000))
+        .unwrap_or(0)
 }
 
 /// Reads BLF files object by object, frame by frame.

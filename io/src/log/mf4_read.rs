@@ -88,7 +88,25 @@ struct Field {
 
 impl Field {
     /// Its value in `record`.
+    #[inline]
     fn read(&self, record: &[u8]) -> u64 {
+        // Whole little-endian bytes, as bus logs store their members.
+        if self.bit == 0 && !self.big_endian {
+            let at = self.byte;
+            match self.bits {
+                8 => return u64::from(record[at]),
+                16 => return u64::from(u16::from_le_bytes([record[at], record[at + 1]])),
+                32 => {
+                    return u64::from(u32::from_le_bytes([
+                        record[at],
+                        record[at + 1],
+                        record[at + 2],
+                        record[at + 3],
+                    ]))
+                }
+                _ => {}
+            }
+        }
         let bytes = (self.bit + self.bits).div_ceil(8) as usize;
         let raw = &record[self.byte..self.byte + bytes];
         let mut value: u128 = 0;
