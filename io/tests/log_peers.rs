@@ -19,10 +19,18 @@ use tandem_io::{CanFrame, CanId, FrameKind};
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/logs_peer.py");
 /// The DBC whose signals asammdf extracts from the MF4 log.
 const DBC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../config/examples/ev.dbc");
+/// Rounds of [`frames`] in most logs.
+const ROUNDS: usize = 6;
+/// Rounds of [`frames`] in BLF logs: over 128 KiB of objects, so that
+/// they fill several log containers and python-can's writer splits an
+/// object between two.
+const BLF_ROUNDS: usize = 400;
 /// A real bus's log start: 2026-11-21 10:30:15.250123456 UTC.
 const EPOCH_START: i64 = 1_795_257_015_250_123_456;
 /// One step of an f64 holding seconds since the epoch around 2026 (2^-22
-/// s): python-can keeps times as such floats, so it cannot be closer.
+/// s, rounded up): python-can keeps a frame's time and the log's start as
+/// such floats, each within half a step of the truth, so it cannot be
+/// closer.
 const EPOCH_FLOAT_STEP_NS: i64 = 239;
 
 /// Fails, saying how to install them, when the peer's packages are missing.
@@ -79,15 +87,15 @@ impl Rng {
     }
 }
 
-/// Frames of every kind on two interfaces, starting at `start` ns, with
-/// irregular gaps; remote frames only when `remote`.
-fn frames(start: i64, remote: bool) -> Vec<LogRecord> {
+/// Rounds of frames of every kind on two interfaces, starting at `start`
+/// ns, with irregular gaps; remote frames only when `remote`.
+fn frames(start: i64, remote: bool, rounds: usize) -> Vec<LogRecord> {
     let std = |id| CanId::standard(id).unwrap();
     let ext = |id| CanId::extended(id).unwrap();
     let mut rng = Rng(0x5EED_1065_0BAD_CAFE);
     let mut out = Vec::new();
     let mut t = start;
-    for round in 0..6 {
+    for round in 0..rounds {
         let mut kinds = vec![
             (
                 CanFrame::data(std(0x100), &rng.bytes(8)).unwrap(),
@@ -125,7 +133,7 @@ fn frames(start: i64, remote: bool) -> Vec<LogRecord> {
                 Direction::Rx,
             ),
             (
-                CanFrame::fd(std(0x301), &rng.bytes([0, 5, 8, 20, 48, 64][round]), false, false).unwrap(),
+                CanFrame::fd(std(0x301), &rng.bytes([0, 5, 8, 20, 48, 64][round % 6]), false, false).unwrap(),
                 "can1",
                 Direction::Rx,
             ),
@@ -178,6 +186,14 @@ fn peer_line(r: &LogRecord) -> String {
         r.frame.id().raw(),
         if data.is_empty() { "-" } else { &data }
     )
+}
+
+/// The nanoseconds an f64 of seconds holds, rounded (its whole seconds
+/// and its fraction apart, both exact, so that a time since the epoch
+/// loses nothing to the conversion).
+fn float_ns(seconds: f64) -> i64 {
+    let whole = seconds.trunc();
+    whole as i64 * 1_000_000_000 + ((seconds - whole) * 1e9).round() as i64
 }
 
 /// A peer's frame line: time (s), and the rest as [`peer_line`] writes it.
@@ -234,7 +250,7 @@ fn python_can_reads_tandems_blf_to_the_nanosecond() {
     require("can");
     // A virtual clock's log starts at 0: python-can's float seconds are
     // then exact to the nanosecond, and so must Tandem's times be.
-    let records = frames(0, true);
+    let records = frames(0, true, BLF_ROUNDS);
     let path = temp("virtual.blf");
     tandem_writes(&path, 0, &records);
     let (start, read, _) = peer_reads(&["read-blf", path.to_str().unwrap()]);
@@ -242,11 +258,11 @@ fn python_can_reads_tandems_blf_to_the_nanosecond() {
     assert_eq!(read.len(), records.len());
     for (r, (t, rest)) in records.iter().zip(&read) {
         assert_eq!(rest, &without_time(r));
-        assert_eq!((t * 1e9).round() as i64, r.time_ns, "{rest}");
+        assert_eq!(float_ns(*t), r.time_ns, "{rest}");
     }
     // A real bus's log is dated: the header holds its start to the
     // millisecond, and each time is the nanoseconds after it.
-    let records = frames(EPOCH_START, true);
+    let records = frames(EPOCH_START, true, BLF_ROUNDS);
     let path = temp("epoch.blf");
     tandem_writes(&path, EPOCH_START, &records);
     let (start, read, _) = peer_reads(&["read-blf", path.to_str().unwrap()]);
@@ -255,7 +271,7 @@ fn python_can_reads_tandems_blf_to_the_nanosecond() {
     for (r, (t, rest)) in records.iter().zip(&read) {
         assert_eq!(rest, &without_time(r));
         assert!(
-            ((t * 1e9) as i64 - r.time_ns).abs() <= EPOCH_FLOAT_STEP_NS,
+            (float_ns(*t) - r.time_ns).abs() <= EPOCH_FLOAT_STEP_NS,
             "{t} vs {}",
             r.time_ns
         );
@@ -265,10 +281,16 @@ fn python_can_reads_tandems_blf_to_the_nanosecond() {
 #[test]
 fn tandem_reads_python_cans_blf() {
     require("can");
-    let records = frames(EPOCH_START, true);
+    let records = frames(EPOCH_START, true, BLF_ROUNDS);
     let input: String = records.iter().map(|r| peer_line(r) + "\n").collect();
     let path = temp("python-can.blf");
     peer(&["write-blf", path.to_str().unwrap()], &input);
+    let containers = std::fs::read(&path)
+        .unwrap()
+        .windows(4)
+        .filter(|w| w == b"LOBJ")
+        .count();
+    assert!(containers >= 2, "{containers} log container(s)");
     let read = tandem_reads(&path);
     assert_eq!(read.len(), records.len());
     for (r, w) in read.iter().zip(&records) {
@@ -287,7 +309,7 @@ fn tandem_reads_python_cans_blf() {
 #[test]
 fn tandem_reads_python_cans_asc() {
     require("can");
-    let records = frames(EPOCH_START, true);
+    let records = frames(EPOCH_START, true, ROUNDS);
     let input: String = records.iter().map(|r| peer_line(r) + "\n").collect();
     let path = temp("python-can.asc");
     peer(&["write-asc", path.to_str().unwrap()], &input);
@@ -313,7 +335,7 @@ fn tandem_reads_python_cans_asc() {
 #[test]
 fn asammdf_reads_tandems_mf4_and_extracts_its_signals() {
     require("asammdf");
-    let records = frames(EPOCH_START, true);
+    let records = frames(EPOCH_START, true, ROUNDS);
     let path = temp("tandem.mf4");
     let start = EPOCH_START - 2_000_000_000;
     tandem_writes(&path, start, &records);
@@ -362,7 +384,7 @@ fn asammdf_reads_tandems_mf4_and_extracts_its_signals() {
             );
         }
     }
-    assert!(expected >= 6 * 14, "only {expected} signals checked");
+    assert!(expected >= ROUNDS * 14, "only {expected} signals checked");
     assert_eq!(
         extracted.len(),
         expected,
@@ -373,7 +395,7 @@ fn asammdf_reads_tandems_mf4_and_extracts_its_signals() {
 #[test]
 fn tandem_reads_asammdfs_mf4_in_time_order_plain_and_compressed() {
     require("asammdf");
-    let records = frames(EPOCH_START, false);
+    let records = frames(EPOCH_START, false, ROUNDS);
     let input: String = records.iter().map(|r| peer_line(r) + "\n").collect();
     // asammdf writes a data group per frame kind, which Tandem merges; its
     // compressions 1 and 2 write DZ blocks (deflate; transposed, then deflate).
