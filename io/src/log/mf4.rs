@@ -47,6 +47,13 @@ const GROUPS: [(u8, &str, usize); 3] = [
     (3, "CAN_RemoteFrame", 0),
 ];
 
+/// The largest distance (ns) of frames from the start time for which f64
+/// seconds hold every nanosecond (a day: 2^-36 s resolution).
+pub const MAX_OFFSET_NS: i64 = 86_400_000_000_000;
+/// Where the header block's start time is: after the 64-byte identification
+/// block, the header's 24 bytes and 6 links.
+const HD_START: u64 = 64 + 24 + 6 * 8;
+
 /// MDF data types.
 const UINT_LE: u8 = 0;
 const FLOAT_LE: u8 = 4;
@@ -60,8 +67,12 @@ const CN_BUS_EVENT: u32 = 1 << 10;
 /// numbered from 1 in the order their interfaces first appear.
 pub struct Mf4Writer<W: Write + Seek> {
     out: W,
-    origin_ns: i64,
+    start_ns: i64,
+    /// The header's start time (ns), set by the first frame.
+    origin_ns: Option<i64>,
     channels: ChannelNumbers,
+    /// Where the file history's time is.
+    fh_start: u64,
     /// Where the groups' record counts are, and the counts.
     cycle_counts: [(u64, u64); 3],
     /// Where the data block is, and its data bytes so far.
@@ -71,7 +82,9 @@ pub struct Mf4Writer<W: Write + Seek> {
 
 impl<W: Write + Seek> Mf4Writer<W> {
     /// A writer into `out` whose times count from `start_ns` (ns since the
-    /// Unix epoch, or from a virtual clock's 0); writes the metadata at once.
+    /// Unix epoch, or from a virtual clock's 0), or from the first frame's
+    /// whole second when that is more than [`MAX_OFFSET_NS`] away (so that
+    /// the f64 seconds keep every nanosecond); writes the metadata at once.
     pub fn new(mut out: W, start_ns: i64) -> io::Result<Self> {
         let origin_ns = start_ns.max(0);
         let mut b = Blocks::new();
@@ -95,6 +108,7 @@ impl<W: Write + Seek> Mf4Writer<W> {
         });
         b.link(fh, 1, fh_comment);
         b.link(hd, 1, fh);
+        debug_assert_eq!(hd + 24 + 6 * 8, HD_START);
         let dg = b.add(b"DG", 4, &[1, 0, 0, 0, 0, 0, 0, 0]);
         b.link(hd, 0, dg);
         let source_name = b.text(b"TX", "CAN");
@@ -145,8 +159,10 @@ impl<W: Write + Seek> Mf4Writer<W> {
         out.write_all(&b.bytes)?;
         Ok(Mf4Writer {
             out,
-            origin_ns,
+            start_ns: origin_ns,
+            origin_ns: None,
             channels: ChannelNumbers::default(),
+            fh_start: fh + 24 + 2 * 8,
             cycle_counts,
             data_block,
             data_len: 0,
@@ -165,7 +181,26 @@ impl<W: Write + Seek + Send> LogWriter for Mf4Writer<W> {
         let mut record = [0u8; 1 + layout::FIXED + FD_MAX_LEN];
         record[0] = GROUPS[group].0;
         let body = &mut record[1..];
-        let seconds = (r.time_ns - self.origin_ns) as f64 * 1e-9;
+        let origin_ns = match self.origin_ns {
+            Some(origin) => origin,
+            None => {
+                let origin = if (r.time_ns - self.start_ns).abs() <= MAX_OFFSET_NS {
+                    self.start_ns
+                } else {
+                    r.time_ns.max(0) / 1_000_000_000 * 1_000_000_000
+                };
+                if origin != self.start_ns {
+                    // The header's and the file history's start times.
+                    for at in [HD_START, self.fh_start] {
+                        self.out.seek(SeekFrom::Start(at))?;
+                        self.out.write_all(&(origin as u64).to_le_bytes())?;
+                    }
+                    self.out.seek(SeekFrom::End(0))?;
+                }
+                *self.origin_ns.insert(origin)
+            }
+        };
+        let seconds = (r.time_ns - origin_ns) as f64 * 1e-9;
         body[layout::TIME..layout::TIME + 8].copy_from_slice(&seconds.to_le_bytes());
         let id = r.frame.id();
         body[8] = channel;

@@ -1011,6 +1011,19 @@ mod tests {
     }
 
     #[test]
+    fn frames_far_from_the_start_keep_their_nanoseconds() {
+        // A virtual clock's log of a replayed real bus: start 0, frames in 2026.
+        let records = sample();
+        let bytes = written(&records, 0);
+        let read: Vec<_> = Mf4Reader::new(&bytes[..], "t.mf4")
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let times: Vec<i64> = read.iter().map(|r| r.time_ns).collect();
+        assert_eq!(times, records.iter().map(|r| r.time_ns).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn damaged_files_get_errors_with_their_offset() {
         let bytes = written(&sample(), 0);
         let first_error = |bytes: &[u8]| -> String {
