@@ -750,6 +750,12 @@ fn can_layout(input: &impl ReadAt, first: u64, size: usize, group_at: u64) -> Re
                 ),
             ));
         }
+        if f.bit > 7 {
+            return Err((
+                c.at,
+                format!("channel {} has bit offset {}, more than 7", c.name, f.bit),
+            ));
+        }
         if (f.byte as u64) * 8 + end_bits > size as u64 * 8 {
             return Err((c.at, format!("channel {} lies beyond its {size}-byte record", c.name)));
         }
