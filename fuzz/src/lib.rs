@@ -13,6 +13,7 @@
 //!
 //! ```
 //! tandem_fuzz::candump(b"(1.000000) can0 123#DEADBEEF\n(oops");
+//! tandem_fuzz::blf(b"LOGG\x90\0\0\0");
 //! tandem_fuzz::dbc(b"BO_ 1 M: 9 X\n");
 //! ```
 
@@ -29,7 +30,7 @@ use std::path::Path;
 
 use tandem_config::{fixed_step, parse_run_config, Overrides};
 use tandem_io::dbc::Dbc;
-use tandem_io::log::CandumpReader;
+use tandem_io::log::{AscReader, BlfReader, CandumpReader, Mf4Reader};
 use tandem_io::slcan::codec::{parse_line, Decoder};
 use tandem_models::diagram::compile_str;
 use tandem_runtime::record::Recorder;
@@ -111,6 +112,26 @@ pub fn dbc(data: &[u8]) {
 pub fn candump(data: &[u8]) {
     let mut reader = CandumpReader::new(Cursor::new(data), "fuzz.log");
     while let Some(Ok(_)) = reader.next_entry() {}
+}
+
+/// A Vector ASC log, read to its end or its first bad line.
+pub fn asc(data: &[u8]) {
+    let mut reader = AscReader::new(Cursor::new(data), "fuzz.asc");
+    while let Some(Ok(_)) = reader.next_entry() {}
+}
+
+/// A Vector BLF log, read to its end or its first damaged object.
+pub fn blf(data: &[u8]) {
+    if let Ok(mut reader) = BlfReader::new(Cursor::new(data), "fuzz.blf") {
+        while let Some(Ok(_)) = reader.next_entry() {}
+    }
+}
+
+/// An MDF4 bus log, read to its end or its first damaged block.
+pub fn mf4(data: &[u8]) {
+    if let Ok(mut reader) = Mf4Reader::new(data, "fuzz.mf4") {
+        while let Some(Ok(_)) = reader.next_entry() {}
+    }
 }
 
 /// Bytes from an SLCAN adapter, fed to the line decoder one by one, and

@@ -8,11 +8,14 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 12] = [
+const TARGETS: [(&str, Check); 15] = [
     ("model", tandem_fuzz::model),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
     ("candump", tandem_fuzz::candump),
+    ("asc", tandem_fuzz::asc),
+    ("blf", tandem_fuzz::blf),
+    ("mf4", tandem_fuzz::mf4),
     ("slcan", tandem_fuzz::slcan),
     ("udp", tandem_fuzz::udp),
     ("dcp", tandem_fuzz::dcp),

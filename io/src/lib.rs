@@ -6,7 +6,7 @@
 //!   and checksum signals: protect on transmit, check on receive.
 //! - [`transport`]: the receiving and sending halves every transport offers.
 //! - [`socketcan_bus`]: SocketCAN, a Linux CAN interface (`can0`, `vcan0`).
-//! - [`log`]: candump and Vector ASC bus logs.
+//! - [`log`]: bus logs in candump, Vector ASC, Vector BLF and ASAM MDF4, written and read.
 //! - [`virtual_bus`]: an in-process bus for tests and single-process loops.
 //! - [`udp`]: CAN over UDP multicast, as python-can's `udp_multicast`.
 //! - [`slcan`]: SLCAN (Lawicel ASCII) serial CAN adapters, and python-can's `slcan`.

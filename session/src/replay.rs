@@ -1,16 +1,15 @@
-//! A recorded candump log fed to a run through the same receive path as
+//! A recorded bus log (candump, ASC, BLF or MF4) fed to a run through the same receive path as
 //! live frames: inline before each frame on the virtual clock (as fast as
 //! possible, bit-identical from run to run), or by a player thread at the
 //! recorded times on absolute deadlines.
 
 use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
 use tandem_config::bounds::MAX_DURATION;
-use tandem_io::log::{CandumpReader, LogError};
+use tandem_io::log::{LogError, LogReader};
 use tandem_io::CanFrame;
 use tandem_runtime::tandem::clock::{nanos, Clock, MonotonicClock};
 use tandem_runtime::tandem::control::RunControl;
@@ -29,7 +28,7 @@ pub enum ReplayError {
         /// What the system said.
         cause: std::io::Error,
     },
-    /// A line is not a frame.
+    /// A part of the log is not a frame.
     #[error(transparent)]
     Line(#[from] LogError),
     /// The log holds no frame.
@@ -68,7 +67,7 @@ struct Next {
 
 /// A recorded log being fed to a run, record by record.
 pub struct LogFeed {
-    reader: CandumpReader<BufReader<File>>,
+    reader: LogReader,
     buses: Vec<String>,
     next: Option<Next>,
     start_ns: i64,
@@ -83,7 +82,7 @@ impl LogFeed {
     /// malformed line.
     pub fn open(path: &Path) -> Result<Self, ReplayError> {
         let name = path.display().to_string();
-        let mut scan = CandumpReader::new(BufReader::new(open_file(path)?), &name);
+        let mut scan = LogReader::new(open_file(path)?, path)?;
         let mut first = None;
         let mut last = 0;
         while let Some(entry) = scan.next_entry() {
@@ -114,7 +113,7 @@ impl LogFeed {
             return Err(ReplayError::Empty(name));
         };
         Ok(LogFeed {
-            reader: CandumpReader::new(BufReader::new(open_file(path)?), &name),
+            reader: LogReader::new(open_file(path)?, path)?,
             buses: Vec::new(),
             next: None,
             start_ns,

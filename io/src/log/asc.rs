@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use super::{write_hex, Direction, LogRecord, LogWriter};
+use super::{write_hex, ChannelNumbers, Direction, Entry, LogWriter};
 use crate::frame::FrameKind;
 
 /// Writes frames as Vector ASC. Channels are numbered from 1 in the order
@@ -13,7 +13,7 @@ use crate::frame::FrameKind;
 pub struct AscWriter<W: Write> {
     out: W,
     start_ns: i64,
-    channels: Vec<String>,
+    channels: ChannelNumbers,
 }
 
 impl<W: Write> AscWriter<W> {
@@ -30,31 +30,25 @@ impl<W: Write> AscWriter<W> {
         Ok(AscWriter {
             out,
             start_ns,
-            channels: Vec::new(),
+            channels: ChannelNumbers::default(),
         })
-    }
-
-    fn channel(&mut self, interface: &str) -> usize {
-        match self.channels.iter().position(|c| c == interface) {
-            Some(i) => i + 1,
-            None => {
-                self.channels.push(interface.to_owned());
-                self.channels.len()
-            }
-        }
     }
 }
 
 impl<W: Write + Send> LogWriter for AscWriter<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
-        let channel = self.channel(&r.interface);
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
+        let channel = self.channels.of(r.interface);
         let t = (r.time_ns - self.start_ns) as f64 * 1e-9;
-        let id = r.frame.id();
-        let id = if id.is_extended() {
-            format!("{:X}x", id.raw())
-        } else {
-            format!("{:X}", id.raw())
+        // The identifier as text, `x` marking extended, formatted on the
+        // stack so that it can be padded without allocating.
+        let mut id_text = [0u8; 9];
+        let id_len = {
+            let mut cursor = &mut id_text[..];
+            let id = r.frame.id();
+            write!(cursor, "{:X}{}", id.raw(), if id.is_extended() { "x" } else { "" })?;
+            9 - cursor.len()
         };
+        let id = std::str::from_utf8(&id_text[..id_len]).unwrap_or_default();
         let dir = match r.direction {
             Direction::Rx => "Rx",
             Direction::Tx => "Tx",
@@ -102,9 +96,6 @@ impl<W: Write + Send> LogWriter for AscWriter<W> {
 /// (UTC), as python-can and CANoe write it.
 fn asc_date(ns: i64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
     let ms = ns.div_euclid(1_000_000);
     let days = ms.div_euclid(86_400_000);
     let in_day = ms.rem_euclid(86_400_000);
@@ -118,13 +109,84 @@ fn asc_date(ns: i64) -> String {
     format!(
         "{} {} {day:02} {h:02}:{m:02}:{s:02}.{milli:03} {year}",
         DAYS[days.rem_euclid(7) as usize],
-        MONTHS[month as usize - 1]
+        MONTHS[month as usize - 1].0
     )
+}
+
+/// The month names of ASC dates (English, and the German ones that differ).
+const MONTHS: [(&str, i64); 16] = [
+    ("Jan", 1),
+    ("Feb", 2),
+    ("Mar", 3),
+    ("Apr", 4),
+    ("May", 5),
+    ("Jun", 6),
+    ("Jul", 7),
+    ("Aug", 8),
+    ("Sep", 9),
+    ("Oct", 10),
+    ("Nov", 11),
+    ("Dec", 12),
+    ("Mär", 3),
+    ("Mai", 5),
+    ("Okt", 10),
+    ("Dez", 12),
+];
+
+/// Nanoseconds since the epoch of an ASC date after its weekday, e.g.
+/// `Nov 21 10:30:15.250 2026` or `Nov 21 10:30:15.250 am 2026` (read as
+/// UTC), or `None` when it is not one.
+pub(super) fn parse_asc_date(text: &str) -> Option<i64> {
+    let mut fields = text.split_ascii_whitespace();
+    let month = fields.next()?;
+    let month = MONTHS.iter().find(|(name, _)| *name == month)?.1;
+    let day: i64 = fields.next()?.parse().ok()?;
+    let mut clock = fields.next()?.split(':');
+    let hour: i64 = clock.next()?.parse().ok()?;
+    let minute: i64 = clock.next()?.parse().ok()?;
+    let second_ns = super::seconds_to_ns(clock.next()?)?;
+    let mut next = fields.next()?;
+    let hour = match next.to_ascii_lowercase().as_str() {
+        "am" | "pm" if !(1..=12).contains(&hour) => return None,
+        "am" => {
+            next = fields.next()?;
+            hour % 12
+        }
+        "pm" => {
+            next = fields.next()?;
+            hour % 12 + 12
+        }
+        _ => hour,
+    };
+    let year: i64 = next.parse().ok()?;
+    if fields.next().is_some()
+        || !(1..=9999).contains(&year)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second_ns >= 61_000_000_000
+    {
+        return None;
+    }
+    let seconds = days_from_civil(year, month, day).checked_mul(86_400)? + hour * 3600 + minute * 60;
+    seconds.checked_mul(1_000_000_000)?.checked_add(second_ns)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (the inverse of
+/// [`civil_from_days`], Howard Hinnant's algorithm).
+pub(super) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Year, month and day of `days` since 1970-01-01 (Howard Hinnant's
 /// algorithm for the proleptic Gregorian calendar).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub(super) fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -147,5 +209,21 @@ mod tests {
         // 2026-11-21 10:30:15.250 UTC, a Saturday.
         assert_eq!(asc_date(1_795_257_015_250_000_000), "Sat Nov 21 10:30:15.250 2026");
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+        let date = asc_date(1_795_257_015_250_000_000);
+        assert_eq!(parse_asc_date(&date[4..]), Some(1_795_257_015_250_000_000));
+        assert_eq!(
+            parse_asc_date("Nov 21 10:30:15.250 am 2026"),
+            Some(1_795_257_015_250_000_000)
+        );
+        assert_eq!(
+            parse_asc_date("Nov 21 12:00:00 am 2026"),
+            parse_asc_date("Nov 21 00:00:00 2026")
+        );
+        assert_eq!(
+            parse_asc_date("Nov 21 10:30:15.250 pm 2026"),
+            Some(1_795_300_215_250_000_000)
+        );
+        assert_eq!(parse_asc_date("Foo 21 10:30:15 2026"), None);
     }
 }

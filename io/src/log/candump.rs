@@ -7,7 +7,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use super::{write_hex, Direction, LogError, LogRecord, LogWriter};
+use super::{write_hex, Direction, Entry, LogError, LogRecord, LogWriter, Place};
 use crate::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
 
 /// The longest line read (bytes): a CAN FD frame of 64 bytes with a long
@@ -81,7 +81,7 @@ impl<R> CandumpReader<R> {
     pub fn error(&self, message: String) -> LogError {
         LogError {
             file: self.file.clone(),
-            line: self.line,
+            place: Place::Line(self.line),
             message,
         }
     }
@@ -136,31 +136,6 @@ pub enum CandumpLineError {
     Frame(#[from] FrameError),
 }
 
-/// A frame of a candump log, its interface name borrowed from the line.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Entry<'a> {
-    /// When, in nanoseconds.
-    pub time_ns: i64,
-    /// The interface (bus) name.
-    pub interface: &'a str,
-    /// The frame.
-    pub frame: CanFrame,
-    /// Received or sent.
-    pub direction: Direction,
-}
-
-impl Entry<'_> {
-    /// The same frame as an owned record.
-    pub fn to_record(self) -> LogRecord {
-        LogRecord {
-            time_ns: self.time_ns,
-            interface: self.interface.to_owned(),
-            frame: self.frame,
-            direction: self.direction,
-        }
-    }
-}
-
 /// Parses one candump log line.
 pub fn parse_line(line: &str) -> Result<LogRecord, CandumpLineError> {
     parse_entry(line).map(Entry::to_record)
@@ -191,21 +166,7 @@ pub fn parse_entry(line: &str) -> Result<Entry<'_>, CandumpLineError> {
 
 /// `(seconds.fraction)` as exact nanoseconds.
 fn parse_time(field: &str) -> Option<i64> {
-    let inner = field.strip_prefix('(')?.strip_suffix(')')?;
-    let (whole, fraction) = inner.split_once('.').unwrap_or((inner, ""));
-    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let seconds: i64 = whole.parse().ok()?;
-    let nanos: i64 = if fraction.is_empty() {
-        0
-    } else {
-        fraction.parse::<i64>().ok()? * 10_i64.pow(9 - fraction.len() as u32)
-    };
-    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+    super::seconds_to_ns(field.strip_prefix('(')?.strip_suffix(')')?)
 }
 
 fn parse_frame(field: &str) -> Result<CanFrame, CandumpLineError> {
@@ -291,7 +252,7 @@ impl<W: Write> CandumpWriter<W> {
 }
 
 impl<W: Write + Send> LogWriter for CandumpWriter<W> {
-    fn write(&mut self, r: &LogRecord) -> io::Result<()> {
+    fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let (seconds, nanos) = (r.time_ns.div_euclid(1_000_000_000), r.time_ns.rem_euclid(1_000_000_000));
         write!(self.out, "({seconds}.{:06}) {} ", nanos / 1000, r.interface)?;
         let id = r.frame.id();
@@ -366,6 +327,9 @@ mod tests {
         let mut reader = CandumpReader::new(text.as_bytes(), "bus.log");
         assert!(reader.next().unwrap().is_ok());
         let e = reader.next().unwrap().unwrap_err();
-        assert_eq!((e.line, e.to_string().starts_with("bus.log:3: ")), (3, true));
+        assert_eq!(
+            (e.place, e.to_string().starts_with("bus.log:3: ")),
+            (Place::Line(3), true)
+        );
     }
 }
