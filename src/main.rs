@@ -50,9 +50,10 @@ enum Command {
     /// Run a controller model (a JSON block diagram) as a virtual ECU that
     /// speaks CAN: `tandem run` on an ECU's configuration.
     Ecu(run::RunArgs),
-    /// Record every frame on a bus into a candump (or ASC) log.
+    /// Record every frame on a bus into a log (candump, or ASC, BLF or MF4
+    /// by the file's extension).
     Record(record::RecordArgs),
-    /// Replay a recorded candump log against a model, in real time or as
+    /// Replay a recorded log (candump, ASC, BLF or MF4) against a model, in real time or as
     /// fast as possible.
     Replay(replay::ReplayArgs),
     /// Co-simulate a system of sub-models (JSON diagrams, built-in plants,

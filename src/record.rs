@@ -1,5 +1,6 @@
 //! `tandem record BUS --out FILE [--duration S]`: every frame on a bus,
-//! written as a candump log (or Vector ASC for a `.asc` name) with the
+//! written as a candump log (or Vector ASC, BLF or ASAM MDF4 for a `.asc`,
+//! `.blf` or `.mf4` name) with the
 //! time it was received. The file is flushed every 100 ms, so stopping
 //! with Ctrl-C loses at most that much.
 
@@ -21,7 +22,8 @@ pub struct RecordArgs {
     /// The bus: `udp` or `udp:GROUP:PORT` (CAN over UDP multicast),
     /// `socketcan:IFACE` (e.g. socketcan:vcan0), `slcan:DEVICE[@BITRATE]`.
     pub bus: String,
-    /// The log to write: candump format, or ASC for a name ending in `.asc`.
+    /// The log to write: candump format, or ASC, BLF or MF4 for a name
+    /// ending in `.asc`, `.blf` or `.mf4`.
     #[arg(long)]
     pub out: PathBuf,
     /// Stop after this many seconds (default: until interrupted).

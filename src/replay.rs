@@ -1,5 +1,5 @@
 //! `tandem replay LOG --config CFG.toml [--speed 1|max]`: a recorded
-//! candump log fed to a model through the same receive path as live
+//! log (candump, ASC, BLF or MF4) fed to a model through the same receive path as live
 //! frames, at the recorded times on absolute deadlines (`--speed 1`), or as
 //! fast as possible on the virtual clock (`--speed max`, bit-identical
 //! from run to run). The model's transmitted frames (with the replayed
@@ -19,7 +19,8 @@ use crate::run::{conclude, load, parse_interval, session_error, PrintLive};
 /// Arguments of `tandem replay`.
 #[derive(Args)]
 pub struct ReplayArgs {
-    /// The recorded log (candump format: `(seconds) interface id#data`).
+    /// The recorded log: candump (`(seconds) interface id#data`), or ASC,
+    /// BLF or MF4 by its extension.
     pub log: PathBuf,
     /// The run configuration: the model, and its buses' DBC mapping.
     #[arg(long)]

@@ -39,7 +39,8 @@ pub struct RunArgs {
     /// Refuse to start unless every real-time check passes.
     #[arg(long)]
     pub require_rt: bool,
-    /// Log all bus traffic to this file (candump, or ASC for `.asc`),
+    /// Log all bus traffic to this file (candump, or ASC, BLF or MF4 for
+    /// `.asc`, `.blf`, `.mf4`),
     /// instead of the configuration's record.bus_log.
     #[arg(long)]
     pub bus_log: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! The bus log: every frame of every bus, written to a candump (or Vector
-//! ASC) file by a normal thread. Each thread that logs (a receive thread,
+//! ASC, BLF or ASAM MDF4) file by a normal thread. Each thread that logs (a receive thread,
 //! the transmitting side, a replay) has its own lock-free ring to the
 //! writer, so logging never allocates, locks or blocks a real-time or I/O
 //! thread; a full ring drops the record and counts it. On the virtual
@@ -108,7 +108,7 @@ impl LogHub {
         }
     }
 
-    /// Creates `path` (candump, or ASC for `.asc`; `start_ns` is its time
+    /// Creates `path` (candump, or ASC, BLF or MF4 by its extension; `start_ns` is its time
     /// origin) and starts the writer; `names` are the buses' names by index.
     pub fn spawn(self, path: &Path, start_ns: i64, names: Vec<String>) -> io::Result<BusLogWriter> {
         let mut file = tandem_io::log::create(path, start_ns)?;
