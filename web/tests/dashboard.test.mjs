@@ -152,22 +152,28 @@ test('the latency histogram of a run on the real clock has log axes; on the virt
   await stopRun(page);
 });
 
-test('a model without tunable parameters offers input changes only', async () => {
+test("a built-in plant offers its declared parameters beside its inputs", async () => {
   const { page, server } = shared;
   await page.goto(server.url);
   await page.getByRole('tab', { name: 'Dashboard' }).click();
   await startRun(page, 'config/examples/ev.toml', { duration: '10' });
   const id = (await page.locator('[aria-current="true"]').getAttribute('data-testid')).slice('run-'.length);
   const status = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}`)).json(), id);
-  assert.deepEqual(status.tunable, [], 'the ev model has no tunable parameters');
-  for (const label of ['change kind', 'block', 'parameter']) assert.equal(await page.getByLabel(label, { exact: true }).count(), 0, label);
+  const declared = ['mass', 'drag_coefficient', 'frontal_area', 'rolling_resistance', 'friction', 'brake_gain', 'power_limit'];
+  assert.deepEqual(status.tunable.map((t) => `${t.block}/${t.param}`), declared.map((p) => `ev/${p}`));
+  assert.equal(status.tunable[0].value, 1800, 'the mass as loaded (kg)');
+  await page.getByLabel('change kind', { exact: true }).selectOption('block');
+  await page.getByLabel('block', { exact: true }).selectOption('ev');
+  const params = await page.getByLabel('parameter', { exact: true }).locator('option:not([disabled])').allTextContents();
+  assert.deepEqual(params, declared);
+  await page.getByLabel('change kind', { exact: true }).selectOption('input');
   const inputs = await page.getByLabel('input', { exact: true }).locator('option:not([disabled])').allTextContents();
   assert.deepEqual(inputs, status.inputs);
   // A built-in plant's values carry the units it declares.
   assert.equal(status.units.vehicle_speed, 'm/s');
   assert.match(await until(page.getByTestId('live-vehicle_speed'), (t) => / m\/s$/.test(t)), /^-?[0-9.,e+-]+ m\/s$/);
   assert.match(await page.getByTestId('live-dc_voltage').textContent(), / V$/);
-  await shot(page, 'dashboard-5-no-tunables');
+  await shot(page, 'dashboard-5-plant-parameters');
   await stopRun(page);
 });
 
