@@ -56,59 +56,95 @@ fn texts(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A `tandem run` started in `dir` with `args`, once it has said where its
+/// XCP slave listens.
+struct Started {
+    run: std::process::Child,
+    stdout: BufReader<std::process::ChildStdout>,
+    udp: std::net::SocketAddr,
+    tcp: std::net::SocketAddr,
+}
+
+impl Started {
+    // The child is waited for by `succeeded`, or here when it ends first.
+    #[allow(clippy::zombie_processes)]
+    fn run(dir: &Path, args: &[&str]) -> Started {
+        let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
+            .arg("run")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(run.stdout.take().unwrap());
+        let mut printed = String::new();
+        loop {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).unwrap() == 0 {
+                let out = run.wait_with_output().unwrap();
+                panic!(
+                    "the run ended first:\n{printed}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            printed.push_str(&line);
+            if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
+                let (udp, tcp) = at.trim().split_once(" and TCP ").unwrap();
+                let (udp, tcp) = (udp.parse().unwrap(), tcp.parse().unwrap());
+                return Started { run, stdout, udp, tcp };
+            }
+        }
+    }
+
+    /// Waits for the run's end; fails, with what it printed, unless it
+    /// succeeded.
+    fn succeeded(self) {
+        let Started { mut run, stdout, .. } = self;
+        let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
+        assert!(run.wait().unwrap().success(), "the run failed:\n{}", rest.join("\n"));
+    }
+}
+
 #[test]
 fn pyxcp_measures_every_frame_and_calibrates_the_running_ev_plant() {
     python_has("pyxcp");
     let dir = common::scratch("xcp-ev");
     let duration = format!("{}", FRAMES as f64 / 1000.0);
     config(&dir, "\n[xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n");
-    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args([
-            "run",
+    let started = Started::run(
+        &dir,
+        &[
             "ev.toml",
             "--virtual-clock",
             "--pace",
             "1",
             "--duration",
             &duration,
-        ])
-        .args(["--a2l", "ev.a2l", "--stats-json", "stats.json", "--results", "."])
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let mut printed = String::new();
-    let tcp = loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            let out = run.wait_with_output().unwrap();
-            panic!(
-                "the run ended first:\n{printed}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        printed.push_str(&line);
-        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
-            break at.split(" and TCP ").nth(1).unwrap().trim().to_string();
-        }
-    };
-    let port = tcp.rsplit(':').next().unwrap();
+            "--a2l",
+            "ev.a2l",
+            "--stats-json",
+            "stats.json",
+            "--results",
+            ".",
+        ],
+    );
     let master = Command::new("python3")
         .arg(common::root().join("tests/peers/pyxcp_ev.py"))
-        .args([port, dir.to_str().unwrap(), &(FRAMES - 1).to_string()])
+        .args([
+            &started.tcp.port().to_string(),
+            dir.to_str().unwrap(),
+            &(FRAMES - 1).to_string(),
+        ])
         .output()
         .unwrap();
-    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
-    let status = run.wait().unwrap();
     let master_out = String::from_utf8_lossy(&master.stdout);
     assert!(
         master.status.success() && master_out.lines().any(|l| l.starts_with("ok ")),
         "pyXCP failed:\n{master_out}\n{}",
         String::from_utf8_lossy(&master.stderr)
     );
-    assert!(status.success(), "the run failed:\n{printed}{}", rest.join("\n"));
+    started.succeeded();
 
     // The A2L on disk is the one uploaded with GET_ID.
     assert_eq!(
@@ -210,25 +246,8 @@ fn sampled_frames(test: &str, config: &str, events: &[u16]) -> (Vec<Vec<u64>>, s
     use tandem_xcp::master::Master;
     let dir = common::scratch(test);
     std::fs::write(dir.join("run.toml"), config).unwrap();
-    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["run", "run.toml", "--virtual-clock", "--results", "."])
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let udp = loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            let out = run.wait_with_output().unwrap();
-            panic!("the run ended first:\n{}", String::from_utf8_lossy(&out.stderr));
-        }
-        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
-            break at.split(" and TCP ").next().unwrap().parse().unwrap();
-        }
-    };
-    let mut master = Master::connect(udp).unwrap();
+    let started = Started::run(&dir, &["run.toml", "--virtual-clock", "--results", "."]);
+    let mut master = Master::connect(started.udp).unwrap();
     master.kept = Some(Vec::new());
     let lists: Vec<(u16, &[u32])> = events.iter().map(|&e| (e, &[0u32][..])).collect();
     let first_pids = master.start_daq(&lists).unwrap();
@@ -240,8 +259,7 @@ fn sampled_frames(test: &str, config: &str, events: &[u16]) -> (Vec<Vec<u64>>, s
     }
     let kept = master.kept.take().unwrap();
     master.disconnect().unwrap();
-    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
-    assert!(run.wait().unwrap().success(), "the run failed:\n{}", rest.join("\n"));
+    started.succeeded();
     let mut frames = vec![Vec::new(); events.len()];
     for dto in kept {
         let list = first_pids
@@ -319,22 +337,21 @@ fn a_calibration_that_would_change_the_models_shape_is_refused_with_its_error_co
     let config = "model = \"gain.json\"\nframe = \"1ms\"\nduration = \"1s\"\npolicy = \"explicit\"\n\
                   [xcp]\nlisten = \"127.0.0.1:0\"\nwait = true\n";
     std::fs::write(dir.join("run.toml"), config).unwrap();
-    let mut run = Command::new(env!("CARGO_BIN_EXE_tandem"))
-        .args(["run", "run.toml", "--virtual-clock", "--pace", "1", "--a2l", "gain.a2l"])
-        .args(["--stats-json", "stats.json", "--results", "."])
-        .current_dir(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(run.stdout.take().unwrap());
-    let udp = loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended first");
-        if let Some(at) = line.strip_prefix("xcp: listening on UDP ") {
-            break at.split(" and TCP ").next().unwrap().parse().unwrap();
-        }
-    };
+    let started = Started::run(
+        &dir,
+        &[
+            "run.toml",
+            "--virtual-clock",
+            "--pace",
+            "1",
+            "--a2l",
+            "gain.a2l",
+            "--stats-json",
+            "stats.json",
+            "--results",
+            ".",
+        ],
+    );
     // The characteristics in address order, as the A2L gives them.
     let a2l = std::fs::read_to_string(dir.join("gain.a2l")).unwrap();
     let characteristics: Vec<&str> = a2l
@@ -344,7 +361,7 @@ fn a_calibration_that_would_change_the_models_shape_is_refused_with_its_error_co
         .collect();
     assert_eq!(characteristics, ["u.width", "g.gain"]);
 
-    let mut master = Master::connect(udp).unwrap();
+    let mut master = Master::connect(started.udp).unwrap();
     master.start_daq(&[(0, &[0])]).unwrap();
     // ERR_ACCESS_DENIED (0x24): a wider input changes the model's signals.
     assert_eq!(master.calibrate(0, 3.0).unwrap(), [0xFE, 0x24]);
@@ -353,8 +370,7 @@ fn a_calibration_that_would_change_the_models_shape_is_refused_with_its_error_co
     assert_eq!(master.calibrate(1, 5.0).unwrap(), [0xFF]);
     master.stop_daq().unwrap();
     master.disconnect().unwrap();
-    let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
-    assert!(run.wait().unwrap().success(), "{}", rest.join("\n"));
+    started.succeeded();
 
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
     let calibrations = stats["xcp"]["calibrations"].as_array().unwrap();

@@ -965,36 +965,12 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::log::{LogWriter, Mf4Writer};
-
-    fn sample() -> Vec<LogRecord> {
-        let id = CanId::standard(0x123).unwrap();
-        let ext = CanId::extended(0x18FF_0001).unwrap();
-        let base = 1_795_257_015_250_123_456;
-        [
-            (CanFrame::data(id, &[1, 2, 3]).unwrap(), "can0", Direction::Rx),
-            (CanFrame::fd(ext, &[9; 12], true, false).unwrap(), "can1", Direction::Tx),
-            (CanFrame::remote(ext, 4).unwrap(), "can0", Direction::Tx),
-            (CanFrame::fd(id, &[5; 64], false, true).unwrap(), "can1", Direction::Rx),
-        ]
-        .into_iter()
-        .enumerate()
-        .map(|(i, (frame, interface, direction))| LogRecord {
-            time_ns: base + i as i64 * 1_000_001,
-            interface: interface.into(),
-            frame,
-            direction,
-        })
-        .collect()
-    }
+    use crate::log::test_records::{sample, write_all};
+    use crate::log::Mf4Writer;
 
     fn written(records: &[LogRecord], start_ns: i64) -> Vec<u8> {
         let mut out = Cursor::new(Vec::new());
-        let mut writer = Mf4Writer::new(&mut out, start_ns).unwrap();
-        for r in records {
-            writer.write(r).unwrap();
-        }
-        writer.finish().unwrap();
+        write_all(Mf4Writer::new(&mut out, start_ns).unwrap(), records);
         out.into_inner()
     }
 

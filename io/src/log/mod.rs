@@ -312,3 +312,41 @@ fn write_hex(out: &mut impl Write, bytes: &[u8], sep: &str) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Records for the formats' tests: classic, FD and remote frames,
+/// standard and extended ids, two interfaces, both directions.
+#[cfg(test)]
+pub(crate) mod test_records {
+    use super::{Direction, LogRecord, LogWriter};
+    use crate::frame::{CanFrame, CanId};
+
+    /// Four records 1.000001 ms apart, from a time in 2026 (ns).
+    pub(crate) fn sample() -> Vec<LogRecord> {
+        let id = CanId::standard(0x123).unwrap();
+        let ext = CanId::extended(0x18FF_0001).unwrap();
+        let base = 1_795_257_015_250_123_456;
+        [
+            (CanFrame::data(id, &[1, 2, 3]).unwrap(), "can0", Direction::Rx),
+            (CanFrame::fd(ext, &[9; 12], true, false).unwrap(), "can1", Direction::Tx),
+            (CanFrame::remote(ext, 4).unwrap(), "can0", Direction::Tx),
+            (CanFrame::fd(id, &[5; 64], false, true).unwrap(), "can1", Direction::Rx),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (frame, interface, direction))| LogRecord {
+            time_ns: base + i as i64 * 1_000_001,
+            interface: interface.into(),
+            frame,
+            direction,
+        })
+        .collect()
+    }
+
+    /// Writes `records` with `writer` and finishes it.
+    pub(crate) fn write_all(mut writer: impl LogWriter, records: &[LogRecord]) {
+        for r in records {
+            writer.write(r).unwrap();
+        }
+        writer.finish().unwrap();
+    }
+}
