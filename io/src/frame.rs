@@ -35,6 +35,18 @@ impl CanId {
             .ok_or(FrameError::IdRange(id, 29))
     }
 
+    /// An extended identifier when `extended`, else a standard one, if
+    /// `id` fits its width (logs store either as one number and a flag).
+    pub fn new(id: u32, extended: bool) -> Result<Self, FrameError> {
+        if extended {
+            CanId::extended(id)
+        } else {
+            u16::try_from(id)
+                .map_err(|_| FrameError::IdRange(id, 11))
+                .and_then(CanId::standard)
+        }
+    }
+
     /// The identifier's number.
     pub fn raw(self) -> u32 {
         match self {

@@ -654,20 +654,22 @@ impl Session {
             a2l: None,
             wait: x.wait,
         }));
-        let xcp = match asked {
+        let (xcp, tap) = match asked {
             Some(asked) => {
                 let buses: Vec<_> = (devices.iter().take(bus_count))
                     .map(|d| (d.name().to_string(), Arc::clone(d.metrics())))
                     .collect();
-                let (setup, tap) = XcpSetup::prepare(asked, layout, model.tunables(), settings.frame, &buses)?;
-                Some((setup, tap))
+                Some(XcpSetup::prepare(
+                    asked,
+                    layout,
+                    model.tunables(),
+                    settings.frame,
+                    &buses,
+                )?)
             }
             None => None,
-        };
-        let (xcp, tap) = match xcp {
-            Some((setup, tap)) => (Some(setup), Some(tap)),
-            None => (None, None),
-        };
+        }
+        .unzip();
         let wiring = Wiring {
             inputs,
             extrapolation,

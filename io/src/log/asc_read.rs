@@ -275,14 +275,7 @@ impl<R: BufRead> AscReader<R> {
                 format!("identifier {text:?} is not a number in base {}", self.base),
             )
         })?;
-        let id = if extended {
-            CanId::extended(raw)
-        } else {
-            u16::try_from(raw)
-                .map_err(|_| crate::frame::FrameError::IdRange(raw, 11))
-                .and_then(CanId::standard)
-        };
-        id.map_err(|e| {
+        CanId::new(raw, extended).map_err(|e| {
             (
                 column,
                 format!("{e}; mark an extended identifier with x, e.g. 18FF0001x"),

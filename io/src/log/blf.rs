@@ -602,14 +602,7 @@ type Parsed = Result<(u16, CanFrame, Direction), String>;
 
 /// The identifier of a BLF frame object.
 fn can_id(raw: u32) -> Result<CanId, String> {
-    if raw & EXTENDED != 0 {
-        CanId::extended(raw & !EXTENDED)
-    } else {
-        u16::try_from(raw)
-            .map_err(|_| crate::frame::FrameError::IdRange(raw, 11))
-            .and_then(CanId::standard)
-    }
-    .map_err(|e| e.to_string())
+    CanId::new(raw & !EXTENDED, raw & EXTENDED != 0).map_err(|e| e.to_string())
 }
 
 /// `CAN_MESSAGE` and `CAN_MESSAGE2`: channel u16, flags u8 (bit 0 sent,

@@ -474,14 +474,7 @@ fn decode(layout: &CanLayout, record: &[u8], start_ns: i64) -> Result<Found, Str
         None => raw_id & 0x8000_0000 != 0,
     };
     let raw = (raw_id & 0x1FFF_FFFF) as u32;
-    let id = if extended {
-        CanId::extended(raw)
-    } else {
-        u16::try_from(raw)
-            .map_err(|_| crate::frame::FrameError::IdRange(raw, 11))
-            .and_then(CanId::standard)
-    }
-    .map_err(|e| format!("a frame's {e}"))?;
+    let id = CanId::new(raw, extended).map_err(|e| format!("a frame's {e}"))?;
     let dlc = get(layout.dlc);
     let fd = get(layout.edl) != 0;
     let length = match layout.length {
