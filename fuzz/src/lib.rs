@@ -149,6 +149,83 @@ pub fn udp(data: &[u8]) {
     let _ = tandem_io::udp::decode(data);
 }
 
+/// An ISO-TP node fed a session: the first byte picks the configuration
+/// (CAN FD, extended addressing, padding, TX_DL), the next two the block
+/// size and STmin it asks; then records of an operation byte and a length
+/// byte: a frame of that many bytes from the peer (the bytes that follow),
+/// a message to send, time passing (then timeouts), or the frames due. No
+/// frame sent may exceed TX_DL or a message `max_len`.
+pub fn isotp(data: &[u8]) {
+    use tandem_io::isotp::{Addressing, Config, Event, Machine};
+    use tandem_io::{CanFrame, CanId};
+    let [select, block_size, st_min, mut rest @ ..] = data else {
+        return;
+    };
+    let fd = select & 1 != 0;
+    let (tx, rx) = (CanId::Standard(0x7E0), CanId::Standard(0x7E8));
+    let config = Config {
+        addressing: if select & 2 != 0 {
+            Addressing::Extended { tx: 1, rx: 2 }
+        } else {
+            Addressing::Normal
+        },
+        padding: (select & 4 != 0).then_some(0xAA),
+        fd,
+        tx_dl: if fd {
+            [8, 12, 32, 64][usize::from(select >> 3 & 3)]
+        } else {
+            8
+        },
+        block_size: *block_size,
+        st_min: if *st_min <= 0x7F { *st_min } else { 0xF1 },
+        max_len: 300,
+        ..Config::classic(tx, rx)
+    };
+    let Ok(mut machine) = Machine::new(config) else {
+        return;
+    };
+    let mut now = 0u64;
+    let payload = [0x5Au8; 300];
+    while let [op, len, tail @ ..] = rest {
+        let len = usize::from(*len);
+        rest = tail;
+        match op & 3 {
+            0 => {
+                let take = len.min(64).min(rest.len());
+                let (bytes, tail) = rest.split_at(take);
+                rest = tail;
+                let frame = if take <= 8 {
+                    CanFrame::data(rx, bytes)
+                } else {
+                    let fd_len = tandem_io::frame::FD_LENGTHS
+                        .into_iter()
+                        .filter(|&l| l <= take)
+                        .max()
+                        .unwrap_or(0);
+                    CanFrame::fd(rx, &bytes[..fd_len], false, false)
+                };
+                if let Ok(frame) = frame {
+                    if let Some(Event::Received(n)) = machine.on_frame(&frame, now) {
+                        assert!(n <= 300 && machine.message().len() == n);
+                    }
+                }
+            }
+            1 => {
+                let _ = machine.send(&payload[..(len * 3).min(300)]);
+            }
+            2 => {
+                now += len as u64 * 10_000_000;
+                while machine.expire(now).is_some() {}
+            }
+            _ => {
+                while let Some(frame) = machine.transmit(now) {
+                    assert!(frame.len() <= config.tx_dl.max(8), "frame beyond TX_DL");
+                }
+            }
+        }
+    }
+}
+
 /// A DCP datagram: decoded; a PDU that decodes encodes back to the same
 /// bytes; a data PDU's payload read as every data type and as CAN frames
 /// (frames that read encode back to the same bytes); and the same bytes

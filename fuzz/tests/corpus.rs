@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 15] = [
+const TARGETS: [(&str, Check); 16] = [
     ("model", tandem_fuzz::model),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
@@ -18,6 +18,7 @@ const TARGETS: [(&str, Check); 15] = [
     ("mf4", tandem_fuzz::mf4),
     ("slcan", tandem_fuzz::slcan),
     ("udp", tandem_fuzz::udp),
+    ("isotp", tandem_fuzz::isotp),
     ("dcp", tandem_fuzz::dcp),
     ("dcp_slave", tandem_fuzz::dcp_slave),
     ("dcp_master", tandem_fuzz::dcp_master),

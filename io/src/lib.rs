@@ -4,6 +4,7 @@
 //! - [`dbc`]: the DBC signal database: message layouts, signal decode and encode.
 //! - [`e2e`]: AUTOSAR E2E protection (profiles 1, 2, 5, 11) and plain counter
 //!   and checksum signals: protect on transmit, check on receive.
+//! - [`isotp`]: ISO-TP (ISO 15765-2) on classic CAN and CAN FD, without I/O and over any transport.
 //! - [`transport`]: the receiving and sending halves every transport offers.
 //! - [`socketcan_bus`]: SocketCAN, a Linux CAN interface (`can0`, `vcan0`).
 //! - [`log`]: bus logs in candump, Vector ASC, Vector BLF and ASAM MDF4, written and read.
@@ -34,6 +35,7 @@
 pub mod dbc;
 pub mod e2e;
 pub mod frame;
+pub mod isotp;
 pub mod log;
 pub mod pipe;
 pub mod poll;

@@ -11,12 +11,14 @@
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rmp::Marker;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::frame::{CanFrame, CanId, FrameError, FrameKind};
+use crate::poll::wait_readable;
 use crate::transport::{BusError, CanReceiver, CanSender, Duplex, Received};
 
 /// python-can's default IPv4 group.
@@ -63,6 +65,7 @@ pub fn open(options: &UdpOptions) -> io::Result<Duplex> {
     rx.set_reuse_port(true)?;
     rx.bind(&SocketAddr::from((Ipv4Addr::UNSPECIFIED, options.port)).into())?;
     rx.join_multicast_v4(&options.group, &Ipv4Addr::UNSPECIFIED)?;
+    rx.set_nonblocking(true)?;
     let tx = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
     tx.set_multicast_ttl_v4(options.ttl)?;
     tx.set_multicast_loop_v4(true)?;
@@ -90,13 +93,21 @@ struct UdpRx {
 }
 
 impl CanReceiver for UdpRx {
+    /// Waits with `ppoll`'s nanosecond timeout (a socket's receive timeout
+    /// rounds up to a kernel tick), so an ISO-TP sender's STmin of 100 µs
+    /// holds.
     fn recv(&mut self, timeout: Duration) -> Result<Option<Received>, BusError> {
-        self.socket
-            .set_read_timeout(Some(timeout.max(Duration::from_micros(1))))?;
+        let deadline = Instant::now() + timeout;
         loop {
             let (len, from) = match self.socket.recv_from(&mut self.buffer) {
                 Ok(got) => got,
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() || !wait_readable(&[self.socket.as_raw_fd()], left)? {
+                        return Ok(None);
+                    }
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             if from.port() == self.own_port {
