@@ -5,6 +5,7 @@
 //! - [`e2e`]: AUTOSAR E2E protection (profiles 1, 2, 5, 11) and plain counter
 //!   and checksum signals: protect on transmit, check on receive.
 //! - [`isotp`]: ISO-TP (ISO 15765-2) on classic CAN and CAN FD, without I/O and over any transport.
+//! - [`uds`]: a small UDS (ISO 14229-1) diagnostic server, without I/O.
 //! - [`transport`]: the receiving and sending halves every transport offers.
 //! - [`socketcan_bus`]: SocketCAN, a Linux CAN interface (`can0`, `vcan0`).
 //! - [`log`]: bus logs in candump, Vector ASC, Vector BLF and ASAM MDF4, written and read.
@@ -45,6 +46,7 @@ pub mod slcan;
 pub mod socketcan_bus;
 pub mod transport;
 pub mod udp;
+pub mod uds;
 pub mod virtual_bus;
 
 pub use frame::{CanFrame, CanId, FrameError, FrameKind};
