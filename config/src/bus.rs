@@ -137,6 +137,8 @@ pub struct BusConfig {
     pub receive: Vec<ReceiveConfig>,
     /// Transmitted messages.
     pub transmit: Vec<TransmitConfig>,
+    /// Its diagnostic server, if any.
+    pub diagnostics: Option<crate::diag::DiagnosticsConfig>,
 }
 
 /// A serial device speaking the `name=value` line protocol.

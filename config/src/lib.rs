@@ -32,6 +32,7 @@
 pub mod bounds;
 mod bus;
 mod dcp;
+mod diag;
 mod duration;
 mod error;
 mod load;
@@ -48,6 +49,7 @@ pub use bus::{
     BusConfig, NamePairs, ReceiveConfig, SerialConfig, Timeout, TimeoutPolicy, TransmitConfig, TransportConfig,
 };
 pub use dcp::{check_endpoint, check_slave_name, DcpConfig, DcpEndpoint, ErrorAt, DEFAULT_MASTER_TIMEOUT};
+pub use diag::{DiagnosticsConfig, DidConfig, DtcConfig};
 pub use duration::{Duration, DurationError, DURATION_PATTERN};
 pub use error::{ConfigError, Located, Location};
 pub use load::{load_run_config, parse_run_config, read_text};

@@ -479,6 +479,9 @@ pub(crate) struct RawBus {
     /// Messages sent: their signals carry model outputs.
     #[serde(default)]
     pub(crate) transmit: Vec<RawTransmit>,
+    /// A UDS diagnostic server on this bus, over ISO-TP.
+    #[serde(default)]
+    pub(crate) diagnostics: Option<crate::diag::RawDiagnostics>,
 }
 
 /// A received message.

@@ -52,6 +52,9 @@ impl ConfigText<'_> {
                 dbc,
                 receive,
                 transmit,
+                diagnostics: (bus.diagnostics.as_ref())
+                    .map(|d| self.diagnostics(d, &format!("{at}.diagnostics")))
+                    .transpose()?,
             });
         }
         Ok(buses)
