@@ -158,9 +158,10 @@ pub fn udp(data: &[u8]) {
 pub fn isotp(data: &[u8]) {
     use tandem_io::isotp::{Addressing, Config, Event, Machine};
     use tandem_io::{CanFrame, CanId};
-    let [select, block_size, st_min, mut rest @ ..] = data else {
+    let [select, block_size, st_min, rest @ ..] = data else {
         return;
     };
+    let mut rest: &[u8] = rest;
     let fd = select & 1 != 0;
     let (tx, rx) = (CanId::Standard(0x7E0), CanId::Standard(0x7E8));
     let config = Config {

@@ -16,6 +16,7 @@ use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Extrapolation, TandemSettings};
 
+use crate::diag::{self, DiagPlan};
 use crate::mapping::{BusMap, RxMessage, TxMessage};
 use crate::serial::SerialMap;
 
@@ -69,6 +70,8 @@ pub struct BoundBus {
     pub transport: TransportConfig,
     /// Its signals as model inputs and outputs.
     pub map: BusMap,
+    /// Its diagnostic server, if any.
+    pub diagnostics: Option<DiagPlan>,
 }
 
 /// A serial device bound to the model.
@@ -147,7 +150,12 @@ fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// The index of the port `name` among `ports` (the model's inputs or
 /// outputs, `kind` saying which), or an error at its place.
-fn port(config: &RunConfig, kind: &str, ports: &[Variable], name: &Located<String>) -> Result<usize, ConfigError> {
+pub(crate) fn port(
+    config: &RunConfig,
+    kind: &str,
+    ports: &[Variable],
+    name: &Located<String>,
+) -> Result<usize, ConfigError> {
     ports.iter().position(|v| v.name == name.value).ok_or_else(|| {
         config.error_at(
             name,
@@ -210,6 +218,9 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
                 name: bus.name.clone(),
                 transport: bus.transport.clone(),
                 map: bus_map(&config, bus, model.as_ref(), frame)?,
+                diagnostics: (bus.diagnostics.as_ref())
+                    .map(|d| diag::bind(&config, &bus.name, &bus.transport, d, layout))
+                    .transpose()?,
             })
         })
         .collect::<Result<_, BindError>>()?;

@@ -36,6 +36,7 @@ pub mod bind;
 pub mod bus;
 pub mod controls;
 pub mod device;
+pub mod diag;
 pub mod inputs;
 pub mod log;
 pub mod mapping;

@@ -31,7 +31,7 @@ use tandem_runtime::tandem::fast::FastSide;
 use tandem_runtime::tandem::implicit_side::ImplicitSide;
 use tandem_runtime::tandem::inputs::{InputSource, Profile, Signals};
 use tandem_runtime::tandem::metrics::{Counter, Metrics};
-use tandem_runtime::tandem::outputs::OutputSink;
+use tandem_runtime::tandem::outputs::{FrameTap, OutputSink};
 use tandem_runtime::tandem::preflight::{preflight, Preflight};
 use tandem_runtime::tandem::recording::RowReceiver;
 use tandem_runtime::tandem::threads::{run_realtime, STOP_GRACE};
@@ -42,6 +42,7 @@ use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
 use crate::bus::{BusDevice, BusFeed, InlineBus};
 use crate::controls::{Controls, InputOverrides, Overridden};
 use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
+use crate::diag::{self, BothTaps, DiagServers};
 use crate::inputs::{DeviceInputs, Fault};
 use crate::log::{wall_ns, BusLogWriter, LogHub};
 use crate::replay::{LogFeed, ReplayError};
@@ -335,6 +336,8 @@ struct Parts {
     replay_late_us: Option<f64>,
     /// The XCP slave, serving.
     xcp: Option<XcpRun>,
+    /// The buses' diagnostic servers, stopped when the session is dropped.
+    _diagnostics: Option<DiagServers>,
 }
 
 /// `path` in `results` unless it is absolute.
@@ -562,10 +565,11 @@ impl Session {
             inputs,
             extrapolation,
             record,
-            buses,
+            mut buses,
             serial,
             xcp: configured_xcp,
         } = plan;
+        let diag_plans: Vec<_> = buses.iter_mut().filter_map(|b| b.diagnostics.take()).collect();
         let implicit_work = settings.implicit_work(model.layout().states.len());
         let linear_algebra = Chosen::of(
             settings.implicit.linear_solver,
@@ -670,6 +674,12 @@ impl Session {
             None => None,
         }
         .unzip();
+        let live = traffic == Traffic::Live;
+        let (diagnostics, diag_tap) = if live { diag::start(diag_plans)? } else { None }.unzip();
+        let tap = match (tap, diag_tap) {
+            (Some(xcp), Some(diag)) => Some(Box::new(BothTaps(xcp, Box::new(diag))) as Box<dyn FrameTap>),
+            (tap, diag) => tap.or(diag.map(|d| Box::new(d) as Box<dyn FrameTap>)),
+        };
         let wiring = Wiring {
             inputs,
             extrapolation,
@@ -734,6 +744,7 @@ impl Session {
             dropped_outputs,
             replay_late_us: None,
             xcp,
+            _diagnostics: diagnostics,
         };
         Ok(Session {
             parts,
