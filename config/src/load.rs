@@ -92,11 +92,18 @@ pub fn parse_fault_request(
         key: String::new(),
         message,
     };
-    if !request.is_object() {
+    let Some(keys) = request.as_object() else {
         return Err(error(
             "a fault request is an object of the keys of a [[bus.fault]] table".into(),
         ));
+    };
+    // Times may be given as numbers of seconds.
+    let mut request = keys.clone();
+    for key in ["start", "duration", "delay"] {
+        if let Some(seconds) = request.get(key).and_then(serde_json::Value::as_f64) {
+            request.insert(key.into(), format!("{seconds}s").into());
+        }
     }
-    let text = toml::to_string(request).map_err(|e| error(format!("cannot read the request: {e}")))?;
+    let text = toml::to_string(&request).map_err(|e| error(format!("cannot read the request: {e}")))?;
     parse_fault(&text, origin, frame).map_err(|e| ConfigError { location: None, ..e })
 }

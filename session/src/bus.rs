@@ -156,6 +156,7 @@ impl BusFeed {
                     input: input as u32,
                     value: protection::status_code(status),
                     time,
+                    fresh: protection::accepted(status),
                 };
                 if !samples.push(sample) {
                     m.rx_merged.increment();

@@ -329,6 +329,7 @@ pub fn describe(fault: &FaultConfig, frame: f64) -> String {
     };
     let when = match fault.end {
         FaultEnd::Frames(n) => format!(" for {} s", n as f64 * frame),
+        FaultEnd::Count(1) => " for 1 frame".to_string(),
         FaultEnd::Count(n) => format!(" for {n} frames"),
         FaultEnd::Never => String::new(),
     };

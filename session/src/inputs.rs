@@ -222,8 +222,7 @@ impl InputSource for DeviceInputs {
             while let Some(s) = device.queue.ring.try_pop() {
                 self.latest[s.input as usize] = s.value;
                 let m = &mut device.messages[s.message as usize];
-                // A frame its E2E check refused brings only its status.
-                if m.inputs.status != Some(s.input as usize) {
+                if s.fresh {
                     m.last = m.last.max(s.time);
                     m.timed_out = false;
                 }
@@ -275,6 +274,7 @@ mod tests {
             input,
             value,
             time: value,
+            fresh: true,
         }
     }
 

@@ -85,6 +85,9 @@ pub struct Sample {
     pub value: f64,
     /// Receive time (s since the run's start).
     pub time: f64,
+    /// Whether it shows its message received (not so the check status of
+    /// a frame its receiver refused): what resets the message's timeout.
+    pub fresh: bool,
 }
 
 /// What became of a received frame.
@@ -142,6 +145,7 @@ impl BusMap {
                     input: input as u32,
                     value: signal.decode(payload),
                     time,
+                    fresh: true,
                 });
             }
         }

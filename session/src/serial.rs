@@ -131,6 +131,7 @@ fn receive_line(line: &str, time: f64, map: &SerialMap, samples: &mut SampleSend
                 input: input as u32,
                 value,
                 time,
+                fresh: true,
             };
             if !samples.push(sample) {
                 metrics.rx_merged.increment();

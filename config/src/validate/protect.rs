@@ -149,13 +149,15 @@ impl ConfigText<'_> {
                     let value = match f.get_ref() {
                         RawFieldPlace::Signal(s) => FieldPlace::Signal(s.clone()),
                         RawFieldPlace::Bit(b) if (0..512).contains(b) => FieldPlace::Bit(*b as u32),
-                        RawFieldPlace::Bit(b) => return Err(self.error(
-                            Some(f.span()),
-                            &key(name),
-                            format!(
+                        RawFieldPlace::Bit(b) => {
+                            return Err(self.error(
+                                Some(f.span()),
+                                &key(name),
+                                format!(
                                 "bit {b} is outside a CAN FD payload (0 to 511); give a bit offset or a signal name"
                             ),
-                        )),
+                            ))
+                        }
                     };
                     Ok(Located {
                         value,
