@@ -186,6 +186,11 @@ impl Controls {
         }
     }
 
+    /// Each bus faults can be injected into, with the messages it sends.
+    pub fn fault_targets(&self) -> Vec<(String, Vec<String>)> {
+        self.faults.targets()
+    }
+
     /// Injects a fault into bus `bus`'s sending, as `request` describes
     /// it (see [`FaultTrigger::inject`]).
     pub fn inject_fault(&self, bus: &str, request: &Value) -> Result<Injected, FaultRequestError> {

@@ -406,6 +406,13 @@ impl FaultTrigger {
         FaultTrigger { buses, frame }
     }
 
+    /// Each bus, with the messages it sends.
+    pub fn targets(&self) -> Vec<(String, Vec<String>)> {
+        (self.buses.iter())
+            .map(|(name, _, map)| (name.clone(), map.tx.iter().map(|tx| tx.message.name.clone()).collect()))
+            .collect()
+    }
+
     /// Injects the fault `request` describes into bus `bus`: the keys of a
     /// `[[bus.fault]]` table (`kind`, `message`, `start` as a run time,
     /// `duration` or `count`, and the kind's own), numbers of seconds or
