@@ -37,6 +37,22 @@ async function startRun(page, config, { virtual = true, duration = '60' } = {}) 
   await until(page.getByTestId('run-frames'), (t) => count(t) > 0);
 }
 
+/**
+ * A new folder to serve holding config/NAME: ev-can.toml on the in-process
+ * bus `channel` (no network), without its ECU, and the DBC beside it.
+ */
+function evOnAVirtualBus(name, channel) {
+  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  mkdirSync(join(folder, 'config'));
+  copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
+  const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
+    .replace(/^transport = "udp".*$/m, `transport = "virtual"\nchannel = "${channel}"`)
+    .replace(/^(group|port|bus_log) = .*$/gm, '')
+    .replace(/\[ecu\][^[]*$/, '');
+  writeFileSync(join(folder, `config/${name}`), config);
+  return folder;
+}
+
 /** Stops the shown run through the question Stop asks, and waits for its end. */
 async function stopRun(page) {
   await page.getByRole('button', { name: 'Stop' }).click();
@@ -202,18 +218,10 @@ test('runs are numbered apart from simulations', async () => {
 });
 
 test("a run's buses show their counters, the same as its report at the end", async () => {
-  // ev-can.toml on a bus inside the process (no network), without its ECU.
-  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  const folder = evOnAVirtualBus('bus.toml', 'dashboard-test');
   const server = await serve(folder);
   const { browser: b, page, violations } = await browser();
   try {
-    mkdirSync(join(folder, 'config'));
-    copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
-    const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
-      .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dashboard-test"')
-      .replace(/^(group|port|bus_log) = .*$/gm, '')
-      .replace(/\[ecu\][^[]*$/, '');
-    writeFileSync(join(folder, 'config/bus.toml'), config);
     await page.goto(server.url);
     await page.getByRole('tab', { name: 'Dashboard' }).click();
     await until(page.getByLabel('configuration', { exact: true }), (t) => t.includes('config/bus.toml'));
@@ -237,18 +245,10 @@ test("a run's buses show their counters, the same as its report at the end", asy
 });
 
 test('a fault injected from the dashboard acts on the bus and is reported; a refused one says why', async () => {
-  // ev-can.toml on a bus inside the process, without its ECU.
-  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  const folder = evOnAVirtualBus('faults.toml', 'dashboard-faults');
   const server = await serve(folder);
   const { browser: b, page, violations } = await browser();
   try {
-    mkdirSync(join(folder, 'config'));
-    copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
-    const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
-      .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dashboard-faults"')
-      .replace(/^(group|port|bus_log) = .*$/gm, '')
-      .replace(/\[ecu\][^[]*$/, '');
-    writeFileSync(join(folder, 'config/faults.toml'), config);
     await page.goto(server.url);
     await page.getByRole('tab', { name: 'Dashboard' }).click();
     await until(page.getByLabel('configuration', { exact: true }), (t) => t.includes('config/faults.toml'));
