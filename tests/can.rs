@@ -408,3 +408,71 @@ fn a_receive_timeout_with_the_fault_policy_stops_the_run() {
         "{report}"
     );
 }
+
+#[test]
+fn an_e2e_table_is_checked_against_the_dbc_and_its_profile() {
+    let signals = "signals = { TorqueRequest = \"torque_request\", BrakePressure = \"brake_pressure\" }";
+    let with = |e2e: &str| format!("{signals}\ne2e = {e2e}");
+    bad_config(
+        "e2e-signal",
+        (signals, &with("{ profile = \"1A\", data_id = 1, crc = \"Crc\" }")),
+        &[
+            "plant.toml:16:44: bus[0].receive[0].e2e.crc",
+            "message ECU_Command has no signal \"Crc\"; its signals: TorqueRequest, BrakePressure, RoadGrade, CmdCrc, CmdCounter",
+        ],
+    );
+    bad_config(
+        "e2e-size",
+        (
+            signals,
+            &with("{ profile = \"1A\", data_id = 1, crc = \"CmdCrc\", counter = \"CmdCrc\" }"),
+        ),
+        &[
+            "plant.toml:16:64: bus[0].receive[0].e2e.counter",
+            "signal CmdCrc is 8 bits; this field is 4",
+        ],
+    );
+    bad_config(
+        "e2e-bound",
+        (signals, &with("{ profile = \"1A\", data_id = 1, crc = 60 }")),
+        &[
+            "plant.toml:16:19: bus[0].receive[0].e2e.profile",
+            "message ECU_Command: E2E profile 1: `crc_offset` is 60, but it must be a multiple of 8",
+        ],
+    );
+    bad_config(
+        "e2e-status",
+        (signals, &with("{ profile = \"1A\", data_id = 1, status = \"bms\" }")),
+        &[
+            "plant.toml:16:47: bus[0].receive[0].e2e.status",
+            "the model has no input \"bms\"",
+        ],
+    );
+}
+
+#[test]
+fn a_fault_is_checked_against_the_messages_the_bus_sends() {
+    let sent = "signals = { VehicleSpeed = \"vehicle_speed\", MotorSpeed = \"motor_speed\" }";
+    let with = |fault: &str| format!("{sent}\n[[bus.fault]]\n{fault}");
+    bad_config(
+        "fault-message",
+        (sent, &with("message = \"ECU_Command\"\nkind = \"drop\"")),
+        &[
+            "plant.toml:21:11: bus[0].fault[0].message",
+            "this bus sends no message \"ECU_Command\"; faults act on sent messages: VCU_Speeds",
+        ],
+    );
+    bad_config(
+        "fault-e2e",
+        (sent, &with("message = \"VCU_Speeds\"\nkind = \"bad_crc\"")),
+        &[
+            "plant.toml:22:8: bus[0].fault[0].kind",
+            "a \"bad_crc\" fault needs the message's E2E protection",
+        ],
+    );
+    bad_config(
+        "fault-burst",
+        (sent, &with("kind = \"burst\"\nid = 0x200")),
+        &["burst: identifier 0x200 is a message of the bus's DBC; give an unknown one"],
+    );
+}

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tandem_config::{parse_run_config, TransportConfig};
 use tandem_io::dbc::Dbc;
-use tandem_io::CanFrame;
+use tandem_io::{e2e, CanFrame};
 use tandem_models::plants::PROFILES;
 use tandem_session::bus::open_transport;
 use tandem_session::{bind, ClockMode, Observer, Options, Session};
@@ -99,7 +99,9 @@ impl Observer for Armed {
 }
 
 /// The plant of `config/examples/ev-can.toml` on the in-process bus
-/// `channel`, under `policy`, for 3 s.
+/// `channel`, under `policy`, for 3 s: its commands checked and its
+/// battery status protected by E2E profile 1A, with a fault of each kind
+/// the transmit path applies scheduled.
 fn config(channel: &str, policy: &str) -> String {
     let dbc = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc");
     format!(
@@ -120,12 +122,64 @@ message = "ECU_Command"
 timeout = "100ms"
 on_timeout = "default"
 signals = {{ TorqueRequest = "torque_request", BrakePressure = "brake_pressure" }}
+e2e = {{ profile = "1A", data_id = 0x100, crc = "CmdCrc", counter = "CmdCounter" }}
 [[bus.transmit]]
 message = "VCU_Speeds"
 signals = {{ VehicleSpeed = "vehicle_speed", MotorSpeed = "motor_speed" }}
 [[bus.transmit]]
 message = "VCU_Powertrain"
 signals = {{ MotorTorque = "motor_torque", DcVoltage = "dc_voltage" }}
+[[bus.transmit]]
+message = "BMS_Status"
+signals = {{ Soc = "soc" }}
+e2e = {{ profile = "1A", data_id = 0x1F1, crc = "BmsCrc", counter = "BmsCounter" }}
+[[bus.fault]]
+message = "BMS_Status"
+kind = "bad_crc"
+start = "1s"
+count = 2
+[[bus.fault]]
+message = "BMS_Status"
+kind = "stuck_counter"
+start = "1.3s"
+count = 2
+[[bus.fault]]
+message = "VCU_Speeds"
+kind = "delay"
+delay = "5ms"
+start = "1.5s"
+duration = "100ms"
+[[bus.fault]]
+message = "VCU_Speeds"
+kind = "repeat"
+start = "1.7s"
+count = 3
+[[bus.fault]]
+message = "VCU_Powertrain"
+kind = "wrong_length"
+bytes = 5
+start = "1.8s"
+count = 3
+[[bus.fault]]
+message = "VCU_Speeds"
+kind = "override"
+signal = "VehicleSpeed"
+value = 99
+start = "1.9s"
+count = 3
+[[bus.fault]]
+kind = "burst"
+start = "2s"
+duration = "10ms"
+[[bus.fault]]
+message = "VCU_Powertrain"
+kind = "drop"
+start = "2.1s"
+duration = "100ms"
+[[bus.fault]]
+kind = "stop"
+start = "2.5s"
+duration = "50ms"
 "#,
         dbc.display()
     )
@@ -148,7 +202,15 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
     let command = dbc.message("ECU_Command").unwrap();
     let mut payload = vec![0u8; command.len];
     command.signal("TorqueRequest").unwrap().encode(50.0, &mut payload);
-    let frame = CanFrame::data(command.id, &payload).unwrap();
+    let protection = e2e::Config {
+        profile: e2e::Profile::P01 {
+            data_id: 0x100,
+            mode: e2e::DataIdMode::Both,
+            layout: e2e::NibbleLayout::at_byte(6),
+        },
+        data_length: 8,
+        max_delta_counter: 1,
+    };
     for policy in ["correct", "select"] {
         let channel = format!("rt-no-alloc-{policy}");
         let plan = unpinned_plan(&channel, policy);
@@ -160,10 +222,14 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
         let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
+        let mut protector = e2e::Protector::new(protection).unwrap();
+        let mut payload = payload.clone();
+        let id = command.id;
         let ecu = std::thread::spawn(move || {
             let mut received = 0u64;
             while !stopping.load(Relaxed) {
-                let _ = ecu.tx.send(&frame);
+                protector.protect(&mut payload).unwrap();
+                let _ = ecu.tx.send(&CanFrame::data(id, &payload).unwrap());
                 while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {
                     received += 1;
                 }
@@ -194,6 +260,13 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
             bus.tx_frames.get() > 500 && received > 500,
             "the ECU heard the plant: {received}"
         );
+        let checked = bus.e2e[0].counts.get();
+        assert!(checked.ok > 200 && checked.rejected() == 0, "{checked:?}");
+        let faults = bus.faults.as_ref().unwrap().described();
+        assert_eq!(faults.len(), 9);
+        for (what, slot) in faults {
+            assert!(slot.ended().is_some() && slot.affected.get() > 0, "{what}");
+        }
         assert!(observer.0.is_finite() && observer.0 != 0.0);
         assert_eq!(
             ALLOCATIONS.load(Relaxed),
@@ -234,6 +307,12 @@ fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it(
                 let counters = watched.counters();
                 let grade = if polls % 2 == 0 { 0.01 } else { 0.02 };
                 watched.controls().set_input("road_grade", grade).unwrap();
+                if polls == 100 {
+                    let burst = serde_json::json!({"kind": "burst", "id": 0x7F0, "duration": 0.05});
+                    watched.controls().inject_fault("can0", &burst).unwrap();
+                    let drop = serde_json::json!({"kind": "drop", "message": "VCU_Speeds", "count": 3});
+                    watched.controls().inject_fault("can0", &drop).unwrap();
+                }
                 while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {}
                 assert!(counters["frames"].as_u64().unwrap() > 0);
                 polls += 1;
@@ -251,6 +330,18 @@ fn a_watched_sessions_real_time_threads_do_not_allocate_while_a_script_polls_it(
     assert!(
         rows > 0 && newest > 2.0,
         "the script saw rows ({rows} values, the newest at {newest} s)"
+    );
+    let injected = report.devices[0].metrics.faults.as_ref().unwrap().described();
+    let affected: Vec<(String, u64)> = injected[9..]
+        .iter()
+        .map(|(w, s)| (w.clone(), s.affected.get()))
+        .collect();
+    assert_eq!(
+        affected,
+        [
+            ("burst of id 0x7f0 ×1 per frame for 0.05 s".into(), 50),
+            ("drop VCU_Speeds for 3 frames".into(), 3)
+        ]
     );
     assert_eq!(
         ALLOCATIONS.load(Relaxed),

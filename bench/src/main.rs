@@ -11,6 +11,7 @@
 
 mod cosim;
 mod dcp;
+mod e2e;
 mod events;
 mod fmi;
 mod io;
@@ -131,7 +132,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
         Which::Accuracy => realtime::accuracy(args.real_clock),
         Which::Jitter => realtime::jitter(args.loops),
         Which::Rate => realtime::rate(args.seconds),
-        Which::Io => io::run(args.seconds),
+        Which::Io => io::run(args.seconds).and_then(|()| e2e::run()),
         Which::Parallel => parallel::run(),
         Which::Soak => {
             let clock = match args.virtual_clock {

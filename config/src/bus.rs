@@ -12,7 +12,9 @@ use std::path::PathBuf;
 
 use tandem_runtime::tandem::Extrapolation;
 
+use crate::e2e::E2eConfig;
 use crate::error::Located;
+use crate::fault::FaultConfig;
 
 /// What a run does when a received message (or a serial device) stops
 /// arriving.
@@ -111,6 +113,8 @@ pub struct ReceiveConfig {
     pub extrapolation: Extrapolation,
     /// (DBC signal, model input) pairs.
     pub signals: NamePairs,
+    /// Its end-to-end protection, checked on receive.
+    pub e2e: Option<E2eConfig>,
 }
 
 /// A transmitted message and the model outputs its signals carry.
@@ -122,6 +126,8 @@ pub struct TransmitConfig {
     pub cycle: Option<Located<f64>>,
     /// (DBC signal, model output) pairs.
     pub signals: NamePairs,
+    /// Its end-to-end protection, written on transmit.
+    pub e2e: Option<E2eConfig>,
 }
 
 /// One CAN bus of a run.
@@ -139,6 +145,8 @@ pub struct BusConfig {
     pub transmit: Vec<TransmitConfig>,
     /// Its diagnostic server, if any.
     pub diagnostics: Option<crate::diag::DiagnosticsConfig>,
+    /// Faults injected into what it sends.
+    pub faults: Vec<FaultConfig>,
 }
 
 /// A serial device speaking the `name=value` line protocol.

@@ -67,3 +67,43 @@ pub fn parse_run_config(text: &str, origin: &Path, profiles: &[&str]) -> Result<
     let raw: RawRunConfig = toml::from_str(text.text).map_err(|e| text.toml_error(&e))?;
     validate(&text, raw, profiles)
 }
+
+/// Validates a fault requested while a run goes on: `text` is the TOML
+/// of one `[[bus.fault]]` table (e.g. `kind = "drop"` and `message =
+/// "VCU_Speeds"` on two lines), for frames of `frame` seconds; errors name
+/// `origin` (what asked) and the key.
+pub fn parse_fault(text: &str, origin: &Path, frame: f64) -> Result<crate::fault::FaultConfig, ConfigError> {
+    let text = ConfigText { text, origin };
+    let raw: crate::raw::RawFault = toml::from_str(text.text).map_err(|e| text.toml_error(&e))?;
+    text.fault(&raw, "fault", frame)
+}
+
+/// Validates a fault requested while a run goes on as a JSON object of
+/// the keys of a `[[bus.fault]]` table (numbers of seconds allowed for
+/// times); errors name `origin` and the key.
+pub fn parse_fault_request(
+    request: &serde_json::Value,
+    origin: &Path,
+    frame: f64,
+) -> Result<crate::fault::FaultConfig, ConfigError> {
+    let error = |message: String| ConfigError {
+        file: origin.to_path_buf(),
+        location: None,
+        key: String::new(),
+        message,
+    };
+    let Some(keys) = request.as_object() else {
+        return Err(error(
+            "a fault request is an object of the keys of a [[bus.fault]] table".into(),
+        ));
+    };
+    // Times may be given as numbers of seconds.
+    let mut request = keys.clone();
+    for key in ["start", "duration", "delay"] {
+        if let Some(seconds) = request.get(key).and_then(serde_json::Value::as_f64) {
+            request.insert(key.into(), format!("{seconds}s").into());
+        }
+    }
+    let text = toml::to_string(&request).map_err(|e| error(format!("cannot read the request: {e}")))?;
+    parse_fault(&text, origin, frame).map_err(|e| ConfigError { location: None, ..e })
+}

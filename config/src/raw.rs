@@ -482,6 +482,9 @@ pub(crate) struct RawBus {
     /// A UDS diagnostic server on this bus, over ISO-TP.
     #[serde(default)]
     pub(crate) diagnostics: Option<crate::diag::RawDiagnostics>,
+    /// Faults injected into what this bus sends, at scheduled times.
+    #[serde(default)]
+    pub(crate) fault: Vec<RawFault>,
 }
 
 /// A received message.
@@ -510,6 +513,10 @@ pub(crate) struct RawReceive {
     #[serde(default)]
     #[schemars(schema_with = "extrapolation_schema")]
     pub(crate) extrapolation: Option<Spanned<String>>,
+    /// The message's end-to-end protection, checked on each frame received. Default: none.
+    #[serde(default)]
+    #[schemars(with = "Option<RawE2e>")]
+    pub(crate) e2e: Option<Spanned<RawE2e>>,
 }
 
 /// A sent message.
@@ -527,6 +534,136 @@ pub(crate) struct RawTransmit {
     #[serde(default)]
     #[schemars(with = "Duration")]
     pub(crate) cycle: Option<Spanned<Duration>>,
+    /// The message's end-to-end protection, written into each frame sent. Default: none.
+    #[serde(default)]
+    #[schemars(with = "Option<RawE2e>")]
+    pub(crate) e2e: Option<Spanned<RawE2e>>,
+}
+
+/// Where an E2E field sits: the name of a DBC signal of the message, or its lowest bit (bit 8 is bit 0 of byte 1).
+#[derive(Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum RawFieldPlace {
+    /// A DBC signal.
+    Signal(String),
+    /// A bit offset.
+    Bit(i64),
+}
+
+/// A message's end-to-end protection: an AUTOSAR E2E profile, or a plain rolling counter and checksum.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "E2e")]
+pub(crate) struct RawE2e {
+    /// "1A" (profile 1, both data ID bytes), "1C" (profile 1, data ID nibble), "1" (profile 1 with
+    /// `data_id_mode`), "2", "5", "11" or "plain".
+    #[schemars(with = "String", extend("enum" = ["1", "1A", "1C", "2", "5", "11", "plain"]))]
+    pub(crate) profile: Spanned<String>,
+    /// Profiles 1, 5 and 11: the 16-bit data ID.
+    #[serde(default)]
+    #[schemars(with = "u16")]
+    pub(crate) data_id: Option<Spanned<i64>>,
+    /// Profiles 1 and 11: how the data ID enters the CRC: "both", "alt", "low" (profile 1 only) or "nibble".
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["both", "alt", "low", "nibble"]))]
+    pub(crate) data_id_mode: Option<Spanned<String>>,
+    /// Profile 2: the 16 data IDs, one per counter value.
+    #[serde(default)]
+    #[schemars(with = "Vec<u8>")]
+    pub(crate) data_ids: Option<Spanned<Vec<i64>>>,
+    /// The CRC (profiles) or checksum (plain): a DBC signal or a bit offset. Default: the profile's place (byte 0).
+    #[serde(default)]
+    #[schemars(with = "RawFieldPlace")]
+    pub(crate) crc: Option<Spanned<RawFieldPlace>>,
+    /// The counter: a DBC signal or a bit offset. Default: the profile's place (the low nibble of byte 1).
+    #[serde(default)]
+    #[schemars(with = "RawFieldPlace")]
+    pub(crate) counter: Option<Spanned<RawFieldPlace>>,
+    /// Profile 1C: the data ID nibble: a DBC signal or a bit offset. Default: the high nibble of byte 1.
+    #[serde(default)]
+    #[schemars(with = "RawFieldPlace")]
+    pub(crate) data_id_nibble: Option<Spanned<RawFieldPlace>>,
+    /// Plain: the checksum: "crc8" (SAE J1850), "crc8h2f", "crc16" (CCITT-FALSE), "crc32p4", "xor" or "sum".
+    /// Default "crc8".
+    #[serde(default)]
+    #[schemars(with = "String", extend("enum" = ["crc8", "crc8h2f", "crc16", "crc32p4", "xor", "sum"]))]
+    pub(crate) checksum: Option<Spanned<String>>,
+    /// Plain: the bytes the checksum covers, [start, end). Default: every byte after the checksum, or every byte
+    /// before it when it ends the message.
+    #[serde(default)]
+    #[schemars(with = "[usize; 2]")]
+    pub(crate) checksum_bytes: Option<Spanned<Vec<i64>>>,
+    /// The largest counter step a receiver accepts as lost frames rather than a wrong sequence. Default 1.
+    #[serde(default)]
+    #[schemars(with = "u8")]
+    pub(crate) max_delta_counter: Option<Spanned<i64>>,
+    /// Received messages: a model input that receives each frame's check status as AUTOSAR numbers it (0 OK,
+    /// 1 no new data: the message timed out, 7 error, 8 repeated, 0x20 OK with frames lost, 0x40 wrong
+    /// sequence).
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) status: Option<Spanned<String>>,
+}
+
+/// A frame fault injected at a scheduled time.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Fault")]
+pub(crate) struct RawFault {
+    /// The sent message affected (all kinds but "burst" and "stop").
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) message: Option<Spanned<String>>,
+    /// "drop", "delay", "repeat", "stuck_counter", "bad_crc", "wrong_length", "override", "burst" (frames of an
+    /// identifier the DBC does not define) or "stop" (the node sends nothing).
+    #[schemars(with = "String", extend("enum" = ["drop", "delay", "repeat", "stuck_counter", "bad_crc", "wrong_length", "override", "burst", "stop"]))]
+    pub(crate) kind: Spanned<String>,
+    /// When it begins, rounded to a frame boundary. Default "0s".
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) start: Option<Spanned<Duration>>,
+    /// How long it lasts. Give `duration` or `count`; neither: to the end of the run.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) duration: Option<Spanned<Duration>>,
+    /// How many frames of the message it affects (for "burst" and "stop", frames of the run).
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub(crate) count: Option<Spanned<i64>>,
+    /// delay: by how long, a whole number of frames.
+    #[serde(default)]
+    #[schemars(with = "Duration")]
+    pub(crate) delay: Option<Spanned<Duration>>,
+    /// repeat: copies sent of each frame. Default 2.
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) times: Option<Spanned<i64>>,
+    /// wrong_length: the bytes sent (0 to 64, not the message's length).
+    #[serde(default)]
+    #[schemars(with = "u8")]
+    pub(crate) bytes: Option<Spanned<i64>>,
+    /// override: the DBC signal.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub(crate) signal: Option<Spanned<String>>,
+    /// override: the value sent (physical, or raw with raw = true).
+    #[serde(default)]
+    #[schemars(with = "f64")]
+    pub(crate) value: Option<Spanned<f64>>,
+    /// override: `value` is the signal's raw integer. Default false.
+    #[serde(default)]
+    pub(crate) raw: Option<bool>,
+    /// burst: the identifier. Default 0x7FF (0x1FFFFFFF when extended).
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) id: Option<Spanned<i64>>,
+    /// burst: a 29-bit identifier. Default false.
+    #[serde(default)]
+    pub(crate) extended: Option<bool>,
+    /// burst: frames sent per frame of the run. Default 1, at most 64.
+    #[serde(default)]
+    #[schemars(with = "u32")]
+    pub(crate) per_frame: Option<Spanned<i64>>,
 }
 
 /// A serial device speaking the `name=value` line protocol (documented in io/src/serial_lines.rs): each received

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tandem_config::{
-    load_run_config, parse_run_config, run_config_schema, ConfigError, Location, PathUse, RecordConfig, RunConfig,
-    DEFAULT_DURATION, DEFAULT_FRAME,
+    load_run_config, parse_run_config, run_config_schema, ConfigError, E2eScheme, FaultEnd, FaultKind, FieldPlace,
+    Location, PathUse, RecordConfig, RunConfig, DEFAULT_DURATION, DEFAULT_FRAME,
 };
 use tandem_models::ModelRef;
 use tandem_runtime::tandem::{Extrapolation, FastMethod, ImplicitSolver, Policy, TandemSettings};
@@ -1129,5 +1129,188 @@ fn compile_is_taken_for_a_diagram_model_only() {
         11,
         "compile",
         &["invalid type"],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// E2E protection and frame faults.
+
+/// A bus whose received message carries `e2e` and whose transmit table is
+/// followed by `faults`.
+fn protected(e2e: &str, faults: &str) -> String {
+    format!(
+        "model = \"ev\"\n[[bus]]\ntransport = \"virtual\"\ndbc = \"ev.dbc\"\n[[bus.receive]]\nmessage = \"ECU_Command\"\nsignals = {{ TorqueRequest = \"torque_request\" }}\ne2e = {e2e}\n[[bus.transmit]]\nmessage = \"VCU_Speeds\"\nsignals = {{ VehicleSpeed = \"vehicle_speed\" }}\n{faults}"
+    )
+}
+
+#[test]
+fn an_e2e_table_is_read_with_its_profile_and_places() {
+    let run = ok(&protected(
+        "{ profile = \"1C\", data_id = 0x0AB, crc = \"CmdCrc\", counter = 56, max_delta_counter = 3, status = \"road_grade\" }",
+        "",
+    ));
+    let e2e = run.buses[0].receive[0].e2e.as_ref().unwrap();
+    assert_eq!(e2e.scheme.value, E2eScheme::P01(tandem_io::e2e::DataIdMode::Nibble));
+    assert_eq!((e2e.data_id, e2e.max_delta_counter), (0x0AB, 3));
+    assert_eq!(e2e.crc.as_ref().unwrap().value, FieldPlace::Signal("CmdCrc".into()));
+    assert_eq!(e2e.counter.as_ref().unwrap().value, FieldPlace::Bit(56));
+    assert_eq!(e2e.status.as_ref().unwrap().value, "road_grade");
+}
+
+#[test]
+fn a_bad_e2e_table_is_refused_at_its_key() {
+    let at = |e2e: &str| protected(e2e, "");
+    fails(
+        &at("{ profile = \"3\", data_id = 1 }"),
+        8,
+        19,
+        "bus[0].receive[0].e2e.profile",
+        &["unknown E2E profile \"3\"; use one of: 1, 1A, 1C, 2, 5, 11, plain"],
+    );
+    fails(
+        &at("{ profile = \"5\" }"),
+        8,
+        19,
+        "bus[0].receive[0].e2e.data_id",
+        &["profile 5 needs a data ID; add e.g. data_id = 0x123"],
+    );
+    fails(
+        &at("{ profile = \"1A\", data_id = 70000 }"),
+        8,
+        35,
+        "bus[0].receive[0].e2e.data_id",
+        &["must be 0 to 65535, found 70000"],
+    );
+    fails(
+        &at("{ profile = \"11\", data_id = 1, data_id_mode = \"alt\" }"),
+        8,
+        53,
+        "bus[0].receive[0].e2e.data_id_mode",
+        &["data ID mode \"alt\" is not one of profile 11's; use one of: both, nibble"],
+    );
+    fails(
+        &at("{ profile = \"2\", data_ids = [1, 2] }"),
+        8,
+        35,
+        "bus[0].receive[0].e2e.data_ids",
+        &["profile 2 needs 16 data IDs of 0 to 255, one per counter value, found 2 values"],
+    );
+    fails(
+        &at("{ profile = \"2\", data_id = 5, data_ids = [] }"),
+        8,
+        34,
+        "bus[0].receive[0].e2e.data_id",
+        &["profile 2 has no `data_id`; remove it"],
+    );
+    fails(
+        &at("{ profile = \"plain\", crc = \"CmdCrc\", checksum = \"md5\" }"),
+        8,
+        55,
+        "bus[0].receive[0].e2e.checksum",
+        &["unknown checksum \"md5\"; use one of: crc8, crc8h2f, crc16, crc32p4, xor, sum"],
+    );
+    fails(
+        &at("{ profile = \"1A\", data_id = 1, crc = 600 }"),
+        8,
+        44,
+        "bus[0].receive[0].e2e.crc",
+        &["bit 600 is outside a CAN FD payload (0 to 511)"],
+    );
+    fails(
+        &at("{ profile = \"1A\", data_id = 1, max_delta_counter = 0 }"),
+        8,
+        58,
+        "bus[0].receive[0].e2e.max_delta_counter",
+        &["must be 1 to 255, found 0"],
+    );
+}
+
+#[test]
+fn a_sent_message_has_no_status_input() {
+    let text = protected(
+        "{ profile = \"1A\", data_id = 1 }",
+        "e2e = { profile = \"1A\", data_id = 2, status = \"x\" }\n",
+    );
+    fails(
+        &text,
+        12,
+        47,
+        "bus[0].transmit[0].e2e.status",
+        &["a sent message has no check status"],
+    );
+}
+
+#[test]
+fn a_fault_table_is_read_in_frames() {
+    let faults = "[[bus.fault]]\nmessage = \"VCU_Speeds\"\nkind = \"delay\"\ndelay = \"20ms\"\nstart = \"1.5s\"\nduration = \"500ms\"\n[[bus.fault]]\nkind = \"burst\"\nid = 0x7F0\ncount = 3\n";
+    let run = ok(&protected("{ profile = \"1A\", data_id = 1 }", faults));
+    let [delay, burst] = &run.buses[0].faults[..] else {
+        panic!()
+    };
+    assert_eq!(delay.kind.value, FaultKind::Delay { frames: 20 });
+    assert_eq!((delay.start, delay.end), (1500, FaultEnd::Frames(500)));
+    assert_eq!(
+        burst.kind.value,
+        FaultKind::Burst {
+            id: 0x7F0,
+            extended: false,
+            per_frame: 1
+        }
+    );
+    assert_eq!((burst.message.as_ref(), burst.end), (None, FaultEnd::Count(3)));
+}
+
+#[test]
+fn a_bad_fault_table_is_refused_at_its_key() {
+    let at = |fault: &str| {
+        protected(
+            "{ profile = \"1A\", data_id = 1 }",
+            &format!("[[bus.fault]]\n{fault}\n"),
+        )
+    };
+    fails(&at("message = \"VCU_Speeds\"\nkind = \"jam\""), 14, 8, "bus[0].fault[0].kind", &[
+        "unknown fault kind \"jam\"; use one of: drop, delay, repeat, stuck_counter, bad_crc, wrong_length, override, burst, stop",
+    ]);
+    fails(
+        &at("kind = \"drop\""),
+        13,
+        8,
+        "bus[0].fault[0].message",
+        &["a \"drop\" fault needs `message`: the name of a message this bus sends"],
+    );
+    fails(
+        &at("kind = \"stop\"\nmessage = \"VCU_Speeds\""),
+        14,
+        11,
+        "bus[0].fault[0].message",
+        &["a \"stop\" fault acts on the whole bus; remove `message`"],
+    );
+    fails(
+        &at("kind = \"drop\"\nmessage = \"VCU_Speeds\"\nduration = \"1s\"\ncount = 3"),
+        15,
+        12,
+        "bus[0].fault[0].duration",
+        &["give `duration` or `count`, not both"],
+    );
+    fails(
+        &at("kind = \"delay\"\nmessage = \"VCU_Speeds\"\ndelay = \"1.5ms\""),
+        15,
+        9,
+        "bus[0].fault[0].delay",
+        &["must be a whole number of frames (the frame is 1ms)"],
+    );
+    fails(
+        &at("kind = \"override\"\nmessage = \"VCU_Speeds\"\nsignal = \"VehicleSpeed\""),
+        13,
+        8,
+        "bus[0].fault[0].value",
+        &["a \"override\" fault needs `value`"],
+    );
+    fails(
+        &at("kind = \"burst\"\nid = 0x800"),
+        14,
+        6,
+        "bus[0].fault[0].id",
+        &["must be 0 to 2047, found 2048"],
     );
 }

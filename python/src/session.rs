@@ -218,6 +218,20 @@ impl PySession {
             .map_err(|e| control_error(&e, param))
     }
 
+    /// Injects a fault into bus `bus`'s sending: `request` is the JSON
+    /// object of a `[[bus.fault]]` table's keys; returns the fault's slot
+    /// in the bus's report and its description.
+    fn fault(&self, bus: &str, request: &str) -> PyResult<(usize, String)> {
+        let request: serde_json::Value = serde_json::from_str(request)
+            .map_err(|e| raise::<ConfigError>(format!("fault request: {e}"), Place::default()))?;
+        let injected = self
+            .watched()
+            .controls()
+            .inject_fault(bus, &request)
+            .map_err(|e| raise::<ConfigError>(e.to_string(), Place::default()))?;
+        Ok((injected.slot, injected.description))
+    }
+
     /// The counters since the start, as JSON text.
     fn counters(&self) -> String {
         self.watched().counters().to_string()

@@ -186,6 +186,34 @@ class Session:
         self._running("set_parameter")
         return self._native.set_parameter(*parameter_json(name, value))[1]
 
+    def fault(
+        self,
+        kind: str,
+        message: Optional[str] = None,
+        *,
+        bus: str = "can0",
+        start: Optional[float] = None,
+        duration: Optional[float] = None,
+        count: Optional[int] = None,
+        **params: Any,
+    ) -> str:
+        """Injects a frame fault into what the session sends on ``bus``,
+        as a ``[[bus.fault]]`` table would: ``kind`` is one of drop, delay,
+        repeat, stuck_counter, bad_crc, wrong_length, override, burst, stop;
+        ``message`` the sent message (none for burst and stop); ``start``
+        a run time in seconds (default: the next frame); ``duration``
+        seconds or ``count`` frames (neither: to the end of the run);
+        ``params`` the kind's own keys (``delay``, ``times``, ``bytes``,
+        ``signal``/``value``/``raw``, ``id``/``extended``/``per_frame``).
+        Returns the fault's description, as the report lists it with the
+        frames it acted in (``device(bus)["faults"]``)."""
+        self._running("fault")
+        request: Dict[str, Any] = {"kind": kind, **params}
+        for key, value in (("message", message), ("start", start), ("duration", duration), ("count", count)):
+            if value is not None:
+                request[key] = value
+        return self._native.fault(bus, json.dumps(request))[1]
+
     def stats(self) -> Dict[str, Any]:
         """The counters since the start: frames, misses, unusable results,
         frames by source, wake-up and compute histograms (ns), and each

@@ -36,6 +36,7 @@ pub fn router(app: Arc<App>, page: Page) -> Router {
         .route("/runs", post(runs::start).get(runs::list))
         .route("/runs/{id}", get(runs::status).delete(runs::stop))
         .route("/runs/{id}/changes", post(runs::change).get(runs::changes))
+        .route("/runs/{id}/faults", post(runs::fault))
         .route("/runs/{id}/stream", get(runs::stream))
         .fallback(|| async { ApiError::not_found("no such API endpoint; see serve/API.md") })
         .layer(middleware::from_fn_with_state(Arc::clone(&app), check_api));

@@ -59,14 +59,18 @@ impl LiveRun {
     }
 
     pub(crate) fn json(&self) -> Value {
-        let tunable: Vec<Value> = self
-            .controls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let controls = self.controls.lock().unwrap_or_else(|e| e.into_inner());
+        let faults: serde_json::Map<String, Value> = controls
+            .fault_targets()
+            .into_iter()
+            .map(|(bus, sent)| (bus, json!(sent)))
+            .collect();
+        let tunable: Vec<Value> = controls
             .tunables()
             .into_iter()
             .map(|(block, param, value)| json!({"block": block, "param": param, "value": value}))
             .collect();
+        drop(controls);
         let (state, error, report) = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
             RunState::Running => ("running", None, Value::Null),
             RunState::Ended { failure, report } => (
@@ -88,6 +92,7 @@ impl LiveRun {
             "inputs": self.inputs,
             "units": self.units,
             "tunable": tunable,
+            "faults": faults,
             "error": error,
             "report": report,
         })

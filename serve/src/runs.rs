@@ -183,6 +183,47 @@ pub async fn change(
     Ok((StatusCode::ACCEPTED, Json(entry)))
 }
 
+/// `POST /api/runs/ID/faults`: injects a frame fault into what a bus of
+/// the run sends: `{"bus": "can0", "kind": "drop", "message": "…",
+/// "duration": 0.5}` and the other keys of a `[[bus.fault]]` table.
+pub async fn fault(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let run = app.runs.get(&id)?;
+    let mut request: Value = parse_body(&body)?;
+    let Some(keys) = request.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "give an object: {\"bus\": \"can0\", \"kind\": \"drop\", …}",
+        ));
+    };
+    let bus = match keys.remove("bus") {
+        None => "can0".to_string(),
+        Some(Value::String(bus)) => bus,
+        Some(other) => {
+            return Err(ApiError::unprocessable(format!("bus: {other} is not a bus name")).at("key", "bus"));
+        }
+    };
+    if !run.is_running() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("run \"{id}\" has ended; start it again to inject faults"),
+        ));
+    }
+    let requested_at = run.now();
+    let injected = run
+        .controls
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .inject_fault(&bus, &request)
+        .map_err(|e| ApiError::unprocessable(e.to_string()).at("key", "fault"))?;
+    let entry = json!({"type": "change", "what": format!("fault on {bus}: {}", injected.description),
+                       "slot": injected.slot, "requested_at": requested_at});
+    run.log_change(entry.clone());
+    Ok((StatusCode::ACCEPTED, Json(entry)))
+}
+
 /// `GET /api/runs/ID/changes`.
 pub async fn changes(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
     let run = app.runs.get(&id)?;

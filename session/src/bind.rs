@@ -17,7 +17,9 @@ use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Extrapolation, TandemSettings};
 
 use crate::diag::{self, DiagPlan};
+use crate::fault::FaultPlan;
 use crate::mapping::{BusMap, RxMessage, TxMessage};
+use crate::protection;
 use crate::serial::SerialMap;
 
 /// A configuration that does not fit its model or its DBC files.
@@ -72,6 +74,8 @@ pub struct BoundBus {
     pub map: BusMap,
     /// Its diagnostic server, if any.
     pub diagnostics: Option<DiagPlan>,
+    /// The faults it injects into what it sends.
+    pub faults: FaultPlan,
 }
 
 /// A serial device bound to the model.
@@ -214,13 +218,15 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         .buses
         .iter()
         .map(|bus| {
+            let map = bus_map(&config, bus, model.as_ref(), frame)?;
             Ok(BoundBus {
                 name: bus.name.clone(),
                 transport: bus.transport.clone(),
-                map: bus_map(&config, bus, model.as_ref(), frame)?,
                 diagnostics: (bus.diagnostics.as_ref())
                     .map(|d| diag::bind(&config, &bus.name, &bus.transport, d, layout))
                     .transpose()?,
+                faults: FaultPlan::of(&config, bus, &map, frame)?,
+                map,
             })
         })
         .collect::<Result<_, BindError>>()?;
@@ -337,10 +343,21 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
             .iter()
             .map(|(s, input)| Ok((signal(&m, s)?, port(config, "input", &layout.inputs, input)?)))
             .collect::<Result<_, ConfigError>>()?;
+        let protection = rx
+            .e2e
+            .as_ref()
+            .map(|e| protection::resolve(config, e, &m))
+            .transpose()?;
+        let status = match rx.e2e.as_ref().and_then(|e| e.status.as_ref()) {
+            Some(name) => Some(port(config, "input", &layout.inputs, name)?),
+            None => None,
+        };
         map.rx.push(RxMessage {
             message: m,
             inputs,
             timeout: rx.timeout,
+            protection,
+            status,
         });
     }
     for tx in &bus.transmit {
@@ -392,7 +409,13 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
                 )
                 .into());
         }
-        map.tx.push(TxMessage::new(m, frames.round() as u64, fields));
+        let protection = tx
+            .e2e
+            .as_ref()
+            .map(|e| protection::resolve(config, e, &m))
+            .transpose()?;
+        map.tx
+            .push(TxMessage::new(m, frames.round() as u64, fields, protection));
     }
     Ok(map)
 }

@@ -14,6 +14,7 @@ use std::thread;
 use std::time::Duration;
 
 use tandem_config::TransportConfig;
+use tandem_io::e2e::{Checker, Protector};
 use tandem_io::log::Direction;
 use tandem_io::virtual_bus::VirtualBus;
 use tandem_io::{BusError, CanFrame, CanReceiver, CanSender, Duplex};
@@ -23,10 +24,12 @@ use tandem_runtime::tandem::control::RunControl;
 use crate::device::{
     Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, LogClock, Schedule, Setup, Traffic,
 };
-use crate::inputs::{sample_queue, ReadHalf, SampleSender};
+use crate::fault::{Fault, FaultInbox, FaultPlan, FaultQueue, FaultSlots, Faults};
+use crate::inputs::{sample_queue, MessageInputs, ReadHalf, SampleSender};
 use crate::log::{wall_ns, LogProducer, LoggedFrame};
-use crate::mapping::{BusMap, RxOutcome};
-use crate::metrics::DeviceMetrics;
+use crate::mapping::{BusMap, RxOutcome, Sample};
+use crate::metrics::{DeviceMetrics, MessageE2e};
+use crate::protection;
 
 /// How long a receive thread waits in its transport before checking
 /// whether the run has stopped.
@@ -114,6 +117,9 @@ pub struct BusFeed {
     metrics: Arc<DeviceMetrics>,
     samples: SampleSender,
     log: Option<LogProducer>,
+    /// Per received message: its E2E checker and its counts' index in the
+    /// metrics.
+    checkers: Vec<Option<(Checker, usize)>>,
 }
 
 impl BusFeed {
@@ -122,14 +128,40 @@ impl BusFeed {
     pub fn receive(&mut self, frame: &CanFrame, time: f64, log_ns: i64) {
         let m = &self.metrics;
         let samples = &mut self.samples;
-        match self.map.decode(frame, time, |s| {
+        let checkers = &mut self.checkers;
+        let mut checked = None;
+        let accept = |index: usize, payload: &[u8]| {
+            let Some((checker, counts)) = checkers[index].as_mut() else {
+                return true;
+            };
+            let status = checker.check(payload);
+            m.e2e[*counts].counts.record(status);
+            checked = Some((index, status));
+            protection::accepted(status)
+        };
+        let outcome = self.map.decode(frame, time, accept, |s| {
             if !samples.push(s) {
                 m.rx_merged.increment();
             }
-        }) {
-            RxOutcome::Mapped(_) => m.rx_frames.increment(),
+        });
+        match outcome {
+            RxOutcome::Mapped(_) | RxOutcome::Refused(_) => m.rx_frames.increment(),
             RxOutcome::Unmapped => m.rx_unmapped.increment(),
             RxOutcome::WrongLength => m.rx_wrong_length.increment(),
+        }
+        if let Some((index, status)) = checked {
+            if let Some(input) = self.map.rx[index].status {
+                let sample = Sample {
+                    message: index as u32,
+                    input: input as u32,
+                    value: protection::status_code(status),
+                    time,
+                    fresh: protection::accepted(status),
+                };
+                if !samples.push(sample) {
+                    m.rx_merged.increment();
+                }
+            }
         }
         if let Some(log) = &mut self.log {
             let record = LoggedFrame {
@@ -173,25 +205,36 @@ pub struct BusWriter {
     sender: Option<Box<dyn CanSender>>,
     log: Option<(LogProducer, LogClock)>,
     ready: Vec<CanFrame>,
+    /// Per sent message: its E2E protector.
+    protectors: Vec<Option<Protector>>,
+    faults: Faults,
 }
 
 impl BusWriter {
-    /// The writer of bus number `bus`, carrying `map`.
+    /// The writer of bus number `bus`, carrying `map`, applying `faults`.
     fn new(
         bus: u16,
         map: Arc<BusMap>,
         metrics: Arc<DeviceMetrics>,
         sender: Option<Box<dyn CanSender>>,
         log: Option<(LogProducer, LogClock)>,
+        faults: Faults,
     ) -> Self {
         let most = map.tx.iter().map(|tx| tx.groups.len()).sum();
+        let protectors = map
+            .tx
+            .iter()
+            .map(|tx| tx.protection.and_then(|p| Protector::new(p).ok()))
+            .collect();
         BusWriter {
             bus,
             map,
             metrics,
             sender,
             log,
-            ready: Vec::with_capacity(most),
+            ready: Vec::with_capacity(Faults::room(most)),
+            protectors,
+            faults,
         }
     }
 }
@@ -202,11 +245,34 @@ impl DeviceWriter for BusWriter {
     }
 
     fn write(&mut self, k: u64, y: &[f64]) {
+        // What frame `k` makes due goes out at the boundary that ends it.
+        let boundary = k + 1;
+        let faults = &mut self.faults;
+        faults.advance(boundary, |_| {});
         let ready = &mut self.ready;
-        let clamped = self.map.encode_due(k, y, |frame| {
-            // The room was reserved for every frame a frame can make due.
-            if ready.len() < ready.capacity() {
-                ready.push(*frame);
+        faults.release(boundary, ready);
+        if faults.stopped() {
+            return;
+        }
+        let map = &*self.map;
+        let protectors = &mut self.protectors;
+        let clamped = map.encode_due(k, y, |i, payload| {
+            let tx = &map.tx[i];
+            faults.override_signals(i, &tx.message, payload);
+            if let Some(protector) = &mut protectors[i] {
+                if let Some(counter) = faults.stuck_counter(i, protector.counter()) {
+                    protector.set_counter(counter);
+                }
+                // The payload is the message's length, which the protection was checked against.
+                let _ = protector.protect(payload);
+                if faults.bad_crc(i) {
+                    for byte in &mut payload[protector.config().crc_bytes()] {
+                        *byte = !*byte;
+                    }
+                }
+            }
+            if let Some(frame) = tx.frame(payload) {
+                faults.route(boundary, i, frame, ready);
             }
         });
         self.metrics.tx_clamped.add(clamped);
@@ -268,22 +334,53 @@ pub struct BusDevice {
     receiver: Option<Box<dyn CanReceiver>>,
     feed: Option<BusFeed>,
     thread: IoThread,
+    scheduled: Vec<Fault>,
+    faults: Arc<FaultQueue>,
+    inbox: Option<FaultInbox>,
 }
 
 impl BusDevice {
     /// Bus number `bus` of the run (its index in the bus log), reached by
     /// `transport`, carrying `map`.
-    pub fn new(name: &str, bus: u16, transport: TransportConfig, map: BusMap) -> Self {
+    pub fn new(name: &str, bus: u16, transport: TransportConfig, map: BusMap, faults: FaultPlan) -> Self {
+        let e2e = map
+            .rx
+            .iter()
+            .filter(|rx| rx.protection.is_some())
+            .map(|rx| MessageE2e {
+                message: rx.message.name.clone(),
+                counts: Default::default(),
+            })
+            .collect();
+        let slots = Arc::new(FaultSlots::new(faults.descriptions));
+        let (queue, inbox) = FaultQueue::new(Arc::clone(&slots));
         BusDevice {
             name: name.to_string(),
             bus,
             transport,
             map: Arc::new(map),
-            metrics: Arc::default(),
+            metrics: Arc::new(DeviceMetrics {
+                e2e,
+                faults: Some(slots),
+                ..DeviceMetrics::default()
+            }),
             receiver: None,
             feed: None,
             thread: IoThread::default(),
+            scheduled: faults.faults,
+            faults: Arc::new(queue),
+            inbox: Some(inbox),
         }
+    }
+
+    /// Where faults are requested while the run goes on, and counted.
+    pub fn fault_queue(&self) -> Arc<FaultQueue> {
+        Arc::clone(&self.faults)
+    }
+
+    /// The bus's compiled mapping.
+    pub fn map(&self) -> &Arc<BusMap> {
+        &self.map
     }
 
     /// The receive side, for a replay or the virtual clock to feed (after
@@ -364,32 +461,51 @@ impl Device for BusDevice {
         } else {
             None
         };
-        let slots = self.map.rx.iter().map(|m| m.inputs.len()).sum();
+        let slots = self
+            .map
+            .rx
+            .iter()
+            .map(|m| m.inputs.len() + usize::from(m.status.is_some()))
+            .sum();
         let (samples, queue) = sample_queue(SAMPLE_QUEUE, slots);
+        let mut counted = 0..;
+        let e2e: Vec<Option<usize>> = (self.map.rx.iter())
+            .map(|m| m.protection.and_then(|_| counted.next()))
+            .collect();
+        let checkers = (self.map.rx.iter().zip(&e2e))
+            .map(|(m, &counts)| Some((Checker::new(m.protection?).ok()?, counts?)))
+            .collect();
         self.feed = Some(BusFeed {
             bus: self.bus,
             map: Arc::clone(&self.map),
             metrics: Arc::clone(&self.metrics),
             samples,
             log: rx_log,
+            checkers,
         });
         let read = (!self.map.rx.is_empty()).then(|| ReadHalf {
             queue,
-            messages: self
-                .map
-                .rx
-                .iter()
-                .map(|m| (m.timeout, m.inputs.iter().map(|&(_, input)| input).collect()))
+            messages: (self.map.rx.iter().zip(&e2e))
+                .map(|(m, &e2e)| MessageInputs {
+                    timeout: m.timeout,
+                    inputs: m.inputs.iter().map(|&(_, input)| input).collect(),
+                    status: m.status,
+                    e2e,
+                })
                 .collect(),
             metrics: Arc::clone(&self.metrics),
         });
-        let write = (!self.map.tx.is_empty()).then(|| {
+        let inbox = self.inbox.take();
+        let sends = !self.map.tx.is_empty() || !self.scheduled.is_empty();
+        let write = sends.then(|| {
+            let faults = Faults::new(&self.scheduled, inbox, Arc::clone(&self.faults.slots));
             let writer = BusWriter::new(
                 self.bus,
                 Arc::clone(&self.map),
                 Arc::clone(&self.metrics),
                 sender,
                 tx_log,
+                faults,
             );
             Box::new(writer) as Box<dyn DeviceWriter>
         });

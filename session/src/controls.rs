@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
+
+use crate::fault::{FaultRequestError, FaultTrigger, Injected};
 use tandem_models::{Model, RetuneError};
 use tandem_runtime::tandem::inputs::InputSource;
 use tandem_runtime::tandem::metrics::Metrics;
@@ -136,6 +138,7 @@ pub struct Controls {
     metrics: Arc<Metrics>,
     stop: Arc<AtomicBool>,
     inputs: Vec<String>,
+    faults: FaultTrigger,
 }
 
 impl Clone for Controls {
@@ -150,6 +153,7 @@ impl Clone for Controls {
             metrics: Arc::clone(&self.metrics),
             stop: Arc::clone(&self.stop),
             inputs: self.inputs.clone(),
+            faults: self.faults.clone(),
         }
     }
 }
@@ -162,6 +166,7 @@ impl Controls {
         overrides: Arc<InputOverrides>,
         metrics: Arc<Metrics>,
         stop: Arc<AtomicBool>,
+        faults: FaultTrigger,
     ) -> Self {
         let inputs = model.layout().inputs.iter().map(|v| v.name.clone()).collect();
         Controls {
@@ -177,7 +182,19 @@ impl Controls {
             metrics,
             stop,
             inputs,
+            faults,
         }
+    }
+
+    /// Each bus faults can be injected into, with the messages it sends.
+    pub fn fault_targets(&self) -> Vec<(String, Vec<String>)> {
+        self.faults.targets()
+    }
+
+    /// Injects a fault into bus `bus`'s sending, as `request` describes
+    /// it (see [`FaultTrigger::inject`]).
+    pub fn inject_fault(&self, bus: &str, request: &Value) -> Result<Injected, FaultRequestError> {
+        self.faults.inject(bus, request)
     }
 
     /// The model's inputs, by name.

@@ -10,8 +10,11 @@ use ringbuf::{HeapCons, HeapProd, HeapRb};
 use tandem_config::{Timeout, TimeoutPolicy};
 use tandem_runtime::tandem::inputs::InputSource;
 
+use tandem_io::e2e::CheckStatus;
+
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
+use crate::protection::status_code;
 
 /// The receiving thread's end of a device's sample queue. When the queue
 /// is (nearly) full, samples wait here instead, the newest of each
@@ -116,6 +119,19 @@ impl Fault {
     }
 }
 
+/// What one received message drives.
+pub struct MessageInputs {
+    /// Its receive timeout and policy, if any.
+    pub timeout: Option<Timeout>,
+    /// The model inputs its signals drive.
+    pub inputs: Vec<usize>,
+    /// The model input receiving its E2E check status, if any: set to
+    /// "no new data" when the message times out.
+    pub status: Option<usize>,
+    /// Its E2E counts in the device's metrics, if it is protected.
+    pub e2e: Option<usize>,
+}
+
 /// What the fast thread reads of one device: its sample queue, for each
 /// of its messages the timeout and the inputs it drives, and its counters.
 pub struct ReadHalf {
@@ -123,7 +139,7 @@ pub struct ReadHalf {
     pub queue: SampleReceiver,
     /// Per message (indexed as [`Sample::message`]): its timeout, and the
     /// model inputs it drives.
-    pub messages: Vec<(Option<Timeout>, Vec<usize>)>,
+    pub messages: Vec<MessageInputs>,
     /// Where timeouts are counted.
     pub metrics: Arc<DeviceMetrics>,
 }
@@ -131,8 +147,7 @@ pub struct ReadHalf {
 struct MessageState {
     last: f64,
     timed_out: bool,
-    timeout: Option<Timeout>,
-    inputs: Vec<usize>,
+    inputs: MessageInputs,
 }
 
 struct DeviceRx {
@@ -178,15 +193,14 @@ impl DeviceInputs {
         let messages: Vec<MessageState> = half
             .messages
             .into_iter()
-            .map(|(timeout, inputs)| MessageState {
+            .map(|inputs| MessageState {
                 last: 0.0,
                 timed_out: false,
-                timeout,
                 inputs,
             })
             .collect();
         for m in &messages {
-            for &i in &m.inputs {
+            for &i in m.inputs.inputs.iter().chain(&m.inputs.status) {
                 if !self.driven.contains(&i) {
                     self.driven.push(i);
                 }
@@ -208,21 +222,29 @@ impl InputSource for DeviceInputs {
             while let Some(s) = device.queue.ring.try_pop() {
                 self.latest[s.input as usize] = s.value;
                 let m = &mut device.messages[s.message as usize];
-                m.last = m.last.max(s.time);
-                m.timed_out = false;
+                if s.fresh {
+                    m.last = m.last.max(s.time);
+                    m.timed_out = false;
+                }
                 self.newest = self.newest.max(s.time);
             }
             for (i, m) in device.messages.iter_mut().enumerate() {
-                let Some(timeout) = m.timeout else { continue };
+                let Some(timeout) = m.inputs.timeout else { continue };
                 if m.timed_out || t - m.last <= timeout.after + EPS {
                     continue;
                 }
                 m.timed_out = true;
                 device.metrics.timeouts.increment();
+                if let Some(e2e) = m.inputs.e2e {
+                    device.metrics.e2e[e2e].counts.record(CheckStatus::NoNewData);
+                }
+                if let Some(status) = m.inputs.status {
+                    self.latest[status] = status_code(CheckStatus::NoNewData);
+                }
                 match timeout.policy {
                     TimeoutPolicy::Hold => {}
                     TimeoutPolicy::Default => {
-                        for &input in &m.inputs {
+                        for &input in &m.inputs.inputs {
                             self.latest[input] = self.defaults[input];
                         }
                         self.newest = self.newest.max(t);
@@ -252,6 +274,7 @@ mod tests {
             input,
             value,
             time: value,
+            fresh: true,
         }
     }
 

@@ -4,6 +4,7 @@
 
 use tandem_config::Timeout;
 use tandem_io::dbc::{Message, Multiplex};
+use tandem_io::e2e;
 use tandem_io::frame::{CanFrame, CLASSIC_MAX_LEN};
 
 /// A received message and the model inputs its signals drive.
@@ -15,6 +16,10 @@ pub struct RxMessage {
     pub inputs: Vec<(usize, usize)>,
     /// Receive timeout and its policy, if any.
     pub timeout: Option<Timeout>,
+    /// Its end-to-end protection, checked on each frame.
+    pub protection: Option<e2e::Config>,
+    /// The model input receiving each frame's check status.
+    pub status: Option<usize>,
 }
 
 /// A sent message and the output slots its signals carry.
@@ -29,12 +34,14 @@ pub struct TxMessage {
     /// The multiplexor values to send, one frame each per period (`[None]`
     /// for a message without multiplexed fields).
     pub groups: Vec<Option<u64>>,
+    /// Its end-to-end protection, written into each frame.
+    pub protection: Option<e2e::Config>,
 }
 
 impl TxMessage {
     /// The message sending output slots by signal index, every `period`
     /// frames; a frame per multiplexor value among the fields.
-    pub fn new(message: Message, period: u64, fields: Vec<(usize, usize)>) -> Self {
+    pub fn new(message: Message, period: u64, fields: Vec<(usize, usize)>, protection: Option<e2e::Config>) -> Self {
         let mut groups: Vec<Option<u64>> = Vec::new();
         for &(signal, _) in &fields {
             if let Multiplex::Multiplexed(v) = message.signals[signal].multiplex {
@@ -51,6 +58,17 @@ impl TxMessage {
             period: period.max(1),
             fields,
             groups,
+            protection,
+        }
+    }
+
+    /// The frame carrying `payload` for this message: CAN FD (with bit
+    /// rate switch) beyond 8 bytes; none for a length no frame has.
+    pub fn frame(&self, payload: &[u8]) -> Option<CanFrame> {
+        if payload.len() > CLASSIC_MAX_LEN {
+            CanFrame::fd(self.message.id, payload, true, false).ok()
+        } else {
+            CanFrame::data(self.message.id, payload).ok()
         }
     }
 }
@@ -67,6 +85,9 @@ pub struct Sample {
     pub value: f64,
     /// Receive time (s since the run's start).
     pub time: f64,
+    /// Whether it shows its message received (not so the check status of
+    /// a frame its receiver refused): what resets the message's timeout.
+    pub fresh: bool,
 }
 
 /// What became of a received frame.
@@ -78,6 +99,9 @@ pub enum RxOutcome {
     Unmapped,
     /// A mapped message with the wrong payload length: counted and ignored.
     WrongLength,
+    /// A mapped message its receiver refused (its E2E check failed): its
+    /// signals are not used.
+    Refused(usize),
 }
 
 /// One bus's compiled mapping.
@@ -93,8 +117,15 @@ pub struct BusMap {
 
 impl BusMap {
     /// Decodes `frame`, received at `time`, calling `push` with each
-    /// mapped signal's sample.
-    pub fn decode(&self, frame: &CanFrame, time: f64, mut push: impl FnMut(Sample)) -> RxOutcome {
+    /// mapped signal's sample once `accept` (given the message's index and
+    /// the payload) has accepted it.
+    pub fn decode(
+        &self,
+        frame: &CanFrame,
+        time: f64,
+        accept: impl FnOnce(usize, &[u8]) -> bool,
+        mut push: impl FnMut(Sample),
+    ) -> RxOutcome {
         let Some(index) = self.rx.iter().position(|m| m.message.id == frame.id()) else {
             return RxOutcome::Unmapped;
         };
@@ -102,6 +133,9 @@ impl BusMap {
         let payload = frame.payload();
         if frame.is_remote() || payload.len() != rx.message.len {
             return RxOutcome::WrongLength;
+        }
+        if !accept(index, payload) {
+            return RxOutcome::Refused(index);
         }
         for &(signal, input) in &rx.inputs {
             let signal = &rx.message.signals[signal];
@@ -111,6 +145,7 @@ impl BusMap {
                     input: input as u32,
                     value: signal.decode(payload),
                     time,
+                    fresh: true,
                 });
             }
         }
@@ -118,11 +153,13 @@ impl BusMap {
     }
 
     /// Encodes the messages due after frame `k`, whose output slots hold
-    /// `values`, calling `send` with each frame. Returns how many values
-    /// were clamped to their signal's range.
-    pub fn encode_due(&self, k: u64, values: &[f64], mut send: impl FnMut(&CanFrame)) -> u64 {
+    /// `values`, calling `send` with each message's index in [`BusMap::tx`]
+    /// and payload (one per multiplexor group; the frame is
+    /// [`TxMessage::frame`]). Returns how many values were clamped to their
+    /// signal's range.
+    pub fn encode_due(&self, k: u64, values: &[f64], mut send: impl FnMut(usize, &mut [u8])) -> u64 {
         let mut clamped = 0;
-        for tx in self.tx.iter().filter(|tx| k.is_multiple_of(tx.period)) {
+        for (index, tx) in self.tx.iter().enumerate().filter(|(_, tx)| k.is_multiple_of(tx.period)) {
             let message = &tx.message;
             for &group in &tx.groups {
                 let mut payload = [0u8; 64];
@@ -142,15 +179,7 @@ impl BusMap {
                         clamped += 1;
                     }
                 }
-                let frame = if message.len > CLASSIC_MAX_LEN {
-                    CanFrame::fd(message.id, payload, true, false)
-                } else {
-                    CanFrame::data(message.id, payload)
-                };
-                // The DBC loader checked the length, so the frame exists.
-                if let Ok(frame) = frame {
-                    send(&frame);
-                }
+                send(index, payload);
             }
         }
         clamped

@@ -2,7 +2,73 @@
 //! kind, and the time the runtime spends on the receive and transmit paths.
 //! Every counter has one writer.
 
+use std::sync::Arc;
+
+use tandem_io::e2e::{CheckError, CheckStatus, ReceiveCounts};
 use tandem_runtime::tandem::metrics::{Counter, Histogram, Scale};
+
+use crate::fault::FaultSlots;
+
+/// How many frames of one protected message ended in each check status
+/// (timeouts counted as "no new data"). Each counter has one writer: the
+/// receive thread, or the fast thread for timeouts.
+#[derive(Default)]
+pub struct E2eCounts {
+    ok: Counter,
+    ok_some_lost: Counter,
+    lost: Counter,
+    repeated: Counter,
+    wrong_sequence: Counter,
+    crc: Counter,
+    length: Counter,
+    data_id: Counter,
+    counter: Counter,
+    no_new_data: Counter,
+}
+
+impl E2eCounts {
+    /// Counts one status.
+    pub fn record(&self, status: CheckStatus) {
+        match status {
+            CheckStatus::Ok => self.ok.increment(),
+            CheckStatus::OkSomeLost { lost } => {
+                self.lost.add(u64::from(lost));
+                self.ok_some_lost.increment();
+            }
+            CheckStatus::Repeated => self.repeated.increment(),
+            CheckStatus::WrongSequence => self.wrong_sequence.increment(),
+            CheckStatus::Error(CheckError::Crc) => self.crc.increment(),
+            CheckStatus::Error(CheckError::Length) => self.length.increment(),
+            CheckStatus::Error(CheckError::DataId) => self.data_id.increment(),
+            CheckStatus::Error(CheckError::Counter) => self.counter.increment(),
+            CheckStatus::NoNewData => self.no_new_data.increment(),
+        }
+    }
+
+    /// The counts so far.
+    pub fn get(&self) -> ReceiveCounts {
+        ReceiveCounts {
+            ok: self.ok.get(),
+            ok_some_lost: self.ok_some_lost.get(),
+            lost: self.lost.get(),
+            repeated: self.repeated.get(),
+            wrong_sequence: self.wrong_sequence.get(),
+            crc: self.crc.get(),
+            length: self.length.get(),
+            data_id: self.data_id.get(),
+            counter: self.counter.get(),
+            no_new_data: self.no_new_data.get(),
+        }
+    }
+}
+
+/// A protected received message's counts.
+pub struct MessageE2e {
+    /// The message's name.
+    pub message: String,
+    /// Its counts.
+    pub counts: E2eCounts,
+}
 
 /// One device's counters and histograms.
 pub struct DeviceMetrics {
@@ -48,6 +114,10 @@ pub struct DeviceMetrics {
     /// Each send call into the transport, ns (the kernel's share: a UDP
     /// multicast send delivers to the local receivers inside the call).
     pub tx_send: Histogram,
+    /// The E2E check counts of each protected received message.
+    pub e2e: Vec<MessageE2e>,
+    /// What each fault the bus injected did.
+    pub faults: Option<Arc<FaultSlots>>,
 }
 
 impl Default for DeviceMetrics {
@@ -72,6 +142,8 @@ impl Default for DeviceMetrics {
             rx_path: Histogram::new(tenth, 20_000),
             tx_path: Histogram::new(tenth, 20_000),
             tx_send: Histogram::new(tenth, 20_000),
+            e2e: Vec::new(),
+            faults: None,
         }
     }
 }

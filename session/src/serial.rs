@@ -17,7 +17,7 @@ use tandem_runtime::tandem::control::RunControl;
 use crate::device::{
     Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, Schedule, Setup, Traffic,
 };
-use crate::inputs::{sample_queue, ReadHalf, SampleSender};
+use crate::inputs::{sample_queue, MessageInputs, ReadHalf, SampleSender};
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;
 
@@ -131,6 +131,7 @@ fn receive_line(line: &str, time: f64, map: &SerialMap, samples: &mut SampleSend
                 input: input as u32,
                 value,
                 time,
+                fresh: true,
             };
             if !samples.push(sample) {
                 metrics.rx_merged.increment();
@@ -172,7 +173,12 @@ impl Device for SerialDevice {
         self.samples = Some(samples);
         let read = (!self.map.receive.is_empty()).then(|| ReadHalf {
             queue,
-            messages: vec![(self.map.timeout, self.map.receive.iter().map(|&(_, i)| i).collect())],
+            messages: vec![MessageInputs {
+                timeout: self.map.timeout,
+                inputs: self.map.receive.iter().map(|&(_, i)| i).collect(),
+                status: None,
+                e2e: None,
+            }],
             metrics: Arc::clone(&self.metrics),
         });
         let write = (!self.map.transmit.is_empty()).then(|| {

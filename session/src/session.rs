@@ -43,8 +43,10 @@ use crate::bus::{BusDevice, BusFeed, InlineBus};
 use crate::controls::{Controls, InputOverrides, Overridden};
 use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
 use crate::diag::{self, BothTaps, DiagServers};
+use crate::fault::{FaultQueue, FaultTrigger};
 use crate::inputs::{DeviceInputs, Fault};
 use crate::log::{wall_ns, BusLogWriter, LogHub};
+use crate::mapping::BusMap;
 use crate::replay::{LogFeed, ReplayError};
 use crate::report::devices::DeviceView;
 use crate::report::live::LiveStats;
@@ -439,6 +441,8 @@ struct Configured {
     /// The buses on in-process transports, on the virtual clock.
     inline: Vec<InlineBus>,
     fault_names: FaultNames,
+    /// Each bus's name, fault queue and mapping, for faults at run time.
+    fault_queues: Vec<(String, Arc<FaultQueue>, Arc<BusMap>)>,
 }
 
 /// Builds and configures the buses and serial devices; each bus logs to
@@ -458,6 +462,7 @@ fn configure_devices(
         feeds: Vec::new(),
         inline: Vec::new(),
         fault_names: Vec::new(),
+        fault_queues: Vec::new(),
     };
     for (i, bus) in buses.into_iter().enumerate() {
         let log = hub.as_mut().map(|hub| LogSetup {
@@ -472,7 +477,9 @@ fn configure_devices(
             .map(|m| (m.message.name.clone(), m.timeout.map_or(0.0, |t| t.after)))
             .collect();
         c.fault_names.push((format!("bus {}", bus.name), messages));
-        let mut device = BusDevice::new(&bus.name, i as u16, bus.transport, bus.map);
+        let mut device = BusDevice::new(&bus.name, i as u16, bus.transport, bus.map, bus.faults);
+        c.fault_queues
+            .push((bus.name.clone(), device.fault_queue(), Arc::clone(device.map())));
         let transport = handed.remove(&bus.name);
         c.halves.push(device.configure(Setup {
             traffic,
@@ -621,6 +628,7 @@ impl Session {
             feeds,
             inline,
             fault_names,
+            fault_queues,
         } = configured;
 
         let layout = model.layout();
@@ -713,6 +721,7 @@ impl Session {
             overrides,
             Arc::clone(&tandem.metrics),
             Arc::clone(&stop),
+            FaultTrigger::new(fault_queues, settings.frame),
         );
         let xcp = match xcp {
             Some(setup) => Some(setup.serve(&name, controls.clone(), &options.results)?),

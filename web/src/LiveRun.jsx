@@ -85,6 +85,8 @@ function Bus({ name, counts }) {
   const entries = Object.entries(counts);
   const numbers = entries.filter(([, v]) => typeof v === 'number');
   const paths = entries.filter(([, v]) => v && typeof v === 'object' && 'count' in v);
+  const e2e = Object.entries(counts.e2e ?? {});
+  const faults = counts.faults ?? [];
   const bad = /error|timeout|malformed|wrong|bus-off|dropped|full|disconnect|unmapped|clamped/;
   return (
     <Card size="1" data-testid={`bus-${name}`}>
@@ -106,6 +108,25 @@ function Bus({ name, counts }) {
               <th scope="row">{k}</th>
               <td className="number end">
                 {v.count > 0 ? `p50 ${formatNs(v.p50_ns)}, p99 ${formatNs(v.p99_ns)}` : '–'}
+              </td>
+            </tr>
+          ))}
+          {e2e.map(([message, c]) => {
+            const refused = c.repeated + c['wrong sequence'] + c.crc + c.length + c['data id'] + c.counter;
+            return (
+              <tr key={`e2e ${message}`}>
+                <th scope="row">e2e {message}</th>
+                <td className="number end" data-testid={`bus-${name}-e2e-${message}`}>
+                  {formatCount(c.ok)} ok, <Text color={refused > 0 ? 'red' : undefined}>{formatCount(refused)} refused</Text>, {formatCount(c.timeouts)} timeouts
+                </td>
+              </tr>
+            );
+          })}
+          {faults.map((f, i) => (
+            <tr key={`fault ${i}`}>
+              <th scope="row">fault {f.fault}</th>
+              <td className="number end" data-testid={`bus-${name}-fault-${i}`}>
+                {f.began_frame === null ? 'not yet' : `${formatCount(f.affected)} frames affected${f.ended_frame === null ? ', acting' : ''}`}
               </td>
             </tr>
           ))}
@@ -224,7 +245,8 @@ function Changes({ run, ended, changes, units }) {
         {changes.map((c, i) => (
           <li key={i}>
             <Text size="2">
-              <Text weight="medium">{c.what}</Text> = {JSON.stringify(c.value)}
+              <Text weight="medium">{c.what}</Text>
+              {'value' in c && ` = ${JSON.stringify(c.value)}`}
               <Text color="gray">
                 {c.applied_at_frame !== undefined
                   ? ` applied at frame ${formatCount(c.applied_at_frame)} (t = ${formatValue(c.applied_at, 's')})`
@@ -234,6 +256,65 @@ function Changes({ run, ended, changes, units }) {
           </li>
         ))}
       </ol>
+    </Card>
+  );
+}
+
+/** The kinds of frame faults, and whether each acts on one sent message. */
+const FAULT_KINDS = [
+  ['drop', true],
+  ['delay', true],
+  ['repeat', true],
+  ['stuck_counter', true],
+  ['bad_crc', true],
+  ['wrong_length', true],
+  ['override', true],
+  ['burst', false],
+  ['stop', false],
+];
+
+/** Injects a frame fault into what one of the run's buses sends. */
+function Faults({ run, ended }) {
+  const buses = Object.keys(run.faults);
+  const [fault, setFault] = useState({ bus: buses[0], kind: 'drop', message: run.faults[buses[0]][0] ?? '', duration: '0.5', extra: '' });
+  const [answer, setAnswer] = useState(null);
+  const needsMessage = FAULT_KINDS.find(([k]) => k === fault.kind)[1];
+  const seconds = Number(fault.duration);
+  const ready = (!needsMessage || fault.message !== '') && fault.duration.trim() !== '' && seconds > 0;
+  const inject = async () => {
+    let extra = {};
+    try {
+      extra = fault.extra.trim() === '' ? {} : JSON.parse(`{${fault.extra}}`);
+    } catch {
+      return setAnswer({ ok: false, text: `more keys: “${fault.extra}” is not JSON keys and values, e.g. "delay": 0.02` });
+    }
+    const body = { bus: fault.bus, kind: fault.kind, duration: seconds, ...extra };
+    if (needsMessage) body.message = fault.message;
+    const r = await api('POST', `/api/runs/${run.id}/faults`, body);
+    setAnswer(r.ok ? { ok: true, text: `${r.json.what}: requested at ${formatValue(r.json.requested_at, 's')}` } : { ok: false, text: r.json?.error ?? r.text });
+  };
+  return (
+    <Card>
+      <Heading size="3" mb="2">
+        Inject a frame fault
+      </Heading>
+      <fieldset className="change-form" disabled={ended} data-testid="fault-form">
+        <Flex gap="2" align="center" wrap="wrap">
+          {buses.length > 1 && <Choice label="bus" value={fault.bus} onChange={(bus) => setFault({ ...fault, bus, message: run.faults[bus][0] ?? '' })} options={buses} />}
+          <Choice label="fault kind" value={fault.kind} onChange={(kind) => setFault({ ...fault, kind })} options={FAULT_KINDS.map(([k]) => k)} />
+          {needsMessage && <Choice label="message" value={fault.message} onChange={(message) => setFault({ ...fault, message })} options={run.faults[fault.bus]} placeholder="message…" />}
+          <TextField.Root aria-label="fault duration" value={fault.duration} onChange={(e) => setFault({ ...fault, duration: e.target.value })} className="value-field">
+            <TextField.Slot side="right">s</TextField.Slot>
+          </TextField.Root>
+          <TextField.Root aria-label="more keys" placeholder={'"delay": 0.02'} value={fault.extra} onChange={(e) => setFault({ ...fault, extra: e.target.value })} />
+          <Button color="orange" onClick={inject} disabled={ended || !ready}>
+            Inject
+          </Button>
+        </Flex>
+      </fieldset>
+      <Text as="p" size="2" mt="2" color={answer?.ok === false ? 'red' : 'gray'} data-testid="fault-answer">
+        {answer?.text}
+      </Text>
     </Card>
   );
 }
@@ -367,6 +448,7 @@ export function LiveRun({ run }) {
         </Grid>
       )}
       {(run.tunable.length > 0 || run.inputs.length > 0) && <Changes run={run} ended={ended} changes={changes} units={units} />}
+      {Object.keys(run.faults ?? {}).length > 0 && <Faults run={run} ended={ended} />}
     </Flex>
   );
 }

@@ -37,6 +37,22 @@ async function startRun(page, config, { virtual = true, duration = '60' } = {}) 
   await until(page.getByTestId('run-frames'), (t) => count(t) > 0);
 }
 
+/**
+ * A new folder to serve holding config/NAME: ev-can.toml on the in-process
+ * bus `channel` (no network), without its ECU, and the DBC beside it.
+ */
+function evOnAVirtualBus(name, channel) {
+  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  mkdirSync(join(folder, 'config'));
+  copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
+  const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
+    .replace(/^transport = "udp".*$/m, `transport = "virtual"\nchannel = "${channel}"`)
+    .replace(/^(group|port|bus_log) = .*$/gm, '')
+    .replace(/\[ecu\][^[]*$/, '');
+  writeFileSync(join(folder, `config/${name}`), config);
+  return folder;
+}
+
 /** Stops the shown run through the question Stop asks, and waits for its end. */
 async function stopRun(page) {
   await page.getByRole('button', { name: 'Stop' }).click();
@@ -202,18 +218,10 @@ test('runs are numbered apart from simulations', async () => {
 });
 
 test("a run's buses show their counters, the same as its report at the end", async () => {
-  // ev-can.toml on a bus inside the process (no network), without its ECU.
-  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  const folder = evOnAVirtualBus('bus.toml', 'dashboard-test');
   const server = await serve(folder);
   const { browser: b, page, violations } = await browser();
   try {
-    mkdirSync(join(folder, 'config'));
-    copyFileSync(join(root, 'config/examples/ev.dbc'), join(folder, 'config/ev.dbc'));
-    const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
-      .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dashboard-test"')
-      .replace(/^(group|port|bus_log) = .*$/gm, '')
-      .replace(/\[ecu\][^[]*$/, '');
-    writeFileSync(join(folder, 'config/bus.toml'), config);
     await page.goto(server.url);
     await page.getByRole('tab', { name: 'Dashboard' }).click();
     await until(page.getByLabel('configuration', { exact: true }), (t) => t.includes('config/bus.toml'));
@@ -228,6 +236,45 @@ test("a run's buses show their counters, the same as its report at the end", asy
     }
     assert.ok(can0['tx frames'] > 0 && can0['rx timeouts'] > 0, JSON.stringify(can0));
     await shot(page, 'dashboard-6-bus');
+    assert.deepEqual(violations, []);
+  } finally {
+    await b.close();
+    server.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('a fault injected from the dashboard acts on the bus and is reported; a refused one says why', async () => {
+  const folder = evOnAVirtualBus('faults.toml', 'dashboard-faults');
+  const server = await serve(folder);
+  const { browser: b, page, violations } = await browser();
+  try {
+    await page.goto(server.url);
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    await until(page.getByLabel('configuration', { exact: true }), (t) => t.includes('config/faults.toml'));
+    await startRun(page, 'config/faults.toml', { duration: '4' });
+    // Refused: the speeds carry no E2E protection to corrupt.
+    await page.getByLabel('fault kind').selectOption('bad_crc');
+    await page.getByLabel('message', { exact: true }).selectOption('VCU_Speeds');
+    await page.getByRole('button', { name: 'Inject' }).click();
+    await until(page.getByTestId('fault-answer'), (t) => t.includes("needs the message's E2E protection"));
+    // Taken: the speeds (every 10 ms) dropped for 0.5 s.
+    await page.getByLabel('fault kind').selectOption('drop');
+    await page.getByLabel('fault duration').fill('0.5');
+    await page.getByRole('button', { name: 'Inject' }).click();
+    await until(page.getByTestId('change-log'), (t) => t.includes('fault on can0: drop VCU_Speeds for 0.5 s'));
+    // Slot 0 is the configuration's own fault (at 12 s: not reached in 4 s).
+    const row = page.getByTestId('bus-can0-fault-1');
+    await until(row, (t) => t === '50 frames affected', 10000);
+    assert.equal(await page.getByTestId('bus-can0-fault-0').textContent(), 'not yet');
+    await until(page.getByTestId('live-state'), (t) => t === 'done');
+    const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
+    const faults = status.report.buses.can0.faults;
+    assert.equal(faults[1].fault, 'drop VCU_Speeds for 0.5 s');
+    assert.equal(faults[1].affected, 50);
+    assert.equal(faults[1].ended_frame - faults[1].began_frame, 500);
+    assert.deepEqual(status.faults, { can0: ['VCU_Speeds', 'VCU_Powertrain', 'BMS_Status', 'VCU_Diagnostics'] });
+    await shot(page, 'dashboard-7-faults');
     assert.deepEqual(violations, []);
   } finally {
     await b.close();

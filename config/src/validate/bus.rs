@@ -21,7 +21,7 @@ use crate::text::ConfigText;
 
 impl ConfigText<'_> {
     /// Checks the `[[bus]]` tables.
-    pub(super) fn buses(&self, raw: &[RawBus]) -> Result<Vec<BusConfig>, ConfigError> {
+    pub(super) fn buses(&self, raw: &[RawBus], frame: f64) -> Result<Vec<BusConfig>, ConfigError> {
         let mut buses: Vec<BusConfig> = Vec::with_capacity(raw.len());
         for (i, bus) in raw.iter().enumerate() {
             let at = format!("bus[{i}]");
@@ -45,6 +45,12 @@ impl ConfigText<'_> {
                 .enumerate()
                 .map(|(j, t)| self.transmit(t, &format!("{at}.transmit[{j}]")))
                 .collect::<Result<_, _>>()?;
+            let faults = bus
+                .fault
+                .iter()
+                .enumerate()
+                .map(|(j, f)| self.fault(f, &format!("{at}.fault[{j}]"), frame))
+                .collect::<Result<_, _>>()?;
             let transport = self.transport(bus, &at, &name)?;
             buses.push(BusConfig {
                 name,
@@ -55,6 +61,7 @@ impl ConfigText<'_> {
                 diagnostics: (bus.diagnostics.as_ref())
                     .map(|d| self.diagnostics(d, &format!("{at}.diagnostics")))
                     .transpose()?,
+                faults,
             });
         }
         Ok(buses)
@@ -173,7 +180,15 @@ impl ConfigText<'_> {
             message: self.located(&raw.message, format!("{at}.message")),
             timeout: self.timeout(&raw.timeout, &raw.on_timeout, at)?,
             extrapolation: self.named(&raw.extrapolation, &format!("{at}.extrapolation"), Extrapolation::Hold)?,
-            signals: self.pairs(&raw.signals, at, "input")?,
+            // A message whose E2E status alone drives an input needs no signal.
+            signals: if raw.signals.get_ref().is_empty()
+                && raw.e2e.as_ref().is_some_and(|e| e.get_ref().status.is_some())
+            {
+                Vec::new()
+            } else {
+                self.pairs(&raw.signals, at, "input")?
+            },
+            e2e: raw.e2e.as_ref().map(|e| self.e2e(e, at, true)).transpose()?,
         })
     }
 
@@ -237,6 +252,7 @@ impl ConfigText<'_> {
                 None => None,
             },
             signals: self.pairs(&raw.signals, at, "output")?,
+            e2e: raw.e2e.as_ref().map(|e| self.e2e(e, at, false)).transpose()?,
         })
     }
 

@@ -5,6 +5,7 @@
 mod bus;
 mod checks;
 mod inputs;
+mod protect;
 mod settings;
 
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         Some(record) => text.record(record)?,
         None => None,
     };
-    let buses = text.buses(&raw.bus)?;
+    let buses = text.buses(&raw.bus, settings.frame)?;
     let serial = text.serial(&raw.serial, settings.frame)?;
     let bus_log = raw
         .record

@@ -37,6 +37,13 @@ impl Signal {
         limited
     }
 
+    /// Writes `raw` into the signal's bits of `payload` as it is (its low
+    /// `size` bits), leaving every other bit as it is: a raw value no
+    /// scaling or range applies to.
+    pub fn encode_raw(&self, raw: u64, payload: &mut [u8]) {
+        self.bits().write(payload, raw);
+    }
+
     /// The signal's raw bits in `payload`, least significant first; bits
     /// beyond the payload's end read as 0.
     pub(super) fn raw(&self, payload: &[u8]) -> u64 {
@@ -45,7 +52,7 @@ impl Signal {
 
     /// Where bit `i` of the raw value (0 = least significant) sits in the
     /// payload: (byte index, bit in that byte with 0 = least significant).
-    pub(super) fn bit_position(&self, i: u32) -> (usize, u32) {
+    pub fn bit_position(&self, i: u32) -> (usize, u32) {
         self.bits().position(i)
     }
 

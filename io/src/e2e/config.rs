@@ -173,6 +173,23 @@ impl fmt::Display for Bound {
     }
 }
 
+impl Config {
+    /// The bytes of the payload the CRC (or plain checksum) occupies;
+    /// empty for plain protection without a checksum.
+    pub fn crc_bytes(&self) -> std::ops::Range<usize> {
+        let at = |bits: u16, width: usize| {
+            let first = usize::from(bits / 8);
+            first..first + width
+        };
+        match self.profile {
+            Profile::P01 { layout, .. } | Profile::P11 { layout, .. } => at(layout.crc_offset, 1),
+            Profile::P02 { .. } => 0..1,
+            Profile::P05 { offset, .. } => at(offset, 2),
+            Profile::Plain { checksum, .. } => checksum.map_or(0..0, |c| c.at..c.at + c.kind.width()),
+        }
+    }
+}
+
 impl Profile {
     /// The profile's name, as errors give it.
     pub fn name(&self) -> &'static str {

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
+use tandem_io::e2e::ReceiveCounts;
 use tandem_runtime::tandem::metrics::Histogram;
 
 use super::units::ns;
@@ -48,7 +49,25 @@ fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 15] {
     ]
 }
 
-/// `| can0 rx 120 tx 240 timeouts 0 faults 0` for each device.
+/// The E2E counts of a protected message, by name, in report order.
+fn e2e_counts(c: &ReceiveCounts) -> [(&'static str, u64); 10] {
+    [
+        ("ok", c.ok),
+        ("ok some lost", c.ok_some_lost),
+        ("lost", c.lost),
+        ("repeated", c.repeated),
+        ("wrong sequence", c.wrong_sequence),
+        ("crc", c.crc),
+        ("length", c.length),
+        ("data id", c.data_id),
+        ("counter", c.counter),
+        ("timeouts", c.no_new_data),
+    ]
+}
+
+/// `| can0 rx 120 tx 240 timeouts 0 faults 0` for each device, with `e2e
+/// refused N` for a bus checking E2E protection and `injecting N` while
+/// faults act on it.
 pub fn live(devices: &[DeviceView]) -> String {
     let mut out = String::new();
     for d in devices {
@@ -59,6 +78,20 @@ pub fn live(devices: &[DeviceView]) -> String {
             " | {} rx {} tx {} timeouts {} faults {faults}",
             d.name, c[0].1, c[1].1, c[2].1
         );
+        if !d.metrics.e2e.is_empty() {
+            let refused: u64 = d.metrics.e2e.iter().map(|m| m.counts.get().rejected()).sum();
+            let _ = write!(out, " e2e refused {refused}");
+        }
+        if let Some(slots) = &d.metrics.faults {
+            let acting = slots
+                .slots
+                .iter()
+                .filter(|s| s.began().is_some() && s.ended().is_none())
+                .count();
+            if acting > 0 {
+                let _ = write!(out, " injecting {acting}");
+            }
+        }
     }
     out
 }
@@ -89,6 +122,24 @@ pub fn table(devices: &[DeviceView]) -> String {
         for (i, (name, v)) in counts(d.kind, &d.metrics).into_iter().enumerate() {
             if v > 0 || i < 3 {
                 let _ = writeln!(out, "  {name:<22} {v}");
+            }
+        }
+        for m in &d.metrics.e2e {
+            let shown: Vec<String> = e2e_counts(&m.counts.get())
+                .iter()
+                .filter(|&&(name, v)| v > 0 || name == "ok")
+                .map(|(name, v)| format!("{name} {v}"))
+                .collect();
+            let _ = writeln!(out, "  e2e {:<18} {}", m.message, shown.join(", "));
+        }
+        if let Some(slots) = &d.metrics.faults {
+            for (what, slot) in slots.described() {
+                let when = match (slot.began(), slot.ended()) {
+                    (None, _) => "never began".to_string(),
+                    (Some(b), None) => format!("frames {b}– (to the end)"),
+                    (Some(b), Some(e)) => format!("frames {b}–{e}"),
+                };
+                let _ = writeln!(out, "  fault {what}: {when}, {} frames affected", slot.affected.get());
             }
         }
         for (name, h) in paths(&d.metrics) {
@@ -122,6 +173,28 @@ pub fn json(devices: &[DeviceView]) -> Value {
                 name.into(),
                 json!({"count": s.count, "p50_ns": s.percentile(0.5), "p99_ns": s.percentile(0.99), "max_ns": s.max}),
             );
+        }
+        let e2e: serde_json::Map<String, Value> = (d.metrics.e2e.iter())
+            .map(|m| {
+                let counts: serde_json::Map<String, Value> = e2e_counts(&m.counts.get())
+                    .iter()
+                    .map(|&(n, v)| (n.to_string(), json!(v)))
+                    .collect();
+                (m.message.clone(), Value::Object(counts))
+            })
+            .collect();
+        if !e2e.is_empty() {
+            device.insert("e2e".into(), Value::Object(e2e));
+        }
+        if let Some(slots) = &d.metrics.faults {
+            let faults: Vec<Value> = (slots.described().into_iter())
+                .map(|(what, slot)| {
+                    json!({"fault": what, "began_frame": slot.began(), "ended_frame": slot.ended(), "affected": slot.affected.get()})
+                })
+                .collect();
+            if !faults.is_empty() {
+                device.insert("faults".into(), Value::Array(faults));
+            }
         }
         all.insert(d.name.clone(), Value::Object(device));
     }
