@@ -20,7 +20,7 @@ next_send = start
 while time.monotonic() - start < seconds:
     now = time.monotonic()
     if now >= next_send:
-        data = command.encode({"TorqueRequest": torque, "BrakePressure": 0.0, "RoadGrade": 0.0})
+        data = command.encode({"TorqueRequest": torque, "BrakePressure": 0.0, "RoadGrade": 0.0, "CmdCrc": 0, "CmdCounter": 0})
         bus.send(can.Message(arbitration_id=command.frame_id, data=data, is_extended_id=False))
         next_send += 0.01
     msg = bus.recv(max(0.0, min(0.005, next_send - time.monotonic())))
