@@ -5,10 +5,11 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use tandem_io::{CanFrame, CanId};
+use tandem_io::{isotp, CanFrame, CanId};
 use tandem_session::peer::Peer;
 
 use crate::errors::{chain, raise, Place, TandemIOError};
+use crate::isotp::PyIsoTp;
 
 /// A received frame: identifier, whether it is extended, payload, and the
 /// DBC message it is with its signals, when the DBC knows it.
@@ -83,6 +84,41 @@ impl PyBus {
     fn send_message(&self, message: &str, signals: Vec<(String, f64)>) -> PyResult<(u32, Vec<u8>)> {
         let frame = self.with(|p| p.send_message(message, &signals).map_err(|e| io_error(&e)))?;
         Ok((frame.id().raw(), frame.payload().to_vec()))
+    }
+
+    /// A node of its own on this bus speaking ISO-TP: frames to `tx_id`,
+    /// from `rx_id` (29-bit when `extended_id`), CAN FD frames of 64 bytes
+    /// when `fd`, extended addressing when `extended_address` is (the byte
+    /// sent, the byte received), padding with `padding`, and the block size
+    /// and STmin asked of the other side.
+    #[pyo3(signature = (tx_id, rx_id, fd=false, extended_address=None, padding=None, block_size=0, stmin=0, extended_id=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn isotp(
+        &self,
+        tx_id: u32,
+        rx_id: u32,
+        fd: bool,
+        extended_address: Option<(u8, u8)>,
+        padding: Option<u8>,
+        block_size: u8,
+        stmin: u8,
+        extended_id: bool,
+    ) -> PyResult<PyIsoTp> {
+        let id = |id: u32| CanId::new(id, extended_id).map_err(|e| io_error(&e));
+        let config = isotp::Config {
+            addressing: extended_address.map_or(isotp::Addressing::Normal, |(tx, rx)| isotp::Addressing::Extended {
+                tx,
+                rx,
+            }),
+            fd,
+            brs: fd,
+            tx_dl: if fd { 64 } else { 8 },
+            padding,
+            block_size,
+            st_min: stmin,
+            ..isotp::Config::classic(id(tx_id)?, id(rx_id)?)
+        };
+        self.with(|p| p.isotp(config).map(PyIsoTp::new).map_err(|e| io_error(&e)))
     }
 
     /// The next frame the other nodes sent, waiting up to `timeout` seconds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from . import _tandem
 from ._model import Result, parameter_json
@@ -344,6 +344,27 @@ class Bus:
     def send_frame(self, id: int, data: bytes, *, extended: bool = False, fd: bool = False) -> None:
         """Sends a raw frame."""
         self._native.send_frame(id, list(data), extended, fd)
+
+    def isotp(
+        self,
+        tx_id: int,
+        rx_id: int,
+        *,
+        fd: bool = False,
+        extended_address: Optional[Tuple[int, int]] = None,
+        padding: Optional[int] = None,
+        block_size: int = 0,
+        stmin: int = 0,
+        extended_id: bool = False,
+    ) -> "_tandem.IsoTp":
+        """A node of its own on this bus speaking ISO-TP (ISO 15765-2): its
+        ``send(data, timeout=5.0)`` and ``recv(timeout=1.0)`` carry whole
+        messages (wall-clock timeouts), sent at ``tx_id`` and received from
+        ``rx_id``; CAN FD frames of 64 bytes when ``fd``; extended addressing
+        with ``extended_address`` = (byte sent, byte received); frames padded
+        with ``padding``; ``block_size`` and ``stmin`` asked of the other
+        side. :class:`tandem.uds.Connection` runs udsoncan over it."""
+        return self._native.isotp(tx_id, rx_id, fd, extended_address, padding, block_size, stmin, extended_id)
 
     def receive(self, timeout: float = 1.0, *, message: Optional[str] = None) -> Optional[Frame]:
         """The next frame (of DBC message ``message`` when given), waiting up

@@ -105,6 +105,21 @@ class Bus:
     def receive(
         self, timeout: float = 0.0
     ) -> Optional[Tuple[int, bool, List[int], Optional[Tuple[str, List[Tuple[str, float]]]]]]: ...
+    def isotp(
+        self,
+        tx_id: int,
+        rx_id: int,
+        fd: bool = False,
+        extended_address: Optional[Tuple[int, int]] = None,
+        padding: Optional[int] = None,
+        block_size: int = 0,
+        stmin: int = 0,
+        extended_id: bool = False,
+    ) -> IsoTp: ...
+
+class IsoTp:
+    def send(self, data: bytes, timeout: float = 5.0) -> None: ...
+    def recv(self, timeout: float = 1.0) -> Optional[List[int]]: ...
 
 def toml_from_json(text: str) -> str: ...
 def run_fault(message: str) -> RunFault: ...

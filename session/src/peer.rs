@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tandem_config::TransportConfig;
 use tandem_io::dbc::Dbc;
+use tandem_io::isotp;
 use tandem_io::{BusError, CanFrame, Duplex, Received};
 
 use crate::bus::{open_transport, TransportError};
@@ -43,6 +44,14 @@ pub enum PeerError {
         /// What is wrong.
         cause: tandem_io::FrameError,
     },
+    /// An ISO-TP node cannot be opened (its settings, or the transport).
+    #[error("bus {bus}: ISO-TP: {cause}")]
+    IsoTp {
+        /// The bus.
+        bus: String,
+        /// What is wrong.
+        cause: String,
+    },
     /// The transport failed.
     #[error("bus {bus}: {cause}")]
     Bus {
@@ -56,6 +65,7 @@ pub enum PeerError {
 /// A node of its own on a session's bus.
 pub struct Peer {
     bus: String,
+    transport: TransportConfig,
     duplex: Duplex,
     dbc: Dbc,
 }
@@ -67,9 +77,21 @@ impl Peer {
     pub fn open(bus: &str, transport: &TransportConfig, dbc: Dbc) -> Result<Peer, TransportError> {
         Ok(Peer {
             bus: bus.to_string(),
+            transport: transport.clone(),
             duplex: open_transport(transport)?,
             dbc,
         })
+    }
+
+    /// Another node on the same bus speaking ISO-TP with `config`: whole
+    /// messages sent and received (a tester's side of UDS, for one).
+    pub fn isotp(&self, config: isotp::Config) -> Result<isotp::Link, PeerError> {
+        let failed = |cause: String| PeerError::IsoTp {
+            bus: self.bus.clone(),
+            cause,
+        };
+        let duplex = open_transport(&self.transport).map_err(|e| failed(e.to_string()))?;
+        isotp::Link::new(config, duplex).map_err(|e| failed(e.to_string()))
     }
 
     /// The bus's DBC.
