@@ -418,7 +418,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                     return Err((
                         data.at,
                         format!(
-                            "the VLSD record at offset {} of channel group {record_id} holds {len} data bytes, more                              than the {FD_MAX_LEN} of a CAN frame",
+                            "the VLSD record at offset {} of channel group {record_id} holds {len} data bytes, more than the {FD_MAX_LEN} of a CAN frame",
                             w.next
                         ),
                     ));
@@ -427,7 +427,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                     return Err((
                         data.at,
                         format!(
-                            "more than {MAX_WAITING} VLSD records of channel group {record_id} wait for the records                              that point to them; the file is damaged"
+                            "more than {MAX_WAITING} VLSD records of channel group {record_id} wait for the records that point to them; the file is damaged"
                         ),
                     ));
                 }
@@ -475,7 +475,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                                     return Err((
                                         data.at,
                                         format!(
-                                            "a record points to offset {offset} of VLSD channel group {vlsd_id},                                              where no record before it is (VLSD records must come first); the file                                              is damaged"
+                                            "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
                                         ),
                                     ))
                                 }
@@ -503,7 +503,7 @@ fn signal_value(
         return Err((
             sd.at,
             format!(
-                "a record points to offset {offset} of its signal data, before the value read last (which ends at                  {position}); Tandem reads signal data in order"
+                "a record points to offset {offset} of its signal data, before the value read last (which ends at {position}); Tandem reads signal data in order"
             ),
         ));
     }
