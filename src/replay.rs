@@ -2,8 +2,10 @@
 //! log (candump, ASC, BLF or MF4) fed to a model through the same receive path as live
 //! frames, at the recorded times on absolute deadlines (`--speed 1`), or as
 //! fast as possible on the virtual clock (`--speed max`, bit-identical
-//! from run to run). The model's transmitted frames (with the replayed
-//! ones) go to a new log, and its outputs to a CSV file.
+//! from run to run). Each of the log's channels goes to the bus of its
+//! name, to the only bus, or to the bus `--channel LOG=BUS` names. The
+//! model's transmitted frames (with the replayed ones) go to a new log,
+//! and its outputs to a CSV file.
 
 use std::path::PathBuf;
 
@@ -45,6 +47,21 @@ pub struct ReplayArgs {
     /// Allow a recording of more than 1e9 values (rows × columns).
     #[arg(long)]
     pub large_output: bool,
+    /// Feed the log's channel LOG (a candump interface name, an ASC, BLF or
+    /// MF4 channel number) to the configuration's bus BUS; repeatable. By
+    /// default a channel goes to the bus of its name, or to the only bus.
+    #[arg(long = "channel", value_name = "LOG=BUS", value_parser = parse_channel)]
+    pub channels: Vec<(String, String)>,
+}
+
+/// `LOG=BUS` of `--channel`.
+fn parse_channel(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((log, bus)) if !log.is_empty() && !bus.is_empty() => Ok((log.to_owned(), bus.to_owned())),
+        _ => Err(format!(
+            "{text:?} is not LOG=BUS (a channel of the log, a bus of the configuration), e.g. 1=can0"
+        )),
+    }
 }
 
 /// How fast a log is replayed.
@@ -73,7 +90,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         Speed::Max => ClockMode::Virtual,
         Speed::RealTime => ClockMode::Real,
     };
-    let feed = LogFeed::open(&args.log)?;
+    let mut feed = LogFeed::open(&args.log)?;
+    for (channel, bus) in &args.channels {
+        feed.assign(channel, bus)?;
+    }
     let log_length = feed.duration();
     let mut config = load(&args.config, args.duration)?;
     if args.duration.is_none() {

@@ -1,6 +1,7 @@
 //! End-to-end CAN: the plant in a closed loop with a python-can ECU over
 //! CAN over UDP, log replay (deterministic at `--speed max`, on absolute
-//! deadlines at `--speed 1`), and bad bus configuration and logs.
+//! deadlines at `--speed 1`, each channel of the log to its bus), and bad
+//! bus configuration and logs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -299,6 +300,101 @@ fn replay_at_speed_one_runs_on_the_recorded_times() {
         report.contains("replay: the last frame, due at 0.600000 s, was fed"),
         "{report}"
     );
+}
+
+/// The `rx frames` count of bus `name` in a run's summary.
+fn rx_frames(report: &str, name: &str) -> u64 {
+    let header = format!("bus {name}:\n");
+    let after = &report[report
+        .find(&header)
+        .unwrap_or_else(|| panic!("no bus {name}:\n{report}"))
+        + header.len()..];
+    let line = after.lines().find(|l| l.trim_start().starts_with("rx frames")).unwrap();
+    line.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn replay_feeds_each_channel_of_the_log_to_its_bus() {
+    let dir = scratch("channels");
+    // Two buses, each taking one signal of ECU_Command.
+    let config = dir.join("two.toml");
+    let bus = |name: &str, port: u16, signal: &str, input: &str| {
+        format!(
+            "[[bus]]\nname = \"{name}\"\ntransport = \"udp\"\nport = {port}\ndbc = \"{}\"\n\
+             [[bus.receive]]\nmessage = \"ECU_Command\"\nsignals = {{ {signal} = \"{input}\" }}\n",
+            dbc_path().display()
+        )
+    };
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"ev\"\nframe = \"1ms\"\nduration = \"10s\"\npolicy = \"correct\"\n{}{}",
+            bus("powertrain", 43218, "TorqueRequest", "torque_request"),
+            bus("chassis", 43219, "BrakePressure", "brake_pressure")
+        ),
+    )
+    .unwrap();
+    // 50 frames on vcan0, 25 on vcan1, 10 on an interface named as a bus.
+    let mut log = String::new();
+    for i in 0..50 {
+        let t = 1_700_000_000.0 + f64::from(i) * 0.01;
+        log.push_str(&format!("({t:.6}) vcan0 100#1122334455667788 R\n"));
+        if i % 2 == 0 {
+            log.push_str(&format!("({:.6}) vcan1 100#1122334455667788 R\n", t + 0.001));
+        }
+        if i % 5 == 0 {
+            log.push_str(&format!("({:.6}) chassis 100#1122334455667788 R\n", t + 0.002));
+        }
+    }
+    std::fs::write(dir.join("two.log"), log).unwrap();
+    let replay = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            "two.log",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            "out.log",
+        ];
+        args.extend_from_slice(extra);
+        let out = tandem(&args, &dir);
+        (out.status.success(), text(&out))
+    };
+
+    // By default only the channel named as a bus reaches one.
+    let (ok, report) = replay(&[]);
+    assert!(ok, "{report}");
+    assert_eq!(
+        (rx_frames(&report, "powertrain"), rx_frames(&report, "chassis")),
+        (0, 10),
+        "{report}"
+    );
+    assert!(report.contains("replay: 75 log records skipped"), "{report}");
+
+    let (ok, report) = replay(&["--channel", "vcan0=powertrain", "--channel", "vcan1=chassis"]);
+    assert!(ok, "{report}");
+    assert_eq!(
+        (rx_frames(&report, "powertrain"), rx_frames(&report, "chassis")),
+        (50, 35),
+        "{report}"
+    );
+    assert!(!report.contains("log records skipped"), "{report}");
+
+    let (ok, report) = replay(&["--channel", "vcan9=chassis"]);
+    assert!(!ok);
+    assert!(
+        report
+            .contains("--channel vcan9: the log two.log has no channel vcan9; its channels are vcan0, vcan1, chassis"),
+        "{report}"
+    );
+    let (ok, report) = replay(&["--channel", "vcan1=body"]);
+    assert!(!ok);
+    assert!(
+        report.contains("--channel vcan1=body: the configuration has no bus body; its buses are powertrain, chassis"),
+        "{report}"
+    );
+    let (ok, report) = replay(&["--channel", "vcan1"]);
+    assert!(!ok && report.contains("is not LOG=BUS"), "{report}");
 }
 
 #[test]

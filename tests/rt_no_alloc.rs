@@ -4,7 +4,8 @@
 //! thousands of frames of a whole session: the fast and the implicit
 //! thread, and a CAN bus's receive thread, its decoding into model inputs
 //! and its transmit path, with a second node on the same in-process bus
-//! playing the ECU. The same holds while a script polls a watched session
+//! playing the ECU, also while the bus log is written as MF4 or BLF (the
+//! log's writer thread counted). The same holds while a script polls a watched session
 //! as the Python package does (the script's thread and the watcher's are
 //! not counted: they are normal threads), while a plant with events has
 //! them located and handled on both threads, while large plants step on
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use tandem_config::{parse_run_config, TransportConfig};
 use tandem_io::dbc::Dbc;
+use tandem_io::log::{Direction, LogReader};
 use tandem_io::{e2e, CanFrame};
 use tandem_models::plants::PROFILES;
 use tandem_session::bus::open_transport;
@@ -198,6 +200,25 @@ fn unpinned_plan(channel: &str, policy: &str) -> tandem_session::Plan {
 #[test]
 fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    for policy in ["correct", "select"] {
+        run_with_an_ecu(policy, None);
+    }
+}
+
+#[test]
+fn a_bus_log_in_mf4_or_blf_is_written_without_allocating_on_any_thread() {
+    // The log's writer thread is counted too: it must not allocate per frame.
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    for log in ["bus.mf4", "bus.blf"] {
+        run_with_an_ecu("correct", Some(log));
+    }
+}
+
+/// Runs the plant of [`config`] under `policy` for 3000 real frames with
+/// an ECU on its bus, asserting that no counted thread allocated while
+/// they ran, and (with `bus_log`, a file name) that the log holds every
+/// frame the plant received and sent.
+fn run_with_an_ecu(policy: &str, bus_log: Option<&str>) {
     let dbc = Dbc::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/examples/ev.dbc")).unwrap();
     let command = dbc.message("ECU_Command").unwrap();
     let mut payload = vec![0u8; command.len];
@@ -211,69 +232,89 @@ fn a_session_with_a_can_bus_runs_thousands_of_real_frames_without_allocating() {
         data_length: 8,
         max_delta_counter: 1,
     };
-    for policy in ["correct", "select"] {
-        let channel = format!("rt-no-alloc-{policy}");
-        let plan = unpinned_plan(&channel, policy);
-        let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-{}", std::process::id()));
-        let session = Session::new(plan, Options::new(ClockMode::Real, &results)).unwrap();
+    let channel = format!("rt-no-alloc-{policy}-{}", bus_log.unwrap_or("unlogged"));
+    let plan = unpinned_plan(&channel, policy);
+    let results = std::env::temp_dir().join(format!("tandem-rt-no-alloc-{}", std::process::id()));
+    let options = Options {
+        bus_log: bus_log.map(Into::into),
+        ..Options::new(ClockMode::Real, &results)
+    };
+    let session = Session::new(plan, options).unwrap();
 
-        // The ECU: another node on the bus, sending a command every 10 ms
-        // and taking what the plant sends, without allocating.
-        let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopping = Arc::clone(&stop);
-        let mut protector = e2e::Protector::new(protection).unwrap();
-        let mut payload = payload.clone();
-        let id = command.id;
-        let ecu = std::thread::spawn(move || {
-            let mut received = 0u64;
-            while !stopping.load(Relaxed) {
-                protector.protect(&mut payload).unwrap();
-                let _ = ecu.tx.send(&CanFrame::data(id, &payload).unwrap());
-                while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {
-                    received += 1;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+    // The ECU: another node on the bus, sending a command every 10 ms
+    // and taking what the plant sends, without allocating.
+    let mut ecu = open_transport(&TransportConfig::Virtual { channel }).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = Arc::clone(&stop);
+    let mut protector = e2e::Protector::new(protection).unwrap();
+    let id = command.id;
+    let ecu = std::thread::spawn(move || {
+        let mut received = 0u64;
+        while !stopping.load(Relaxed) {
+            protector.protect(&mut payload).unwrap();
+            let _ = ecu.tx.send(&CanFrame::data(id, &payload).unwrap());
+            while let Ok(Some(_)) = ecu.rx.recv(Duration::ZERO) {
+                received += 1;
             }
-            received
-        });
-
-        ALLOCATIONS.store(0, Relaxed);
-        let mut observer = Armed(0.0);
-        let report = session.run(&mut observer).unwrap();
-        ARMED.store(false, Relaxed);
-        stop.store(true, Relaxed);
-        let received = ecu.join().unwrap();
-        let _ = std::fs::remove_dir_all(&results);
-
-        assert!(report.failure.is_none(), "{:?}", report.failure);
-        let m = &report.metrics;
-        assert_eq!(m.frames.get(), 3000);
-        assert!(m.implicit_steps.get() > 1000, "the implicit thread worked");
-        let bus = &report.devices[0].metrics;
-        assert!(
-            bus.rx_frames.get() > 200,
-            "the plant heard the ECU: {}",
-            bus.rx_frames.get()
-        );
-        assert!(
-            bus.tx_frames.get() > 500 && received > 500,
-            "the ECU heard the plant: {received}"
-        );
-        let checked = bus.e2e[0].counts.get();
-        assert!(checked.ok > 200 && checked.rejected() == 0, "{checked:?}");
-        let faults = bus.faults.as_ref().unwrap().described();
-        assert_eq!(faults.len(), 9);
-        for (what, slot) in faults {
-            assert!(slot.ended().is_some() && slot.affected.get() > 0, "{what}");
+            std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(observer.0.is_finite() && observer.0 != 0.0);
+        received
+    });
+
+    ALLOCATIONS.store(0, Relaxed);
+    let mut observer = Armed(0.0);
+    let report = session.run(&mut observer).unwrap();
+    ARMED.store(false, Relaxed);
+    stop.store(true, Relaxed);
+    let received = ecu.join().unwrap();
+    let logged = bus_log.map(|name| {
+        let path = results.join(name);
+        let reader = LogReader::new(std::fs::File::open(&path).unwrap(), &path).unwrap();
+        let (mut rx, mut tx) = (0u64, 0u64);
+        for record in reader {
+            match record.unwrap().direction {
+                Direction::Rx => rx += 1,
+                Direction::Tx => tx += 1,
+            }
+        }
+        (rx, tx)
+    });
+    let _ = std::fs::remove_dir_all(&results);
+
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    let m = &report.metrics;
+    assert_eq!(m.frames.get(), 3000);
+    assert!(m.implicit_steps.get() > 1000, "the implicit thread worked");
+    let bus = &report.devices[0].metrics;
+    assert!(
+        bus.rx_frames.get() > 200,
+        "the plant heard the ECU: {}",
+        bus.rx_frames.get()
+    );
+    assert!(
+        bus.tx_frames.get() > 500 && received > 500,
+        "the ECU heard the plant: {received}"
+    );
+    if let Some((rx, tx)) = logged {
         assert_eq!(
-            ALLOCATIONS.load(Relaxed),
-            0,
-            "{policy}: allocations on the real-time and I/O paths"
+            (rx, tx),
+            (bus.rx_frames.get(), bus.tx_frames.get()),
+            "{bus_log:?}: frames logged as received and sent, against the bus's counts"
         );
     }
+    let checked = bus.e2e[0].counts.get();
+    assert!(checked.ok > 200 && checked.rejected() == 0, "{checked:?}");
+    let faults = bus.faults.as_ref().unwrap().described();
+    assert_eq!(faults.len(), 9);
+    for (what, slot) in faults {
+        assert!(slot.ended().is_some() && slot.affected.get() > 0, "{what}");
+    }
+    assert!(observer.0.is_finite() && observer.0 != 0.0);
+    assert_eq!(
+        ALLOCATIONS.load(Relaxed),
+        0,
+        "{policy}, bus log {bus_log:?}: allocations on the real-time, I/O and log threads"
+    );
 }
 
 #[test]

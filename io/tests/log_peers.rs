@@ -5,7 +5,10 @@
 //! FD, standard and extended identifiers, received and sent, on two
 //! interfaces, remote frames where the format has them) are written by
 //! Tandem and read by the peer, and written by the peer and read by
-//! Tandem, every frame, identifier, flag, byte and time compared.
+//! Tandem, every frame, identifier, flag, byte and time compared. MF4
+//! files whose data bytes are variable-length signal data (VLSD, in SD
+//! blocks or a VLSD channel group), checked by asammdf's reader, read as
+//! their candump equivalent.
 
 use std::fs::File;
 use std::io::Write;
@@ -438,5 +441,103 @@ fn tandem_reads_asammdfs_mf4_in_time_order_plain_and_compressed() {
                 .to_string();
             assert!(e.contains(&format!(":byte {dz}: the DZ block's zlib data")), "{e}");
         }
+    }
+}
+
+#[test]
+fn tandem_reads_vlsd_data_bytes_as_asammdf_does_equal_to_the_candump_log() {
+    require("asammdf");
+    // Whole microseconds, which candump logs hold.
+    let mut records = frames(EPOCH_START, false, ROUNDS);
+    for r in &mut records {
+        r.time_ns -= r.time_ns % 1000;
+    }
+    let input: String = records.iter().map(|r| peer_line(r) + "\n").collect();
+    // The candump log of the same frames, read back by Tandem, is the reference.
+    let candump = temp("vlsd-reference.log");
+    tandem_writes(&candump, EPOCH_START, &records);
+    let reference = tandem_reads(&candump);
+    assert_eq!(reference.len(), records.len());
+    for kind in ["sd", "cg"] {
+        let path = temp(&format!("vlsd-{kind}.mf4"));
+        peer(
+            &["write-mf4-vlsd", path.to_str().unwrap(), &EPOCH_START.to_string(), kind],
+            &input,
+        );
+        // asammdf reads the file as meant: every frame, byte for byte.
+        let (_, theirs, _) = peer_reads(&["read-mf4", path.to_str().unwrap()]);
+        let expected: Vec<String> = records.iter().map(without_time).collect();
+        assert_eq!(
+            theirs.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>(),
+            expected,
+            "{kind}"
+        );
+        let read = tandem_reads(&path);
+        assert_eq!(read.len(), reference.len(), "{kind}");
+        for (r, c) in read.iter().zip(&reference) {
+            assert_eq!(
+                (r.time_ns, r.frame, r.direction),
+                (c.time_ns, c.frame, c.direction),
+                "{kind}"
+            );
+            assert_eq!(r.interface, channel(&c.interface).to_string(), "{kind}");
+        }
+    }
+}
+
+#[test]
+fn malformed_vlsd_data_bytes_are_errors_naming_the_offset() {
+    require("asammdf");
+    let records = frames(EPOCH_START, false, 1);
+    let input: String = records.iter().map(|r| peer_line(r) + "\n").collect();
+    let first_error = |bytes: &[u8], name: &str| -> String {
+        let path = temp(name);
+        std::fs::write(&path, bytes).unwrap();
+        match LogReader::new(File::open(&path).unwrap(), &path) {
+            Err(e) => e.to_string(),
+            Ok(mut reader) => reader.find_map(Result::err).expect("an error").to_string(),
+        }
+    };
+    for kind in ["sd", "cg"] {
+        let path = temp(&format!("vlsd-bad-{kind}.mf4"));
+        peer(
+            &["write-mf4-vlsd", path.to_str().unwrap(), &EPOCH_START.to_string(), kind],
+            &input,
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        // The records are the DT block's data, 29 bytes each after its id;
+        // the data bytes' u64 offset is the last 8 of a record.
+        let dt = bytes.windows(4).rposition(|w| w == b"##DT").unwrap();
+        let first_fixed = if kind == "sd" {
+            dt + 24
+        } else {
+            // After the first VLSD record: id, u32 length, the bytes.
+            let len = u32::from_le_bytes(bytes[dt + 25..dt + 29].try_into().unwrap()) as usize;
+            dt + 24 + 5 + len
+        };
+        assert_eq!(bytes[first_fixed], 1, "{kind}: a CAN_DataFrame record");
+        let offset_at = first_fixed + 1 + 20;
+        let mut past_end = bytes.clone();
+        past_end[offset_at..offset_at + 8].copy_from_slice(&1_000_000u64.to_le_bytes());
+        let e = first_error(&past_end, &format!("past-end-{kind}.mf4"));
+        let expected = if kind == "sd" {
+            "points to offset 1000000 of its signal data, past its end"
+        } else {
+            "points to offset 1000000 of VLSD channel group 2"
+        };
+        assert!(e.contains(expected) && e.contains(":byte "), "{kind}: {e}");
+        // A value longer than a CAN frame's 64 bytes.
+        let mut huge = bytes.clone();
+        let length_at = if kind == "sd" {
+            bytes.windows(4).position(|w| w == b"##SD").unwrap() + 24
+        } else {
+            dt + 25
+        };
+        huge[length_at..length_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = first_error(&huge, &format!("huge-{kind}.mf4"));
+        assert!(
+            e.contains("4294967295 data bytes, more than the 64 of a CAN frame") && e.contains(":byte "),
+            "{kind}: {e}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
-use tandem_io::log::{Direction, LogRecord};
+use tandem_io::log::{Direction, Entry};
 use tandem_io::CanFrame;
 use tandem_runtime::tandem::metrics::Counter;
 
@@ -112,6 +112,9 @@ impl LogHub {
     /// origin) and starts the writer; `names` are the buses' names by index.
     pub fn spawn(self, path: &Path, start_ns: i64, names: Vec<String>) -> io::Result<BusLogWriter> {
         let mut file = tandem_io::log::create(path, start_ns)?;
+        for name in &names {
+            file.declare(name)?;
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let LogHub {
@@ -122,7 +125,10 @@ impl LogHub {
         } = self;
         let alive = Arc::clone(&writer_alive);
         let handle = thread::Builder::new().name("tandem-log".into()).spawn(move || {
-            let mut pending: Vec<(u64, LoggedFrame)> = Vec::new();
+            // Room for every ring full at once: no growth while running.
+            let mut pending: Vec<(u64, LoggedFrame)> = Vec::with_capacity(RING * consumers.len());
+            let mut merged = Vec::with_capacity(pending.capacity());
+            let mut runs = Vec::with_capacity(consumers.len() + 2);
             // The virtual clock logs from one thread and never drops: the
             // records go out in the order they were logged, each once all
             // before it have arrived (a producer waits only on a full ring,
@@ -134,11 +140,16 @@ impl LogHub {
                 loop {
                     let finishing = stopping.load(Ordering::Acquire);
                     let before = pending.len();
+                    runs.clear();
+                    runs.push(0);
                     for c in &mut consumers {
+                        runs.push(pending.len());
                         pending.extend(c.pop_iter());
                     }
+                    runs.push(pending.len());
+                    let arrived = pending.len() - before;
                     let due = if wait_when_full {
-                        pending.sort_by_key(|r| r.0);
+                        order(&mut pending, &runs, &mut merged, |r| r.0);
                         let run = pending.iter().zip(next..).take_while(|(r, n)| r.0 == *n).count();
                         next += run as u64;
                         if finishing {
@@ -147,7 +158,7 @@ impl LogHub {
                             run
                         }
                     } else {
-                        pending.sort_by_key(|r| r.1.time_ns);
+                        order(&mut pending, &runs, &mut merged, |r| (r.1.time_ns, r.0));
                         let newest = pending.last().map_or(i64::MIN, |r| r.1.time_ns);
                         if finishing {
                             pending.len()
@@ -156,9 +167,9 @@ impl LogHub {
                         }
                     };
                     for (_, r) in pending.drain(..due) {
-                        file.write(&LogRecord {
+                        file.write_entry(&Entry {
                             time_ns: r.time_ns,
-                            interface: names.get(r.bus as usize).cloned().unwrap_or_default(),
+                            interface: names.get(usize::from(r.bus)).map_or("", String::as_str),
                             frame: r.frame,
                             direction: r.direction,
                         })?;
@@ -172,8 +183,11 @@ impl LogHub {
                         file.flush()?;
                         last_flush = Instant::now();
                     }
-                    let busy = pending.len() > before;
-                    thread::sleep(Duration::from_millis(if busy { 1 } else { 10 }));
+                    // A quarter of a ring or more since the last look: a
+                    // producer is fast (a replay) and may be waiting; go on.
+                    if arrived < RING / 4 {
+                        thread::sleep(Duration::from_millis(if arrived > 0 { 1 } else { 10 }));
+                    }
                 }
             })();
             alive.store(false, Ordering::Release);
@@ -181,6 +195,44 @@ impl LogHub {
         })?;
         Ok(BusLogWriter { handle, stop })
     }
+}
+
+/// Orders `records` by `key`. Its parts between consecutive `runs` (what
+/// was left, then what each ring brought) are each in order as a rule:
+/// they are merged through `merged` (empty, with room for all) then,
+/// instead of sorted, which would move every record many times.
+fn order<K: Ord>(
+    records: &mut Vec<(u64, LoggedFrame)>,
+    runs: &[usize],
+    merged: &mut Vec<(u64, LoggedFrame)>,
+    key: impl Fn(&(u64, LoggedFrame)) -> K,
+) {
+    let parts = || runs.windows(2).map(|w| &records[w[0]..w[1]]);
+    if !parts().all(|part| part.is_sorted_by_key(&key)) {
+        // Unstable: a stable sort allocates its buffer.
+        records.sort_unstable_by_key(key);
+        return;
+    }
+    if parts().filter(|part| !part.is_empty()).count() <= 1 {
+        return;
+    }
+    let mut heads = [0usize; 8];
+    if runs.len() > heads.len() + 1 {
+        records.sort_unstable_by_key(key);
+        return;
+    }
+    let ends = &runs[1..];
+    heads[..ends.len()].copy_from_slice(&runs[..ends.len()]);
+    loop {
+        let next = (0..ends.len())
+            .filter(|&p| heads[p] < ends[p])
+            .min_by_key(|&p| key(&records[heads[p]]));
+        let Some(p) = next else { break };
+        merged.push(records[heads[p]]);
+        heads[p] += 1;
+    }
+    std::mem::swap(records, merged);
+    merged.clear();
 }
 
 /// The running log writer.

@@ -34,6 +34,26 @@ pub enum ReplayError {
     /// The log holds no frame.
     #[error("{0}: the log has no frames")]
     Empty(String),
+    /// A channel assigned to a bus is not in the log.
+    #[error("--channel {channel}: the log {file} has no channel {channel}; its channels are {channels}")]
+    UnknownChannel {
+        /// The log.
+        file: String,
+        /// The channel asked for.
+        channel: String,
+        /// The log's channels, comma-separated.
+        channels: String,
+    },
+    /// A channel is assigned to a bus the configuration does not have.
+    #[error("--channel {channel}={bus}: the configuration has no bus {bus}; its buses are {buses}")]
+    UnknownBus {
+        /// The channel.
+        channel: String,
+        /// The bus asked for.
+        bus: String,
+        /// The configuration's buses, comma-separated.
+        buses: String,
+    },
 }
 
 /// Nanoseconds in seconds.
@@ -67,8 +87,14 @@ struct Next {
 
 /// A recorded log being fed to a run, record by record.
 pub struct LogFeed {
+    file: String,
     reader: LogReader,
-    buses: Vec<String>,
+    /// The log's channels (interface names), in the order they appear.
+    channels: Vec<String>,
+    /// Channels assigned to buses by name: (channel, bus).
+    assigned: Vec<(String, String)>,
+    /// The bus of each channel, by its index in `channels`.
+    routes: Vec<Option<usize>>,
     next: Option<Next>,
     start_ns: i64,
     /// The log's duration (ns): its last record's time from its first.
@@ -78,15 +104,20 @@ pub struct LogFeed {
 }
 
 impl LogFeed {
-    /// Opens `path` and scans it once for its duration and its first
-    /// malformed line.
+    /// Opens `path` and scans it once for its duration, its channels and
+    /// its first malformed line.
     pub fn open(path: &Path) -> Result<Self, ReplayError> {
         let name = path.display().to_string();
         let mut scan = LogReader::new(open_file(path)?, path)?;
         let mut first = None;
         let mut last = 0;
+        let mut channels: Vec<String> = Vec::new();
         while let Some(entry) = scan.next_entry() {
-            let time_ns = entry?.time_ns;
+            let entry = entry?;
+            if !channels.iter().any(|c| c == entry.interface) {
+                channels.push(entry.interface.to_owned());
+            }
+            let time_ns = entry.time_ns;
             let start_ns = *first.get_or_insert(time_ns);
             if time_ns < last {
                 return Err(scan
@@ -113,8 +144,11 @@ impl LogFeed {
             return Err(ReplayError::Empty(name));
         };
         Ok(LogFeed {
+            file: name,
             reader: LogReader::new(open_file(path)?, path)?,
-            buses: Vec::new(),
+            channels,
+            assigned: Vec::new(),
+            routes: Vec::new(),
             next: None,
             start_ns,
             duration_ns: last - start_ns,
@@ -122,11 +156,46 @@ impl LogFeed {
         })
     }
 
+    /// The log's channels (interface names; channel numbers in ASC, BLF
+    /// and MF4 logs), in the order they first appear.
+    pub fn channels(&self) -> &[String] {
+        &self.channels
+    }
+
+    /// Sends the records of the log's `channel` to the bus named `bus`
+    /// (checked by [`LogFeed::route`]); an error when the log has no such
+    /// channel.
+    pub fn assign(&mut self, channel: &str, bus: &str) -> Result<(), ReplayError> {
+        if !self.channels.iter().any(|c| c == channel) {
+            return Err(ReplayError::UnknownChannel {
+                file: self.file.clone(),
+                channel: channel.to_owned(),
+                channels: self.channels.join(", "),
+            });
+        }
+        self.assigned.push((channel.to_owned(), bus.to_owned()));
+        Ok(())
+    }
+
     /// Routes the records to buses named `buses` (a record goes to the bus
-    /// of its interface's name, or to the only bus) and reads the first.
-    pub fn route(&mut self, buses: Vec<String>) -> Result<(), LogError> {
-        self.buses = buses;
-        self.advance()
+    /// assigned to its channel, else to the bus of its channel's name,
+    /// else to the only bus) and reads the first.
+    pub fn route(&mut self, buses: Vec<String>) -> Result<(), ReplayError> {
+        let by_name = |name: &str| buses.iter().position(|b| b == name);
+        let mut routes = Vec::with_capacity(self.channels.len());
+        for channel in &self.channels {
+            let route = match self.assigned.iter().rev().find(|(c, _)| c == channel) {
+                Some((_, bus)) => Some(by_name(bus).ok_or_else(|| ReplayError::UnknownBus {
+                    channel: channel.clone(),
+                    bus: bus.clone(),
+                    buses: buses.join(", "),
+                })?),
+                None => by_name(channel).or((buses.len() == 1).then_some(0)),
+            };
+            routes.push(route);
+        }
+        self.routes = routes;
+        Ok(self.advance()?)
     }
 
     /// Reads the next record into `self.next`.
@@ -134,11 +203,9 @@ impl LogFeed {
         self.next = match self.reader.next_entry().transpose()? {
             None => None,
             Some(entry) => {
-                let bus = self
-                    .buses
-                    .iter()
-                    .position(|b| b == entry.interface)
-                    .or((self.buses.len() == 1).then_some(0));
+                let bus = (self.channels.iter())
+                    .position(|c| c == entry.interface)
+                    .and_then(|i| self.routes.get(i).copied().flatten());
                 Some(Next {
                     time_ns: entry.time_ns,
                     bus,
@@ -168,7 +235,7 @@ impl LogFeed {
         frames as f64 * frame
     }
 
-    /// Records skipped because no bus has their interface.
+    /// Records skipped because no bus has their channel.
     pub fn unrouted(&self) -> u64 {
         self.unrouted
     }

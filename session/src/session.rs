@@ -587,8 +587,7 @@ impl Session {
         let virtual_clock = options.clock == ClockMode::Virtual;
         let mut replay = options.replay.take();
         if let Some(feed) = replay.as_mut() {
-            feed.route(buses.iter().map(|b| b.name.clone()).collect())
-                .map_err(ReplayError::from)?;
+            feed.route(buses.iter().map(|b| b.name.clone()).collect())?;
         }
         let bus_count = buses.len();
         let traffic = match (&replay, options.clock) {

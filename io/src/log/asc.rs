@@ -9,7 +9,7 @@ use super::{write_hex, ChannelNumbers, Direction, Entry, LogWriter};
 use crate::frame::FrameKind;
 
 /// Writes frames as Vector ASC. Channels are numbered from 1 in the order
-/// their interfaces first appear.
+/// their interfaces are declared or first appear.
 pub struct AscWriter<W: Write> {
     out: W,
     start_ns: i64,
@@ -36,6 +36,11 @@ impl<W: Write> AscWriter<W> {
 }
 
 impl<W: Write + Send> LogWriter for AscWriter<W> {
+    fn declare(&mut self, interface: &str) -> io::Result<()> {
+        self.channels.of(interface);
+        Ok(())
+    }
+
     fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let channel = self.channels.of(r.interface);
         let t = (r.time_ns - self.start_ns) as f64 * 1e-9;

@@ -64,7 +64,8 @@ const CG_BUS_EVENT: u16 = 0b110;
 const CN_BUS_EVENT: u32 = 1 << 10;
 
 /// Writes frames as MDF4 bus logging. Channels (`BusChannel`) are
-/// numbered from 1 in the order their interfaces first appear.
+/// numbered from 1 in the order their interfaces are declared or first
+/// appear.
 pub struct Mf4Writer<W: Write + Seek> {
     out: W,
     start_ns: i64,
@@ -171,6 +172,10 @@ impl<W: Write + Seek> Mf4Writer<W> {
 }
 
 impl<W: Write + Seek + Send> LogWriter for Mf4Writer<W> {
+    fn declare(&mut self, interface: &str) -> io::Result<()> {
+        self.channels.byte_of(interface).map(drop)
+    }
+
     fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let channel = self.channels.byte_of(r.interface)?;
         let (group, fd, brs, esi) = match r.frame.kind() {

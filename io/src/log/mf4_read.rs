@@ -8,20 +8,26 @@
 //!
 //! The structure members read are `.BusChannel`, `.ID`, `.IDE` (else bit
 //! 31 of the identifier), `.DLC`, `.DataLength`, `.Dir`, `.EDL`, `.BRS`,
-//! `.ESI` and `.DataBytes` (fixed-length: a variable-length, VLSD, data
-//! field is refused with an error), as unsigned integers of any bit
-//! position and byte order.
+//! `.ESI` and `.DataBytes`, as unsigned integers of any bit position and
+//! byte order. The data bytes are a fixed-length byte array in the record,
+//! or variable-length signal data (VLSD): the record holds an offset into
+//! the channel's signal data blocks (SD, as CANedge and asammdf write
+//! them), or into the records of a VLSD channel group of the same data
+//! group (as CANape writes them), each value a u32 length and its bytes.
+//! VLSD records must come before the records that point to them, and
+//! offsets into signal data must not go back.
 //!
 //! A damaged file gets an error naming the byte offset of the block at
 //! fault, and allocates at most what its bounds allow: 1 MiB per metadata
 //! block, 16 MiB per data list, 64 MiB per DZ block (zipped and
-//! unzipped), 1 MiB per record, 64 KiB chunks of plain data.
+//! unzipped), 1 MiB per record, 1 MiB chunks of plain data, 64 bytes per
+//! VLSD value and [`MAX_WAITING`] VLSD records waiting for theirs.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 
-use flate2::{Decompress, FlushDecompress, Status};
-
+use super::mf4_data::{Data, Unzipper};
 use super::{ChannelNames, Direction, Entry, LogError, LogRecord, Place};
 use crate::frame::{CanFrame, CanId, FD_LENGTHS, FD_MAX_LEN};
 
@@ -53,28 +59,27 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 }
 
 /// The largest metadata block read (bytes).
-const MAX_META_BLOCK: u64 = 1 << 20;
+pub(super) const MAX_META_BLOCK: u64 = 1 << 20;
 /// The largest DL block read (bytes: 2 million data blocks).
-const MAX_LIST_BLOCK: u64 = 16 << 20;
-/// The largest uncompressed DZ block accepted.
-pub const MAX_DZ: u64 = 64 << 20;
+pub(super) const MAX_LIST_BLOCK: u64 = 16 << 20;
 /// The longest fixed-length record accepted (bytes; a CAN frame's is
 /// under 100).
 const MAX_RECORD: usize = 1 << 20;
 /// The most blocks followed along any chain (groups, channels, lists).
-const MAX_CHAIN: usize = 100_000;
-/// How much of a data block is read at once.
-const CHUNK: usize = 1 << 16;
+pub(super) const MAX_CHAIN: usize = 100_000;
+/// The most records of a VLSD channel group held until the records that
+/// point to them come.
+pub const MAX_WAITING: usize = 4096;
 
 /// What is wrong, and where (a byte offset).
-type Problem = (u64, String);
+pub(super) type Problem = (u64, String);
 
 /// A block's header and links.
-struct Block {
-    length: u64,
-    links: Vec<u64>,
+pub(super) struct Block {
+    pub(super) length: u64,
+    pub(super) links: Vec<u64>,
     /// Where its data starts.
-    data_at: u64,
+    pub(super) data_at: u64,
 }
 
 /// An unsigned integer member of a record: where and how wide.
@@ -139,8 +144,26 @@ struct CanLayout {
     edl: Option<Field>,
     brs: Option<Field>,
     esi: Option<Field>,
-    /// Byte offset and count of the data bytes.
-    data: Option<(usize, usize)>,
+    data: Option<DataBytes>,
+}
+
+/// Where a frame's data bytes are.
+#[derive(Clone, Copy, Debug)]
+enum DataBytes {
+    /// In the record: byte offset and count.
+    Fixed(usize, usize),
+    /// In variable-length signal data, at the offset the record holds as
+    /// a u64 at this byte.
+    Signal(usize, Source),
+}
+
+/// Where variable-length signal data is.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// In signal data blocks: the index of their [`Data`] in the stream.
+    Blocks(usize),
+    /// In the records of the VLSD channel group of this record id.
+    Group(u64),
 }
 
 /// A channel group's records in its data group's stream.
@@ -151,15 +174,18 @@ struct Group {
     /// (VLSD) records, which carry their length.
     size: Option<usize>,
     can: Option<CanLayout>,
+    /// For a VLSD group that data bytes point to: the index of its queue.
+    queue: Option<usize>,
 }
 
-/// A part of a data group's data.
-#[derive(Clone, Copy, Debug)]
-enum Fragment {
-    /// Raw records: file offset and length.
-    Plain(u64, u64),
-    /// A DZ block: its address.
-    Zipped(u64),
+/// The values of a VLSD channel group read ahead of the records that
+/// point to them.
+struct Waiting {
+    record_id: u64,
+    /// The offset of the next value (each is a u32 length and its bytes).
+    next: u64,
+    /// Offset, length and bytes of each value not yet taken.
+    values: VecDeque<(u64, usize, [u8; FD_MAX_LEN])>,
 }
 
 /// A frame read from a record.
@@ -175,14 +201,11 @@ struct Found {
 struct Stream {
     record_id_size: usize,
     groups: Vec<Group>,
-    fragments: Vec<Fragment>,
-    next_fragment: usize,
-    /// Within the current plain fragment: next offset and bytes left.
-    plain: (u64, u64),
-    buf: Vec<u8>,
-    pos: usize,
-    /// Where the record being read started (approximately, for errors).
-    at: u64,
+    data: Data,
+    /// The signal data of VLSD data bytes, read along.
+    signal_data: Vec<Data>,
+    /// The values of VLSD groups, by [`Group::queue`].
+    waiting: Vec<Waiting>,
     peeked: Option<Found>,
 }
 
@@ -192,8 +215,7 @@ pub struct Mf4Reader<R> {
     file: String,
     start_ns: i64,
     streams: Vec<Stream>,
-    inflate: Decompress,
-    zipped: Vec<u8>,
+    unzip: Unzipper,
     names: ChannelNames,
     /// Where the last frame or problem was.
     at: u64,
@@ -250,7 +272,8 @@ impl<R: ReadAt> Mf4Reader<R> {
                     format!("record id size {record_id_size} is not 0, 1, 2, 4 or 8"),
                 )));
             }
-            let groups = read_groups(&input, dg.links[1]).map_err(error)?;
+            let mut signal_links = Vec::new();
+            let (groups, waiting) = read_groups(&input, dg.links[1], &mut signal_links).map_err(error)?;
             if groups.iter().any(|g| g.can.is_some()) {
                 if record_id_size == 0 && groups.len() > 1 {
                     return Err(error((
@@ -258,17 +281,19 @@ impl<R: ReadAt> Mf4Reader<R> {
                         "a data group of several channel groups has no record ids".into(),
                     )));
                 }
-                let mut fragments = Vec::new();
-                data_fragments(&input, dg.links[2], &mut fragments, 0).map_err(error)?;
+                let mut data = Data::new(&input, dg.links[2], *b"DT").map_err(error)?;
+                data.at = dg_at;
+                let signal_data = signal_links
+                    .iter()
+                    .map(|&link| Data::new(&input, link, *b"SD"))
+                    .collect::<Result<_, _>>()
+                    .map_err(error)?;
                 streams.push(Stream {
                     record_id_size,
                     groups,
-                    fragments,
-                    next_fragment: 0,
-                    plain: (0, 0),
-                    buf: Vec::new(),
-                    pos: 0,
-                    at: dg_at,
+                    data,
+                    signal_data,
+                    waiting,
                     peeked: None,
                 });
             }
@@ -279,8 +304,7 @@ impl<R: ReadAt> Mf4Reader<R> {
             file: file.to_owned(),
             start_ns,
             streams,
-            inflate: Decompress::new(true),
-            zipped: Vec::new(),
+            unzip: Unzipper::new(),
             names: ChannelNames::default(),
             at: 0,
         })
@@ -289,6 +313,25 @@ impl<R: ReadAt> Mf4Reader<R> {
     /// The next frame in time order, its interface the bus channel number;
     /// `None` at the end of the file.
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, LogError>> {
+        if self.streams.len() == 1 {
+            // One data group (Tandem's writer, most loggers): nothing to merge.
+            return match self.read_frame(0) {
+                Ok(found) => {
+                    let found = found?;
+                    self.at = self.streams[0].data.at;
+                    Some(Ok(Entry {
+                        time_ns: found.time_ns,
+                        interface: self.names.get(found.channel),
+                        frame: found.frame,
+                        direction: found.direction,
+                    }))
+                }
+                Err((at, message)) => {
+                    self.at = at;
+                    Some(Err(self.error(message)))
+                }
+            };
+        }
         for i in 0..self.streams.len() {
             if self.streams[i].peeked.is_none() {
                 match self.read_frame(i) {
@@ -307,7 +350,7 @@ impl<R: ReadAt> Mf4Reader<R> {
             .filter_map(|(i, s)| s.peeked.map(|f| (i, f.time_ns)))
             .min_by_key(|&(i, t)| (t, i))?;
         let found = self.streams[i].peeked.take()?;
-        self.at = self.streams[i].at;
+        self.at = self.streams[i].data.at;
         Some(Ok(Entry {
             time_ns: found.time_ns,
             interface: self.names.get(found.channel),
@@ -318,112 +361,180 @@ impl<R: ReadAt> Mf4Reader<R> {
 
     /// The next frame of stream `i`, or `None` at its end.
     fn read_frame(&mut self, i: usize) -> Result<Option<Found>, Problem> {
+        let Mf4Reader {
+            input,
+            streams,
+            unzip,
+            start_ns,
+            ..
+        } = self;
+        let start_ns = *start_ns;
+        let Stream {
+            record_id_size,
+            groups,
+            data,
+            signal_data,
+            waiting,
+            ..
+        } = &mut streams[i];
+        let id_size = *record_id_size;
+        let truncated = |data: &Data| (data.at, "the data ends inside a record: it is truncated".to_string());
         loop {
-            let id_size = self.streams[i].record_id_size;
-            if !self.fill(i, id_size.max(1))? {
+            if !data.has(id_size.max(1)) && !data.fill(input, unzip, id_size.max(1))? {
+                if data.has(1) {
+                    return Err(truncated(data));
+                }
                 return Ok(None);
             }
-            let stream = &mut self.streams[i];
             let record_id = if id_size == 0 {
-                stream.groups[0].record_id
+                groups[0].record_id
             } else {
                 let mut bytes = [0u8; 8];
-                bytes[..id_size].copy_from_slice(&stream.buf[stream.pos..stream.pos + id_size]);
+                bytes[..id_size].copy_from_slice(&data.buf[data.pos..data.pos + id_size]);
                 u64::from_le_bytes(bytes)
             };
-            let Some(g) = stream.groups.iter().position(|g| g.record_id == record_id) else {
+            let Some(group) = groups.iter().find(|g| g.record_id == record_id) else {
                 return Err((
-                    stream.at,
+                    data.at,
                     format!("a record has id {record_id}, which no channel group of its data group has; the file is damaged"),
                 ));
             };
-            let size = match stream.groups[g].size {
-                Some(size) => size,
-                None => {
-                    if !self.fill(i, id_size + 4)? {
-                        return Err((
-                            self.streams[i].at,
-                            "the data ends inside a record: it is truncated".into(),
-                        ));
-                    }
-                    let s = &self.streams[i];
-                    let at = s.pos + id_size;
-                    let len = u32::from_le_bytes([s.buf[at], s.buf[at + 1], s.buf[at + 2], s.buf[at + 3]]);
-                    // Skipped in chunks: a variable-length record may be long.
-                    let mut left = u64::from(len);
-                    self.streams[i].pos += id_size + 4;
-                    while left > 0 {
-                        let take = left.min(CHUNK as u64) as usize;
-                        if !self.fill(i, take)? {
-                            return Err((
-                                self.streams[i].at,
-                                "the data ends inside a record: it is truncated".into(),
-                            ));
-                        }
-                        self.streams[i].pos += take;
-                        left -= take as u64;
+            let Some(size) = group.size else {
+                if !data.fill(input, unzip, id_size + 4)? {
+                    return Err(truncated(data));
+                }
+                let at = data.pos + id_size;
+                let len = u32::from_le_bytes([data.buf[at], data.buf[at + 1], data.buf[at + 2], data.buf[at + 3]]);
+                data.pos += id_size + 4;
+                let Some(queue) = group.queue else {
+                    if !data.skip(input, unzip, u64::from(len))? {
+                        return Err(truncated(data));
                     }
                     continue;
+                };
+                let len = len as usize;
+                let w = &mut waiting[queue];
+                if len > FD_MAX_LEN {
+                    return Err((
+                        data.at,
+                        format!(
+                            "the VLSD record at offset {} of channel group {record_id} holds {len} data bytes, more than the {FD_MAX_LEN} of a CAN frame",
+                            w.next
+                        ),
+                    ));
                 }
-            };
-            if !self.fill(i, id_size + size)? {
-                return Err((
-                    self.streams[i].at,
-                    "the data ends inside a record: it is truncated".into(),
-                ));
-            }
-            let stream = &mut self.streams[i];
-            let record = &stream.buf[stream.pos + id_size..stream.pos + id_size + size];
-            stream.pos += id_size + size;
-            let Some(layout) = &stream.groups[g].can else {
+                if w.values.len() >= MAX_WAITING {
+                    return Err((
+                        data.at,
+                        format!(
+                            "more than {MAX_WAITING} VLSD records of channel group {record_id} wait for the records that point to them; the file is damaged"
+                        ),
+                    ));
+                }
+                if !data.fill(input, unzip, len)? {
+                    return Err(truncated(data));
+                }
+                let mut bytes = [0u8; FD_MAX_LEN];
+                bytes[..len].copy_from_slice(&data.buf[data.pos..data.pos + len]);
+                data.pos += len;
+                w.values.push_back((w.next, len, bytes));
+                w.next += 4 + len as u64;
                 continue;
             };
-            return decode(layout, record, self.start_ns)
-                .map(Some)
-                .map_err(|message| (stream.at, message));
+            if !data.has(id_size + size) && !data.fill(input, unzip, id_size + size)? {
+                return Err(truncated(data));
+            }
+            let record = &data.buf[data.pos + id_size..data.pos + id_size + size];
+            let Some(layout) = &group.can else {
+                data.pos += id_size + size;
+                continue;
+            };
+            let found = match layout.data {
+                None => decode(layout, record, &[], start_ns),
+                Some(DataBytes::Fixed(at, count)) => decode(layout, record, &record[at..at + count], start_ns),
+                Some(DataBytes::Signal(at, source)) => {
+                    let offset = u64::from_le_bytes(record[at..at + 8].try_into().unwrap_or_default());
+                    match source {
+                        Source::Blocks(k) => {
+                            let sd = &mut signal_data[k];
+                            let (len, at) = signal_value(input, unzip, sd, offset)?;
+                            decode(layout, record, &sd.buf[at..at + len], start_ns)
+                        }
+                        Source::Group(vlsd_id) => {
+                            let Some(w) = waiting.iter_mut().find(|w| w.record_id == vlsd_id) else {
+                                return Err((data.at, format!("no VLSD channel group has record id {vlsd_id}")));
+                            };
+                            while w.values.front().is_some_and(|v| v.0 < offset) {
+                                w.values.pop_front();
+                            }
+                            match w.values.front() {
+                                Some(&(o, len, ref bytes)) if o == offset => {
+                                    decode(layout, record, &bytes[..len], start_ns)
+                                }
+                                _ => {
+                                    return Err((
+                                        data.at,
+                                        format!(
+                                            "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
+                                        ),
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            data.pos += id_size + size;
+            return found.map(Some).map_err(|message| (data.at, message));
         }
     }
+}
 
-    /// Makes at least `n` bytes of stream `i` available at its position;
-    /// `false` when the data ends first (with none left: at a record's
-    /// start; else the caller's error).
-    fn fill(&mut self, i: usize, n: usize) -> Result<bool, Problem> {
-        loop {
-            let stream = &mut self.streams[i];
-            if stream.buf.len() - stream.pos >= n {
-                return Ok(true);
-            }
-            stream.buf.drain(..stream.pos);
-            stream.pos = 0;
-            if stream.plain.1 > 0 {
-                let (offset, left) = stream.plain;
-                let take = left.min(CHUNK.max(n) as u64) as usize;
-                let before = stream.buf.len();
-                stream.buf.resize(before + take, 0);
-                stream.at = offset;
-                let got = read_fully(&self.input, &mut stream.buf[before..], offset).map_err(|e| (offset, e))?;
-                if got < take {
-                    return Err((offset, "the file ends inside a data block: it is truncated".into()));
-                }
-                stream.plain = (offset + take as u64, left - take as u64);
-                continue;
-            }
-            let Some(&fragment) = stream.fragments.get(stream.next_fragment) else {
-                if stream.buf.is_empty() {
-                    return Ok(false);
-                }
-                return Err((stream.at, "the data ends inside a record: it is truncated".into()));
-            };
-            stream.next_fragment += 1;
-            match fragment {
-                Fragment::Plain(offset, len) => stream.plain = (offset, len),
-                Fragment::Zipped(at) => {
-                    stream.at = at;
-                    unzip(&self.input, at, &mut self.inflate, &mut self.zipped, &mut stream.buf)?;
-                }
-            }
-        }
+/// The value at `offset` of signal data `sd`: its length, and where its
+/// bytes are in `sd.buf`.
+fn signal_value(
+    input: &impl ReadAt,
+    unzip: &mut Unzipper,
+    sd: &mut Data,
+    offset: u64,
+) -> Result<(usize, usize), Problem> {
+    let position = sd.position();
+    if offset < position {
+        return Err((
+            sd.at,
+            format!(
+                "a record points to offset {offset} of its signal data, before the value read last (which ends at {position}); Tandem reads signal data in order"
+            ),
+        ));
     }
+    let past_end = |sd: &Data| {
+        (
+            sd.at,
+            format!("a record points to offset {offset} of its signal data, past its end; the file is damaged"),
+        )
+    };
+    if !sd.skip(input, unzip, offset - position)? || !sd.fill(input, unzip, 4)? {
+        return Err(past_end(sd));
+    }
+    let at = sd.pos;
+    let len = u32::from_le_bytes([sd.buf[at], sd.buf[at + 1], sd.buf[at + 2], sd.buf[at + 3]]) as usize;
+    if len > FD_MAX_LEN {
+        return Err((
+            sd.at,
+            format!(
+                "the signal data value at offset {offset} declares {len} data bytes, more than the {FD_MAX_LEN} of a \
+                 CAN frame; the file is damaged"
+            ),
+        ));
+    }
+    if !sd.fill(input, unzip, 4 + len)? {
+        return Err((
+            sd.at,
+            format!("the signal data ends inside the value at offset {offset}: it is truncated"),
+        ));
+    }
+    sd.pos += 4 + len;
+    Ok((len, sd.pos - len))
 }
 
 impl<R> Mf4Reader<R> {
@@ -445,8 +556,8 @@ impl<R: ReadAt> Iterator for Mf4Reader<R> {
     }
 }
 
-/// The frame in `record`.
-fn decode(layout: &CanLayout, record: &[u8], start_ns: i64) -> Result<Found, String> {
+/// The frame in `record`, its data bytes `payload`.
+fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> Result<Found, String> {
     let (at, single) = layout.time;
     let seconds = if single {
         f64::from(f32::from_le_bytes([
@@ -460,12 +571,12 @@ fn decode(layout: &CanLayout, record: &[u8], start_ns: i64) -> Result<Found, Str
         bytes.copy_from_slice(&record[at..at + 8]);
         f64::from_le_bytes(bytes)
     };
-    let offset_ns = (seconds * 1e9).round();
+    let offset_ns = seconds * 1e9;
     if !offset_ns.is_finite() || offset_ns.abs() > 9.0e18 {
         return Err(format!("a frame's time ({seconds} s) is not a time in range"));
     }
     let time_ns = start_ns
-        .checked_add(offset_ns as i64)
+        .checked_add(round_ns(offset_ns))
         .ok_or_else(|| format!("a frame's time ({seconds} s) is beyond the year 2262"))?;
     let get = |field: Option<Field>| field.map_or(0, |f| f.read(record));
     let raw_id = layout.id.read(record);
@@ -489,25 +600,22 @@ fn decode(layout: &CanLayout, record: &[u8], start_ns: i64) -> Result<Found, Str
         }
         None => return Err(format!("a frame's DLC {dlc} is not 0 to 15")),
     };
-    let mut buf = [0u8; FD_MAX_LEN];
-    if let Some((at, count)) = layout.data {
-        if length > count.min(FD_MAX_LEN) && !layout.remote {
-            return Err(format!("a frame's data length {length} exceeds its {count} data bytes"));
+    let payload = match payload.get(..length) {
+        _ if layout.remote => &[][..],
+        Some(payload) => payload,
+        None => {
+            return Err(format!(
+                "a frame's data length {length} exceeds its {} data bytes",
+                payload.len()
+            ))
         }
-        let n = length.min(count).min(FD_MAX_LEN);
-        buf[..n].copy_from_slice(&record[at..at + n]);
-    }
+    };
     let frame = if layout.remote {
         CanFrame::remote(id, length)
     } else if fd {
-        CanFrame::fd(
-            id,
-            &buf[..length.min(FD_MAX_LEN)],
-            get(layout.brs) != 0,
-            get(layout.esi) != 0,
-        )
+        CanFrame::fd(id, payload, get(layout.brs) != 0, get(layout.esi) != 0)
     } else {
-        CanFrame::data(id, &buf[..length.min(FD_MAX_LEN)])
+        CanFrame::data(id, payload)
     }
     .map_err(|e| format!("a frame: {e}"))?;
     Ok(Found {
@@ -522,8 +630,23 @@ fn decode(layout: &CanLayout, record: &[u8], start_ns: i64) -> Result<Found, Str
     })
 }
 
+/// `ns` (finite, within ±9e18) rounded to the nearest integer, halves
+/// away from zero as `f64::round`, without its library call.
+#[inline]
+fn round_ns(ns: f64) -> i64 {
+    let whole = ns as i64;
+    let fraction = ns - whole as f64;
+    if fraction >= 0.5 {
+        whole + 1
+    } else if fraction <= -0.5 {
+        whole - 1
+    } else {
+        whole
+    }
+}
+
 /// Reads until `buf` is full or the input ends; how many bytes came.
-fn read_fully(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<usize, String> {
+pub(super) fn read_fully(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<usize, String> {
     let mut got = 0;
     while got < buf.len() {
         match input.read_at(&mut buf[got..], offset + got as u64) {
@@ -537,7 +660,7 @@ fn read_fully(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<usize,
 }
 
 /// Fills `buf` from `offset`, or says the file is truncated there.
-fn read_exact_at(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<(), Problem> {
+pub(super) fn read_exact_at(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<(), Problem> {
     if read_fully(input, buf, offset).map_err(|e| (offset, e))? < buf.len() {
         return Err((offset, "the file ends inside a block: it is truncated".into()));
     }
@@ -546,7 +669,7 @@ fn read_exact_at(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<(),
 
 /// The block at `at`, which must be of kind `id` (`##` and two letters;
 /// `##D?` accepts any data block), at most `max` bytes long.
-fn read_block(input: &impl ReadAt, at: u64, id: &[u8; 4], max: u64) -> Result<Block, Problem> {
+pub(super) fn read_block(input: &impl ReadAt, at: u64, id: &[u8; 4], max: u64) -> Result<Block, Problem> {
     if !at.is_multiple_of(8) {
         return Err((
             at,
@@ -621,6 +744,8 @@ struct Channel {
     data_type: u8,
     field: Field,
     composition: u64,
+    /// The link to its signal data (of a VLSD channel).
+    signal_data: u64,
     next: u64,
     at: u64,
 }
@@ -648,6 +773,7 @@ fn read_channel(input: &impl ReadAt, at: u64) -> Result<Channel, Problem> {
             big_endian: data_type == 1,
         },
         composition: block.links[1],
+        signal_data: block.links[5],
         next: block.links[0],
         at,
     })
@@ -668,7 +794,14 @@ fn read_channels(input: &impl ReadAt, mut at: u64) -> Result<Vec<Channel>, Probl
 }
 
 /// The channel groups of the chain starting at `at`.
-fn read_groups(input: &impl ReadAt, mut at: u64) -> Result<Vec<Group>, Problem> {
+/// The channel groups of the chain starting at `at`, and a queue for each
+/// VLSD group that data bytes point to; the links of the signal data that
+/// data bytes point to go to `signal_links`.
+fn read_groups(
+    input: &impl ReadAt,
+    mut at: u64,
+    signal_links: &mut Vec<u64>,
+) -> Result<(Vec<Group>, Vec<Waiting>), Problem> {
     let mut groups = Vec::new();
     while at != 0 {
         if groups.len() >= MAX_CHAIN {
@@ -696,21 +829,50 @@ fn read_groups(input: &impl ReadAt, mut at: u64) -> Result<Vec<Group>, Problem> 
         let can = if vlsd {
             None
         } else {
-            can_layout(input, block.links[1], size, at)?
+            can_layout(input, block.links[1], size, at, signal_links)?
         };
         groups.push(Group {
             record_id: word(0),
             size: (!vlsd).then_some(size),
             can,
+            queue: None,
         });
         at = block.links[0];
     }
-    Ok(groups)
+    let mut waiting = Vec::new();
+    for i in 0..groups.len() {
+        let Some(DataBytes::Signal(_, Source::Group(vlsd_id))) = groups[i].can.as_ref().and_then(|c| c.data) else {
+            continue;
+        };
+        let Some(target) = groups.iter().position(|g| g.record_id == vlsd_id && g.size.is_none()) else {
+            return Err((
+                at,
+                format!(
+                    "data bytes point to channel group {vlsd_id}, which is no VLSD channel group of their data group"
+                ),
+            ));
+        };
+        if groups[target].queue.is_none() {
+            groups[target].queue = Some(waiting.len());
+            waiting.push(Waiting {
+                record_id: vlsd_id,
+                next: 0,
+                values: VecDeque::new(),
+            });
+        }
+    }
+    Ok((groups, waiting))
 }
 
 /// How the group whose channels start at `first` holds CAN frames in
 /// records of `size` bytes, or `None` when it holds none.
-fn can_layout(input: &impl ReadAt, first: u64, size: usize, group_at: u64) -> Result<Option<CanLayout>, Problem> {
+fn can_layout(
+    input: &impl ReadAt,
+    first: u64,
+    size: usize,
+    group_at: u64,
+    signal_links: &mut Vec<u64>,
+) -> Result<Option<CanLayout>, Problem> {
     let channels = read_channels(input, first)?;
     let Some(structure) = channels
         .iter()
@@ -792,19 +954,26 @@ fn can_layout(input: &impl ReadAt, first: u64, size: usize, group_at: u64) -> Re
         return Err((structure.at, format!("{} has no ID member", structure.name)));
     };
     let data = match member("DataBytes") {
-        Some(c) => {
-            let f = fits(c)?;
-            if c.kind != 0 || c.data_type != 10 || f.bit != 0 || !f.bits.is_multiple_of(8) {
+        Some(c) if c.kind == 1 => {
+            let f = c.field;
+            if c.data_type != 10 || f.bit != 0 || f.bits != 64 || f.byte + 8 > size {
                 return Err((
                     c.at,
                     format!(
-                        "channel {} is not a fixed-length byte array (variable-length data bytes are not read); \
-                         convert the file with asammdf",
+                        "channel {} is variable-length but not a byte array with a 64-bit offset within its \
+                         {size}-byte record",
                         c.name
                     ),
                 ));
             }
-            Some((f.byte, (f.bits / 8) as usize))
+            Some(DataBytes::Signal(f.byte, signal_source(input, c, signal_links)?))
+        }
+        Some(c) => {
+            let f = fits(c)?;
+            if c.kind != 0 || c.data_type != 10 || f.bit != 0 || !f.bits.is_multiple_of(8) {
+                return Err((c.at, format!("channel {} is not a byte array", c.name)));
+            }
+            Some(DataBytes::Fixed(f.byte, (f.bits / 8) as usize))
         }
         None if remote => None,
         None => return Err((structure.at, format!("{} has no DataBytes member", structure.name))),
@@ -825,132 +994,26 @@ fn can_layout(input: &impl ReadAt, first: u64, size: usize, group_at: u64) -> Re
     }))
 }
 
-/// Adds the data blocks reached from `at` (DT, DZ, DL, HL) to `out`.
-fn data_fragments(input: &impl ReadAt, at: u64, out: &mut Vec<Fragment>, depth: usize) -> Result<(), Problem> {
-    if at == 0 {
-        return Ok(());
+/// Where the VLSD channel `c` keeps its values: a VLSD channel group
+/// (its record id), or signal data blocks (their link goes to
+/// `signal_links`).
+fn signal_source(input: &impl ReadAt, c: &Channel, signal_links: &mut Vec<u64>) -> Result<Source, Problem> {
+    let mut kind = [0u8; 4];
+    if c.signal_data != 0 {
+        read_exact_at(input, &mut kind, c.signal_data)?;
     }
-    if depth > 2 {
-        return Err((at, "data lists nest too deep; the file is damaged".into()));
+    if &kind == b"##CG" {
+        let block = read_block(input, c.signal_data, b"##CG", MAX_META_BLOCK)?;
+        let data = block_data(input, &block, 8)?;
+        let record_id = u64::from_le_bytes(
+            data.get(..8)
+                .and_then(|d| d.try_into().ok())
+                .ok_or_else(|| (c.signal_data, "the channel group block is too short".to_string()))?,
+        );
+        return Ok(Source::Group(record_id));
     }
-    let mut header = [0u8; 4];
-    read_exact_at(input, &mut header, at)?;
-    match &header {
-        b"##DT" => {
-            let block = read_block(input, at, b"##DT", u64::MAX)?;
-            out.push(Fragment::Plain(block.data_at, block.length - 24));
-        }
-        b"##DZ" => out.push(Fragment::Zipped(at)),
-        b"##HL" => {
-            let block = read_block(input, at, b"##HL", MAX_META_BLOCK)?;
-            data_fragments(input, block.links.first().copied().unwrap_or(0), out, depth + 1)?;
-        }
-        b"##DL" => {
-            let mut next = at;
-            let mut lists = 0;
-            while next != 0 {
-                lists += 1;
-                if lists > MAX_CHAIN {
-                    return Err((next, format!("more than {MAX_CHAIN} data lists (a loop?)")));
-                }
-                let block = read_block(input, next, b"##DL", MAX_LIST_BLOCK)?;
-                for &link in block.links.iter().skip(1) {
-                    if out.len() >= MAX_CHAIN * 20 {
-                        return Err((next, "more than 2 million data blocks".into()));
-                    }
-                    data_fragments(input, link, out, depth + 1)?;
-                }
-                next = block.links.first().copied().unwrap_or(0);
-            }
-        }
-        other => {
-            return Err((
-                at,
-                format!(
-                    "expected a data block (DT, DZ, DL or HL), found {:?}",
-                    String::from_utf8_lossy(other)
-                ),
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// Appends the records of the DZ block at `at` to `out`.
-fn unzip(
-    input: &impl ReadAt,
-    at: u64,
-    inflate: &mut Decompress,
-    zipped: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-) -> Result<(), Problem> {
-    let block = read_block(input, at, b"##DZ", u64::MAX)?;
-    let mut head = [0u8; 24];
-    read_exact_at(input, &mut head, block.data_at)?;
-    let (original, zip_type) = ([head[0], head[1]], head[2]);
-    let parameter = u32::from_le_bytes(head[4..8].try_into().unwrap_or_default()) as usize;
-    let original_size = u64::from_le_bytes(head[8..16].try_into().unwrap_or_default());
-    let zipped_size = u64::from_le_bytes(head[16..24].try_into().unwrap_or_default());
-    if &original != b"DT" {
-        return Err((
-            at,
-            format!(
-                "the DZ block holds a {:?} block, not DT",
-                String::from_utf8_lossy(&original)
-            ),
-        ));
-    }
-    if original_size > MAX_DZ || zipped_size > MAX_DZ || zipped_size + 48 > block.length {
-        return Err((
-            at,
-            format!(
-                "the DZ block declares {zipped_size} bytes zipped into {original_size} (at most {MAX_DZ} each, \
-                 within its {} bytes); the file is damaged",
-                block.length
-            ),
-        ));
-    }
-    zipped.clear();
-    zipped.resize(zipped_size as usize, 0);
-    read_exact_at(input, zipped, block.data_at + 24)?;
-    let before = out.len();
-    out.reserve(original_size as usize);
-    inflate.reset(true);
-    let status = inflate
-        .decompress_vec(zipped, out, FlushDecompress::Finish)
-        .map_err(|e| (at, format!("the DZ block's zlib data is corrupt: {e}")))?;
-    if status != Status::StreamEnd || (out.len() - before) as u64 != original_size {
-        return Err((
-            at,
-            format!(
-                "the DZ block's zlib data gives {} bytes, not the {original_size} it declares; the file is damaged",
-                out.len() - before
-            ),
-        ));
-    }
-    match zip_type {
-        0 => {}
-        1 if parameter > 0 => {
-            // Transposed: the bytes of each of `parameter` columns were
-            // gathered; the tail beyond whole rows stays as it is.
-            let data = &mut out[before..];
-            let rows = data.len() / parameter;
-            let whole = rows * parameter;
-            let columns = data[..whole].to_vec();
-            for (c, column) in columns.chunks_exact(rows.max(1)).enumerate().take(parameter) {
-                for (r, &b) in column.iter().enumerate() {
-                    data[r * parameter + c] = b;
-                }
-            }
-        }
-        other => {
-            return Err((
-                at,
-                format!("the DZ block uses zip type {other}; only 0 and 1 (deflate) are read"),
-            ))
-        }
-    }
-    Ok(())
+    signal_links.push(c.signal_data);
+    Ok(Source::Blocks(signal_links.len() - 1))
 }
 
 #[cfg(test)]

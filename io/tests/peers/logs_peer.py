@@ -12,6 +12,15 @@
                                         blocks compressed as asammdf's save()
                                         does (0 none, 1 deflate, 2
                                         transposed deflate)
+    logs_peer.py write-mf4-vlsd FILE START sd|cg
+                                        an MF4 file whose data bytes are
+                                        variable-length signal data: in SD
+                                        blocks (as CANedge loggers write
+                                        them) or in a VLSD channel group
+                                        (as CANape does); asammdf 8.8 writes
+                                        neither for byte arrays, so the
+                                        blocks are laid out here, and
+                                        read-mf4 (asammdf) is their check
 
 Frames go in and out one per line:
 
@@ -184,6 +193,83 @@ def write_mf4(path, start_ns, compression):
     mdf.save(path, overwrite=True, compression=compression)
 
 
+def write_mf4_vlsd(path, start_ns, kind):
+    """One data group of unsorted records (1-byte ids): record id 1 is the
+    CAN_DataFrame group (f64 time, then BusChannel u8, ID u32, IDE, DLC,
+    DataLength, Dir, EDL, BRS, ESI u8, DataBytes as a u64 offset), record
+    id 2 (kind cg) the VLSD group of its data bytes, each written before
+    the record that points to it."""
+    import struct
+
+    frames = list(frames_in())
+    lengths = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64]
+    out = bytearray(b"MDF     4.10    amdf0000" + bytes(4) + struct.pack("<H", 410) + bytes(34))
+
+    def block(tag, links, data):
+        while len(out) % 8:
+            out.append(0)
+        at = len(out)
+        out.extend(b"##" + tag + bytes(4) + struct.pack("<QQ", 24 + 8 * len(links) + len(data), len(links)))
+        out.extend(struct.pack(f"<{len(links)}Q", *links))
+        out.extend(data)
+        return at
+
+    def link(at, index, target):
+        out[at + 24 + 8 * index : at + 32 + 8 * index] = struct.pack("<Q", target)
+
+    def text(value):
+        return block(b"TX", [], value.encode() + b"\0")
+
+    def channel(name, kind_, sync, data_type, offset, bits):
+        data = struct.pack("<BBBBIIIIBBH", kind_, sync, data_type, 0, offset, bits, 0, 0, 0, 0, 0) + bytes(48)
+        return block(b"CN", [0, 0, text(name), 0, 0, 0, 0, 0], data)
+
+    origin = start_ns // 10**9 * 10**9
+    hd = block(b"HD", [0] * 6, struct.pack("<QhhBBBBdd", origin, 0, 0, 2, 0, 0, 0, 0.0, 0.0))
+    dg = block(b"DG", [0, 0, 0, 0], bytes([1]) + bytes(7))
+    link(hd, 0, dg)
+    members = [
+        ("BusChannel", 8, 8), ("ID", 9, 32), ("IDE", 13, 8), ("DLC", 14, 8), ("DataLength", 15, 8),
+        ("Dir", 16, 8), ("EDL", 17, 8), ("BRS", 18, 8), ("ESI", 19, 8),
+    ]
+    time = channel("t", 2, 1, 4, 0, 64)
+    structure = channel("CAN_DataFrame", 0, 0, 10, 8, 20 * 8)
+    link(time, 0, structure)
+    previous = None
+    for name, offset, bits in members:
+        cn = channel(f"CAN_DataFrame.{name}", 0, 0, 0, offset, bits)
+        if previous is None:
+            link(structure, 1, cn)
+        else:
+            link(previous, 0, cn)
+        previous = cn
+    data_bytes = channel("CAN_DataFrame.DataBytes", 1, 0, 10, 20, 64)
+    link(previous, 0, data_bytes)
+    cg = block(b"CG", [0, time, 0, 0, 0, 0], struct.pack("<QQHHIII", 1, len(frames), 0b110, ord("."), 0, 28, 0))
+    link(dg, 1, cg)
+    records = bytearray()
+    signal = bytearray()
+    for t, channel_, can_id, ext, fd, brs, esi, remote, tx, data in frames:
+        offset = len(signal)
+        signal += struct.pack("<I", len(data)) + data
+        if kind == "cg":
+            records += bytes([2]) + struct.pack("<I", len(data)) + data
+        records += bytes([1]) + struct.pack(
+            "<dBIBBBBBBBQ", (t - origin) / 1e9, channel_, can_id, ext, lengths.index(len(data)), len(data),
+            tx, fd, brs, esi, offset,
+        )
+    if kind == "cg":
+        vlsd = block(b"CG", [0, 0, 0, 0, 0, 0],
+                     struct.pack("<QQHHIII", 2, len(frames), 1, 0, 0, len(signal) & 0xFFFFFFFF, len(signal) >> 32))
+        link(cg, 0, vlsd)
+        link(data_bytes, 5, vlsd)
+    else:
+        link(data_bytes, 5, block(b"SD", [], bytes(signal)))
+    link(dg, 2, block(b"DT", [], bytes(records)))
+    with open(path, "wb") as f:
+        f.write(out)
+
+
 def main():
     command, path, *rest = sys.argv[1:]
     if command == "read-blf":
@@ -192,6 +278,8 @@ def main():
         read_mf4(path, *rest)
     elif command in ("write-blf", "write-asc"):
         write_can(path, command[6:])
+    elif command == "write-mf4-vlsd":
+        write_mf4_vlsd(path, int(rest[0]), rest[1])
     elif command == "write-mf4":
         write_mf4(path, int(rest[0]), int(rest[1]) if len(rest) > 1 else 0)
     else:
