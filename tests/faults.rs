@@ -185,7 +185,10 @@ fn a_burst_of_frames_at_one_instant_reaches_the_model_with_its_newest_value_and_
     let dir = common::scratch("replay_burst");
     let examples = common::root().join("config/examples");
     std::fs::copy(examples.join("ev.dbc"), dir.join("ev.dbc")).unwrap();
-    std::fs::copy(examples.join("ev-can.toml"), dir.join("ev-can.toml")).unwrap();
+    // The example without its E2E protection: these commands carry none.
+    let config = std::fs::read_to_string(examples.join("ev-can.toml")).unwrap();
+    let unprotected: Vec<&str> = config.lines().filter(|l| !l.starts_with("e2e =")).collect();
+    std::fs::write(dir.join("ev-can.toml"), unprotected.join("\n")).unwrap();
     // 200 000 commands in one instant, far more than the sample queue
     // holds: all ask for no torque but the last, which asks for 100 N m
     // (raw 1000, 0x03E8).
