@@ -8,9 +8,12 @@ and autosar-e2e as independent decoders."""
 from __future__ import annotations
 
 import json
+import struct
+import zlib
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+import can
 import cantools
 import e2e
 import pytest
@@ -235,3 +238,36 @@ def test_a_fault_request_is_checked_like_a_configuration(tmp_path: Path) -> None
             plant.fault("drop", "VCU_Speeds", bus="can9")
         with pytest.raises(tandem.ConfigError, match="give `duration` or `count`, not both"):
             plant.fault("drop", "VCU_Speeds", duration=1, count=2)
+
+
+def test_each_fault_is_marked_in_asc_and_blf_bus_logs_which_python_can_still_reads(tmp_path: Path) -> None:
+    frames, results = scheduled_run(tmp_path, "candump")
+    config = tmp_path / "candump.toml"
+    for log in ("marks.asc", "marks.blf"):
+        cli("run", config, "--virtual-clock", "--results", tmp_path / "r", "--bus-log", tmp_path / log)
+    asc = (tmp_path / "marks.asc").read_text().splitlines()
+    marks = [line for line in asc if line.startswith("//") and "tandem fault" in line]
+    assert marks[:2] == [
+        "//  1.000000 tandem fault on can0 begins: drop VCU_Speeds for 0.05 s",
+        "//  1.050000 tandem fault on can0 ends: drop VCU_Speeds for 0.05 s",
+    ]
+    assert len(marks) == 18, "each of the 9 faults begins and ends"
+    # python-can's readers take the comments in stride: every frame is there.
+    assert sum(1 for _ in can.ASCReader(str(tmp_path / "marks.asc"))) == len(frames)
+    blf = list(can.BLFReader(str(tmp_path / "marks.blf")))
+    assert [(m.arbitration_id, bytes(m.data)) for m in blf] == [(i, d) for _, i, d in frames]
+    # The marks are APP_TEXT objects (type 65) inside the zlib containers.
+    raw, texts, at = (tmp_path / "marks.blf").read_bytes(), [], 144
+    while at + 16 <= len(raw):
+        size, kind = struct.unpack_from("<II", raw, at + 8)
+        if kind == 10:
+            inner = zlib.decompress(raw[at + 32 : at + size])
+            offset = 0
+            while offset + 16 <= len(inner):
+                header, _, size_in, kind_in = struct.unpack_from("<HHII", inner, offset + 4)
+                if kind_in == 65:
+                    length = struct.unpack_from("<I", inner, offset + header + 8)[0]
+                    texts.append(inner[offset + header + 16 : offset + header + 16 + length].decode())
+                offset += size_in + size_in % 4
+        at += size + size % 4
+    assert texts == [m.split(" ", 3)[3] for m in marks]

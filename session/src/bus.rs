@@ -26,7 +26,7 @@ use crate::device::{
 };
 use crate::fault::{Fault, FaultInbox, FaultPlan, FaultQueue, FaultSlots, Faults};
 use crate::inputs::{sample_queue, MessageInputs, ReadHalf, SampleSender};
-use crate::log::{wall_ns, LogProducer, LoggedFrame};
+use crate::log::{wall_ns, FaultMark, LogProducer, Logged, LoggedFrame};
 use crate::mapping::{BusMap, RxOutcome, Sample};
 use crate::metrics::{DeviceMetrics, MessageE2e};
 use crate::protection;
@@ -167,8 +167,7 @@ impl BusFeed {
             let record = LoggedFrame {
                 time_ns: log_ns,
                 bus: self.bus,
-                frame: *frame,
-                direction: Direction::Rx,
+                what: Logged::Frame(*frame, Direction::Rx),
             };
             log.log(record, &m.log_dropped);
         }
@@ -248,7 +247,20 @@ impl DeviceWriter for BusWriter {
         // What frame `k` makes due goes out at the boundary that ends it.
         let boundary = k + 1;
         let faults = &mut self.faults;
-        faults.advance(boundary, |_| {});
+        let (bus, log, metrics) = (self.bus, &mut self.log, &self.metrics);
+        faults.advance(boundary, |change| {
+            // Marked in the bus log at the boundary it takes effect at.
+            let Some((log, clock)) = log else { return };
+            let record = LoggedFrame {
+                time_ns: log_time(*clock, change.boundary),
+                bus,
+                what: Logged::Mark(FaultMark {
+                    slot: change.slot as u16,
+                    begins: change.begins,
+                }),
+            };
+            log.log(record, &metrics.log_dropped);
+        });
         let ready = &mut self.ready;
         faults.release(boundary, ready);
         if faults.stopped() {
@@ -283,11 +295,7 @@ impl DeviceWriter for BusWriter {
             return;
         }
         let started = MonotonicClock::raw_now();
-        let log_ns = match self.log.as_ref().map(|(_, clock)| *clock) {
-            Some(LogClock::Virtual { origin_ns, frame_ns }) => origin_ns + k as i64 * frame_ns,
-            Some(LogClock::Wall) => wall_ns(),
-            None => 0,
-        };
+        let log_ns = self.log.as_ref().map_or(0, |(_, clock)| log_time(*clock, k));
         let m = &self.metrics;
         let mut sending = 0;
         for frame in &self.ready {
@@ -309,8 +317,7 @@ impl DeviceWriter for BusWriter {
                         let record = LoggedFrame {
                             time_ns: log_ns,
                             bus: self.bus,
-                            frame: *frame,
-                            direction: Direction::Tx,
+                            what: Logged::Frame(*frame, Direction::Tx),
                         };
                         log.log(record, &m.log_dropped);
                     }
@@ -321,6 +328,15 @@ impl DeviceWriter for BusWriter {
         }
         self.ready.clear();
         m.tx_path.record((MonotonicClock::raw_now() - started - sending) as f64);
+    }
+}
+
+/// The bus log's time of frame boundary `k`: on the virtual clock the
+/// boundary's own, on the real clock now.
+fn log_time(clock: LogClock, k: u64) -> i64 {
+    match clock {
+        LogClock::Virtual { origin_ns, frame_ns } => origin_ns + k as i64 * frame_ns,
+        LogClock::Wall => wall_ns(),
     }
 }
 

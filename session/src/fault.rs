@@ -297,6 +297,15 @@ impl FaultSlots {
         descriptions.get(slot).cloned().unwrap_or_default()
     }
 
+    /// Calls `f` with the description of slot `slot` (nothing when it is
+    /// free), without copying it.
+    pub fn with_description(&self, slot: usize, f: impl FnOnce(&str)) {
+        let descriptions = self.descriptions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(d) = descriptions.get(slot) {
+            f(d);
+        }
+    }
+
     /// Takes the next free slot for a fault described as `description`.
     fn take(&self, description: String) -> Option<usize> {
         let mut descriptions = self.descriptions.lock().unwrap_or_else(PoisonError::into_inner);

@@ -6,6 +6,7 @@
 //! clock nothing is real-time, so a full ring waits for the writer
 //! instead: no record is ever dropped there.
 
+use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,6 +20,8 @@ use tandem_io::log::{Direction, Entry};
 use tandem_io::CanFrame;
 use tandem_runtime::tandem::metrics::Counter;
 
+use crate::fault::FaultSlots;
+
 /// Nanoseconds since the Unix epoch, for log records of real buses.
 pub fn wall_ns() -> i64 {
     SystemTime::now()
@@ -26,7 +29,7 @@ pub fn wall_ns() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// One frame on its way to the log.
+/// One record on its way to the log: a frame, or a fault's mark.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoggedFrame {
     /// When (ns: since the Unix epoch on real buses, on the log's own
@@ -34,10 +37,26 @@ pub struct LoggedFrame {
     pub time_ns: i64,
     /// The bus, as its index in the log's names.
     pub bus: u16,
-    /// The frame.
-    pub frame: CanFrame,
-    /// Received or sent.
-    pub direction: Direction,
+    /// What is logged.
+    pub what: Logged,
+}
+
+/// What a log record holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Logged {
+    /// A frame received or sent.
+    Frame(CanFrame, Direction),
+    /// A fault of the bus beginning or ending.
+    Mark(FaultMark),
+}
+
+/// A fault of a bus beginning or ending, as the bus log marks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultMark {
+    /// The fault's slot in its bus's [`FaultSlots`].
+    pub slot: u16,
+    /// Whether it begins (else it ends).
+    pub begins: bool,
 }
 
 /// Records in flight from one thread to the writer.
@@ -109,8 +128,16 @@ impl LogHub {
     }
 
     /// Creates `path` (candump, or ASC, BLF or MF4 by its extension; `start_ns` is its time
-    /// origin) and starts the writer; `names` are the buses' names by index.
-    pub fn spawn(self, path: &Path, start_ns: i64, names: Vec<String>) -> io::Result<BusLogWriter> {
+    /// origin) and starts the writer; `names` are the buses' names by index,
+    /// `faults` their fault slots, whose descriptions the log's fault marks
+    /// (comments where the format has them) give.
+    pub fn spawn(
+        self,
+        path: &Path,
+        start_ns: i64,
+        names: Vec<String>,
+        faults: Vec<Option<Arc<FaultSlots>>>,
+    ) -> io::Result<BusLogWriter> {
         let mut file = tandem_io::log::create(path, start_ns)?;
         for name in &names {
             file.declare(name)?;
@@ -127,6 +154,8 @@ impl LogHub {
         let handle = thread::Builder::new().name("tandem-log".into()).spawn(move || {
             // Room for every ring full at once: no growth while running.
             let mut pending: Vec<(u64, LoggedFrame)> = Vec::with_capacity(RING * consumers.len());
+            // A fault mark's text, written in place.
+            let mut text = String::with_capacity(1024);
             let mut merged = Vec::with_capacity(pending.capacity());
             let mut runs = Vec::with_capacity(consumers.len() + 2);
             // The virtual clock logs from one thread and never drops: the
@@ -167,12 +196,25 @@ impl LogHub {
                         }
                     };
                     for (_, r) in pending.drain(..due) {
-                        file.write_entry(&Entry {
-                            time_ns: r.time_ns,
-                            interface: names.get(usize::from(r.bus)).map_or("", String::as_str),
-                            frame: r.frame,
-                            direction: r.direction,
-                        })?;
+                        let bus = names.get(usize::from(r.bus)).map_or("", String::as_str);
+                        match r.what {
+                            Logged::Mark(mark) => {
+                                text.clear();
+                                let _ = write!(text, "tandem fault on {bus} ");
+                                let _ = write!(text, "{}: ", if mark.begins { "begins" } else { "ends" });
+                                if let Some(slots) = faults.get(usize::from(r.bus)).and_then(Option::as_ref) {
+                                    slots.with_description(usize::from(mark.slot), |d| text.push_str(d));
+                                }
+                                file.comment(r.time_ns, &text)?;
+                                continue;
+                            }
+                            Logged::Frame(frame, direction) => file.write_entry(&Entry {
+                                time_ns: r.time_ns,
+                                interface: bus,
+                                frame,
+                                direction,
+                            })?,
+                        }
                         written += 1;
                     }
                     if finishing {

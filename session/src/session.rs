@@ -705,8 +705,11 @@ impl Session {
         let log = match (hub, log_file) {
             (Some(hub), Some(file)) => {
                 let names = devices.iter().map(|d| d.name().to_string()).collect();
+                let faults = devices.iter().map(|d| d.metrics().faults.clone()).collect();
                 let start = if virtual_clock { 0 } else { wall_ns() };
-                let writer = create_output(&file, "cannot create the bus log", |f| hub.spawn(f, start, names))?;
+                let writer = create_output(&file, "cannot create the bus log", |f| {
+                    hub.spawn(f, start, names, faults)
+                })?;
                 Some((writer, file))
             }
             _ => None,

@@ -41,6 +41,12 @@ impl<W: Write + Send> LogWriter for AscWriter<W> {
         Ok(())
     }
 
+    fn comment(&mut self, time_ns: i64, text: &str) -> io::Result<()> {
+        let t = (time_ns - self.start_ns) as f64 * 1e-9;
+        // One line: the text's first.
+        writeln!(self.out, "// {t:>9.6} {}", text.lines().next().unwrap_or_default())
+    }
+
     fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {
         let channel = self.channels.of(r.interface);
         let t = (r.time_ns - self.start_ns) as f64 * 1e-9;

@@ -47,6 +47,9 @@ const CAN_MESSAGE: u32 = 1;
 const CAN_MESSAGE2: u32 = 86;
 const CAN_FD_MESSAGE: u32 = 100;
 const CAN_FD_MESSAGE_64: u32 = 101;
+const APP_TEXT: u32 = 65;
+/// The most bytes of a comment's text kept in an `APP_TEXT` object.
+const MAX_TEXT: usize = 1024;
 /// Object header flag: timestamps in 10 µs units.
 const TIME_TEN_MICROS: u32 = 1;
 /// Object header flag: timestamps in nanoseconds.
@@ -163,6 +166,28 @@ fn base_header(out: &mut [u8], header_size: u16, size: usize, kind: u32) {
 impl<W: Write + Seek + Send> LogWriter for BlfWriter<W> {
     fn declare(&mut self, interface: &str) -> io::Result<()> {
         self.channels.byte_of(interface).map(drop)
+    }
+
+    fn comment(&mut self, time_ns: i64, text: &str) -> io::Result<()> {
+        let origin = self.origin_ns.unwrap_or(self.start_ns);
+        let time = u64::try_from(time_ns - origin).unwrap_or(0);
+        let text = &text.as_bytes()[..text.len().min(MAX_TEXT)];
+        let size = BASE_HEADER + V1_HEADER + 16 + text.len();
+        let mut header = [0u8; BASE_HEADER + V1_HEADER + 16];
+        base_header(&mut header, (BASE_HEADER + V1_HEADER) as u16, size, APP_TEXT);
+        header[16..20].copy_from_slice(&TIME_NANOS.to_le_bytes());
+        header[24..32].copy_from_slice(&time.to_le_bytes());
+        // Source 0 (a comment), then the text's length.
+        header[BASE_HEADER + V1_HEADER + 8..BASE_HEADER + V1_HEADER + 12]
+            .copy_from_slice(&(text.len() as u32).to_le_bytes());
+        self.container.extend_from_slice(&header);
+        self.container.extend_from_slice(text);
+        self.container.extend_from_slice(&[0; 4][..size % 4]);
+        self.objects += 1;
+        if self.container.len() >= CONTAINER {
+            self.write_container()?;
+        }
+        Ok(())
     }
 
     fn write_entry(&mut self, r: &Entry<'_>) -> io::Result<()> {

@@ -140,6 +140,15 @@ pub trait LogWriter: Send {
         Ok(())
     }
 
+    /// Appends a comment at `time_ns`, in the formats that have a place
+    /// for one: an ASC comment line (`// TIME TEXT`), a BLF `APP_TEXT`
+    /// object. candump logs (whose readers take every line for a frame)
+    /// and MF4 bus logs leave it out.
+    fn comment(&mut self, time_ns: i64, text: &str) -> io::Result<()> {
+        let _ = (time_ns, text);
+        Ok(())
+    }
+
     /// Appends one frame.
     fn write(&mut self, record: &LogRecord) -> io::Result<()> {
         self.write_entry(&record.entry())
