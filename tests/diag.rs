@@ -94,4 +94,21 @@ fn udsoncan_reads_the_virtual_ecus_dids_and_dtc() {
             .unwrap_or_else(|| panic!("no `{when}` in:\n{said}"));
         assert!(line.split(' ').any(|s| s == status), "{line}: want {status}");
     }
+    // An identifier the ECU does not serve: requestOutOfRange.
+    assert!(said.lines().any(|l| l == "refused 0x31"), "{said}");
+    // The ECU's report counts what it answered, and its negative responses
+    // as the tester received them.
+    let report = String::from_utf8_lossy(&ecu.stdout).into_owned();
+    let count = |name: &str| -> u64 {
+        let line = report.lines().find(|l| l.trim_start().starts_with(name));
+        line.and_then(|l| l.split_whitespace().last()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let negative: u64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("negative ")?.parse().ok())
+        .unwrap();
+    assert_eq!(count("uds negative responses"), negative, "{report}");
+    assert!(count("uds requests") > samples as u64 + 4, "{report}");
+    assert_eq!(count("uds errors"), 0, "{report}");
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use tandem_config::{ConfigError, DiagnosticsConfig, RunConfig, TransportConfig};
 use tandem_io::isotp::{Addressing, Config as IsoTpConfig, Link};
-use tandem_io::uds::{Did, Encoding, Server, ServerConfig};
+use tandem_io::uds::{Did, Encoding, Server, ServerConfig, NEGATIVE_RESPONSE};
 use tandem_io::CanId;
 use tandem_models::Layout;
 use tandem_runtime::tandem::outputs::FrameTap;
@@ -22,6 +22,7 @@ use tandem_runtime::tandem::outputs::FrameTap;
 use crate::bind::port;
 use crate::bus::open_transport;
 use crate::device::DeviceError;
+use crate::metrics::DeviceMetrics;
 
 /// The longest request or response (an ISO-TP classic first frame's bound).
 const MAX_MESSAGE: usize = 4095;
@@ -45,6 +46,13 @@ pub struct DiagPlan {
     server: ServerConfig,
     dids: Vec<Source>,
     dtcs: Vec<usize>,
+}
+
+impl DiagPlan {
+    /// The bus it serves.
+    pub fn bus(&self) -> &str {
+        &self.bus
+    }
 }
 
 /// Binds `diagnostics` of bus `bus` (on `transport`) to the model's `layout`.
@@ -190,9 +198,9 @@ impl Drop for DiagServers {
     }
 }
 
-/// Opens each plan's node on its bus and starts its server thread; the tap
-/// feeds them. `None` when there is no plan.
-pub(crate) fn start(plans: Vec<DiagPlan>) -> Result<Option<(DiagServers, DiagTap)>, DeviceError> {
+/// Opens each plan's node on its bus and starts its server thread, counting
+/// in its bus's metrics; the tap feeds them. `None` when there is no plan.
+pub(crate) fn start(plans: Vec<(DiagPlan, Arc<DeviceMetrics>)>) -> Result<Option<(DiagServers, DiagTap)>, DeviceError> {
     if plans.is_empty() {
         return Ok(None);
     }
@@ -202,7 +210,7 @@ pub(crate) fn start(plans: Vec<DiagPlan>) -> Result<Option<(DiagServers, DiagTap
         threads: Vec::new(),
     };
     let mut tap = DiagTap { servers: Vec::new() };
-    for plan in plans {
+    for (plan, metrics) in plans {
         let device = || format!("bus {} diagnostics", plan.bus);
         let fail = |message: String| DeviceError {
             device: device(),
@@ -223,6 +231,7 @@ pub(crate) fn start(plans: Vec<DiagPlan>) -> Result<Option<(DiagServers, DiagTap
             values: vec![f64::NAN; plan.dids.len()],
             request: vec![0; MAX_MESSAGE],
             stop: Arc::clone(&stop),
+            metrics,
         };
         let thread = std::thread::Builder::new()
             .name(format!("diag-{}", plan.bus))
@@ -242,11 +251,13 @@ struct Serving {
     values: Vec<f64>,
     request: Vec<u8>,
     stop: Arc<AtomicBool>,
+    metrics: Arc<DeviceMetrics>,
 }
 
 impl Serving {
-    /// Answers requests until stopped. A transport error or a response that
-    /// cannot leave costs that request only (the tester repeats it).
+    /// Answers requests until stopped, counting them. A transport error or
+    /// a response that cannot leave is counted and costs that request only
+    /// (the tester repeats it).
     fn run(mut self) {
         let epoch = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
@@ -257,6 +268,7 @@ impl Serving {
                 }
                 Ok(None) => continue,
                 Err(_) => {
+                    self.metrics.uds_errors.increment();
                     std::thread::sleep(POLL);
                     continue;
                 }
@@ -272,8 +284,14 @@ impl Serving {
                 self.server.report(i, now.load(Ordering::Relaxed));
             }
             let now = epoch.elapsed().as_nanos() as u64;
+            self.metrics.uds_requests.increment();
             if let Some(response) = self.server.handle(&self.request[..len], &self.values, now) {
-                let _ = self.link.send(response, SEND_TIMEOUT);
+                if response.first() == Some(&NEGATIVE_RESPONSE) {
+                    self.metrics.uds_negative.increment();
+                }
+                if self.link.send(response, SEND_TIMEOUT).is_err() {
+                    self.metrics.uds_errors.increment();
+                }
             }
         }
     }

@@ -103,6 +103,13 @@ pub struct DeviceMetrics {
     pub timeouts: Counter,
     /// Log records dropped because the log writer fell behind.
     pub log_dropped: Counter,
+    /// Diagnostic (UDS) requests answered (diagnostics thread).
+    pub uds_requests: Counter,
+    /// Of them, answered with a negative response (diagnostics thread).
+    pub uds_negative: Counter,
+    /// Diagnostic transport errors and responses that could not be sent
+    /// (diagnostics thread).
+    pub uds_errors: Counter,
     /// Receive path, ns: the transport returned a frame → its samples are
     /// queued for the fast thread.
     pub rx_path: Histogram,
@@ -139,6 +146,9 @@ impl Default for DeviceMetrics {
             tx_clamped: Counter::default(),
             timeouts: Counter::default(),
             log_dropped: Counter::default(),
+            uds_requests: Counter::default(),
+            uds_negative: Counter::default(),
+            uds_errors: Counter::default(),
             rx_path: Histogram::new(tenth, 20_000),
             tx_path: Histogram::new(tenth, 20_000),
             tx_send: Histogram::new(tenth, 20_000),

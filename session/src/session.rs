@@ -41,7 +41,7 @@ use tandem_runtime::tandem::{ImplicitWork, TandemSettings};
 use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
 use crate::bus::{BusDevice, BusFeed, InlineBus};
 use crate::controls::{Controls, InputOverrides, Overridden};
-use crate::device::{Device, DeviceError, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
+use crate::device::{Device, DeviceError, DeviceKind, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
 use crate::diag::{self, BothTaps, DiagServers};
 use crate::fault::{FaultQueue, FaultTrigger};
 use crate::inputs::{DeviceInputs, Fault};
@@ -682,6 +682,14 @@ impl Session {
         }
         .unzip();
         let live = traffic == Traffic::Live;
+        let diag_plans = (diag_plans.into_iter())
+            .map(|plan| {
+                let device = devices
+                    .iter()
+                    .find(|d| d.kind() == DeviceKind::Bus && d.name() == plan.bus());
+                (plan, device.map_or_else(Arc::default, |d| Arc::clone(d.metrics())))
+            })
+            .collect();
         let (diagnostics, diag_tap) = if live { diag::start(diag_plans)? } else { None }.unzip();
         let tap = match (tap, diag_tap) {
             (Some(xcp), Some(diag)) => Some(Box::new(BothTaps(xcp, Box::new(diag))) as Box<dyn FrameTap>),

@@ -21,7 +21,7 @@ bus = can.Bus(interface="udp_multicast", channel="239.74.163.2", port=int(sys.ar
 address = isotp.Address(isotp.AddressingMode.Normal_11bits, txid=0x7E0, rxid=0x7E8)
 stack = isotp.CanStack(bus, address=address, params={"tx_padding": 0x55})
 config = dict(udsoncan.configs.default_client_config)
-config["data_identifiers"] = {0x0101: ">H", 0x0102: ">h"}
+config["data_identifiers"] = {0x0101: ">H", 0x0102: ">h", 0x0999: ">H"}  # 0x0999: one the ECU does not serve
 
 
 def status(client):
@@ -29,13 +29,18 @@ def status(client):
     return " ".join(f"{d.id:06X}:{d.status.get_byte_as_int():02X}" for d in dtcs)
 
 
+negative = 0
 with Client(PythonIsoTpConnection(stack), config=config, request_timeout=1) as client:
     deadline, held = time.monotonic() + 30, False
     while time.monotonic() < deadline:
         try:
             values = client.read_data_by_identifier([0x0101, 0x0102]).service_data.values
-        except (TimeoutException, NegativeResponseException):
+        except NegativeResponseException:
+            negative += 1
             time.sleep(0.05)  # the run has not started its frames yet
+            continue
+        except TimeoutException:
+            time.sleep(0.05)
             continue
         setpoint, torque = values[0x0101][0], values[0x0102][0]
         if 0 < setpoint < 5900:
@@ -47,6 +52,12 @@ with Client(PythonIsoTpConnection(stack), config=config, request_timeout=1) as c
             print(f"after {status(client)}", flush=True)
             client.clear_dtc(0xFFFFFF)
             print(f"cleared {status(client)}", flush=True)
+            try:
+                client.read_data_by_identifier([0x0999])
+            except NegativeResponseException as e:
+                negative += 1
+                print(f"refused {e.response.code:#04x}", flush=True)
             break
         time.sleep(0.02)
+print(f"negative {negative}", flush=True)
 bus.shutdown()

@@ -33,6 +33,8 @@ pub mod dtc;
 pub use did::{Did, Encoding};
 pub use dtc::Dtc;
 
+/// The first byte of a negative response (`0x7F, SID, NRC`).
+pub const NEGATIVE_RESPONSE: u8 = 0x7F;
 use dtc::AVAILABILITY_MASK;
 
 /// Negative response codes this server sends.
@@ -205,7 +207,7 @@ impl Server {
             Ok(false) => None,
             Err(code) => {
                 self.response.clear();
-                self.response.extend_from_slice(&[0x7F, sid, code]);
+                self.response.extend_from_slice(&[NEGATIVE_RESPONSE, sid, code]);
                 Some(&self.response)
             }
         }

@@ -25,7 +25,7 @@ pub struct DeviceView {
 
 /// The counters of one device, by name, in report order; a serial
 /// device's frames are lines.
-fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 15] {
+fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 18] {
     let (rx, tx) = match kind {
         DeviceKind::Bus => ("rx frames", "tx frames"),
         DeviceKind::Serial => ("rx lines", "tx lines"),
@@ -46,6 +46,9 @@ fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 15] {
         ("tx errors", m.tx_errors.get()),
         ("tx values clamped", m.tx_clamped.get()),
         ("log records dropped", m.log_dropped.get()),
+        ("uds requests", m.uds_requests.get()),
+        ("uds negative responses", m.uds_negative.get()),
+        ("uds errors", m.uds_errors.get()),
     ]
 }
 
