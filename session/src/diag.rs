@@ -53,6 +53,12 @@ impl DiagPlan {
     pub fn bus(&self) -> &str {
         &self.bus
     }
+
+    /// Whether its bus is inside the process (which the virtual clock
+    /// opens too).
+    pub fn in_process(&self) -> bool {
+        matches!(self.transport, TransportConfig::Virtual { .. })
+    }
 }
 
 /// Binds `diagnostics` of bus `bus` (on `transport`) to the model's `layout`.

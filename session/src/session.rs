@@ -682,7 +682,7 @@ impl Session {
         }
         .unzip();
         let live = traffic == Traffic::Live;
-        let diag_plans = (diag_plans.into_iter())
+        let diag_plans: Vec<_> = (diag_plans.into_iter())
             .map(|plan| {
                 let device = devices
                     .iter()
@@ -690,7 +690,12 @@ impl Session {
                 (plan, device.map_or_else(Arc::default, |d| Arc::clone(d.metrics())))
             })
             .collect();
-        let (diagnostics, diag_tap) = if live { diag::start(diag_plans)? } else { None }.unzip();
+        // On the virtual clock only in-process buses carry frames: their
+        // servers answer from the values of the newest frame.
+        let diag_plans: Vec<_> = (diag_plans.into_iter())
+            .filter(|(plan, _)| live || traffic == Traffic::Offline && plan.in_process())
+            .collect();
+        let (diagnostics, diag_tap) = diag::start(diag_plans)?.unzip();
         let tap = match (tap, diag_tap) {
             (Some(xcp), Some(diag)) => Some(Box::new(BothTaps(xcp, Box::new(diag))) as Box<dyn FrameTap>),
             (tap, diag) => tap.or(diag.map(|d| Box::new(d) as Box<dyn FrameTap>)),

@@ -82,3 +82,32 @@ def test_faults_on_the_bus_are_counted(rig) -> None:
     assert after["rx unmapped ids"] == before["rx unmapped ids"] + 1
     # The plant ran on: the bad frames changed nothing else.
     assert after["rx timeouts"] == before["rx timeouts"]
+
+
+def test_a_lost_battery_status_sets_the_ecus_dtc(rig) -> None:
+    """A frame fault injected into the plant's sending, and the ECU's
+    diagnostic trouble code read over UDS with udsoncan, as a test bench
+    checks an ECU's timeout handling."""
+    import tandem.uds
+    import udsoncan
+    from udsoncan.client import Client
+
+    plant, ecu = rig
+    plant.run_for(1)
+    with ecu.bus("can0") as bus:
+        connection = tandem.uds.Connection(bus.isotp(0x7E0, 0x7E8))
+        config = dict(udsoncan.configs.default_client_config)
+        with Client(connection, config=config, request_timeout=2) as client:
+
+            def u0111() -> int:
+                [dtc] = client.get_supported_dtc().service_data.dtcs
+                return dtc.status.get_byte_as_int()
+
+            assert u0111() & 0x09 == 0, "neither failing nor confirmed"
+            plant.fault("drop", "BMS_Status", duration=0.5)
+            ecu.wait_until(lambda s: s["bms_fault"] == 1, timeout=1, what="the ECU noticing the battery gone")
+            assert u0111() & 0x01, "testFailed"
+            ecu.wait_until(lambda s: s["bms_fault"] == 0, timeout=2, what="the battery status back")
+            assert u0111() & 0x09 == 0x08, "passing again, and confirmed until cleared"
+            client.clear_dtc(0xFFFFFF)
+            assert u0111() & 0x09 == 0
