@@ -439,6 +439,11 @@ impl FaultTrigger {
                 }
             )));
         };
+        if map.tx.is_empty() {
+            return Err(FaultRequestError::Invalid(format!(
+                "bus {bus} sends no message; faults act on what a bus sends (its [[bus.transmit]] tables)"
+            )));
+        }
         let origin = PathBuf::from(format!("fault request for bus {bus}"));
         let config = tandem_config::parse_fault_request(request, &origin, self.frame)
             .map_err(|e| FaultRequestError::Invalid(e.to_string()))?;
