@@ -18,6 +18,7 @@ use tandem_runtime::tandem::{Extrapolation, TandemSettings};
 
 use crate::diag::{self, DiagPlan};
 use crate::fault::FaultPlan;
+use crate::lookup::{list, port, signal_index};
 use crate::mapping::{BusMap, RxMessage, TxMessage};
 use crate::protection;
 use crate::serial::SerialMap;
@@ -140,36 +141,6 @@ impl Plan {
             xcp: None,
         }
     }
-}
-
-/// `a, b, c`, or `none`.
-fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.collect();
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
-}
-
-/// The index of the port `name` among `ports` (the model's inputs or
-/// outputs, `kind` saying which), or an error at its place.
-pub(crate) fn port(
-    config: &RunConfig,
-    kind: &str,
-    ports: &[Variable],
-    name: &Located<String>,
-) -> Result<usize, ConfigError> {
-    ports.iter().position(|v| v.name == name.value).ok_or_else(|| {
-        config.error_at(
-            name,
-            format!(
-                "the model has no {kind} \"{}\"; its {kind}s: {}",
-                name.value,
-                list(ports.iter().map(|v| v.name.as_str()))
-            ),
-        )
-    })
 }
 
 /// Binds `config` to its model and DBC files.
@@ -322,19 +293,7 @@ fn bus_map(config: &RunConfig, bus: &BusConfig, model: &dyn Model, frame: f64) -
         }
         Ok(m)
     };
-    let signal = |m: &Message, name: &Located<String>| -> Result<usize, ConfigError> {
-        m.signals.iter().position(|s| s.name == name.value).ok_or_else(|| {
-            config.error_at(
-                name,
-                format!(
-                    "message {} has no signal \"{}\"; its signals: {}",
-                    m.name,
-                    name.value,
-                    list(m.signals.iter().map(|s| s.name.as_str()))
-                ),
-            )
-        })
-    };
+    let signal = |m: &Message, name: &Located<String>| signal_index(config, m, name);
     let mut map = BusMap::default();
     for rx in &bus.receive {
         let m = message(&rx.message)?;

@@ -19,9 +19,9 @@ use tandem_io::CanId;
 use tandem_models::Layout;
 use tandem_runtime::tandem::outputs::FrameTap;
 
-use crate::bind::port;
 use crate::bus::open_transport;
 use crate::device::DeviceError;
+use crate::lookup::port;
 use crate::metrics::DeviceMetrics;
 
 /// The longest request or response (an ISO-TP classic first frame's bound).

@@ -10,10 +10,11 @@ use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::path::{Path, PathBuf};
 
-use tandem_config::{ConfigError, FaultConfig, FaultEnd, FaultKind, Located, RunConfig};
+use tandem_config::{ConfigError, FaultConfig, FaultEnd, FaultKind, RunConfig};
 use tandem_io::{CanFrame, CanId};
 use tandem_runtime::tandem::metrics::Counter;
 
+use crate::lookup::list;
 use crate::mapping::BusMap;
 
 /// Faults a bus can take at run time beyond its configured ones.
@@ -101,7 +102,6 @@ impl FaultPlan {
 
 /// Compiles `fault` (from `file`) against `map`, into slot `slot`.
 pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> Result<Fault, ConfigError> {
-    let config = Errors(file);
     let message = match &fault.message {
         None => None,
         Some(name) => Some(
@@ -109,17 +109,12 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
                 .iter()
                 .position(|tx| tx.message.name == name.value)
                 .ok_or_else(|| {
-                    let sent: Vec<&str> = map.tx.iter().map(|tx| tx.message.name.as_str()).collect();
-                    config.error_at(
-                        name,
+                    let sent = list(map.tx.iter().map(|tx| tx.message.name.as_str()));
+                    name.error(
+                        file,
                         format!(
-                            "this bus sends no message \"{}\"; faults act on sent messages: {}",
-                            name.value,
-                            if sent.is_empty() {
-                                "none".into()
-                            } else {
-                                sent.join(", ")
-                            }
+                            "this bus sends no message \"{}\"; faults act on sent messages: {sent}",
+                            name.value
                         ),
                     )
                 })?,
@@ -133,8 +128,8 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
             FaultKind::Repeat { times } => Action::Repeat(*times),
             FaultKind::StuckCounter | FaultKind::BadCrc => {
                 if tx.is_some_and(|tx| tx.protection.is_none()) {
-                    return Err(config.error_at(
-                        &fault.kind,
+                    return Err(fault.kind.error(
+                        file,
                         format!(
                             "a \"{}\" fault needs the message's E2E protection; give its transmit table an e2e table",
                             fault.kind.value.name()
@@ -150,8 +145,8 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
             FaultKind::WrongLength { bytes } => {
                 let len = tx.map_or(0, |tx| tx.message.len);
                 if *bytes == len || (*bytes > 8 && !tandem_io::frame::FD_LENGTHS.contains(bytes)) {
-                    return Err(config.error_at(
-                        &fault.kind,
+                    return Err(fault.kind.error(
+                        file,
                         format!(
                         "wrong_length: {bytes} bytes is {}; give another length (0 to 8, or a CAN FD length: 12, 16, \
                          20, 24, 32, 48, 64)",
@@ -171,8 +166,8 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
                         raw: *raw,
                     },
                     None => {
-                        return Err(config.error_at(
-                            signal,
+                        return Err(signal.error(
+                            file,
                             format!(
                                 "message {} has no signal \"{}\"",
                                 m.map_or("", |m| m.name.as_str()),
@@ -187,17 +182,17 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
                 extended,
                 per_frame,
             } => {
-                let id = CanId::new(*id, *extended).map_err(|e| config.error_at(&fault.kind, e.to_string()))?;
+                let id = CanId::new(*id, *extended).map_err(|e| fault.kind.error(file, e.to_string()))?;
                 if map.tx.iter().any(|tx| tx.message.id == id) || map.rx.iter().any(|rx| rx.message.id == id) {
-                    return Err(config.error_at(
-                        &fault.kind,
+                    return Err(fault.kind.error(
+                        file,
                         format!(
                             "burst: identifier {:#x} is a message of the bus's DBC; give an unknown one",
                             id.raw()
                         ),
                     ));
                 }
-                let frame = CanFrame::data(id, &[0xA5; 8]).map_err(|e| config.error_at(&fault.kind, e.to_string()))?;
+                let frame = CanFrame::data(id, &[0xA5; 8]).map_err(|e| fault.kind.error(file, e.to_string()))?;
                 Action::Burst {
                     frame,
                     per_frame: *per_frame,
@@ -212,15 +207,6 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
         end: fault.end,
         slot,
     })
-}
-
-/// Errors about a fault's keys, in `file`.
-struct Errors<'a>(&'a Path);
-
-impl Errors<'_> {
-    fn error_at<T>(&self, value: &Located<T>, message: String) -> ConfigError {
-        value.error(self.0, message)
-    }
 }
 
 /// What one fault did: the frames it began and ended at (`u64::MAX`: not
@@ -429,14 +415,9 @@ impl FaultTrigger {
     /// frame the writer takes it at.
     pub fn inject(&self, bus: &str, request: &serde_json::Value) -> Result<Injected, FaultRequestError> {
         let Some((_, queue, map)) = self.buses.iter().find(|(name, ..)| name == bus) else {
-            let names: Vec<&str> = self.buses.iter().map(|(n, ..)| n.as_str()).collect();
+            let names = list(self.buses.iter().map(|(n, ..)| n.as_str()));
             return Err(FaultRequestError::Invalid(format!(
-                "no bus \"{bus}\"; the session's buses: {}",
-                if names.is_empty() {
-                    "none".into()
-                } else {
-                    names.join(", ")
-                }
+                "no bus \"{bus}\"; the session's buses: {names}"
             )));
         };
         if map.tx.is_empty() {

@@ -40,6 +40,7 @@ pub mod diag;
 pub mod fault;
 pub mod inputs;
 pub mod log;
+mod lookup;
 pub mod mapping;
 pub mod metrics;
 pub mod offline;

@@ -6,6 +6,8 @@ use tandem_config::{ConfigError, E2eConfig, E2eScheme, FieldPlace, Located, RunC
 use tandem_io::dbc::{ByteOrder, Message, Signal};
 use tandem_io::e2e::{CheckStatus, ChecksumSignal, Config, CounterSignal, NibbleLayout, Profile, Protector};
 
+use crate::lookup::signal_index;
+
 /// A check status as the model's status input receives it: AUTOSAR's
 /// `E2E_P0xCheckStatusType` numbers (OK 0x00, NONEWDATA 0x01, ERROR 0x07,
 /// REPEATED 0x08, OKSOMELOST 0x20, WRONGSEQUENCE 0x40).
@@ -197,17 +199,10 @@ fn signal<'m>(
     what: &str,
 ) -> Result<&'m Signal, ConfigError> {
     match &place.value {
-        FieldPlace::Signal(name) => m.signal(name).ok_or_else(|| {
-            let names: Vec<&str> = m.signals.iter().map(|s| s.name.as_str()).collect();
-            config.error_at(
-                place,
-                format!(
-                    "message {} has no signal \"{name}\"; its signals: {}",
-                    m.name,
-                    names.join(", ")
-                ),
-            )
-        }),
+        FieldPlace::Signal(name) => {
+            let name = place.clone().map(|_| name.clone());
+            Ok(&m.signals[signal_index(config, m, &name)?])
+        }
         FieldPlace::Bit(_) => Err(config.error_at(
             place,
             format!("{what} needs a DBC signal (its size and byte order), not a bit offset"),
