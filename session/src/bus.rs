@@ -350,6 +350,8 @@ pub struct BusDevice {
     receiver: Option<Box<dyn CanReceiver>>,
     feed: Option<BusFeed>,
     thread: IoThread,
+    /// Per received message, its E2E counts' index in the metrics.
+    e2e_counts: Vec<Option<usize>>,
     scheduled: Vec<Fault>,
     faults: Arc<FaultQueue>,
     inbox: Option<FaultInbox>,
@@ -359,10 +361,11 @@ impl BusDevice {
     /// Bus number `bus` of the run (its index in the bus log), reached by
     /// `transport`, carrying `map`.
     pub fn new(name: &str, bus: u16, transport: TransportConfig, map: BusMap, faults: FaultPlan) -> Self {
-        let e2e = map
-            .rx
-            .iter()
-            .filter(|rx| rx.protection.is_some())
+        let mut counted = 0..;
+        let e2e_counts: Vec<Option<usize>> = (map.rx.iter())
+            .map(|rx| rx.protection.and_then(|_| counted.next()))
+            .collect();
+        let e2e = (map.rx.iter().filter(|rx| rx.protection.is_some()))
             .map(|rx| MessageE2e {
                 message: rx.message.name.clone(),
                 counts: Default::default(),
@@ -383,6 +386,7 @@ impl BusDevice {
             receiver: None,
             feed: None,
             thread: IoThread::default(),
+            e2e_counts,
             scheduled: faults.faults,
             faults: Arc::new(queue),
             inbox: Some(inbox),
@@ -484,11 +488,7 @@ impl Device for BusDevice {
             .map(|m| m.inputs.len() + usize::from(m.status.is_some()))
             .sum();
         let (samples, queue) = sample_queue(SAMPLE_QUEUE, slots);
-        let mut counted = 0..;
-        let e2e: Vec<Option<usize>> = (self.map.rx.iter())
-            .map(|m| m.protection.and_then(|_| counted.next()))
-            .collect();
-        let checkers = (self.map.rx.iter().zip(&e2e))
+        let checkers = (self.map.rx.iter().zip(&self.e2e_counts))
             .map(|(m, &counts)| Some((Checker::new(m.protection?).ok()?, counts?)))
             .collect();
         self.feed = Some(BusFeed {
@@ -501,7 +501,7 @@ impl Device for BusDevice {
         });
         let read = (!self.map.rx.is_empty()).then(|| ReadHalf {
             queue,
-            messages: (self.map.rx.iter().zip(&e2e))
+            messages: (self.map.rx.iter().zip(&self.e2e_counts))
                 .map(|(m, &e2e)| MessageInputs {
                     timeout: m.timeout,
                     inputs: m.inputs.iter().map(|&(_, input)| input).collect(),
