@@ -6,6 +6,7 @@
 //! encoded by cantools decode to the same values in Tandem, and both write
 //! the same bytes. cantools is driven through `tests/peers/cantools_peer.py`.
 
+mod peer_process;
 mod rng;
 
 use std::io::Write;
@@ -13,6 +14,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use peer_process::{hex, unhex};
 use rng::Rng;
 use tandem_io::dbc::{ByteOrder, Dbc, Message, Multiplex, Signal, ValueType};
 
@@ -208,17 +210,6 @@ fn ask_cantools(cases: &[Case]) -> Vec<Answer> {
                     .collect(),
             }
         })
-        .collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
         .collect()
 }
 

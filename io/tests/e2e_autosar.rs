@@ -14,11 +14,13 @@
 //! - plain checksum signals carry the CRC autosar-e2e's `crc` module
 //!   computes over the same bytes (the XOR and sum as Python computes them).
 
+mod peer_process;
 mod rng;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use peer_process::{hex, unhex};
 use rng::Rng;
 use tandem_io::dbc::ByteOrder;
 use tandem_io::e2e::{
@@ -79,17 +81,6 @@ fn ask_peer(requests: &[String]) -> Vec<String> {
         );
     }
     answers
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
-        .collect()
 }
 
 /// A random configuration of `variant` and the header's byte offset.

@@ -8,10 +8,15 @@
 //! Tandem's frames carry the configured padding.
 //! The peer is `tests/peers/isotp_peer.py`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod peer_process;
+mod rng;
+
+use std::io::BufRead;
+use std::process::Command;
 use std::time::Duration;
 
+use peer_process::{start_ready, unhex};
+use rng::Rng;
 use tandem_io::isotp::{st_min_ns, Addressing, Config, Link};
 use tandem_io::udp::{open, UdpOptions};
 use tandem_io::CanId;
@@ -79,32 +84,17 @@ fn exchange(case: &Case) -> Vec<Heard> {
             .map_or("null".into(), |(tandem, peer)| format!("[{peer}, {tandem}]")),
         case.lengths.len(),
     );
-    let mut peer = Command::new("python3")
-        .args([PEER, &peer_config])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(peer.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
-    let mut seed = 0x2545_F491_u32;
+    let (mut peer, mut out) = start_ready(Command::new("python3").args([PEER, &peer_config]));
+    let mut rng = Rng(0x2545_F491);
     for &len in case.lengths {
-        let message: Vec<u8> = (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 17;
-                seed ^= seed << 5;
-                seed as u8
-            })
-            .collect();
+        let message: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
         link.send(&message, Duration::from_secs(20))
             .unwrap_or_else(|e| panic!("sending {len} bytes: {e}"));
         let back = link.recv(Duration::from_secs(20)).unwrap();
         let expected: Vec<u8> = message.iter().rev().copied().collect();
         assert_eq!(back, Some(&expected[..]), "{len}-byte message echoed reversed");
     }
-    line.clear();
+    let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert!(peer.wait().unwrap().success());
     let counts = link.counts();
@@ -122,11 +112,7 @@ fn parse_heard(line: &str) -> Vec<Heard> {
     body.split("], [")
         .map(|entry| {
             let fields: Vec<&str> = entry.trim_matches(['[', ']']).split(", ").collect();
-            let hex = fields[2].trim_matches('"');
-            let data = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
+            let data = unhex(fields[2].trim_matches('"'));
             (fields[0].parse().unwrap(), fields[1].parse().unwrap(), data)
         })
         .collect()

@@ -2,10 +2,12 @@
 //! frames of every kind go out from Tandem, python-can echoes each back
 //! with a new identifier, and Tandem decodes what python-can packed.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod peer_process;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use peer_process::start_ready;
 use tandem_io::udp::{open, UdpOptions};
 use tandem_io::{CanFrame, CanId};
 
@@ -31,16 +33,11 @@ fn python_can_and_tandem_exchange_frames_over_udp_multicast() {
         CanFrame::fd(std(0x200), &[0x5A; 64], true, false).unwrap(),
         CanFrame::fd(std(0x201), &[1; 12], false, false).unwrap(),
     ];
-    let mut peer = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/udp_echo.py"))
-        .args([port.to_string(), frames.len().to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(peer.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready");
+    let (mut peer, _out) = start_ready(
+        Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/udp_echo.py"))
+            .args([port.to_string(), frames.len().to_string()]),
+    );
     for frame in &frames {
         bus.tx.send(frame).unwrap();
     }
