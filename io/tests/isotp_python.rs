@@ -106,16 +106,22 @@ fn exchange(case: &Case) -> Vec<Heard> {
     parse_heard(&line)
 }
 
-/// The peer's JSON list of `[id, timestamp, "hex"]`.
+/// The peer's JSON list of `[id, timestamp, "hex"]`, in the order of the
+/// kernel's timestamps: the peer's own frames come back to its socket
+/// through the loopback's queues, which can hand it a frame Tandem sent in
+/// answer before the peer's own frame it answers, stamped later.
 fn parse_heard(line: &str) -> Vec<Heard> {
     let body = line.trim().trim_start_matches('[').trim_end_matches(']');
-    body.split("], [")
+    let mut heard: Vec<Heard> = body
+        .split("], [")
         .map(|entry| {
             let fields: Vec<&str> = entry.trim_matches(['[', ']']).split(", ").collect();
             let data = unhex(fields[2].trim_matches('"'));
             (fields[0].parse().unwrap(), fields[1].parse().unwrap(), data)
         })
-        .collect()
+        .collect();
+    heard.sort_by(|a, b| a.1.total_cmp(&b.1));
+    heard
 }
 
 /// Checks, from the peer's timestamps, that each side's consecutive frames
