@@ -428,7 +428,11 @@ impl FaultTrigger {
         let origin = PathBuf::from(format!("fault request for bus {bus}"));
         let config = tandem_config::parse_fault_request(request, &origin, self.frame)
             .map_err(|e| FaultRequestError::Invalid(e.to_string()))?;
-        let fault = compile(&origin, map, &config, 0).map_err(|e| FaultRequestError::Invalid(e.to_string()))?;
+        // A request has no lines: its keys are named without a place.
+        let fault = compile(&origin, map, &config, 0).map_err(|e| {
+            let unplaced = ConfigError { location: None, ..e };
+            FaultRequestError::Invalid(unplaced.to_string())
+        })?;
         let description = describe(&config, self.frame);
         let slot = queue.push(fault, description.clone())?;
         Ok(Injected { slot, description })
