@@ -682,18 +682,16 @@ impl Session {
         }
         .unzip();
         let live = traffic == Traffic::Live;
+        // On the virtual clock only in-process buses carry frames: their
+        // servers answer from the values of the newest frame.
         let diag_plans: Vec<_> = (diag_plans.into_iter())
+            .filter(|plan| live || traffic == Traffic::Offline && plan.in_process())
             .map(|plan| {
                 let device = devices
                     .iter()
                     .find(|d| d.kind() == DeviceKind::Bus && d.name() == plan.bus());
                 (plan, device.map_or_else(Arc::default, |d| Arc::clone(d.metrics())))
             })
-            .collect();
-        // On the virtual clock only in-process buses carry frames: their
-        // servers answer from the values of the newest frame.
-        let diag_plans: Vec<_> = (diag_plans.into_iter())
-            .filter(|(plan, _)| live || traffic == Traffic::Offline && plan.in_process())
             .collect();
         let (diagnostics, diag_tap) = diag::start(diag_plans)?.unzip();
         let tap = match (tap, diag_tap) {
