@@ -179,16 +179,6 @@ impl FrameTap for DiagTap {
     }
 }
 
-/// Two taps at each frame's end, in order.
-pub(crate) struct BothTaps(pub(crate) Box<dyn FrameTap>, pub(crate) Box<dyn FrameTap>);
-
-impl FrameTap for BothTaps {
-    fn frame_end(&mut self, k: u64, u: &[f64], y: &[f64], rate_hits: &[bool]) {
-        self.0.frame_end(k, u, y, rate_hits);
-        self.1.frame_end(k, u, y, rate_hits);
-    }
-}
-
 /// The running servers; dropping them stops and joins their threads.
 pub(crate) struct DiagServers {
     stop: Arc<AtomicBool>,

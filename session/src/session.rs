@@ -42,7 +42,7 @@ use crate::bind::{BoundBus, BoundRecording, BoundSerial, Plan};
 use crate::bus::{BusDevice, BusFeed, InlineBus};
 use crate::controls::{Controls, InputOverrides, Overridden};
 use crate::device::{Device, DeviceError, DeviceKind, Halves, IoPlacement, LogClock, LogSetup, Setup, Traffic};
-use crate::diag::{self, BothTaps, DiagServers};
+use crate::diag::{self, DiagServers};
 use crate::fault::{FaultQueue, FaultTrigger};
 use crate::inputs::{DeviceInputs, Fault};
 use crate::log::{wall_ns, BusLogWriter, LogHub};
@@ -695,7 +695,7 @@ impl Session {
             .collect();
         let (diagnostics, diag_tap) = diag::start(diag_plans)?.unzip();
         let tap = match (tap, diag_tap) {
-            (Some(xcp), Some(diag)) => Some(Box::new(BothTaps(xcp, Box::new(diag))) as Box<dyn FrameTap>),
+            (Some(xcp), Some(diag)) => Some(Box::new((xcp, diag)) as Box<dyn FrameTap>),
             (tap, diag) => tap.or(diag.map(|d| Box::new(d) as Box<dyn FrameTap>)),
         };
         let wiring = Wiring {

@@ -26,3 +26,17 @@ pub trait FrameTap: Send {
     /// hit at it.
     fn frame_end(&mut self, k: u64, u: &[f64], y: &[f64], rate_hits: &[bool]);
 }
+
+/// Two taps sampling each frame's end, the first first.
+impl<A: FrameTap, B: FrameTap> FrameTap for (A, B) {
+    fn frame_end(&mut self, k: u64, u: &[f64], y: &[f64], rate_hits: &[bool]) {
+        self.0.frame_end(k, u, y, rate_hits);
+        self.1.frame_end(k, u, y, rate_hits);
+    }
+}
+
+impl FrameTap for Box<dyn FrameTap> {
+    fn frame_end(&mut self, k: u64, u: &[f64], y: &[f64], rate_hits: &[bool]) {
+        (**self).frame_end(k, u, y, rate_hits);
+    }
+}
