@@ -34,37 +34,33 @@ impl ConfigText<'_> {
         let at = format!("{at}.e2e");
         let e = raw.get_ref();
         let key = |k: &str| format!("{at}.{k}");
-        let mode = |default: DataIdMode, allowed: &[&str]| -> Result<DataIdMode, ConfigError> {
+        let mode = |default: DataIdMode, allowed: &[(&str, DataIdMode)]| -> Result<DataIdMode, ConfigError> {
             let Some(m) = &e.data_id_mode else { return Ok(default) };
-            let mode = match m.get_ref().as_str() {
-                "both" => DataIdMode::Both,
-                "alt" => DataIdMode::Alt,
-                "low" => DataIdMode::Low,
-                "nibble" => DataIdMode::Nibble,
-                _ => DataIdMode::Alt, // refused below: not in `allowed`
-            };
-            if allowed.contains(&m.get_ref().as_str()) {
-                Ok(mode)
-            } else {
-                Err(self.error(
+            let found = allowed.iter().find(|(name, _)| name == m.get_ref());
+            found.map(|&(_, mode)| mode).ok_or_else(|| {
+                self.error(
                     Some(m.span()),
                     &key("data_id_mode"),
                     format!(
                         "data ID mode \"{}\" is not one of profile {}'s; use one of: {}",
                         m.get_ref(),
                         e.profile.get_ref(),
-                        allowed.join(", ")
+                        allowed.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
                     ),
-                ))
-            }
+                )
+            })
         };
+        const BOTH: (&str, DataIdMode) = ("both", DataIdMode::Both);
+        const ALT: (&str, DataIdMode) = ("alt", DataIdMode::Alt);
+        const LOW: (&str, DataIdMode) = ("low", DataIdMode::Low);
+        const NIBBLE: (&str, DataIdMode) = ("nibble", DataIdMode::Nibble);
         let scheme = match e.profile.get_ref().as_str() {
-            "1" => E2eScheme::P01(mode(DataIdMode::Both, &["both", "alt", "low", "nibble"])?),
-            "1A" => E2eScheme::P01(mode(DataIdMode::Both, &["both"])?),
-            "1C" => E2eScheme::P01(mode(DataIdMode::Nibble, &["nibble"])?),
+            "1" => E2eScheme::P01(mode(DataIdMode::Both, &[BOTH, ALT, LOW, NIBBLE])?),
+            "1A" => E2eScheme::P01(mode(DataIdMode::Both, &[BOTH])?),
+            "1C" => E2eScheme::P01(mode(DataIdMode::Nibble, &[NIBBLE])?),
             "2" => E2eScheme::P02,
             "5" => E2eScheme::P05,
-            "11" => E2eScheme::P11(mode(DataIdMode::Both, &["both", "nibble"])?),
+            "11" => E2eScheme::P11(mode(DataIdMode::Both, &[BOTH, NIBBLE])?),
             "plain" => E2eScheme::Plain,
             other => {
                 return Err(self.error(
