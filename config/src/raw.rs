@@ -343,6 +343,12 @@ pub(crate) struct RawRecord {
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1))]
     pub(crate) decimation: Option<Spanned<i64>>,
+    /// Add a last column, frame_source, saying what each frame's slot sent: implicit, fast or catch-up (its own
+    /// outputs, on time), extrapolated or held (computed outputs of earlier frames, the frame being late), skipped
+    /// (nothing: the run was stalled). Default false.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub(crate) frame_source: Option<Spanned<bool>>,
     /// Log every frame of every bus to this file, relative to the current directory: candump's log format, or
     /// Vector ASC for a name ending in ".asc".
     #[serde(default)]
@@ -374,6 +380,24 @@ pub(crate) struct RawVirtualClock {
     /// Injected frame overruns of the fast thread, as [[virtual_clock.fast_overruns]] tables.
     #[serde(default)]
     pub(crate) fast_overruns: Vec<RawOverrun>,
+    /// Injected stalls of the whole process (as SIGSTOP and SIGCONT would make), as [[virtual_clock.stalls]]
+    /// tables.
+    #[serde(default)]
+    pub(crate) stalls: Vec<RawStall>,
+}
+
+/// An injected stall: at `at`, the whole process stops for `duration` (neither thread runs; work under way ends
+/// that much later).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Stall")]
+pub(crate) struct RawStall {
+    /// Run time at which the process stops.
+    #[schemars(with = "Duration")]
+    pub(crate) at: Spanned<Duration>,
+    /// How long it stays stopped.
+    #[schemars(with = "Duration")]
+    pub(crate) duration: Spanned<Duration>,
 }
 
 /// An injected delay: the implicit step that starts at or after `at` takes `delay` longer.

@@ -163,6 +163,12 @@ delay = "3ms"
 [[virtual_clock.fast_overruns]]
 at = "6s"
 extra = "1.5ms"
+[[virtual_clock.stalls]]
+at = "9s"
+duration = "80ms"
+[[virtual_clock.stalls]]
+at = "4s"
+duration = "60ms"
 "#);
     assert_eq!(run.model.value, ModelRef::File(PathBuf::from("plant.json")));
     let s = run.settings;
@@ -200,7 +206,8 @@ extra = "1.5ms"
         Some(RecordConfig {
             file: "out/run.csv".into(),
             signals: None,
-            decimation: 1
+            decimation: 1,
+            frame_source: false
         })
     );
     let v = run.virtual_costs;
@@ -211,6 +218,26 @@ extra = "1.5ms"
         vec![(5_000_000_000, 3_000_000), (7_000_000_000, 1_000_000)]
     );
     assert_eq!(v.fast_overruns, vec![(6_000_000_000, 1_500_000)]);
+    assert_eq!(v.stalls, vec![(4_000_000_000, 60_000_000), (9_000_000_000, 80_000_000)]);
+}
+
+#[test]
+fn stalls_last_more_than_nothing_and_do_not_overlap() {
+    fails(
+        "model = \"ev\"\n[[virtual_clock.stalls]]\nat = \"1s\"\nduration = \"0s\"\n",
+        4,
+        12,
+        "virtual_clock.stalls[0].duration",
+        &["must be more than 0s and at most 604800s, found \"0s\"; write e.g. \"60ms\""],
+    );
+    fails(
+        "model = \"ev\"\n[[virtual_clock.stalls]]\nat = \"1s\"\nduration = \"100ms\"\n\
+         [[virtual_clock.stalls]]\nat = \"1050ms\"\nduration = \"1ms\"\n",
+        6,
+        6,
+        "virtual_clock.stalls[1].at",
+        &["begins before the stall before it ends; give stalls that do not overlap"],
+    );
 }
 
 #[test]

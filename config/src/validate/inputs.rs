@@ -8,6 +8,7 @@ use tandem_runtime::tandem::Extrapolation;
 use toml::Spanned;
 
 use super::checks::given;
+use crate::bounds::MAX_DURATION;
 use crate::duration::Duration;
 use crate::error::ConfigError;
 use crate::locate::key_segment;
@@ -162,32 +163,58 @@ impl ConfigText<'_> {
             file: PathBuf::from(file.get_ref()),
             signals,
             decimation: decimation.value as u32,
+            frame_source: raw.frame_source.as_ref().is_some_and(|f| *f.get_ref()),
         }))
     }
 }
 
-/// The virtual clock's costs and injected faults, sorted by time.
-pub(super) fn virtual_costs(raw: &RawVirtualClock) -> VirtualCosts {
-    let nanos = |d: &Spanned<Duration>| tandem_runtime::tandem::clock::nanos(d.get_ref().seconds());
-    let cost = |d: &Option<Spanned<Duration>>| d.as_ref().map_or(0, nanos);
-    let mut implicit_delays: Vec<(i64, i64)> = raw
-        .implicit_delays
-        .iter()
-        .map(|d| (nanos(&d.at), nanos(&d.delay)))
-        .collect();
-    let mut fast_overruns: Vec<(i64, i64)> = raw
-        .fast_overruns
-        .iter()
-        .map(|o| (nanos(&o.at), nanos(&o.extra)))
-        .collect();
-    // The sort is stable: injections at one time keep the file's order.
-    implicit_delays.sort_by_key(|d| d.0);
-    fast_overruns.sort_by_key(|o| o.0);
-    VirtualCosts {
-        fast_step: cost(&raw.fast_cost),
-        implicit_step: cost(&raw.implicit_cost),
-        wake_latency: cost(&raw.wake_latency),
-        implicit_delays,
-        fast_overruns,
+impl ConfigText<'_> {
+    /// The virtual clock's costs and injected faults, sorted by time; each
+    /// stall lasts more than 0 and at most a run, and none begins before
+    /// the one before it ends.
+    pub(super) fn virtual_costs(&self, raw: &RawVirtualClock) -> Result<VirtualCosts, ConfigError> {
+        let nanos = |d: &Spanned<Duration>| tandem_runtime::tandem::clock::nanos(d.get_ref().seconds());
+        let cost = |d: &Option<Spanned<Duration>>| d.as_ref().map_or(0, nanos);
+        let mut implicit_delays: Vec<(i64, i64)> = raw
+            .implicit_delays
+            .iter()
+            .map(|d| (nanos(&d.at), nanos(&d.delay)))
+            .collect();
+        let mut fast_overruns: Vec<(i64, i64)> = raw
+            .fast_overruns
+            .iter()
+            .map(|o| (nanos(&o.at), nanos(&o.extra)))
+            .collect();
+        // The sort is stable: injections at one time keep the file's order.
+        implicit_delays.sort_by_key(|d| d.0);
+        fast_overruns.sort_by_key(|o| o.0);
+        let mut stalls = Vec::with_capacity(raw.stalls.len());
+        for (i, stall) in raw.stalls.iter().enumerate() {
+            let key = format!("virtual_clock.stalls[{i}]");
+            let duration = given(&Some(stall.duration.clone()), Duration::default());
+            self.within(&duration, &format!("{key}.duration"), (0.0, MAX_DURATION), "60ms")?;
+            stalls.push((nanos(&stall.at), nanos(&stall.duration), i));
+        }
+        stalls.sort_by_key(|s| s.0);
+        for pair in stalls.windows(2) {
+            let ((at, duration, _), (next, _, i)) = (pair[0], pair[1]);
+            if next < at + duration {
+                let span = raw.stalls[i].at.span();
+                return Err(self.error(
+                    Some(span),
+                    &format!("virtual_clock.stalls[{i}].at"),
+                    "begins before the stall before it ends; give stalls that do not overlap (or one longer stall)"
+                        .to_string(),
+                ));
+            }
+        }
+        Ok(VirtualCosts {
+            fast_step: cost(&raw.fast_cost),
+            implicit_step: cost(&raw.implicit_cost),
+            wake_latency: cost(&raw.wake_latency),
+            implicit_delays,
+            fast_overruns,
+            stalls: stalls.into_iter().map(|(at, duration, _)| (at, duration)).collect(),
+        })
     }
 }

@@ -51,7 +51,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         settings,
         inputs,
         record,
-        virtual_costs: inputs::virtual_costs(&raw.virtual_clock),
+        virtual_costs: text.virtual_costs(&raw.virtual_clock)?,
         buses,
         serial,
         bus_log,

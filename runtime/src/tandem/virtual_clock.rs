@@ -23,6 +23,34 @@ pub struct VirtualCosts {
     /// `(at, extra)`: the first frame waking at or after `at` computes
     /// `extra` longer. Sorted by `at`.
     pub fast_overruns: Vec<(Nanos, Nanos)>,
+    /// `(at, duration)`: the whole process stops at `at` for `duration`
+    /// (a host stall: SIGSTOP, a descheduled VM): neither thread wakes or
+    /// computes in it, and work under way when it begins ends that much
+    /// later. Sorted by `at`, not overlapping.
+    pub stalls: Vec<(Nanos, Nanos)>,
+}
+
+impl VirtualCosts {
+    /// When a thread that may run from `t` runs: after the stall `t` falls
+    /// in, if any.
+    fn runnable(&self, t: Nanos) -> Nanos {
+        self.stalls
+            .iter()
+            .find(|&&(at, duration)| at <= t && t < at + duration)
+            .map_or(t, |&(at, duration)| at + duration)
+    }
+
+    /// When `work` ns of computing that may start at `start` ends, the
+    /// stalls it meets included.
+    fn finished(&self, start: Nanos, work: Nanos) -> Nanos {
+        let mut end = self.runnable(start) + work;
+        for &(at, duration) in &self.stalls {
+            if at >= start && at < end {
+                end += duration;
+            }
+        }
+        end
+    }
 }
 
 /// The virtual clock, which also runs the implicit side whenever virtual
@@ -69,7 +97,7 @@ impl<'a> VirtualClock<'a> {
                 self.free = done;
                 self.pending = None;
             }
-            let start = self.free.max(self.now);
+            let start = self.costs.runnable(self.free.max(self.now));
             if start > until {
                 return;
             }
@@ -83,9 +111,9 @@ impl<'a> VirtualClock<'a> {
             match side.try_step() {
                 StepOutcome::Stepped => {
                     side.metrics().implicit_compute.record(cost as f64);
-                    self.pending = Some(start + cost);
+                    self.pending = Some(self.costs.finished(start, cost));
                 }
-                StepOutcome::Failed | StepOutcome::Resynced => self.free = start + cost,
+                StepOutcome::Failed | StepOutcome::Resynced => self.free = self.costs.finished(start, cost),
                 StepOutcome::Waiting => return,
             }
         }
@@ -98,7 +126,7 @@ impl Clock for VirtualClock<'_> {
     }
 
     fn sleep_until(&mut self, deadline: Nanos) {
-        let wake = deadline.max(self.now) + self.costs.wake_latency;
+        let wake = self.costs.runnable(deadline.max(self.now) + self.costs.wake_latency);
         self.run_implicit(wake);
         self.now = wake;
     }
@@ -111,15 +139,16 @@ impl Clock for VirtualClock<'_> {
                 self.next_overrun += 1;
             }
         }
-        self.run_implicit(self.now + cost);
-        self.now += cost;
+        let done = self.costs.finished(self.now, cost);
+        self.run_implicit(done);
+        self.now = done;
     }
 }
 
 /// Runs `frames` frames of `fast` (with `implicit` alongside, unless the
 /// policy is `explicit`) in virtual time, calling `between` after each
-/// frame (to drain recordings and feed the next frame's inputs); `between`
-/// breaks to stop early. Stops at the first frame that fails.
+/// slot served (to drain recordings and feed the next slot's inputs);
+/// `between` breaks to stop early. Stops at the first frame that fails.
 pub fn run_virtual(
     fast: &mut FastSide,
     implicit: Option<&mut ImplicitSide>,
@@ -129,14 +158,15 @@ pub fn run_virtual(
     between: &mut dyn FnMut(u64) -> ControlFlow<()>,
 ) -> Result<(), FastError> {
     let mut clock = VirtualClock::new(costs, implicit);
-    for k in 0..frames {
-        clock.sleep_until(k as Nanos * frame);
-        fast.frame(k, &mut clock)?;
-        if between(k).is_break() {
+    let mut slot = 0;
+    while slot < frames {
+        clock.sleep_until(slot as Nanos * frame);
+        let served = fast.frame(slot, &mut clock)?;
+        if between(served - 1).is_break() {
             return Ok(());
         }
+        slot = served;
     }
     clock.sleep_until(frames as Nanos * frame);
-    fast.close(frames);
-    Ok(())
+    fast.close(frames, &mut clock)
 }
