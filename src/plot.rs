@@ -299,7 +299,11 @@ mod tests {
     fn two_signals(n: usize) -> Trace {
         let time: Vec<f64> = (0..n).map(|i| i as f64 * 1e-3).collect();
         let rows = time.iter().map(|t| vec![t.sin(), t.cos()]).collect();
-        Trace { time, rows }
+        Trace {
+            time,
+            rows,
+            ..Trace::default()
+        }
     }
 
     #[test]
@@ -363,6 +367,7 @@ mod tests {
                 Trace {
                     time: vec![0.5],
                     rows: vec![vec![1.0, 2.0]],
+                    ..Trace::default()
                 },
             ),
             (
@@ -370,6 +375,7 @@ mod tests {
                 Trace {
                     time: vec![0.0, 1.0, 2.0],
                     rows: vec![vec![3.0, 0.0]; 3],
+                    ..Trace::default()
                 },
             ),
             (
@@ -377,6 +383,7 @@ mod tests {
                 Trace {
                     time: vec![0.0, 1.0, 2.0],
                     rows: vec![vec![f64::NAN, 1.0], vec![1.0, f64::NAN], vec![f64::INFINITY, 2.0]],
+                    ..Trace::default()
                 },
             ),
             (
@@ -384,6 +391,7 @@ mod tests {
                 Trace {
                     time: vec![0.0, 1.0],
                     rows: vec![vec![1.0], vec![]],
+                    ..Trace::default()
                 },
             ),
             (
@@ -391,6 +399,7 @@ mod tests {
                 Trace {
                     time: vec![0.0, 1.0],
                     rows: vec![vec![f64::MAX, -f64::MAX], vec![-f64::MAX, f64::MAX]],
+                    ..Trace::default()
                 },
             ),
         ];

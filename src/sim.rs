@@ -281,6 +281,6 @@ pub fn csv_file(
             results.join(format!("{}.csv", file_stem(source)))
         }
     };
-    let csv = CsvRecorder::create(&out, names).with_context(|| format!("cannot create {}", out.display()))?;
+    let csv = CsvRecorder::create(&out, names, None).with_context(|| format!("cannot create {}", out.display()))?;
     Ok((out, csv))
 }

@@ -90,9 +90,10 @@ fn float(v: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} in {v:#}"))
 }
 
-/// Frames by source, in the order explicit, implicit, catch-up, extrapolated.
-fn sources(v: &Value) -> [u64; 4] {
-    ["explicit", "implicit", "catch-up", "extrapolated"].map(|s| int(v, &format!("/sources/{s}")))
+/// Frames by source, in the order fast, implicit, catch-up, extrapolated,
+/// held, skipped.
+fn sources(v: &Value) -> [u64; 6] {
+    ["fast", "implicit", "catch-up", "extrapolated", "held", "skipped"].map(|s| int(v, &format!("/sources/{s}")))
 }
 
 const HEADER: [&str; 7] = [
@@ -201,7 +202,7 @@ fn stats_json_holds_the_summary() {
     // Frame 0 has no implicit result yet; from frame 1 on, the implicit step
     // started at the end of each frame (300 µs) is published before the next
     // one: every later frame takes the implicit state of its own time.
-    assert_eq!(sources(&s), [1, 1999, 0, 0]);
+    assert_eq!(sources(&s), [1, 1999, 0, 0, 0, 0]);
     // The default costs fit the frame: 20 µs of fast work, due at 0.8 ms.
     assert_eq!(int(&s, "/missed/total"), 0);
     assert_eq!((int(&s, "/missed/woke_late"), int(&s, "/missed/overrun")), (0, 0));
@@ -320,7 +321,7 @@ extra = "1ms"
     // its time, published at 1000.3 ms.
     //
     // Explicit: frame 0 and frames 501–503.
-    assert_eq!(sources(&s), [4, 1995, 1, 0]);
+    assert_eq!(sources(&s), [4, 1995, 1, 0, 0, 0]);
     assert_eq!(int(&s, "/missed/total"), 1);
     assert_eq!((int(&s, "/missed/overrun"), int(&s, "/missed/woke_late")), (1, 0));
     assert_eq!(int(&s, "/stale_results"), 0);
@@ -426,7 +427,7 @@ fn rk4_alone_fails_on_the_stiff_ev_plant_and_keeps_what_it_recorded() {
     let s = read_json(&dir.join("stats.json"));
     let frames = int(&s, "/frames");
     assert!(frames > 0 && frames < 20_000, "{frames}");
-    assert_eq!(sources(&s), [frames, 0, 0, 0]);
+    assert_eq!(sources(&s), [frames, 0, 0, 0, 0, 0]);
     assert_eq!(int(&s, "/implicit/steps"), 0);
     let failure = s["failure"].as_str().expect("a failure");
     assert!(
@@ -459,7 +460,7 @@ fn ros34pw2_alone_follows_the_stiff_ev_plant_where_rk4_diverges() {
     let stdout = run_ok(&dir, &["alone.toml", "--virtual-clock", "--stats-json", "stats.json"]);
     assert!(stdout.contains("policy explicit, ros34pw2 + matrices only"), "{stdout}");
     let s = read_json(&dir.join("stats.json"));
-    assert_eq!(sources(&s), [20_000, 0, 0, 0]);
+    assert_eq!(sources(&s), [20_000, 0, 0, 0, 0, 0]);
     assert_eq!(int(&s, "/implicit/steps"), 0);
     assert!(s["failure"].is_null(), "{s:#}");
     let alone = common::Table::read(&dir.join("results/ev-run.csv"));

@@ -61,6 +61,7 @@ fn run_ev(settings: &TandemSettings, costs: Option<&VirtualCosts>, record: bool)
         file: None,
         signals: (0..outputs).collect(),
         decimation: 1,
+        frame_source: false,
     });
     let clock = match costs {
         Some(costs) => {
@@ -417,7 +418,7 @@ pub fn rate(seconds: f64) -> anyhow::Result<()> {
                 m.missed_woke_late.get(),
                 m.missed_overrun.get(),
                 c.at_least(deadline_us),
-                m.from_source(FrameSource::Explicit),
+                m.from_source(FrameSource::Fast),
                 m.from_source(FrameSource::CatchUp),
                 m.stale_results.get(),
                 m.resyncs.get(),

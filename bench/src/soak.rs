@@ -49,7 +49,7 @@ fn status_kib(field: &str) -> Option<u64> {
 struct Watch {
     metrics: Arc<Metrics>,
     /// Frames by source at the last sample.
-    sources: [u64; 4],
+    sources: [u64; FrameSource::ALL.len()],
     samples: Vec<(f64, u64)>,
     /// Each interval's share of frames not from their own implicit result.
     late: Vec<f64>,
@@ -142,7 +142,7 @@ pub fn run(
     );
     let mut watch = Watch {
         metrics: Arc::clone(session.metrics()),
-        sources: [0; 4],
+        sources: [0; FrameSource::ALL.len()],
         samples: Vec::new(),
         late: Vec::new(),
     };

@@ -57,6 +57,8 @@ pub struct RecordConfig {
     pub signals: Option<Vec<Located<String>>>,
     /// Record every `decimation`-th frame; at least 1.
     pub decimation: u32,
+    /// Add a column with each frame's source (what its slot sent).
+    pub frame_source: bool,
 }
 
 /// A validated run configuration.

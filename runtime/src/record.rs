@@ -9,35 +9,57 @@ use std::path::Path;
 pub trait Recorder {
     /// Records the outputs `y` at time `t`.
     fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()>;
+    /// Records the outputs `y` at time `t` with a label for the row (a
+    /// real-time frame's source); by default the label is dropped.
+    fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
+        let _ = label;
+        self.record(t, y)
+    }
     /// Flushes whatever is buffered.
     fn finish(&mut self) -> io::Result<()> {
         Ok(())
     }
 }
 
-/// Writes `time,<output names>` then one row per instant. Values are
-/// written with Rust's shortest round-trip formatting, so reading them back
-/// gives the same bits.
+/// Writes `time,<output names>` then one row per instant, and the rows'
+/// labels in a last column when it has one. Values are written with Rust's
+/// shortest round-trip formatting, so reading them back gives the same
+/// bits.
 pub struct CsvRecorder<W: Write> {
     out: W,
+    labelled: bool,
 }
 
 impl CsvRecorder<BufWriter<File>> {
-    /// Creates `path` and writes the header.
-    pub fn create(path: &Path, names: &[String]) -> io::Result<Self> {
-        CsvRecorder::new(BufWriter::new(File::create(path)?), names)
+    /// Creates `path` and writes the header (with a last column `label`
+    /// for the rows' labels, if given).
+    pub fn create(path: &Path, names: &[String], label: Option<&str>) -> io::Result<Self> {
+        CsvRecorder::new(BufWriter::new(File::create(path)?), names, label)
     }
 }
 
 impl<W: Write> CsvRecorder<W> {
-    /// Writes the header to `out`.
-    pub fn new(mut out: W, names: &[String]) -> io::Result<Self> {
+    /// Writes the header to `out` (with a last column `label` for the
+    /// rows' labels, if given).
+    pub fn new(mut out: W, names: &[String], label: Option<&str>) -> io::Result<Self> {
         write!(out, "time")?;
-        for name in names {
+        for name in names.iter().map(String::as_str).chain(label) {
             write!(out, ",{}", csv_field(name))?;
         }
         writeln!(out)?;
-        Ok(CsvRecorder { out })
+        Ok(CsvRecorder {
+            out,
+            labelled: label.is_some(),
+        })
+    }
+
+    /// The values of a row, without its end.
+    fn values(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
+        write!(self.out, "{t}")?;
+        for v in y {
+            write!(self.out, ",{v}")?;
+        }
+        Ok(())
     }
 }
 
@@ -52,11 +74,16 @@ fn csv_field(name: &str) -> String {
 
 impl<W: Write> Recorder for CsvRecorder<W> {
     fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
-        write!(self.out, "{t}")?;
-        for v in y {
-            write!(self.out, ",{v}")?;
+        self.values(t, y)?;
+        // A row without a label leaves the label column empty.
+        writeln!(self.out, "{}", if self.labelled { "," } else { "" })
+    }
+    fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
+        if !self.labelled {
+            return self.record(t, y);
         }
-        writeln!(self.out)
+        self.values(t, y)?;
+        writeln!(self.out, ",{label}")
     }
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
@@ -77,6 +104,9 @@ pub struct Trace {
     pub time: Vec<f64>,
     /// Recorded outputs, one row per time.
     pub rows: Vec<Vec<f64>>,
+    /// The labels of the rows recorded with one (a real-time frame's
+    /// source), in order.
+    pub labels: Vec<&'static str>,
 }
 
 impl Trace {
@@ -92,6 +122,10 @@ impl Recorder for Trace {
         self.rows.push(y.to_vec());
         Ok(())
     }
+    fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
+        self.labels.push(label);
+        self.record(t, y)
+    }
 }
 
 /// Sends each row to two recorders.
@@ -101,6 +135,10 @@ impl Recorder for Both<'_> {
     fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
         self.0.record(t, y)?;
         self.1.record(t, y)
+    }
+    fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
+        self.0.record_labelled(t, y, label)?;
+        self.1.record_labelled(t, y, label)
     }
     fn finish(&mut self) -> io::Result<()> {
         self.0.finish()?;
@@ -116,7 +154,7 @@ mod tests {
     fn csv_rows_round_trip_exactly() {
         let mut buf = Vec::new();
         {
-            let mut r = CsvRecorder::new(&mut buf, &["a".into(), "b,c".into()]).unwrap();
+            let mut r = CsvRecorder::new(&mut buf, &["a".into(), "b,c".into()], None).unwrap();
             r.record(0.1, &[1.0 / 3.0, -2.5e-300]).unwrap();
             r.finish().unwrap();
         }
@@ -130,5 +168,18 @@ mod tests {
             .map(|v| v.parse().unwrap())
             .collect();
         assert_eq!(row, vec![0.1, 1.0 / 3.0, -2.5e-300]);
+    }
+
+    #[test]
+    fn a_label_column_holds_each_rows_label() {
+        let mut buf = Vec::new();
+        {
+            let mut r = CsvRecorder::new(&mut buf, &["a".into()], Some("frame_source")).unwrap();
+            r.record_labelled(0.0, &[1.5], "implicit").unwrap();
+            r.record_labelled(0.001, &[2.0], "held").unwrap();
+            r.record(0.002, &[2.5]).unwrap();
+        }
+        let text = String::from_utf8(buf).unwrap();
+        assert_eq!(text, "time,a,frame_source\n0,1.5,implicit\n0.001,2,held\n0.002,2.5,\n");
     }
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tandem_models::diagram::{self, compile_str};
 use tandem_models::Model;
 use tandem_runtime::tandem::inputs::Profile;
-use tandem_runtime::tandem::metrics::FrameSource::{CatchUp, Explicit, Implicit};
+use tandem_runtime::tandem::metrics::FrameSource::{CatchUp, Fast, Implicit};
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
 use tandem_runtime::{Method, WMethod};
@@ -141,8 +141,50 @@ fn the_ball_bounces_on_its_closed_form_under_every_policy_with_late_results() {
                     assert!(r.sources.contains(&CatchUp), "{method}: the delays make catch-ups");
                 }
                 Policy::Select => assert!(m.implicit_late.get() >= 3),
-                Policy::Explicit => assert!(r.sources.iter().all(|&s| s == Explicit)),
+                Policy::Explicit => assert!(r.sources.iter().all(|&s| s == Fast)),
             }
+        }
+    }
+}
+
+#[test]
+fn the_ball_bounces_on_its_closed_form_through_stalls_around_its_impacts() {
+    let reference = reference();
+    // The process stops for 60 ms from 10 ms before each of the first three
+    // impacts (the impact falls in frames computed after their slots
+    // passed), and for 30 ms right after the fourth.
+    let mut costs = costs();
+    costs.stalls = reference.impacts[..3]
+        .iter()
+        .map(|&t| ((t * 1e3) as i64 * MS - 10 * MS + 250_000, 60 * MS))
+        .collect();
+    costs
+        .stalls
+        .push(((reference.impacts[3] * 1e3) as i64 * MS + 2 * MS, 30 * MS));
+    for method in [
+        FastMethod::Explicit(Method::Rk4),
+        FastMethod::LinearlyImplicit(WMethod::Ros34pw2),
+    ] {
+        for policy in POLICIES {
+            let r = run(ball().as_ref(), &settings(policy, method, 12.0), &costs, no_inputs());
+            assert_eq!(r.failure, None);
+            assert_eq!(r.rows.len(), 12_000, "{method} under {policy}: every frame recorded");
+            for (k, row) in r.rows.iter().enumerate() {
+                let t = k as f64 * 1e-3;
+                let (x, v) = reference.at(t);
+                assert!(
+                    (row[0] - x).abs() < 1e-9 && (row[1] - v).abs() < 1e-8,
+                    "{method} under {policy}, t = {t} ({:?}): ({}, {}) vs ({x}, {v})",
+                    r.sources[k],
+                    row[0],
+                    row[1]
+                );
+            }
+            assert_eq!(bounces(&r), 4, "{method} under {policy}");
+            let m = &r.tandem.metrics;
+            assert_eq!(m.fast_events.located.get(), 4, "{method} under {policy}");
+            assert_eq!(m.stalls.snapshot().count, 4, "{method} under {policy}");
+            assert_eq!(m.outputs_clamped.get() + m.unusable(), 0);
         }
     }
 }

@@ -4,7 +4,7 @@
 use tandem_models::{Layout, Model, StateRef, Variable};
 use tandem_runtime::tandem::assemble::Tandem;
 use tandem_runtime::tandem::inputs::Profile;
-use tandem_runtime::tandem::metrics::FrameSource::{self, CatchUp, Explicit, Extrapolated, Implicit};
+use tandem_runtime::tandem::metrics::FrameSource::{self, CatchUp, Extrapolated, Fast, Held, Implicit};
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{FastMethod, ImplicitSolver, Policy, TandemSettings};
 use tandem_runtime::{FixedStepper, Method, ModelOde};
@@ -55,11 +55,12 @@ fn settings(policy: Policy, frames: u64) -> TandemSettings {
     support::settings(policy, FastMethod::Explicit(Method::Rk4), frames)
 }
 
-/// A run of `model` with the ramp `u = t` as its input, and its first
-/// output frame by frame.
+/// A run of `model` with the ramp `u = t` as its input: its first output
+/// frame by frame as computed (recorded) and as each slot sent it.
 struct Run {
     sources: Vec<FrameSource>,
     outputs: Vec<f64>,
+    sent: Vec<f64>,
     tandem: Tandem,
     failure: Option<String>,
 }
@@ -70,6 +71,7 @@ fn run(model: &dyn Model, settings: &TandemSettings, costs: &VirtualCosts) -> Ru
     Run {
         sources: r.sources,
         outputs: r.rows.iter().map(|row| row[0]).collect(),
+        sent: r.sent.iter().map(|(_, y)| y[0]).collect(),
         tandem: r.tandem,
         failure: r.failure,
     }
@@ -102,9 +104,9 @@ fn select_uses_each_implicit_state_that_is_ready_and_the_explicit_one_otherwise(
     costs.implicit_delays = vec![(5 * MS, 1_500_000)];
     let r = run(&model, &settings(Policy::Select, 12), &costs);
     let mut expected = vec![Implicit; 12];
-    expected[0] = Explicit; // nothing computed yet
-    expected[6] = Explicit; // the result for 6 ms comes at 6.8 ms
-    expected[7] = Explicit; // the one for 7 ms at 7.1 ms
+    expected[0] = Fast; // nothing computed yet
+    expected[6] = Fast; // the result for 6 ms comes at 6.8 ms
+    expected[7] = Fast; // the one for 7 ms at 7.1 ms
     assert_eq!(r.sources, expected);
     let chain = backward_euler(50.0, 12);
     for (k, (&y, s)) in r.outputs.iter().zip(&r.sources).enumerate() {
@@ -128,8 +130,8 @@ fn correct_restarts_from_the_newest_implicit_state_and_catches_up() {
     costs.implicit_delays = vec![(5 * MS, 1_500_000)];
     let r = run(&model, &settings(Policy::Correct, 12), &costs);
     let mut expected = vec![Implicit; 12];
-    expected[0] = Explicit;
-    expected[6] = Explicit; // the result for 5 ms was used at frame 5
+    expected[0] = Fast;
+    expected[6] = Fast; // the result for 5 ms was used at frame 5
     expected[7] = CatchUp; // the result for 6 ms (at 6.8 ms), one frame re-integrated
     assert_eq!(r.sources, expected);
     // Frame 7 = one RK4 step from the implicit state at 6 ms with u(6 ms).
@@ -154,7 +156,7 @@ fn correct_ignores_results_older_than_max_catchup_and_the_implicit_side_catches_
     costs.implicit_delays = vec![(5 * MS, 10 * MS)]; // step to 6 ms ends at 15.3 ms
     let r = run(&model, &settings(Policy::Correct, 40), &costs);
     let m = &r.tandem.metrics;
-    assert!(r.sources[6..16].iter().all(|&s| s == Explicit));
+    assert!(r.sources[6..16].iter().all(|&s| s == Fast));
     assert!(m.stale_results.get() >= 1, "a result 10 frames old is not used");
     assert_eq!(m.resyncs.get(), 0, "10 ms is within max_lag (20 ms)");
     assert_eq!(*r.sources.last().unwrap(), Implicit, "the implicit side caught up");
@@ -184,7 +186,10 @@ fn a_frame_late_at_its_output_deadline_sends_extrapolated_outputs() {
     costs.implicit_delays = vec![(9 * MS, 2 * MS)];
     let r = run(&model, &settings(Policy::Select, 14), &costs);
     assert_eq!(r.sources[10], Extrapolated);
-    assert_eq!(r.outputs[10], 2.0 * r.outputs[9] - r.outputs[8]);
+    assert_eq!(r.sent[10], 2.0 * r.outputs[9] - r.outputs[8]);
+    // The recording keeps what the frame computed.
+    assert_ne!(r.outputs[10], r.sent[10]);
+    assert_eq!(r.sent[11], r.outputs[11]);
     assert_eq!(r.tandem.metrics.missed_overrun.get(), 1);
     assert_eq!(r.tandem.metrics.missed(), 1);
     // The state computed late still carries on.
@@ -202,8 +207,8 @@ fn a_late_frame_whose_implicit_result_was_on_time_sends_it() {
     // stands: only the fast side was late.
     assert_eq!(r.tandem.metrics.missed_overrun.get(), 1);
     assert_eq!(r.sources[10], Implicit);
-    assert_eq!(r.outputs[10].to_bits(), on_time.outputs[10].to_bits());
-    assert_ne!(r.outputs[10], 2.0 * r.outputs[9] - r.outputs[8]);
+    assert_eq!(r.sent[10].to_bits(), on_time.outputs[10].to_bits());
+    assert_ne!(r.sent[10], 2.0 * r.outputs[9] - r.outputs[8]);
 }
 
 #[test]
@@ -217,7 +222,8 @@ fn a_late_wake_up_is_a_miss_of_its_own_cause() {
         4,
         "all but the first, which has nothing to extrapolate"
     );
-    assert_eq!(r.sources[1..], [Extrapolated; 4]);
+    // Frame 1 has one computed frame before it: held, not extrapolated.
+    assert_eq!(r.sources[1..], [Held, Extrapolated, Extrapolated, Extrapolated]);
 }
 
 #[test]
@@ -225,7 +231,7 @@ fn explicit_only_equals_plain_explicit_steps_bit_for_bit() {
     let model = Lag::new(50.0);
     let r = run(&model, &settings(Policy::Explicit, 50), &costs());
     assert!(r.tandem.implicit.is_none());
-    assert!(r.sources.iter().all(|&s| s == Explicit));
+    assert!(r.sources.iter().all(|&s| s == Fast));
     // The same explicit steps with u = t sampled and held per step.
     let mut x = 0.0f64;
     let mut rk = tandem_runtime::ExplicitRk::new(Method::Rk4, 1);

@@ -229,7 +229,7 @@ pub fn csv(table: Arc<Table>) -> Body {
     let pending = Pending::default();
     let (first, end) = table.kept_rows();
     // Writing into memory cannot fail.
-    let recorder = CsvRecorder::new(pending.clone(), &table.columns()[1..]).ok();
+    let recorder = CsvRecorder::new(pending.clone(), &table.columns()[1..], None).ok();
     let most = (CSV_VALUES / table.columns.len()).max(1);
     let state = (table, recorder, pending, first);
     let pieces = stream::unfold(state, move |(table, mut recorder, pending, next)| async move {

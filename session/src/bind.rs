@@ -63,6 +63,8 @@ pub struct BoundRecording {
     pub signals: Vec<usize>,
     /// Every how many frames.
     pub decimation: u64,
+    /// Whether the CSV file has a column with each frame's source.
+    pub frame_source: bool,
 }
 
 /// A bus bound to the model.
@@ -182,6 +184,7 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
                     .collect::<Result<_, _>>()?,
             },
             decimation: u64::from(r.decimation),
+            frame_source: r.frame_source,
         }),
     };
     let frame = config.settings.frame;

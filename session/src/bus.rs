@@ -26,7 +26,7 @@ use crate::device::{
 };
 use crate::fault::{Fault, FaultInbox, FaultPlan, FaultQueue, FaultSlots, Faults};
 use crate::inputs::{sample_queue, MessageInputs, ReadHalf, SampleSender};
-use crate::log::{wall_ns, FaultMark, LogProducer, Logged, LoggedFrame};
+use crate::log::{wall_ns, FaultMark, LogProducer, Logged, LoggedFrame, StallMark};
 use crate::mapping::{BusMap, RxOutcome, Sample};
 use crate::metrics::{DeviceMetrics, MessageE2e};
 use crate::protection;
@@ -207,6 +207,8 @@ pub struct BusWriter {
     /// Per sent message: its E2E protector.
     protectors: Vec<Option<Protector>>,
     faults: Faults,
+    /// The frame written last, if any.
+    written: Option<u64>,
 }
 
 impl BusWriter {
@@ -234,6 +236,7 @@ impl BusWriter {
             ready: Vec::with_capacity(Faults::room(most)),
             protectors,
             faults,
+            written: None,
         }
     }
 }
@@ -268,7 +271,8 @@ impl DeviceWriter for BusWriter {
         }
         let map = &*self.map;
         let protectors = &mut self.protectors;
-        let clamped = map.encode_due(k, y, |i, payload| {
+        let previous = self.written.replace(k);
+        let clamped = map.encode_due(previous, k, y, |i, payload| {
             let tx = &map.tx[i];
             faults.override_signals(i, &tx.message, payload);
             if let Some(protector) = &mut protectors[i] {
@@ -288,6 +292,20 @@ impl DeviceWriter for BusWriter {
             }
         });
         self.metrics.tx_clamped.add(clamped);
+    }
+
+    fn skipped(&mut self, from: u64, to: u64) {
+        // Made due for the boundary at `from`: stale now.
+        self.metrics.tx_stale.add(self.ready.len() as u64);
+        self.ready.clear();
+        if let Some((log, clock)) = &mut self.log {
+            let record = LoggedFrame {
+                time_ns: log_time(*clock, to),
+                bus: self.bus,
+                what: Logged::Stall(StallMark { from, to }),
+            };
+            log.log(record, &self.metrics.log_dropped);
+        }
     }
 
     fn boundary(&mut self, k: u64) {

@@ -111,6 +111,12 @@ pub trait DeviceWriter: Send {
     fn boundary(&mut self, k: u64) {
         let _ = k;
     }
+    /// Slots `from..to` passed while the fast thread did not run (see
+    /// [`OutputSink::skipped`](tandem_runtime::tandem::outputs::OutputSink::skipped)):
+    /// what the slot before them made due is stale, not to be sent late.
+    fn skipped(&mut self, from: u64, to: u64) {
+        let _ = (from, to);
+    }
 }
 
 /// A device's real-time halves.

@@ -83,6 +83,16 @@ pub struct SampleReceiver {
     ring: HeapCons<Sample>,
 }
 
+impl SampleReceiver {
+    /// The oldest sample, if it was taken by `until` (s).
+    fn pop_until(&mut self, until: f64) -> Option<Sample> {
+        if self.ring.try_peek()?.time > until + EPS {
+            return None;
+        }
+        self.ring.try_pop()
+    }
+}
+
 /// A sample queue of `capacity` samples for a device whose messages drive
 /// `slots` (message, input) pairs in all (room for `slots` more is added
 /// for samples that wait).
@@ -215,11 +225,13 @@ impl DeviceInputs {
     }
 }
 
-impl InputSource for DeviceInputs {
-    fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
-        let base_time = self.base.read(t, u);
+impl DeviceInputs {
+    /// The inputs at frame time `t` from the samples taken up to `until`
+    /// (all queued samples when infinite), with the timeouts that passed by
+    /// `t`.
+    fn take(&mut self, t: f64, until: f64, base_time: f64, u: &mut [f64]) -> f64 {
         for device in &mut self.devices {
-            while let Some(s) = device.queue.ring.try_pop() {
+            while let Some(s) = device.queue.pop_until(until) {
                 self.latest[s.input as usize] = s.value;
                 let m = &mut device.messages[s.message as usize];
                 if s.fresh {
@@ -261,6 +273,21 @@ impl InputSource for DeviceInputs {
         } else {
             base_time
         }
+    }
+}
+
+impl InputSource for DeviceInputs {
+    fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
+        let base_time = self.base.read(t, u);
+        self.take(t, f64::INFINITY, base_time, u)
+    }
+
+    /// A frame computed after its slot (catching up after a stall) takes
+    /// only the samples received by its time; later ones wait for the
+    /// frames of their time.
+    fn read_late(&mut self, t: f64, u: &mut [f64]) -> f64 {
+        let base_time = self.base.read_late(t, u);
+        self.take(t, t, base_time, u)
     }
 }
 

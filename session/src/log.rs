@@ -48,6 +48,8 @@ pub enum Logged {
     Frame(CanFrame, Direction),
     /// A fault of the bus beginning or ending.
     Mark(FaultMark),
+    /// Slots that passed while the run was stalled.
+    Stall(StallMark),
 }
 
 /// A fault of a bus beginning or ending, as the bus log marks it.
@@ -57,6 +59,17 @@ pub struct FaultMark {
     pub slot: u16,
     /// Whether it begins (else it ends).
     pub begins: bool,
+}
+
+/// Slots `from..to` that passed while the run did not run (a stall of the
+/// process): nothing was sent in them. Marked at the boundary of slot
+/// `to`, where sending resumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StallMark {
+    /// The first slot that passed.
+    pub from: u64,
+    /// The slot sending resumed at.
+    pub to: u64,
 }
 
 /// Records in flight from one thread to the writer.
@@ -205,6 +218,18 @@ impl LogHub {
                                 if let Some(slots) = faults.get(usize::from(r.bus)).and_then(Option::as_ref) {
                                     slots.with_description(usize::from(mark.slot), |d| text.push_str(d));
                                 }
+                                file.comment(r.time_ns, &text)?;
+                                continue;
+                            }
+                            Logged::Stall(StallMark { from, to }) => {
+                                text.clear();
+                                let _ = write!(
+                                    text,
+                                    "tandem stall on {bus}: slots {from} to {} passed while the run was stopped, \
+                                     nothing was sent in them ({} frames); sending resumes here",
+                                    to - 1,
+                                    to - from
+                                );
                                 file.comment(r.time_ns, &text)?;
                                 continue;
                             }

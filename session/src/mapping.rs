@@ -7,6 +7,16 @@ use tandem_io::dbc::{Message, Multiplex};
 use tandem_io::e2e;
 use tandem_io::frame::{CanFrame, CLASSIC_MAX_LEN};
 
+/// Whether something sent every `period` frames is due after frame `k`,
+/// when the frame written before it was `previous` (none: `k` is the
+/// first): a multiple of the period in `previous + 1 ..= k`. After a stall,
+/// whose slots wrote nothing, what fell due in them is due once, with frame
+/// `k`'s values, not once per slot missed.
+pub fn due(period: u64, previous: Option<u64>, k: u64) -> bool {
+    let first = previous.map_or(0, |p| p + 1);
+    k / period * period >= first
+}
+
 /// A received message and the model inputs its signals drive.
 #[derive(Clone, Debug)]
 pub struct RxMessage {
@@ -152,14 +162,21 @@ impl BusMap {
         RxOutcome::Mapped(index)
     }
 
-    /// Encodes the messages due after frame `k`, whose output slots hold
-    /// `values`, calling `send` with each message's index in [`BusMap::tx`]
-    /// and payload (one per multiplexor group; the frame is
+    /// Encodes the messages due after frame `k` (the frame written before
+    /// it being `previous`, see [`due`]), whose output slots hold `values`,
+    /// calling `send` with each message's index in [`BusMap::tx`] and
+    /// payload (one per multiplexor group; the frame is
     /// [`TxMessage::frame`]). Returns how many values were clamped to their
     /// signal's range.
-    pub fn encode_due(&self, k: u64, values: &[f64], mut send: impl FnMut(usize, &mut [u8])) -> u64 {
+    pub fn encode_due(
+        &self,
+        previous: Option<u64>,
+        k: u64,
+        values: &[f64],
+        mut send: impl FnMut(usize, &mut [u8]),
+    ) -> u64 {
         let mut clamped = 0;
-        for (index, tx) in self.tx.iter().enumerate().filter(|(_, tx)| k.is_multiple_of(tx.period)) {
+        for (index, tx) in self.tx.iter().enumerate().filter(|(_, tx)| due(tx.period, previous, k)) {
             let message = &tx.message;
             for &group in &tx.groups {
                 let mut payload = [0u8; 64];
@@ -183,5 +200,31 @@ impl BusMap {
             }
         }
         clamped
+    }
+}
+
+#[cfg(test)]
+mod due_tests {
+    use super::due;
+
+    #[test]
+    fn what_fell_due_in_skipped_slots_is_due_once_at_the_next() {
+        let sent = |previous: Option<u64>, frames: std::ops::RangeInclusive<u64>| -> Vec<u64> {
+            let mut previous = previous;
+            frames
+                .filter(|&k| {
+                    let d = due(10, previous, k);
+                    previous = Some(k);
+                    d
+                })
+                .collect()
+        };
+        assert_eq!(sent(None, 0..=35), [0, 10, 20, 30]);
+        // Slots 12 to 33 skipped: 20 and 30 fell in them; sent once, at 34.
+        assert!(due(10, Some(11), 34));
+        assert!(!due(10, Some(11), 19));
+        assert!(due(10, Some(11), 20));
+        assert!(!due(10, Some(34), 35));
+        assert!(due(10, None, 7), "a first frame after a stall at the start");
     }
 }

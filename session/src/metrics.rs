@@ -99,6 +99,9 @@ pub struct DeviceMetrics {
     pub tx_errors: Counter,
     /// Values clamped to their signal's range (transmit thread).
     pub tx_clamped: Counter,
+    /// Frames made due for a slot just before a stall, dropped instead of
+    /// sent late (fast thread).
+    pub tx_stale: Counter,
     /// Received messages that timed out (fast thread).
     pub timeouts: Counter,
     /// Log records dropped because the log writer fell behind.
@@ -144,6 +147,7 @@ impl Default for DeviceMetrics {
             tx_queue_full: Counter::default(),
             tx_errors: Counter::default(),
             tx_clamped: Counter::default(),
+            tx_stale: Counter::default(),
             timeouts: Counter::default(),
             log_dropped: Counter::default(),
             uds_requests: Counter::default(),

@@ -18,7 +18,7 @@ use crate::device::{
     Device, DeviceError, DeviceKind, DeviceWriter, Halves, IoPlacement, IoThread, Schedule, Setup, Traffic,
 };
 use crate::inputs::{sample_queue, MessageInputs, ReadHalf, SampleSender};
-use crate::mapping::Sample;
+use crate::mapping::{due, Sample};
 use crate::metrics::DeviceMetrics;
 
 /// How long the receive thread waits for a line before checking whether
@@ -47,6 +47,8 @@ struct SerialWriter {
     sender: Option<LineSender>,
     line: String,
     metrics: Arc<DeviceMetrics>,
+    /// The frame written last, if any.
+    written: Option<u64>,
 }
 
 impl DeviceWriter for SerialWriter {
@@ -55,7 +57,7 @@ impl DeviceWriter for SerialWriter {
     }
 
     fn write(&mut self, k: u64, y: &[f64]) {
-        if !k.is_multiple_of(self.map.period) {
+        if !due(self.map.period, self.written.replace(k), k) {
             return;
         }
         self.line.clear();
@@ -189,6 +191,7 @@ impl Device for SerialDevice {
                 sender,
                 line: String::with_capacity(capacity),
                 metrics: Arc::clone(&self.metrics),
+                written: None,
             }) as Box<dyn DeviceWriter>
         });
         Ok(Halves { read, write })

@@ -262,6 +262,13 @@ impl Recorder for Rows<'_> {
             None => Ok(()),
         }
     }
+    fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
+        self.observer.record(t, y);
+        match self.csv.as_mut() {
+            Some(csv) => csv.record_labelled(t, y, label),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Recording {
@@ -552,7 +559,7 @@ fn recording_file(record: &BoundRecording, results: &Path, layout: &Layout) -> R
     let file = in_results(results, file);
     let header: Vec<String> = record.signals.iter().map(|&i| layout.outputs[i].name.clone()).collect();
     let csv = create_output(&file, "cannot create the recording", |f| {
-        CsvRecorder::create(f, &header)
+        CsvRecorder::create(f, &header, record.frame_source.then_some("frame_source"))
     })?;
     Ok(Some((csv, file)))
 }

@@ -72,6 +72,12 @@ impl OutputSink for FastOutputs {
             queue.write(k, t, y);
         }
     }
+
+    fn skipped(&mut self, from: u64, to: u64) {
+        for w in &mut self.writers {
+            w.skipped(from, to);
+        }
+    }
 }
 
 /// The fast side's outputs on the virtual clock when the run shares
@@ -87,6 +93,10 @@ impl OutputSink for SendAtFrameEnd {
     fn write(&mut self, k: u64, t: f64, y: &[f64]) {
         self.0.write(k, t, y);
         self.0.boundary(k + 1);
+    }
+
+    fn skipped(&mut self, from: u64, to: u64) {
+        self.0.skipped(from, to);
     }
 }
 

@@ -2,43 +2,61 @@
 //! with the implicit side by the policy. The same code runs on the real and
 //! the virtual clock; it allocates nothing after [`FastSide::new`].
 //!
-//! A frame `k` at time `t_k` (frames are counted; `t_k` is derived from
-//! `k`, never accumulated):
-//! 1. send what the previous frame's outputs made due (the boundary);
-//! 2. read the inputs `u_k`;
-//! 3. combine: `correct` restarts from the newest implicit state of a past
+//! Frames are counted; frame `k`'s time `t_k` is derived from `k`, never
+//! accumulated. Each frame has a slot on the clock, from `t_k` to the next
+//! frame's start, and its outputs are due by the output deadline inside it.
+//! Computing frame `k`:
+//! 1. read the inputs `u_k`;
+//! 2. combine: `correct` restarts from the newest implicit state of a past
 //!    frame (continuous and discrete) and re-integrates to `t_k` with the
 //!    recorded inputs, events included; `select` takes the implicit state
 //!    of `t_k` when it is ready. Either takes it only when its modes are
 //!    this side's own: the events this side has seen are the ones the world
 //!    has seen, and a correction never undoes or invents one (a refusal is
 //!    counted as a disagreement);
-//! 4. guard: an unusable state (not finite, or far from the implicit
-//!    prediction of the same modes) takes the best substitute
+//! 3. guard: an unusable state (not finite, or far from the implicit
+//!    prediction of the same modes) takes the implicit prediction
 //!    ([`super::guard`]);
-//! 5. the major step: outputs `y_k`, discrete update and resets, the event
+//! 4. the major step: outputs `y_k`, discrete update and resets, the event
 //!    iteration;
-//! 6. send `(k, u_k, x_k, xd_k)` to the implicit thread;
-//! 7. one step to `t_{k+1}`: explicit, or linearly implicit with the
+//! 5. send `(k, u_k, x_k, xd_k)` to the implicit thread;
+//! 6. one step to `t_{k+1}`: explicit, or linearly implicit with the
 //!    newest iteration matrix; a zero crossing inside the frame is located
 //!    on the step's continuous extension, handled there, and the rest of
 //!    the frame integrated ([`super::flow`]); a model that produced a
 //!    non-finite value there (or an FMU call that failed) ends the run,
-//!    named;
-//! 8. when the frame ends after its output deadline (it woke late or
-//!    computed too long), it counts as a miss; unless its state is the
-//!    implicit result of its own time (which was on time), the outputs sent
-//!    are extrapolated from the two previous frames'. The outputs are kept
-//!    finite and within their ranges.
+//!    named.
+//!
+//! Serving slot `k` ([`FastSide::frame`]): send what the previous slot's
+//! outputs made due (the boundary), compute frame `k`, and hand its
+//! outputs to the transmitting I/O. When the slot ends after its output
+//! deadline (the thread woke late or computed too long) it counts as a
+//! miss, and unless its state is the implicit result of its own time (which
+//! was on time) the outputs sent are the two previous frames' extrapolated.
+//!
+//! A stall (the process stopped, the host starved it) is caught up, not
+//! extrapolated across: a wake-up after later slots have begun skips the
+//! slots that passed (nothing is sent late as if on time; what was due in
+//! them is sent once, at the next slot, with its outputs), and the frames
+//! of those slots are computed in order, with the inputs of their own
+//! times, before the current one: at least one per slot, then as many as
+//! the slot's deadline allows. A slot served while frames are still owed
+//! sends the newest computed outputs, extrapolated over at most
+//! [`MAX_EXTRAPOLATED_FRAMES`] frames and held beyond. Outputs are only
+//! ever extrapolated from computed ones, and no state is. Every frame is
+//! recorded once, when computed, with its computed outputs and the source
+//! its slot sent ([`FrameSource`]); a backlog longer than
+//! [`MAX_BACKLOG_SECONDS`] ends the run.
 
 use std::sync::Arc;
 
 use tandem_models::{Model, NonFinite, StateRef};
 
+use super::backlog::{Backlog, SlotFate, TooFarBehind};
 use super::clock::{nanos, Clock, Nanos};
 use super::exchange::{FrameSender, ImplicitResult, ResultReader};
 use super::flow::FrameFlow;
-use super::guard::{OutputGuard, StateGuard, Substitute};
+use super::guard::{OutputGuard, StateGuard};
 use super::hybrid::{same_modes, Boundary};
 use super::inputs::InputSource;
 use super::metrics::{FrameSource, Metrics};
@@ -49,6 +67,17 @@ use super::settings::{FastMethod, Policy, TandemSettings};
 use super::stepper::FastStepper;
 use crate::events::locator::EventLocator;
 use crate::rates::{FrameRates, RateError};
+
+/// Frames beyond the newest computed one that a slot's outputs are
+/// extrapolated over; further, they are held.
+pub const MAX_EXTRAPOLATED_FRAMES: u64 = 3;
+
+/// The longest backlog a run catches up (s of frames): a stall longer than
+/// this ends the run.
+pub const MAX_BACKLOG_SECONDS: f64 = 10.0;
+
+/// The most frames a backlog holds, whatever the frame.
+const MAX_BACKLOG_FRAMES: u64 = 1 << 20;
 
 /// Why a frame could not be computed.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -71,6 +100,20 @@ pub enum FastError {
         method: &'static str,
         /// The frame (s).
         frame: f64,
+    },
+    /// The fast thread fell further behind real time than it catches up
+    /// (a stall longer than [`MAX_BACKLOG_SECONDS`], or a model whose
+    /// frames take longer than the frame to compute).
+    #[error("at t = {time} s the fast thread was {owed} frames ({seconds} s) behind real time, more than the {most} frames a run catches up: the process was stopped or starved that long, or the model's frames take longer to compute than the frame (see the summary's fast compute); give the run a core of its own, or a longer frame")]
+    Behind {
+        /// The slot's time (s).
+        time: f64,
+        /// Frames owed.
+        owed: u64,
+        /// The same in seconds.
+        seconds: f64,
+        /// The most frames owed that a run catches up.
+        most: u64,
     },
 }
 
@@ -111,6 +154,63 @@ struct Probe {
     no_hits: Vec<bool>,
 }
 
+/// The outputs of the two newest computed frames, newest first: what late
+/// slots extrapolate or hold.
+struct Computed {
+    frames: [u64; 2],
+    y: [Vec<f64>; 2],
+    count: u8,
+}
+
+impl Computed {
+    fn new(outputs: usize) -> Self {
+        Computed {
+            frames: [0; 2],
+            y: [vec![0.0; outputs], vec![0.0; outputs]],
+            count: 0,
+        }
+    }
+
+    /// Keeps frame `k`'s outputs `y` as the newest.
+    fn push(&mut self, k: u64, y: &[f64]) {
+        self.y.swap(0, 1);
+        self.y[0].copy_from_slice(y);
+        self.frames = [k, self.frames[0]];
+        self.count = (self.count + 1).min(2);
+    }
+
+    /// The outputs for slot `k` (after the newest computed frame): the two
+    /// newest extrapolated to it over at most [`MAX_EXTRAPOLATED_FRAMES`],
+    /// else the newest held. `None` before any frame was computed.
+    fn late(&self, k: u64, out: &mut [f64]) -> Option<SlotFate> {
+        let [newest, before] = &self.y;
+        let [k1, k0] = self.frames;
+        match self.count {
+            0 => None,
+            2 if k - k1 <= MAX_EXTRAPOLATED_FRAMES => {
+                let s = (k - k1) as f64 / (k1 - k0) as f64;
+                for ((o, a), b) in out.iter_mut().zip(newest).zip(before) {
+                    *o = a + s * (a - b);
+                }
+                Some(SlotFate::Extrapolated)
+            }
+            _ => {
+                out.copy_from_slice(newest);
+                Some(SlotFate::Held)
+            }
+        }
+    }
+}
+
+/// What computing a frame gave besides its state and outputs.
+struct Outcome {
+    /// Where its state came from.
+    source: FrameSource,
+    /// The non-finite value the model produced, if it did: the run ends
+    /// once the frame is served.
+    fault: Option<NonFinite>,
+}
+
 /// The fast side of a tandem run.
 pub struct FastSide {
     model: Box<dyn Model>,
@@ -121,6 +221,8 @@ pub struct FastSide {
     frame: f64,
     frame_ns: Nanos,
     deadline_ns: Nanos,
+    /// Frames in the run.
+    frames: u64,
     max_catchup: u64,
     rtol: f64,
     atol: f64,
@@ -134,14 +236,19 @@ pub struct FastSide {
     locator: EventLocator,
     boundary: Boundary,
     flow: FrameFlow,
+    /// The next frame to compute: the state is at its time, before its
+    /// major step.
+    next: u64,
     x: Vec<f64>,
     xd: Vec<f64>,
     u: Vec<f64>,
+    /// The outputs of the newest computed frame.
     y: Vec<f64>,
-    /// Outputs sent in the two previous frames, newest first, and how
-    /// many of them exist.
-    sent: [Vec<f64>; 2],
-    sent_count: u8,
+    /// What a late slot sends (extrapolated or held outputs).
+    late: Vec<f64>,
+    computed: Computed,
+    /// Frames whose slots passed before they were computed.
+    backlog: Backlog,
     /// The state before a correction, to measure it and to keep it when
     /// the correction's modes disagree.
     own: Vec<f64>,
@@ -163,7 +270,6 @@ pub struct FastSide {
     tap: Option<Box<dyn FrameTap>>,
     u_time: Nanos,
     metrics: Arc<Metrics>,
-    last_source: FrameSource,
     retunes: Option<FastRetunes>,
 }
 
@@ -219,6 +325,7 @@ impl FastSide {
         model.initial_state(&mut x, &mut xd);
         let u = layout.inputs.iter().map(|v| v.default).collect();
         let events = settings.events;
+        let backlog = (settings.in_frames(MAX_BACKLOG_SECONDS)).clamp(1, MAX_BACKLOG_FRAMES);
         Ok(FastSide {
             stepper,
             method: settings.fast.method,
@@ -227,6 +334,7 @@ impl FastSide {
             frame: settings.frame,
             frame_ns: nanos(settings.frame),
             deadline_ns: nanos(settings.output_deadline),
+            frames: settings.frames(),
             max_catchup: settings.max_catchup as u64,
             rtol: settings.implicit.rtol,
             atol: settings.implicit.atol,
@@ -248,12 +356,14 @@ impl FastSide {
                 no_hits: vec![false; rates.len()],
             },
             rates,
+            next: 0,
             x,
             xd,
             u,
             y: vec![0.0; ny],
-            sent: [vec![0.0; ny], vec![0.0; ny]],
-            sent_count: 0,
+            late: vec![0.0; ny],
+            computed: Computed::new(ny),
+            backlog: Backlog::new(backlog as usize),
             own: vec![0.0; n],
             own_xd: vec![0.0; nd],
             flow_start: vec![0.0; n],
@@ -269,7 +379,6 @@ impl FastSide {
             u_time: Nanos::MIN,
             metrics,
             model,
-            last_source: FrameSource::Explicit,
             retunes,
         })
     }
@@ -285,14 +394,17 @@ impl FastSide {
         &self.xd
     }
 
-    /// Where the last frame's state came from.
-    pub fn last_source(&self) -> FrameSource {
-        self.last_source
+    /// The next frame to compute (all before it are computed).
+    pub fn next_frame(&self) -> u64 {
+        self.next
     }
 
-    /// The outputs sent by the last frame.
-    pub fn outputs(&self) -> &[f64] {
-        &self.sent[0]
+    /// Starts the run at frame `first` instead of 0, from the initial
+    /// state, for as many frames as the settings say: time far into a run
+    /// without the frames before it.
+    pub fn start_at(&mut self, first: u64) {
+        self.frames += first - self.next;
+        self.next = first;
     }
 
     /// The recorder's end, to read its drop count after the run.
@@ -305,28 +417,183 @@ impl FastSide {
         self.sender.as_ref().map_or(0, FrameSender::dropped)
     }
 
-    /// Runs frame `k`; the caller has slept until its start. Fails when the
-    /// model produced a non-finite value (named), or when the state stops
-    /// being finite with no implicit state to restart from.
-    pub fn frame(&mut self, k: u64, clock: &mut dyn Clock) -> Result<(), FastError> {
-        let t = self.time_of(k);
-        let start = k as Nanos * self.frame_ns;
-        let deadline = start + self.deadline_ns;
+    /// Serves slot `slot` (the caller has slept until its start), or the
+    /// slot in progress when the thread woke after later ones had begun;
+    /// returns the next slot to wake for. Fails when the model produced a
+    /// non-finite value (named), when the state stops being finite with no
+    /// implicit state to restart from, or when the thread fell further
+    /// behind than a run catches up.
+    pub fn frame(&mut self, slot: u64, clock: &mut dyn Clock) -> Result<u64, FastError> {
         let woke = clock.now();
-        self.metrics.wake_latency.record((woke - start) as f64);
+        self.metrics.wake_latency.record((woke - self.start_of(slot)) as f64);
+        let slot = self.skip_passed(slot, woke)?;
         if let Some(o) = &mut self.outputs {
-            o.boundary(k);
+            o.boundary(slot);
         }
-        let computing = clock.now();
+        let deadline = self.start_of(slot) + self.deadline_ns;
+        if self.next < slot {
+            // Owed frames: at least one per slot, so that the backlog
+            // shrinks whatever the frames cost, then as the deadline allows.
+            self.catch_up(clock)?;
+            while self.next < slot && clock.now() <= deadline {
+                self.catch_up(clock)?;
+            }
+        }
+        if self.next == slot {
+            self.serve_own(slot, woke, deadline, clock)?;
+        } else {
+            self.serve_behind(slot)?;
+        }
+        Ok(slot + 1)
+    }
+
+    /// Where slot `k` starts on the clock.
+    fn start_of(&self, k: u64) -> Nanos {
+        k as Nanos * self.frame_ns
+    }
+
+    /// The time of frame `k` (s), derived from its number.
+    fn time_of(&self, k: u64) -> f64 {
+        k as f64 * self.frame
+    }
+
+    /// Woken at `woke` for `slot`: when a later slot has begun (a stall),
+    /// the slots before it passed while the thread did not run. Their
+    /// frames are owed, what was due in them goes out once with the
+    /// current slot's outputs, and the stall is counted. Returns the slot
+    /// to serve.
+    fn skip_passed(&mut self, slot: u64, woke: Nanos) -> Result<u64, FastError> {
+        let current = ((woke.max(0) / self.frame_ns) as u64).min(self.frames.saturating_sub(1));
+        if current <= slot {
+            return Ok(slot);
+        }
+        for k in slot..current {
+            self.owe(k, SlotFate::Skipped)?;
+        }
+        self.metrics.missed_woke_late.add(current - slot);
+        self.metrics.stalls.record((woke - self.start_of(slot)) as f64);
+        if let Some(o) = &mut self.outputs {
+            o.skipped(slot, current);
+        }
+        Ok(current)
+    }
+
+    /// Keeps `fate` for frame `k`, owed.
+    fn owe(&mut self, k: u64, fate: SlotFate) -> Result<(), FastError> {
+        self.backlog.owe(self.next, k, fate).map_err(|TooFarBehind { owed }| {
+            let most = self.backlog.capacity();
+            FastError::Behind {
+                time: self.time_of(k),
+                owed,
+                seconds: owed as f64 * self.frame,
+                most,
+            }
+        })
+    }
+
+    /// Computes the oldest owed frame, late, and records it with what its
+    /// slot sent.
+    fn catch_up(&mut self, clock: &mut dyn Clock) -> Result<(), FastError> {
+        let k = self.next;
+        let outcome = self.compute(k, true, clock)?;
+        let source = self.backlog.settle(k).map_or(outcome.source, FrameSource::from);
+        self.metrics.caught_up.increment();
+        self.settle(k, source, clock);
+        match outcome.fault {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Serves slot `k` with its own frame, computed now (woken at `woke`,
+    /// its outputs due at `deadline`).
+    fn serve_own(&mut self, k: u64, woke: Nanos, deadline: Nanos, clock: &mut dyn Clock) -> Result<(), FastError> {
+        let outcome = self.compute(k, false, clock)?;
+        let done = clock.now();
+        let late = if woke > deadline {
+            Some(&self.metrics.missed_woke_late)
+        } else if done > deadline {
+            Some(&self.metrics.missed_overrun)
+        } else {
+            None
+        };
+        let mut source = outcome.source;
+        // Both late: no implicit result of this frame's time came in time
+        // to stand for the fast one.
+        if let Some(cause) = late.filter(|_| self.computed.count > 0) {
+            cause.increment();
+            if source != FrameSource::Implicit {
+                if let Some(fate) = self.computed.late(k, &mut self.late) {
+                    self.outputs_guard.check(&mut self.late, &self.metrics);
+                    source = fate.into();
+                }
+            }
+        }
+        let (t, sent) = (self.time_of(k), if source.on_time() { &self.y } else { &self.late });
+        if let Some(o) = &mut self.outputs {
+            o.write(k, t, sent);
+        }
+        self.settle(k, source, clock);
+        match outcome.fault {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+
+    /// Serves slot `k` while frames before it are still owed: the newest
+    /// computed outputs, extrapolated or held; the frame is owed.
+    fn serve_behind(&mut self, k: u64) -> Result<(), FastError> {
+        let fate = self.computed.late(k, &mut self.late).unwrap_or(SlotFate::Held);
+        self.outputs_guard.check(&mut self.late, &self.metrics);
+        self.owe(k, fate)?;
+        self.metrics.missed_behind.increment();
+        let t = self.time_of(k);
+        if let Some(o) = &mut self.outputs {
+            o.write(k, t, &self.late);
+        }
+        Ok(())
+    }
+
+    /// Frame `k` is computed and its slot served: records its computed
+    /// outputs with `source`, hands them to the tap (which, as the
+    /// recording, sees every frame once, when it is computed), and keeps
+    /// them for late slots.
+    fn settle(&mut self, k: u64, source: FrameSource, clock: &mut dyn Clock) {
+        let t = self.time_of(k);
+        if let Some(r) = &mut self.recorder {
+            r.offer(k, t, &self.y, source);
+        }
+        if let Some(tap) = &mut self.tap {
+            let tapping = clock.now();
+            tap.frame_end(k, &self.u, &self.y, &self.hits);
+            self.metrics.tap.record((clock.now() - tapping) as f64);
+        }
+        self.computed.push(k, &self.y);
+        self.metrics.count_source(source);
+        self.metrics.frames.increment();
+    }
+
+    /// Computes frame `k`, the next one: its inputs (those of its own time
+    /// only when `late`, computed after its slot), the policy's state, the
+    /// guard, the major step (its outputs into `y`, kept finite and in
+    /// range), the record to the implicit thread and the step to the next
+    /// frame.
+    fn compute(&mut self, k: u64, late: bool, clock: &mut dyn Clock) -> Result<Outcome, FastError> {
+        let began = clock.now();
+        let t = self.time_of(k);
         if let Some(r) = &mut self.retunes {
             r.apply(k, self.model.as_mut());
         }
-        self.u_time = self.u_time.max(nanos(self.inputs.read(t, &mut self.u)));
-
+        let sampled = if late {
+            self.inputs.read_late(t, &mut self.u)
+        } else {
+            self.inputs.read(t, &mut self.u)
+        };
+        self.u_time = self.u_time.max(nanos(sampled));
         let (mut source, replayed) = match self.policy {
             Policy::Correct => self.correct(k),
-            Policy::Select => (self.select(k, woke), 0),
-            Policy::Explicit => (FrameSource::Explicit, 0),
+            Policy::Select => (self.select(k, began), 0),
+            Policy::Explicit => (FrameSource::Fast, 0),
         };
         self.guard_state(k, &mut source)?;
         self.rates.hits(k, &mut self.hits);
@@ -345,7 +612,7 @@ impl FastSide {
             self.discontinuity = k + 1;
         }
         if let Some(sender) = &mut self.sender {
-            sender.send(k, woke, self.u_time, &self.u, &self.x, &self.xd);
+            sender.send(k, began, self.u_time, &self.u, &self.x, &self.xd);
         }
         self.flow_start.copy_from_slice(&self.x);
         let (matrix, events) = self.flow(k, true);
@@ -354,55 +621,14 @@ impl FastSide {
         }
         clock.computed(replayed + 1 + events);
         let fault = self.fault(t);
-
-        let done = clock.now();
-        self.metrics.compute.record((done - computing) as f64);
-        if events > 0 {
-            self.metrics.event_compute.record((done - computing) as f64);
-        }
-        let late = if woke > deadline {
-            Some(&self.metrics.missed_woke_late)
-        } else if done > deadline {
-            Some(&self.metrics.missed_overrun)
-        } else {
-            None
-        };
-        if let Some(cause) = late.filter(|_| self.sent_count > 0) {
-            cause.increment();
-            // Both late: no implicit result of this frame's time came in
-            // time to stand for the fast one.
-            if source != FrameSource::Implicit {
-                source = FrameSource::Extrapolated;
-                self.extrapolate_outputs();
-            }
-        }
         self.outputs_guard.check(&mut self.y, &self.metrics);
-        self.sent.swap(0, 1);
-        self.sent[0].copy_from_slice(&self.y);
-        self.sent_count = (self.sent_count + 1).min(2);
-        if let Some(o) = &mut self.outputs {
-            o.write(k, t, &self.sent[0]);
+        self.next = k + 1;
+        let took = (clock.now() - began) as f64;
+        self.metrics.compute.record(took);
+        if events > 0 {
+            self.metrics.event_compute.record(took);
         }
-        if let Some(r) = &mut self.recorder {
-            r.offer(k, t, &self.y);
-        }
-        if let Some(tap) = &mut self.tap {
-            let tapping = clock.now();
-            tap.frame_end(k, &self.u, &self.sent[0], &self.hits);
-            self.metrics.tap.record((clock.now() - tapping) as f64);
-        }
-        self.last_source = source;
-        self.metrics.count_source(source);
-        self.metrics.frames.increment();
-        match fault {
-            Some(e) => Err(e.into()),
-            None => Ok(()),
-        }
-    }
-
-    /// The time of frame `k` (s), derived from its number.
-    fn time_of(&self, k: u64) -> f64 {
-        k as f64 * self.frame
+        Ok(Outcome { source, fault })
     }
 
     /// Frame `k`'s step from `x` (after its major step) to the next frame,
@@ -489,8 +715,7 @@ impl FastSide {
         let result = self.results.as_mut().map(|r| r.latest());
         let same_path = |r: &&ImplicitResult| r.k1 >= self.discontinuity && same_modes(modes, &r.xd1, &self.xd);
         let result = result.filter(same_path);
-        let substitute = self.guard.check(k, t, &mut self.x, result, self.horizon, &self.metrics);
-        if substitute == Some(Substitute::Implicit) {
+        if self.guard.check(k, t, &mut self.x, result, self.horizon, &self.metrics) {
             *source = FrameSource::Implicit;
         }
         // Not finite, and nothing could replace it (the guard left it).
@@ -507,11 +732,16 @@ impl FastSide {
     }
 
     /// At the boundary after the last frame (`frames`, the number of frames
-    /// run): sends what the last frame made due.
-    pub fn close(&mut self, frames: u64) {
+    /// run): computes the frames still owed (a stall near the end), then
+    /// sends what the last frame made due.
+    pub fn close(&mut self, frames: u64, clock: &mut dyn Clock) -> Result<(), FastError> {
+        while self.next < frames {
+            self.catch_up(clock)?;
+        }
         if let Some(o) = &mut self.outputs {
             o.boundary(frames);
         }
+        Ok(())
     }
 
     /// `correct`: restarts from the newest implicit state not used yet, if
@@ -520,12 +750,12 @@ impl FastSide {
     /// steps re-integrated.
     fn correct(&mut self, k: u64) -> (FrameSource, u32) {
         let Some(results) = &mut self.results else {
-            return (FrameSource::Explicit, 0);
+            return (FrameSource::Fast, 0);
         };
         let r = results.latest();
         let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.k0));
         if r.seq == self.last_used || stale {
-            return (FrameSource::Explicit, 0);
+            return (FrameSource::Fast, 0);
         }
         let from = if r.covers(k) {
             k
@@ -533,12 +763,12 @@ impl FastSide {
             r.k1
         } else {
             // Ahead of this frame: it will cover a later one.
-            return (FrameSource::Explicit, 0);
+            return (FrameSource::Fast, 0);
         };
         self.last_used = r.seq;
         if k - from > self.max_catchup {
             self.metrics.stale_results.increment();
-            return (FrameSource::Explicit, 0);
+            return (FrameSource::Fast, 0);
         }
         self.own.copy_from_slice(&self.x);
         self.own_xd.copy_from_slice(&self.xd);
@@ -572,7 +802,7 @@ impl FastSide {
             self.x.copy_from_slice(&self.own);
             self.xd.copy_from_slice(&self.own_xd);
             self.metrics.disagreements.increment();
-            return (FrameSource::Explicit, steps);
+            return (FrameSource::Fast, steps);
         }
         self.record_correction();
         let replayed = (k - from) as u32;
@@ -591,17 +821,17 @@ impl FastSide {
     /// `now` and its modes are this side's.
     fn select(&mut self, k: u64, now: Nanos) -> FrameSource {
         let Some(results) = &mut self.results else {
-            return FrameSource::Explicit;
+            return FrameSource::Fast;
         };
         let r = results.latest();
         let stale = self.retunes.as_ref().is_some_and(|c| c.predates_change(r.k0));
         if !(r.covers(k) && r.published_at <= now) || stale {
             self.metrics.implicit_late.increment();
-            return FrameSource::Explicit;
+            return FrameSource::Fast;
         }
         if !same_modes(&self.model.layout().modes, &r.xd1, &self.xd) {
             self.metrics.disagreements.increment();
-            return FrameSource::Explicit;
+            return FrameSource::Fast;
         }
         self.own.copy_from_slice(&self.x);
         take_state(r, k, k as f64 * self.frame, &mut self.x, &mut self.xd);
@@ -624,19 +854,6 @@ impl FastSide {
             self.metrics.correction.record(size);
         }
     }
-
-    /// Outputs from the two previous frames' by linear extrapolation (or
-    /// held when there was only one).
-    fn extrapolate_outputs(&mut self) {
-        let [last, before] = &self.sent;
-        for (i, y) in self.y.iter_mut().enumerate() {
-            *y = if self.sent_count >= 2 {
-                2.0 * last[i] - before[i]
-            } else {
-                last[i]
-            };
-        }
-    }
 }
 
 /// The state of frame `k` (at `t`) from result `r`, which covers it: the
@@ -649,4 +866,26 @@ fn take_state(r: &ImplicitResult, k: u64, t: f64, x: &mut [f64], xd: &mut [f64])
         r.interpolate(t, x);
     }
     xd.copy_from_slice(&r.xd1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn late_slots_extrapolate_computed_outputs_over_three_frames_then_hold() {
+        let mut c = Computed::new(1);
+        let mut out = [0.0];
+        assert_eq!(c.late(0, &mut out), None, "nothing computed yet");
+        c.push(4, &[10.0]);
+        assert_eq!(c.late(5, &mut out), Some(SlotFate::Held));
+        assert_eq!(out, [10.0]);
+        c.push(5, &[12.0]);
+        for (k, y) in [(6, 14.0), (8, 18.0)] {
+            assert_eq!(c.late(k, &mut out), Some(SlotFate::Extrapolated));
+            assert_eq!(out, [y]);
+        }
+        assert_eq!(c.late(9, &mut out), Some(SlotFate::Held), "four frames on");
+        assert_eq!(out, [12.0]);
+    }
 }

@@ -11,10 +11,10 @@
 //!   prediction is its polynomial; beyond it, a state may be near its newest
 //!   value held (a fast mode that settles) or near the line along its newest
 //!   derivative (a slow one): only a state far from both is unusable. An
-//!   unusable state takes the best substitute there is: the implicit
-//!   prediction (the polynomial, or the newest state held), else the last
-//!   good state extrapolated from the two before it for a few frames, else
-//!   the newest implicit state however old.
+//!   unusable state takes the implicit prediction (the polynomial, or the
+//!   newest implicit state held, however old): a state that an integration
+//!   produced. No state is ever extrapolated, so neither side continues
+//!   from one no model step made.
 //! - [`OutputGuard`]: an output that is not finite repeats the value sent
 //!   last; an output outside its model-stated range is clamped to it. So
 //!   nothing non-finite or out of range is ever recorded or sent.
@@ -26,10 +26,6 @@ use tandem_models::Variable;
 
 use super::exchange::ImplicitResult;
 use super::metrics::Metrics;
-
-/// Frames in a row whose unusable state may be replaced by the last good
-/// state extrapolated, when there is no recent implicit prediction.
-pub const MAX_EXTRAPOLATED_STATES: u32 = 3;
 
 /// How far from the implicit prediction a state may be, as a multiple of
 /// the largest magnitude that state has had (in good frames and implicit
@@ -45,15 +41,6 @@ pub enum Unusable {
     OutOfBound,
 }
 
-/// What replaced an unusable state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Substitute {
-    /// The implicit side's prediction for the frame's time.
-    Implicit,
-    /// The last good state, extrapolated.
-    Extrapolated,
-}
-
 /// Checks each frame's state and replaces an unusable one.
 pub struct StateGuard {
     /// Per state, the largest magnitude so far in good frames and implicit
@@ -65,12 +52,6 @@ pub struct StateGuard {
     along: Vec<f64>,
     /// Whether `along` holds a second prediction.
     two: bool,
-    /// The last two good states and their times, newest first.
-    good: [Vec<f64>; 2],
-    good_times: [f64; 2],
-    goods: u8,
-    /// Frames in a row whose state was extrapolated.
-    extrapolated: u32,
     /// Whether states far from the prediction are unusable.
     bounded: bool,
 }
@@ -85,10 +66,6 @@ impl StateGuard {
             prediction: vec![0.0; x0.len()],
             along: vec![0.0; x0.len()],
             two: false,
-            good: [x0.to_vec(), x0.to_vec()],
-            good_times: [0.0, 0.0],
-            goods: 0,
-            extrapolated: 0,
             bounded,
         }
     }
@@ -131,13 +108,10 @@ impl StateGuard {
 
     /// Checks the state `x` of frame `k` (at `t`), with the newest implicit
     /// `result` (if any): a prediction from a result at most `horizon`
-    /// frames old bounds the state and replaces an unusable one; beyond
-    /// that, the last
-    /// good state extrapolated does, for [`MAX_EXTRAPOLATED_STATES`] frames
-    /// in a row, then the newest implicit state however old. Counts the
-    /// cause and the substitute in `metrics`. Returns what replaced it, or
-    /// `None` when it was good or nothing could (then `x` is left as it
-    /// was).
+    /// frames old bounds the state; any prediction replaces an unusable
+    /// one. Counts the cause and the substitution in `metrics`. Returns
+    /// whether the prediction replaced it: `false` when it was good or
+    /// nothing could (then `x` is left as it was).
     pub fn check(
         &mut self,
         k: u64,
@@ -146,7 +120,7 @@ impl StateGuard {
         result: Option<&ImplicitResult>,
         horizon: u64,
         metrics: &Metrics,
-    ) -> Option<Substitute> {
+    ) -> bool {
         let predicted = result.is_some_and(|r| self.predict(r, k, t));
         let recent = predicted && result.is_some_and(|r| k.saturating_sub(r.k1) <= horizon);
         let verdict = if x.iter().any(|v| !v.is_finite()) {
@@ -157,57 +131,21 @@ impl StateGuard {
             None
         };
         let Some(cause) = verdict else {
-            self.keep(t, x);
-            self.extrapolated = 0;
-            return None;
+            for (s, v) in self.scale.iter_mut().zip(x.iter()) {
+                *s = s.max(v.abs());
+            }
+            return false;
         };
-        let extrapolate = !recent && self.goods > 0 && self.extrapolated < MAX_EXTRAPOLATED_STATES;
-        let substitute = if extrapolate {
-            self.extrapolate(t, x);
-            self.extrapolated += 1;
-            Substitute::Extrapolated
-        } else if predicted {
-            x.copy_from_slice(&self.prediction);
-            self.extrapolated = 0;
-            Substitute::Implicit
-        } else {
-            return None;
-        };
+        if !predicted {
+            return false;
+        }
+        x.copy_from_slice(&self.prediction);
         match cause {
             Unusable::NonFinite => metrics.unusable_nonfinite.increment(),
             Unusable::OutOfBound => metrics.unusable_out_of_bound.increment(),
         }
-        match substitute {
-            Substitute::Implicit => metrics.substituted_implicit.increment(),
-            Substitute::Extrapolated => metrics.substituted_extrapolated.increment(),
-        }
-        Some(substitute)
-    }
-
-    /// Keeps `x` at `t` as the newest good state.
-    fn keep(&mut self, t: f64, x: &[f64]) {
-        for (s, v) in self.scale.iter_mut().zip(x) {
-            *s = s.max(v.abs());
-        }
-        self.good.swap(0, 1);
-        self.good[0].copy_from_slice(x);
-        self.good_times = [t, self.good_times[0]];
-        self.goods = (self.goods + 1).min(2);
-    }
-
-    /// The last good state extrapolated linearly to `t` from the two
-    /// before it (held when there was one).
-    fn extrapolate(&self, t: f64, x: &mut [f64]) {
-        let [last, before] = &self.good;
-        let span = self.good_times[0] - self.good_times[1];
-        if self.goods < 2 || span <= 0.0 {
-            x.copy_from_slice(last);
-            return;
-        }
-        let s = (t - self.good_times[0]) / span;
-        for ((x, a), b) in x.iter_mut().zip(last).zip(before) {
-            *x = a + s * (a - b);
-        }
+        metrics.substituted_implicit.increment();
+        true
     }
 }
 
@@ -271,7 +209,7 @@ mod tests {
         r: Option<&ImplicitResult>,
         horizon: u64,
         metrics: &Metrics,
-    ) -> Option<Substitute> {
+    ) -> bool {
         guard.check(k, k as f64 * 0.5, x, r, horizon, metrics)
     }
 
@@ -283,32 +221,23 @@ mod tests {
         // Within the scale (12) of the prediction (11 at 0.5 s): kept, and
         // the scale grows to 20.
         let mut x = [20.0];
-        assert_eq!(check(&mut guard, 1, &mut x, Some(&r), 2, &metrics), None);
+        assert!(!check(&mut guard, 1, &mut x, Some(&r), 2, &metrics));
         assert_eq!(x, [20.0]);
         // Beyond it: the prediction, by interpolation inside the result.
         let mut x = [31.5];
-        assert_eq!(
-            check(&mut guard, 1, &mut x, Some(&r), 2, &metrics),
-            Some(Substitute::Implicit)
-        );
+        assert!(check(&mut guard, 1, &mut x, Some(&r), 2, &metrics));
         assert!((x[0] - 11.0).abs() < 1e-12, "{x:?}");
         // Past the result, a state near the line along the newest
         // derivative (12 + 2 · 9.5 = 31) is kept though far from the newest
         // state held (12).
         let mut x = [34.0];
-        assert_eq!(check(&mut guard, 21, &mut x, Some(&r), 20, &metrics), None);
+        assert!(!check(&mut guard, 21, &mut x, Some(&r), 20, &metrics));
         // Far from both: the newest state, held.
         let mut x = [-60.0];
-        assert_eq!(
-            check(&mut guard, 21, &mut x, Some(&r), 20, &metrics),
-            Some(Substitute::Implicit)
-        );
+        assert!(check(&mut guard, 21, &mut x, Some(&r), 20, &metrics));
         assert_eq!(x, [12.0]);
         let mut x = [f64::NAN];
-        assert_eq!(
-            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
-            Some(Substitute::Implicit)
-        );
+        assert!(check(&mut guard, 3, &mut x, Some(&r), 2, &metrics));
         assert_eq!(x, [12.0]);
         assert_eq!(metrics.unusable_out_of_bound.get(), 2);
         assert_eq!(metrics.unusable_nonfinite.get(), 1);
@@ -316,33 +245,21 @@ mod tests {
     }
 
     #[test]
-    fn without_a_prediction_the_last_good_states_are_extrapolated() {
+    fn without_a_prediction_an_unusable_state_is_left_and_an_old_one_is_held() {
         let metrics = Metrics::default();
         let mut guard = StateGuard::new(&[0.0], 1e-8, true);
         let mut x = [f64::INFINITY];
-        assert_eq!(
-            check(&mut guard, 0, &mut x, None, 2, &metrics),
-            None,
-            "nothing good yet"
-        );
-        for (k, v) in [(2, 2.0), (4, 3.0)] {
-            let mut x = [v];
-            assert_eq!(check(&mut guard, k, &mut x, None, 2, &metrics), None);
-        }
-        let mut x = [f64::NAN];
-        assert_eq!(
-            check(&mut guard, 6, &mut x, None, 2, &metrics),
-            Some(Substitute::Extrapolated)
-        );
-        assert_eq!(x, [4.0]);
-        // A result older than the horizon predicts nothing.
+        assert!(!check(&mut guard, 0, &mut x, None, 2, &metrics), "nothing replaces it");
+        assert_eq!(x, [f64::INFINITY]);
+        // A result older than the horizon bounds nothing, but its newest
+        // state, held, replaces a state that is not finite.
         let old = result(0, 2, 0.0, 1.0);
+        let mut x = [1e6];
+        assert!(!check(&mut guard, 6, &mut x, Some(&old), 2, &metrics), "not bounded");
         let mut x = [f64::NAN];
-        assert_eq!(
-            check(&mut guard, 6, &mut x, Some(&old), 2, &metrics),
-            Some(Substitute::Extrapolated)
-        );
-        assert_eq!(metrics.substituted_extrapolated.get(), 2);
+        assert!(check(&mut guard, 6, &mut x, Some(&old), 2, &metrics));
+        assert_eq!(x, [1.0]);
+        assert_eq!(metrics.substituted_implicit.get(), 1);
     }
 
     #[test]
@@ -351,16 +268,12 @@ mod tests {
         let mut guard = StateGuard::new(&[0.0], 1e-8, false);
         let r = result(0, 2, 0.0, 0.0);
         let mut x = [40.0];
-        assert_eq!(
-            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
-            None,
+        assert!(
+            !check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
             "a brake ramp starting"
         );
         let mut x = [f64::NAN];
-        assert_eq!(
-            check(&mut guard, 3, &mut x, Some(&r), 2, &metrics),
-            Some(Substitute::Implicit)
-        );
+        assert!(check(&mut guard, 3, &mut x, Some(&r), 2, &metrics));
     }
 
     #[test]

@@ -12,6 +12,14 @@ pub trait InputSource: Send {
     /// not drive are left as they are) and returns when they were sampled
     /// (s, at most `t`), from which the implicit thread extrapolates them.
     fn read(&mut self, t: f64, u: &mut [f64]) -> f64;
+
+    /// The same for a frame computed after its slot passed (catching up
+    /// after a stall): only what was sampled by `t` may reach it. By
+    /// default as [`InputSource::read`], for sources that are functions of
+    /// time.
+    fn read_late(&mut self, t: f64, u: &mut [f64]) -> f64 {
+        self.read(t, u)
+    }
 }
 
 /// For each driven input: its index and piecewise-linear breakpoints

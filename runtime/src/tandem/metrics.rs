@@ -206,36 +206,53 @@ pub struct EventCounts {
     pub storms: Counter,
 }
 
-/// Where a frame's state came from.
+/// Where a frame's outputs came from: what its slot sent, and how the
+/// state they were computed from came to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameSource {
-    /// The fast thread's own explicit step.
-    Explicit,
+    /// The fast thread's own step (explicit or linearly implicit).
+    Fast,
     /// The implicit state of this very frame.
     Implicit,
     /// An implicit state of a past frame, re-integrated to this one.
     CatchUp,
-    /// Nothing was ready by the output deadline: outputs extrapolated.
+    /// Nothing computed was ready by the output deadline: the slot sent
+    /// the newest computed outputs extrapolated to its time.
     Extrapolated,
+    /// The fast thread was behind (after a stall): the slot sent the
+    /// newest computed outputs, held; the frame was computed afterwards.
+    Held,
+    /// The slot passed while the fast thread did not run (a stall): it
+    /// sent nothing; the frame was computed afterwards.
+    Skipped,
 }
 
 impl FrameSource {
     /// Every source, in report order.
-    pub const ALL: [FrameSource; 4] = [
-        FrameSource::Explicit,
+    pub const ALL: [FrameSource; 6] = [
+        FrameSource::Fast,
         FrameSource::Implicit,
         FrameSource::CatchUp,
         FrameSource::Extrapolated,
+        FrameSource::Held,
+        FrameSource::Skipped,
     ];
 
-    /// Its name in reports.
+    /// Its name in reports and recordings.
     pub fn name(self) -> &'static str {
         match self {
-            FrameSource::Explicit => "explicit",
+            FrameSource::Fast => "fast",
             FrameSource::Implicit => "implicit",
             FrameSource::CatchUp => "catch-up",
             FrameSource::Extrapolated => "extrapolated",
+            FrameSource::Held => "held",
+            FrameSource::Skipped => "skipped",
         }
+    }
+
+    /// Whether the slot sent the frame's own computed outputs.
+    pub fn on_time(self) -> bool {
+        matches!(self, FrameSource::Fast | FrameSource::Implicit | FrameSource::CatchUp)
     }
 }
 
@@ -244,14 +261,24 @@ impl FrameSource {
 pub struct Metrics {
     /// Frames run.
     pub frames: Counter,
-    /// Frames by the source of their state, in [`FrameSource::ALL`] order.
-    pub sources: [Counter; 4],
-    /// Frames whose outputs were extrapolated because the fast thread woke
-    /// after the output deadline.
+    /// Frames by the source of their outputs, in [`FrameSource::ALL`] order.
+    pub sources: [Counter; 6],
+    /// Slots that missed their output deadline because the fast thread
+    /// woke after it (their outputs extrapolated, or nothing sent when a
+    /// later slot had begun).
     pub missed_woke_late: Counter,
-    /// Frames whose outputs were extrapolated because the fast thread's
-    /// computation ran past the output deadline.
+    /// Slots whose frame's computation ran past the output deadline (their
+    /// outputs extrapolated).
     pub missed_overrun: Counter,
+    /// Slots served while the fast thread caught up after a stall (the
+    /// newest computed outputs held or extrapolated).
+    pub missed_behind: Counter,
+    /// Stalls: wake-ups of the fast thread after a later slot than the one
+    /// it slept for had begun, by how late it woke (ns).
+    pub stalls: Histogram,
+    /// Frames computed after their slot had passed (a stall's skipped and
+    /// held slots), caught up with the inputs of their own time.
+    pub caught_up: Counter,
     /// `select`: frames without an implicit result in time.
     pub implicit_late: Counter,
     /// `correct`: results too old to catch up from (beyond `max_catchup`).
@@ -263,8 +290,6 @@ pub struct Metrics {
     pub unusable_out_of_bound: Counter,
     /// Unusable states replaced by the implicit prediction.
     pub substituted_implicit: Counter,
-    /// Unusable states replaced by the last good state, extrapolated.
-    pub substituted_extrapolated: Counter,
     /// Output values that were not finite (the value sent last was sent
     /// again).
     pub outputs_nonfinite: Counter,
@@ -332,12 +357,20 @@ impl Default for Metrics {
             sources: Default::default(),
             missed_woke_late: Counter::default(),
             missed_overrun: Counter::default(),
+            missed_behind: Counter::default(),
+            stalls: Histogram::new(
+                Scale::Log {
+                    min: 1e5,
+                    per_decade: 20.0,
+                },
+                120,
+            ),
+            caught_up: Counter::default(),
             implicit_late: Counter::default(),
             stale_results: Counter::default(),
             unusable_nonfinite: Counter::default(),
             unusable_out_of_bound: Counter::default(),
             substituted_implicit: Counter::default(),
-            substituted_extrapolated: Counter::default(),
             outputs_nonfinite: Counter::default(),
             outputs_clamped: Counter::default(),
             matrix_age: Histogram::new(Scale::Counts, 10_000),
@@ -375,9 +408,9 @@ impl Metrics {
         self.unusable_nonfinite.get() + self.unusable_out_of_bound.get()
     }
 
-    /// Frames whose outputs were extrapolated.
+    /// Slots that did not send their frame's own outputs on time.
     pub fn missed(&self) -> u64 {
-        self.missed_woke_late.get() + self.missed_overrun.get()
+        self.missed_woke_late.get() + self.missed_overrun.get() + self.missed_behind.get()
     }
 
     /// Counts a frame whose state came from `source`.

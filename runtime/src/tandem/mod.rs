@@ -11,6 +11,7 @@
 //! policy is tested deterministically.
 
 pub mod assemble;
+pub mod backlog;
 pub mod clock;
 pub mod control;
 pub mod exchange;

@@ -252,18 +252,20 @@ pub fn run_realtime(
             let mut failure = None;
             if let Some(origin) = s.control.wait_for_origin() {
                 let mut clock = MonotonicClock::with_origin(origin);
-                let mut run = 0;
-                while run < frames && !s.control.stop_requested() {
-                    clock.sleep_until(run as Nanos * frame);
-                    if let Err(e) = fast.frame(run, &mut clock) {
-                        failure = Some(e);
-                        break;
+                let mut slot = 0;
+                while slot < frames && !s.control.stop_requested() {
+                    clock.sleep_until(slot as Nanos * frame);
+                    match fast.frame(slot, &mut clock) {
+                        Ok(next) => slot = next,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
                     }
-                    run += 1;
                 }
-                if run == frames {
+                if slot == frames {
                     clock.sleep_until(frames as Nanos * frame);
-                    fast.close(frames);
+                    failure = fast.close(frames, &mut clock).err();
                 }
             }
             s.done.store(true, Ordering::Release);

@@ -36,29 +36,63 @@ pub fn costs() -> VirtualCosts {
     }
 }
 
+use std::sync::{Arc, Mutex};
+
 use tandem_models::Model;
 use tandem_runtime::record::Trace;
 use tandem_runtime::tandem::assemble::{assemble, RecordPlan, Tandem, Wiring};
 use tandem_runtime::tandem::clock::Clock;
 use tandem_runtime::tandem::inputs::InputSource;
 use tandem_runtime::tandem::metrics::FrameSource;
+use tandem_runtime::tandem::outputs::OutputSink;
 use tandem_runtime::tandem::virtual_clock::VirtualClock;
 
 /// What a virtual-clock run gave.
 pub struct Run {
-    /// Each frame's source.
+    /// Each frame's source, as recorded.
     pub sources: Vec<FrameSource>,
-    /// Each frame's outputs, every output recorded.
+    /// Each recorded frame's time.
+    pub times: Vec<f64>,
+    /// Each frame's computed outputs, every output recorded.
     pub rows: Vec<Vec<f64>>,
+    /// What each slot sent: `(slot, outputs)`, in the order written.
+    pub sent: Vec<(u64, Vec<f64>)>,
+    /// The slots the fast side reported skipped, `(from, to)`.
+    pub skipped: Vec<(u64, u64)>,
     /// The parts, for their metrics.
     pub tandem: Tandem,
     /// Why it stopped early, if it did.
     pub failure: Option<String>,
 }
 
+/// What the slots sent and which were skipped.
+#[derive(Default)]
+struct Slots {
+    sent: Vec<(u64, Vec<f64>)>,
+    skipped: Vec<(u64, u64)>,
+}
+
+/// The slots, shared with the test.
+#[derive(Clone, Default)]
+struct Sent(Arc<Mutex<Slots>>);
+
+impl OutputSink for Sent {
+    fn write(&mut self, k: u64, _t: f64, y: &[f64]) {
+        self.0.lock().unwrap().sent.push((k, y.to_vec()));
+    }
+    fn skipped(&mut self, from: u64, to: u64) {
+        self.0.lock().unwrap().skipped.push((from, to));
+    }
+}
+
+/// The source called `name`.
+pub fn source_named(name: &str) -> FrameSource {
+    *FrameSource::ALL.iter().find(|s| s.name() == name).unwrap()
+}
+
 /// Runs `model` with `settings` on the virtual clock with `costs`, its
 /// inputs from `inputs`, frames `first..first + settings.frames()`,
-/// recording every output of every frame.
+/// recording every output of every frame and what every slot sent.
 pub fn run_from(
     model: &dyn Model,
     settings: &TandemSettings,
@@ -70,31 +104,47 @@ pub fn run_from(
         signals: (0..model.layout().outputs.len()).collect(),
         decimation: 1,
     };
+    let sent = Sent::default();
     let wiring = Wiring {
         record: Some(plan),
+        outputs: Some(Box::new(sent.clone())),
         ..Wiring::inputs(model, inputs)
     };
     let mut tandem = assemble(settings, model, wiring).unwrap();
+    tandem.fast.start_at(first);
     let frame = (settings.frame * 1e9).round() as Nanos;
-    let mut sources = Vec::new();
     let mut failure = None;
     let mut trace = Trace::default();
     {
         let mut clock = VirtualClock::new(costs, tandem.implicit.as_mut());
-        for k in first..first + settings.frames() {
-            clock.sleep_until(k as Nanos * frame);
-            if let Err(e) = tandem.fast.frame(k, &mut clock) {
-                failure = Some(e.to_string());
-                break;
+        let end = first + settings.frames();
+        let mut slot = first;
+        while slot < end {
+            clock.sleep_until(slot as Nanos * frame);
+            match tandem.fast.frame(slot, &mut clock) {
+                Ok(next) => slot = next,
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
             }
-            sources.push(tandem.fast.last_source());
             // Drained as it goes, so that long runs keep every row.
             tandem.recording.as_mut().unwrap().drain(&mut trace).unwrap();
         }
+        if failure.is_none() {
+            if let Err(e) = tandem.fast.close(end, &mut clock) {
+                failure = Some(e.to_string());
+            }
+            tandem.recording.as_mut().unwrap().drain(&mut trace).unwrap();
+        }
     }
+    let Slots { sent, skipped } = std::mem::take(&mut *sent.0.lock().unwrap());
     Run {
-        sources,
+        sources: trace.labels.iter().map(|name| source_named(name)).collect(),
+        times: trace.time,
         rows: trace.rows,
+        sent,
+        skipped,
         tandem,
         failure,
     }

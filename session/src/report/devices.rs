@@ -25,7 +25,7 @@ pub struct DeviceView {
 
 /// The counters of one device, by name, in report order; a serial
 /// device's frames are lines.
-fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 18] {
+fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 19] {
     let (rx, tx) = match kind {
         DeviceKind::Bus => ("rx frames", "tx frames"),
         DeviceKind::Serial => ("rx lines", "tx lines"),
@@ -49,6 +49,7 @@ fn counts(kind: DeviceKind, m: &DeviceMetrics) -> [(&'static str, u64); 18] {
         ("uds requests", m.uds_requests.get()),
         ("uds negative responses", m.uds_negative.get()),
         ("uds errors", m.uds_errors.get()),
+        ("tx dropped after a stall", m.tx_stale.get()),
     ]
 }
 

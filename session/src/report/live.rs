@@ -17,7 +17,7 @@ pub struct LiveStats {
     devices: Vec<DeviceView>,
     wake: Snapshot,
     compute: Snapshot,
-    sources: [u64; 4],
+    sources: [u64; FrameSource::ALL.len()],
     missed: u64,
     unusable: u64,
     newton: Snapshot,
@@ -96,9 +96,22 @@ pub fn counters_json(metrics: &Metrics, devices: &[DeviceView]) -> Value {
         "missed": metrics.missed(),
         "unusable": metrics.unusable(),
         "sources": sources,
+        "stalls": stalls_json(metrics),
         "wake_ns": histogram_json(&metrics.wake_latency),
         "compute_ns": histogram_json(&metrics.compute),
         "devices": devices::json(devices),
+    })
+}
+
+/// `{count, longest_ms, caught_up}`: the stalls the fast thread rode out
+/// (wake-ups after later slots had begun), the longest, and the frames
+/// computed after their slots passed.
+pub fn stalls_json(metrics: &Metrics) -> Value {
+    let s = metrics.stalls.snapshot();
+    json!({
+        "count": s.count,
+        "longest_ms": if s.count > 0 { json!(s.max * 1e-6) } else { Value::Null },
+        "caught_up": metrics.caught_up.get(),
     })
 }
 

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use live::stalls_json;
 use serde_json::{json, Value};
 use tandem_runtime::tandem::metrics::{EventCounts, FrameSource, Metrics, Snapshot};
 use tandem_runtime::tandem::preflight::{Preflight, Status};
@@ -139,23 +140,38 @@ impl Report {
         let _ = writeln!(out, "  frames by source: {}", by_source.join(", "));
         let _ = writeln!(
             out,
-            "  missed deadlines: {} (woke late {}, overran {}); implicit late (select) {}; stale results (correct) {}",
+            "  missed deadlines: {} (woke late {}, overran {}, behind after a stall {}); implicit late (select) {}; \
+             stale results (correct) {}",
             m.missed(),
             m.missed_woke_late.get(),
             m.missed_overrun.get(),
+            m.missed_behind.get(),
             m.implicit_late.get(),
             m.stale_results.get(),
         );
+        let stalls = m.stalls.snapshot();
+        if stalls.count > 0 {
+            let _ = writeln!(
+                out,
+                "  stalls: {}, the longest {} (the fast thread woke that late); {} frames computed after their \
+                 slots passed (caught up with the inputs of their own time), {} slots sent nothing, {} sent held \
+                 outputs, {} extrapolated",
+                stalls.count,
+                ns(stalls.max),
+                m.caught_up.get(),
+                m.from_source(FrameSource::Skipped),
+                m.from_source(FrameSource::Held),
+                m.from_source(FrameSource::Extrapolated),
+            );
+        }
         let _ = writeln!(
             out,
             "  unusable states: {} (not finite {}, beyond the implicit prediction {}), replaced by the implicit \
-             prediction {}, by the last good state extrapolated {}; outputs not finite {} (held), out of range {} \
-             (clamped)",
+             prediction {}; outputs not finite {} (held), out of range {} (clamped)",
             m.unusable(),
             m.unusable_nonfinite.get(),
             m.unusable_out_of_bound.get(),
             m.substituted_implicit.get(),
-            m.substituted_extrapolated.get(),
             m.outputs_nonfinite.get(),
             m.outputs_clamped.get(),
         );
@@ -289,14 +305,15 @@ impl Report {
                 "total": m.missed(),
                 "woke_late": m.missed_woke_late.get(),
                 "overrun": m.missed_overrun.get(),
+                "behind": m.missed_behind.get(),
             },
+            "stalls": stalls_json(m),
             "implicit_late": m.implicit_late.get(),
             "stale_results": m.stale_results.get(),
             "unusable": {
                 "nonfinite": m.unusable_nonfinite.get(),
                 "out_of_bound": m.unusable_out_of_bound.get(),
                 "substituted_implicit": m.substituted_implicit.get(),
-                "substituted_extrapolated": m.substituted_extrapolated.get(),
             },
             "outputs": {
                 "nonfinite": m.outputs_nonfinite.get(),
