@@ -302,6 +302,111 @@ fn replay_at_speed_one_runs_on_the_recorded_times() {
     );
 }
 
+/// A CSV file's header and rows, the last column (the frame source) kept
+/// as text.
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<(Vec<f64>, String)>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| {
+            let mut fields: Vec<&str> = l.split(',').collect();
+            let source = fields.pop().unwrap().to_string();
+            (fields.iter().map(|v| v.parse().unwrap()).collect(), source)
+        })
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn a_replayed_log_through_a_stall_drives_each_frame_with_the_commands_of_its_time() {
+    let dir = scratch("replay_stall");
+    // ECU_Command every 10 ms: 80 N m, then 20 N m from 0.3 s.
+    let dbc = Dbc::load(&dbc_path()).unwrap();
+    let command = dbc.message("ECU_Command").unwrap();
+    let mut lines = String::new();
+    for i in 0..=60 {
+        let mut payload = [0u8; 8];
+        let torque = if i < 30 { 80.0 } else { 20.0 };
+        command.signal("TorqueRequest").unwrap().encode(torque, &mut payload);
+        let hex: String = payload.iter().map(|b| format!("{b:02X}")).collect();
+        lines.push_str(&format!(
+            "({:.6}) can0 100#{hex} R\n",
+            1_700_000_000.0 + i as f64 * 0.01
+        ));
+    }
+    let log = dir.join("commands.log");
+    std::fs::write(&log, lines).unwrap();
+    let record = "[record]\nfile = \"run.csv\"\nsignals = [\"motor_torque\", \"vehicle_speed\"]\nframe_source = true\n";
+    let replay = |name: &str, stall: &str| {
+        let config = plant_config(&dir, 43214, "10s", &format!("{record}{stall}"));
+        let results = format!("results-{name}");
+        let out = tandem(
+            &[
+                "replay",
+                log.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                &format!("{name}.asc"),
+                "--results",
+                &results,
+            ],
+            &dir,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+        (csv_rows(&dir.join(&results).join("run.csv")), text(&out))
+    };
+    // The process stops from 285.5 ms for 60 ms: across the step.
+    let stall = "[[virtual_clock.stalls]]\nat = \"285.5ms\"\nduration = \"60ms\"\n";
+    let ((header, stalled), report) = replay("stalled", stall);
+    let ((_, undisturbed), _) = replay("undisturbed", "");
+    assert_eq!(header, ["time", "motor_torque", "vehicle_speed", "frame_source"]);
+    assert!(report.contains("stalls: 1, the longest"), "{report}");
+    // Every frame is recorded, those of the slots that passed too, and
+    // computed with the commands of its own time: the torque follows the
+    // step inside the stall as it does without one.
+    assert_eq!(stalled.len(), undisturbed.len());
+    let skipped: Vec<f64> = stalled
+        .iter()
+        .filter(|(_, s)| s == "skipped")
+        .map(|(r, _)| r[0])
+        .collect();
+    assert_eq!(skipped.len(), 59, "{skipped:?}");
+    assert_eq!(
+        skipped[0],
+        286.0 * 0.001,
+        "the first slot after the one computed at 285.5 ms"
+    );
+    for ((a, source), (b, _)) in stalled.iter().zip(&undisturbed) {
+        assert_eq!(a[0], b[0]);
+        for c in 1..3 {
+            assert!(
+                (a[c] - b[c]).abs() <= 1e-6 * b[c].abs().max(1.0),
+                "t = {} ({source}): {} vs {} undisturbed",
+                a[0],
+                a[c],
+                b[c]
+            );
+        }
+    }
+    // Nothing was sent in the slots that passed; the stall is marked.
+    let asc = std::fs::read_to_string(dir.join("stalled.asc")).unwrap();
+    assert!(
+        asc.contains("// 1700000000.345000 tandem stall on can0: slots 286 to 344 passed while the run was stopped, nothing was sent in them (59 frames); sending resumes here"),
+        "{asc}"
+    );
+    let sent_in_stall = asc
+        .lines()
+        .filter(|l| l.contains("Tx"))
+        .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+        .filter(|&t| t - 1_700_000_000.0 > 0.2855 && t - 1_700_000_000.0 < 0.3455)
+        .count();
+    assert_eq!(sent_in_stall, 0, "frames sent while the run was stopped");
+    // VCU_Speeds, due at 290 to 340 ms, goes out once when sending resumes.
+    assert!(asc.contains("1700000000.346000 1  200             Tx"), "{asc}");
+}
+
 /// The `rx frames` count of bus `name` in a run's summary.
 fn rx_frames(report: &str, name: &str) -> u64 {
     let header = format!("bus {name}:\n");

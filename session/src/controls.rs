@@ -55,9 +55,10 @@ impl Overridden {
     }
 }
 
-impl InputSource for Overridden {
-    fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
-        let sampled = self.inner.read(t, u);
+impl Overridden {
+    /// Replaces the inputs `u` at `t`, read from the inner source at
+    /// `sampled`, where an override is set; returns when they were sampled.
+    fn apply(&self, t: f64, sampled: f64, u: &mut [f64]) -> f64 {
         let o = &*self.overrides;
         if !o.any.load(Ordering::Acquire) {
             return sampled;
@@ -69,6 +70,18 @@ impl InputSource for Overridden {
         }
         // A value set now was sampled now.
         t.max(sampled)
+    }
+}
+
+impl InputSource for Overridden {
+    fn read(&mut self, t: f64, u: &mut [f64]) -> f64 {
+        let sampled = self.inner.read(t, u);
+        self.apply(t, sampled, u)
+    }
+
+    fn read_late(&mut self, t: f64, u: &mut [f64]) -> f64 {
+        let sampled = self.inner.read_late(t, u);
+        self.apply(t, sampled, u)
     }
 }
 

@@ -146,9 +146,13 @@ impl Clock for VirtualClock<'_> {
 }
 
 /// Runs `frames` frames of `fast` (with `implicit` alongside, unless the
-/// policy is `explicit`) in virtual time, calling `between` after each
-/// slot served (to drain recordings and feed the next slot's inputs);
-/// `between` breaks to stop early. Stops at the first frame that fails.
+/// policy is `explicit`) in virtual time, calling `between(k)` at each
+/// boundary after slot `k` the run reaches (to drain recordings and feed
+/// what arrived by the next slot): after each slot served, and, when the
+/// fast side wakes after later slots began (a stall), at the start of the
+/// slot in progress before serving it, so that the frames it catches up
+/// find the inputs of their own time. `between` breaks to stop early.
+/// Stops at the first frame that fails.
 pub fn run_virtual(
     fast: &mut FastSide,
     implicit: Option<&mut ImplicitSide>,
@@ -161,6 +165,10 @@ pub fn run_virtual(
     let mut slot = 0;
     while slot < frames {
         clock.sleep_until(slot as Nanos * frame);
+        let current = ((clock.now() / frame) as u64).min(frames - 1);
+        if current > slot && between(current - 1).is_break() {
+            return Ok(());
+        }
         let served = fast.frame(slot, &mut clock)?;
         if between(served - 1).is_break() {
             return Ok(());
