@@ -22,6 +22,7 @@ mod serve;
 mod soak;
 mod speed;
 mod stiff;
+mod storm;
 mod xcp;
 
 use std::process::ExitCode;
@@ -117,6 +118,33 @@ struct Args {
     /// `soak`: seconds between two samples of memory and counters.
     #[arg(long, default_value_t = 60.0)]
     interval: f64,
+    /// `soak`: a stall storm: the run in a process of its own, stopped
+    /// (SIGSTOP) for MIN to MAX milliseconds, e.g. `20..100`, every
+    /// --stall-every seconds, and compared with the undisturbed run.
+    #[arg(long, value_parser = parse_stalls)]
+    stalls: Option<(Duration, Duration)>,
+    /// `soak --stalls`: seconds between two stalls.
+    #[arg(long, default_value_t = 10.0)]
+    stall_every: f64,
+}
+
+/// `MIN..MAX` milliseconds.
+fn parse_stalls(text: &str) -> Result<(Duration, Duration), String> {
+    let (min, max) = text
+        .split_once("..")
+        .ok_or_else(|| format!("write the stalls' length as MIN..MAX milliseconds, e.g. 20..100, not {text:?}"))?;
+    let ms = |v: &str| -> Result<Duration, String> {
+        let ms: f64 = v.trim().parse().map_err(|_| format!("{v:?} is not a number of milliseconds"))?;
+        if !(ms > 0.0 && ms <= 10_000.0) {
+            return Err(format!("a stall lasts more than 0 and at most 10000 ms, found {ms}"));
+        }
+        Ok(Duration::from_secs_f64(ms * 1e-3))
+    };
+    let (min, max) = (ms(min)?, ms(max)?);
+    if min > max {
+        return Err(format!("the shortest stall ({min:?}) is longer than the longest ({max:?})"));
+    }
+    Ok((min, max))
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
@@ -140,7 +168,16 @@ fn run(args: &Args) -> anyhow::Result<()> {
                 false => ClockMode::Real,
             };
             let interval = Duration::from_secs_f64(args.interval);
-            soak::run(&args.config, args.seconds, interval, clock, args.frame)
+            match args.stalls {
+                Some(stalls) => storm::run(&storm::Storm {
+                    config: &args.config,
+                    seconds: args.seconds,
+                    interval,
+                    stalls,
+                    every: Duration::from_secs_f64(args.stall_every),
+                }),
+                None => soak::run(&args.config, args.seconds, interval, clock, args.frame),
+            }
         }
         Which::Cosim => cosim::run(args.seconds),
         Which::Fmi => fmi::run(args.seconds),

@@ -59,6 +59,11 @@ function Counters({ stats, run }) {
       <Counter label="Compute p99" testid="run-compute">
         {stats?.compute_ns ? formatNs(stats.compute_ns.p99) : '–'}
       </Counter>
+      <Counter label="Stalls (longest)" testid="run-stalls" tone={stats?.stalls?.count > 0 ? 'orange' : undefined}>
+        {stats?.stalls
+          ? `${formatCount(stats.stalls.count)}${stats.stalls.count > 0 ? ` (${formatNs(stats.stalls.longest_ms * 1e6)})` : ''}`
+          : '–'}
+      </Counter>
       {Object.keys(sources).length > 0 && (
         <Card size="1" className="counter sources">
           <Text as="div" size="1" color="gray">
