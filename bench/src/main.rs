@@ -134,7 +134,10 @@ fn parse_stalls(text: &str) -> Result<(Duration, Duration), String> {
         .split_once("..")
         .ok_or_else(|| format!("write the stalls' length as MIN..MAX milliseconds, e.g. 20..100, not {text:?}"))?;
     let ms = |v: &str| -> Result<Duration, String> {
-        let ms: f64 = v.trim().parse().map_err(|_| format!("{v:?} is not a number of milliseconds"))?;
+        let ms: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{v:?} is not a number of milliseconds"))?;
         if !(ms > 0.0 && ms <= 10_000.0) {
             return Err(format!("a stall lasts more than 0 and at most 10000 ms, found {ms}"));
         }
@@ -142,7 +145,9 @@ fn parse_stalls(text: &str) -> Result<(Duration, Duration), String> {
     };
     let (min, max) = (ms(min)?, ms(max)?);
     if min > max {
-        return Err(format!("the shortest stall ({min:?}) is longer than the longest ({max:?})"));
+        return Err(format!(
+            "the shortest stall ({min:?}) is longer than the longest ({max:?})"
+        ));
     }
     Ok((min, max))
 }

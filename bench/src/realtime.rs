@@ -247,10 +247,18 @@ impl Latencies {
 
     /// From Tandem's wake-up histogram (nanoseconds, 1 µs buckets).
     fn from_snapshot(s: &Snapshot) -> Self {
-        let counts = s.bucket_counts().to_vec();
-        let over = *counts.last().unwrap_or(&0);
-        let mut counts = counts;
-        counts.pop();
+        let over = s.overflow();
+        let mut counts = Vec::new();
+        for (value, c) in s.buckets() {
+            let us = (value / 1e3).round() as usize;
+            if counts.len() <= us {
+                counts.resize(us + 1, 0);
+            }
+            counts[us] += c;
+        }
+        if over > 0 {
+            counts.pop();
+        }
         Latencies {
             counts,
             over,

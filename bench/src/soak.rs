@@ -44,6 +44,20 @@ fn status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The allocator's view of this process (glibc's `mallinfo2`), in KiB:
+/// bytes in use, bytes the main and other arenas hold from the system, and
+/// bytes in separately mapped blocks. Growth of what the arenas hold with
+/// flat use is the allocator keeping freed memory, not a leak.
+fn heap_kib() -> (u64, u64, u64) {
+    // SAFETY: mallinfo2 takes no arguments and returns a plain struct.
+    let m = unsafe { libc::mallinfo2() };
+    (
+        (m.uordblks / 1024) as u64,
+        (m.arena / 1024) as u64,
+        (m.hblkhd / 1024) as u64,
+    )
+}
+
 /// Prints memory and counters at each interval and keeps the samples of
 /// anonymous memory and of the share of late frames.
 struct Watch {
@@ -59,6 +73,7 @@ impl Observer for Watch {
     fn live(&mut self, t: f64, stats: &mut LiveStats) {
         let anon = status_kib("RssAnon").unwrap_or(0);
         let rss = status_kib("VmRSS").unwrap_or(0);
+        let (used, held, mapped) = heap_kib();
         self.samples.push((t, anon));
         let sources = FrameSource::ALL.map(|s| self.metrics.from_source(s));
         let interval: Vec<u64> = sources.iter().zip(&self.sources).map(|(a, b)| a - b).collect();
@@ -70,9 +85,12 @@ impl Observer for Watch {
         self.late.push(late);
         self.sources = sources;
         println!(
-            "  {t:>8.0} s  anon {:>6.1} MiB  rss {:>6.1} MiB  late {:>6.3} %  {}",
+            "  {t:>8.0} s  anon {:>6.1} MiB  rss {:>6.1} MiB  heap used {:>6.1} held {:>6.1} mapped {:>6.1} MiB  late {:>6.3} %  {}",
             anon as f64 / 1024.0,
             rss as f64 / 1024.0,
+            used as f64 / 1024.0,
+            held as f64 / 1024.0,
+            mapped as f64 / 1024.0,
             100.0 * late,
             stats.line(t)
         );

@@ -122,7 +122,12 @@ fn recording(results: &Path) -> anyhow::Result<PathBuf> {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "csv"))
-        .with_context(|| format!("no recording in {}: give the configuration a [record] file", results.display()))
+        .with_context(|| {
+            format!(
+                "no recording in {}: give the configuration a [record] file",
+                results.display()
+            )
+        })
 }
 
 /// Runs the storm and prints its figures beside their goals.
@@ -156,7 +161,11 @@ pub fn run(storm: &Storm<'_>) -> anyhow::Result<()> {
         if now >= next_sample {
             if let Some(anon) = status_kib(pid, "RssAnon") {
                 let t = now.duration_since(started).as_secs_f64();
-                println!("  {t:>8.0} s  anon {:>7.1} MiB  stalls so far {}", anon as f64 / 1024.0, stopped.len());
+                println!(
+                    "  {t:>8.0} s  anon {:>7.1} MiB  stalls so far {}",
+                    anon as f64 / 1024.0,
+                    stopped.len()
+                );
                 samples.push((t, anon));
             }
             next_sample += storm.interval;
@@ -183,7 +192,10 @@ pub fn run(storm: &Storm<'_>) -> anyhow::Result<()> {
         stopped.len(),
         longest,
         count("/stalls/count"),
-        stats.pointer("/stalls/longest_ms").and_then(serde_json::Value::as_f64).unwrap_or(0.0),
+        stats
+            .pointer("/stalls/longest_ms")
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0),
         count("/stalls/caught_up"),
     );
     println!(
@@ -194,14 +206,20 @@ pub fn run(storm: &Storm<'_>) -> anyhow::Result<()> {
     let (header, rows) = read_csv(&recording(&stormed)?)?;
     let (_, reference) = read_csv(&recording(&calm)?)?;
     if rows.len() != reference.len() {
-        bail!("the stormed run recorded {} rows, the undisturbed one {}", rows.len(), reference.len());
+        bail!(
+            "the stormed run recorded {} rows, the undisturbed one {}",
+            rows.len(),
+            reference.len()
+        );
     }
     let columns = header.len();
     let range: Vec<f64> = (1..columns)
         .map(|c| {
-            let (lo, hi) = reference.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-                (lo.min(r[c]), hi.max(r[c]))
-            });
+            let (lo, hi) = reference
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                    (lo.min(r[c]), hi.max(r[c]))
+                });
             (hi - lo).max(f64::MIN_POSITIVE)
         })
         .collect();

@@ -96,11 +96,23 @@ impl Histogram {
         }
     }
 
-    /// A copy of the counts now.
+    /// A copy of the counts now. Only the buckets that hold counts are
+    /// copied: a snapshot of a histogram of 50 000 buckets (the latency
+    /// histograms) is as small as the spread of its values, so that
+    /// statistics taken every second make no large, short-lived
+    /// allocations (which the system allocator would serve from a heap it
+    /// then keeps growing).
     pub fn snapshot(&self) -> Snapshot {
+        let counts = (self.buckets.iter().enumerate())
+            .filter_map(|(i, b)| match b.load(Relaxed) {
+                0 => None,
+                c => Some((i as u32, c)),
+            })
+            .collect();
         Snapshot {
             scale: self.scale,
-            buckets: self.buckets.iter().map(|b| b.load(Relaxed)).collect(),
+            counts,
+            len: self.buckets.len(),
             count: self.totals.count.load(Relaxed),
             sum: f64::from_bits(self.totals.sum.load(Relaxed)),
             max: f64::from_bits(self.totals.max.load(Relaxed)),
@@ -112,7 +124,10 @@ impl Histogram {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
     scale: Scale,
-    buckets: Vec<u64>,
+    /// The buckets that hold counts, `(index, count)` in index order.
+    counts: Vec<(u32, u64)>,
+    /// The histogram's buckets (the last also takes what falls above it).
+    len: usize,
     /// Values counted.
     pub count: u64,
     /// Their sum.
@@ -130,29 +145,35 @@ impl Snapshot {
         }
         let rank = ((p * self.count as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        for (i, &c) in self.buckets.iter().enumerate() {
+        for &(i, c) in &self.counts {
             seen += c;
             if seen >= rank {
                 // The last bucket also holds everything above it.
-                let last = i + 1 == self.buckets.len();
+                let last = i as usize + 1 == self.len;
                 return if last {
                     self.max
                 } else {
-                    self.scale.reported(i).min(self.max)
+                    self.scale.reported(i as usize).min(self.max)
                 };
             }
         }
         self.max
     }
 
-    /// The value bucket `i` stands for (see [`Scale`]).
-    pub fn bucket_value(&self, i: usize) -> f64 {
-        self.scale.reported(i)
+    /// The buckets that hold counts: the value each stands for (see
+    /// [`Scale`]; the last bucket also holds everything above it) and its
+    /// count, in increasing order.
+    pub fn buckets(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+        self.counts.iter().map(|&(i, c)| (self.scale.reported(i as usize), c))
     }
 
-    /// The count of each bucket (the last also holds everything above).
-    pub fn bucket_counts(&self) -> &[u64] {
-        &self.buckets
+    /// The count of the last bucket, which holds everything above the
+    /// others.
+    pub fn overflow(&self) -> u64 {
+        match self.counts.last() {
+            Some(&(i, c)) if i as usize + 1 == self.len => c,
+            _ => 0,
+        }
     }
 
     /// The mean; NaN when empty.
@@ -162,9 +183,19 @@ impl Snapshot {
 
     /// What was counted since `earlier` (a snapshot of the same histogram).
     pub fn since(&self, earlier: &Snapshot) -> Snapshot {
+        let mut counts = Vec::with_capacity(self.counts.len());
+        let mut before = earlier.counts.iter().peekable();
+        for &(i, c) in &self.counts {
+            while before.next_if(|&&(j, _)| j < i).is_some() {}
+            let old = before.next_if(|&&(j, _)| j == i).map_or(0, |&(_, c)| c);
+            if c > old {
+                counts.push((i, c - old));
+            }
+        }
         Snapshot {
             scale: self.scale,
-            buckets: self.buckets.iter().zip(&earlier.buckets).map(|(a, b)| a - b).collect(),
+            counts,
+            len: self.len,
             count: self.count - earlier.count,
             sum: self.sum - earlier.sum,
             max: self.max,
@@ -481,5 +512,23 @@ mod tests {
         assert_eq!(d.count, 2);
         assert_eq!(d.percentile(0.5), 10.0, "below the minimum counts in the first bucket");
         assert_eq!(d.percentile(1.0), 500.0);
+        // Only the buckets that counted in the interval: 0.01 in the
+        // first (reported at its upper edge, 10), 500 in [100, 1000).
+        assert_eq!(d.buckets().collect::<Vec<_>>(), [(10.0, 1), (1000.0, 1)]);
+    }
+
+    #[test]
+    fn a_snapshot_holds_only_the_buckets_that_counted() {
+        let h = Histogram::new(Scale::Linear { width: 1_000.0 }, 50_000);
+        for v in [1_500.0, 1_700.0, 20_000.0, 1e12] {
+            h.record(v);
+        }
+        let s = h.snapshot();
+        assert_eq!(
+            s.buckets().collect::<Vec<_>>(),
+            [(1_000.0, 2), (20_000.0, 1), (49_999_000.0, 1)]
+        );
+        assert_eq!(s.overflow(), 1);
+        assert_eq!(s.counts.len(), 3, "none of the empty buckets");
     }
 }

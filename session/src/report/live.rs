@@ -120,9 +120,6 @@ pub fn stalls_json(metrics: &Metrics) -> Value {
 fn histogram_json(h: &Histogram) -> Value {
     let s = h.snapshot();
     let finite = |v: f64| if v.is_finite() { json!(v) } else { Value::Null };
-    let buckets: Vec<Value> = (s.bucket_counts().iter().enumerate())
-        .filter(|(_, &c)| c > 0)
-        .map(|(i, &c)| json!([s.bucket_value(i), c]))
-        .collect();
+    let buckets: Vec<Value> = s.buckets().map(|(value, c)| json!([value, c])).collect();
     json!({"count": s.count, "p50": finite(s.percentile(0.5)), "p99": finite(s.percentile(0.99)), "max": finite(s.max), "histogram": buckets})
 }
