@@ -120,6 +120,33 @@ impl Histogram {
     }
 }
 
+impl Histogram {
+    /// A snapshot with room for every bucket of this histogram, to keep
+    /// and refresh with [`Histogram::snapshot_into`] (its memory is taken
+    /// once, here).
+    pub fn keeper(&self) -> Snapshot {
+        let mut s = self.snapshot();
+        s.counts.reserve_exact(self.buckets.len() - s.counts.len());
+        s
+    }
+
+    /// Copies the counts now into `into` (a snapshot of this histogram,
+    /// made by [`Histogram::keeper`]), reusing its memory: nothing is
+    /// allocated, however many buckets have counted.
+    pub fn snapshot_into(&self, into: &mut Snapshot) {
+        into.counts.clear();
+        into.counts.extend(
+            (self.buckets.iter().enumerate()).filter_map(|(i, b)| match b.load(Relaxed) {
+                0 => None,
+                c => Some((i as u32, c)),
+            }),
+        );
+        into.count = self.totals.count.load(Relaxed);
+        into.sum = f64::from_bits(self.totals.sum.load(Relaxed));
+        into.max = f64::from_bits(self.totals.max.load(Relaxed));
+    }
+}
+
 /// A histogram's counts at one moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
@@ -530,5 +557,14 @@ mod tests {
         );
         assert_eq!(s.overflow(), 1);
         assert_eq!(s.counts.len(), 3, "none of the empty buckets");
+        // A keeper is refreshed in the memory it took once.
+        let mut kept = h.keeper();
+        let room = kept.counts.capacity();
+        for v in 0..50_000 {
+            h.record(v as f64 * 1_000.0);
+        }
+        h.snapshot_into(&mut kept);
+        assert_eq!((kept.counts.len(), kept.counts.capacity()), (50_000, room));
+        assert_eq!(kept.count, 50_004);
     }
 }

@@ -15,12 +15,17 @@ use super::units::ns;
 pub struct LiveStats {
     metrics: Arc<Metrics>,
     devices: Vec<DeviceView>,
+    /// The histograms at the last line, and their copies now: each made
+    /// once with room for every bucket, refreshed in place.
     wake: Snapshot,
+    wake_now: Snapshot,
     compute: Snapshot,
+    compute_now: Snapshot,
     sources: [u64; FrameSource::ALL.len()],
     missed: u64,
     unusable: u64,
     newton: Snapshot,
+    newton_now: Snapshot,
     resyncs: u64,
 }
 
@@ -29,12 +34,15 @@ impl LiveStats {
     pub fn new(metrics: Arc<Metrics>, devices: Vec<DeviceView>) -> Self {
         LiveStats {
             devices,
-            wake: metrics.wake_latency.snapshot(),
-            compute: metrics.compute.snapshot(),
+            wake: metrics.wake_latency.keeper(),
+            wake_now: metrics.wake_latency.keeper(),
+            compute: metrics.compute.keeper(),
+            compute_now: metrics.compute.keeper(),
             sources: FrameSource::ALL.map(|s| metrics.from_source(s)),
             missed: metrics.missed(),
             unusable: metrics.unusable(),
-            newton: metrics.newton.snapshot(),
+            newton: metrics.newton.keeper(),
+            newton_now: metrics.newton.keeper(),
             resyncs: metrics.resyncs.get(),
             metrics,
         }
@@ -43,11 +51,13 @@ impl LiveStats {
     /// The line for the interval ending at `t` (s).
     pub fn line(&mut self, t: f64) -> String {
         let m = &*self.metrics;
-        let (wake, compute, newton_now) = (m.wake_latency.snapshot(), m.compute.snapshot(), m.newton.snapshot());
+        m.wake_latency.snapshot_into(&mut self.wake_now);
+        m.compute.snapshot_into(&mut self.compute_now);
+        m.newton.snapshot_into(&mut self.newton_now);
         let (dw, dc, dn) = (
-            wake.since(&self.wake),
-            compute.since(&self.compute),
-            newton_now.since(&self.newton),
+            self.wake_now.since(&self.wake),
+            self.compute_now.since(&self.compute),
+            self.newton_now.since(&self.newton),
         );
         let sources = FrameSource::ALL.map(|s| m.from_source(s));
         let mut by_source = String::new();
@@ -74,8 +84,10 @@ impl LiveStats {
             ns(dc.percentile(0.99)),
             resyncs - self.resyncs,
         );
-        (self.wake, self.compute, self.newton, self.sources, self.missed) =
-            (wake, compute, newton_now, sources, m.missed());
+        std::mem::swap(&mut self.wake, &mut self.wake_now);
+        std::mem::swap(&mut self.compute, &mut self.compute_now);
+        std::mem::swap(&mut self.newton, &mut self.newton_now);
+        (self.sources, self.missed) = (sources, m.missed());
         self.resyncs = resyncs;
         self.unusable = m.unusable();
         line.push_str(&devices::live(&self.devices));
