@@ -224,6 +224,10 @@ pub enum SessionError {
     /// The XCP slave cannot start.
     #[error(transparent)]
     Xcp(#[from] XcpError),
+    /// A session that shares the process's virtual clock with others
+    /// (advanced frame by frame in lock-step) was given stalls of its own.
+    #[error("virtual_clock.stalls stop one session's own clock, which sessions sharing the process's virtual clock in lock-step cannot follow; run this configuration with `tandem run --virtual-clock`, or without its stalls")]
+    StallsOnSharedClock,
     /// A thread could not be started.
     #[error("cannot start the {what} thread: {cause}")]
     Thread {
@@ -565,6 +569,11 @@ fn recording_file(record: &BoundRecording, results: &Path, layout: &Layout) -> R
 }
 
 impl Session {
+    /// Whether the virtual clock has stalls injected.
+    pub(crate) fn has_virtual_stalls(&self) -> bool {
+        !self.parts.costs.stalls.is_empty()
+    }
+
     /// Builds the run of `plan`: the preflight (real clock), the output
     /// files, the devices (configured: transports opened unless replaying
     /// or on the virtual clock) and both sides of the tandem.
