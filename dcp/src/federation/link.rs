@@ -10,8 +10,10 @@
 //! `PROTOCOL_ERROR_GENERIC` refusal of a step (its input data lost) sends
 //! the step's data again, and its requests with the next sequence ids (a
 //! slave uses a refused request's id, as DCPLib's and Tandem's do; if it
-//! then says it expects one of the ids given up, the requests take that
-//! one); a refusal still standing after the retries
+//! then says it expects one of the ids given up, those are filled with
+//! `INF_state` first: an id is never given to two requests, so a late
+//! answer cannot be taken for another request's); a refusal still
+//! standing after the retries
 //! (another master holds the slave) ends the run naming the refusal; any
 //! other refusal, or a slave that reports ERRORHANDLING or ALIVE
 //! (restarted), ends the run with the slave's name and the code. Output
@@ -252,6 +254,18 @@ impl Link {
         Ok(())
     }
 
+    /// The slave's state, as it answers `INF_state` now.
+    pub(crate) fn asked_state(&mut self) -> Result<Option<State>, LinkError> {
+        self.exchange(None, &[Request::State], None, None)?;
+        Ok(self.state)
+    }
+
+    /// How many times an exchange is sent again before the slave is given
+    /// up.
+    pub(crate) fn retries(&self) -> u32 {
+        self.retries
+    }
+
     /// The master's address as the slave sees it (where its data goes).
     pub(crate) fn local(&self) -> SocketAddrV4 {
         self.wire.local()
@@ -321,9 +335,15 @@ impl Link {
         // The ids given up after a refusal for lost input data, from the
         // refused one on: the slave may not have had the later ones.
         let mut abandoned: Option<(u16, u16)> = None;
+        // Ids given up that the slave never had, to fill before the next
+        // try.
+        let mut gap: Option<(u16, u16)> = None;
         loop {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
+            }
+            if let Some((from, to)) = gap.take() {
+                self.fill(from, to)?;
             }
             let mut burst = [(self.address, &[][..]); MAX_REQUESTS + 1];
             for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
@@ -352,32 +372,34 @@ impl Link {
                             code,
                             expected,
                         ));
-                        let renumbered = match code {
+                        match code {
                             // Its input data did not come: the data goes
                             // again, and the requests with the next ids
                             // (the slave used the refused one, and the ids
-                            // after it that reached it).
+                            // after it that reached it). Answers to the ids
+                            // given up are then no longer the exchange's.
                             ErrorCode::Generic => {
                                 abandoned = Some((seq, last));
-                                Some(self.next_seq)
+                                first = self.next_seq;
+                                self.next_seq = self.number(n, first, requests);
+                                last = self.next_seq.wrapping_sub(1);
+                                acked = false;
+                                resend = true;
                             }
-                            // The slave never had an id the master gave up:
-                            // the requests take it, and the ids after it.
-                            ErrorCode::InvalidSequenceId
-                                if abandoned
-                                    .is_some_and(|(from, to)| expected.wrapping_sub(from) <= to.wrapping_sub(from)) =>
-                            {
-                                abandoned = None;
-                                Some(expected)
+                            // The slave never had the ids given up from
+                            // `expected` on (lost, or it does not count a
+                            // refused id): they are filled before the
+                            // requests go again, never given to them.
+                            ErrorCode::InvalidSequenceId => {
+                                if let Some((_, to)) =
+                                    abandoned.filter(|&(from, to)| expected.wrapping_sub(from) <= to.wrapping_sub(from))
+                                {
+                                    abandoned = None;
+                                    gap = Some((expected, to));
+                                    resend = true;
+                                }
                             }
-                            _ => None,
-                        };
-                        if let Some(from) = renumbered {
-                            first = from;
-                            self.next_seq = self.number(n, first, requests);
-                            last = self.next_seq.wrapping_sub(1);
-                            acked = false;
-                            resend = true;
+                            _ => {}
                         }
                     }
                     Heard::Nothing => {}
@@ -405,6 +427,30 @@ impl Link {
                 });
             }
         }
+    }
+
+    /// Sends `INF_state` (taken in every state, changing nothing) with each
+    /// sequence id from `from` to `to`: ids the master gave up that the
+    /// slave never had, so that the next request's id is the one it
+    /// expects. The answers belong to no exchange.
+    fn fill(&mut self, from: u16, to: u16) -> Result<(), LinkError> {
+        let datagrams: Vec<Vec<u8>> = (0..=to.wrapping_sub(from))
+            .map(|k| {
+                Pdu::Request {
+                    seq: from.wrapping_add(k),
+                    receiver: self.id,
+                    body: Request::State,
+                }
+                .to_vec()
+            })
+            .collect();
+        let burst: Vec<(SocketAddrV4, &[u8])> = datagrams.iter().map(|d| (self.address, d.as_slice())).collect();
+        self.stats.requests.fetch_add(datagrams.len() as u64, Ordering::Relaxed);
+        self.wire.send(&burst).map_err(|error| LinkError::Io {
+            slave: self.name.clone(),
+            what: "cannot send",
+            error,
+        })
     }
 
     /// Writes `requests`, numbered from sequence id `first`, into the
@@ -816,21 +862,39 @@ mod tests {
         assert_eq!(next, 4);
 
         // The request after the refused one was lost: the slave expects
-        // its id, which the requests then take.
+        // its id, which INF_state fills before the requests go again with
+        // their own ids (a late answer to a given-up id is never taken for
+        // theirs).
+        let state = pdu(Pdu::Response {
+            seq: 1,
+            sender: 1,
+            body: Response::StateAck {
+                state: State::Running.code(),
+            },
+        });
         let (mut link, sent) = recorded_line(vec![
             vec![nack(0, 1, ErrorCode::Generic)],
             vec![
                 nack(2, 1, ErrorCode::InvalidSequenceId),
                 nack(3, 1, ErrorCode::InvalidSequenceId),
             ],
-            vec![ack(1), ack(2)],
+            vec![state],
+            vec![ack(2), ack(3)],
         ]);
         step_with_data(&mut link).unwrap();
+        let sent = sent.lock().unwrap();
         assert_eq!(
-            ids(&sent.lock().unwrap()),
-            [vec![0xF0, 0, 1], vec![0xF0, 2, 3], vec![0xF0, 1, 2]]
+            ids(&sent),
+            [vec![0xF0, 0, 1], vec![0xF0, 2, 3], vec![1], vec![0xF0, 2, 3]]
         );
-        assert_eq!(link.next_seq, 3);
+        assert!(matches!(
+            Pdu::read(&sent[2][0]),
+            Ok(Pdu::Request {
+                body: Request::State,
+                ..
+            })
+        ));
+        assert_eq!(link.next_seq, 4);
     }
 
     #[test]
