@@ -50,7 +50,7 @@ use crate::mapping::BusMap;
 use crate::replay::{LogFeed, ReplayError};
 use crate::report::devices::DeviceView;
 use crate::report::live::LiveStats;
-use crate::report::{RecordingReport, ReplayReport, Report};
+use crate::report::{RecordingReport, ReplayReport, Report, TAP_DIAGNOSTICS, TAP_XCP};
 use crate::serial::SerialDevice;
 use crate::transmit::{transmit_paths, SendAtFrameEnd, Transmitter};
 use crate::xcp::{XcpError, XcpOptions, XcpRun, XcpSetup};
@@ -349,6 +349,8 @@ struct Parts {
     replay_late_us: Option<f64>,
     /// The XCP slave, serving.
     xcp: Option<XcpRun>,
+    /// What the fast thread taps at each frame's end, by name.
+    taps: Vec<&'static str>,
     /// The buses' diagnostic servers, stopped when the session is dropped.
     _diagnostics: Option<DiagServers>,
 }
@@ -710,6 +712,10 @@ impl Session {
             })
             .collect();
         let (diagnostics, diag_tap) = diag::start(diag_plans)?.unzip();
+        let taps = [(tap.is_some(), TAP_XCP), (diag_tap.is_some(), TAP_DIAGNOSTICS)]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
         let tap = match (tap, diag_tap) {
             (Some(xcp), Some(diag)) => Some(Box::new((xcp, diag)) as Box<dyn FrameTap>),
             (tap, diag) => tap.or(diag.map(|d| Box::new(d) as Box<dyn FrameTap>)),
@@ -782,6 +788,7 @@ impl Session {
             dropped_outputs,
             replay_late_us: None,
             xcp,
+            taps,
             _diagnostics: diagnostics,
         };
         Ok(Session {
@@ -982,6 +989,7 @@ impl Parts {
             warnings,
             metrics: Arc::clone(&self.metrics),
             xcp: self.xcp.take().map(XcpRun::finish),
+            taps: self.taps.clone(),
         })
     }
 
