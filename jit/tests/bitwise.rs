@@ -472,4 +472,11 @@ fn the_report_names_what_is_interpreted() {
     let line = code.report.to_string();
     assert!(line.starts_with("compiled 2 of 3 blocks in "), "{line}");
     assert!(line.ends_with("; interpreted: Lookup2D (1)"), "{line}");
+    // The plan says the same without generating code.
+    let plan = tandem_jit::plan(model.program()).expect("no loops");
+    assert_eq!(
+        (plan.blocks, plan.compiled, &plan.interpreted),
+        (code.report.blocks, code.report.compiled, &code.report.interpreted)
+    );
+    assert_eq!(plan.to_string(), "2 of 3 blocks compile; interpreted: Lookup2D (1)");
 }
