@@ -411,18 +411,34 @@ const BUFS: [(Buf, usize); 5] = [
     (Buf::Dx, offset_of!(Env, dx)),
 ];
 
+/// The most values (port elements, states and zero crossings, [`size`])
+/// of a block the code generator translates. Its code is unrolled, and
+/// Cranelift's time grows faster than linearly with a function's length
+/// (a Gain 4096 wide took a second, 65536 wide minutes): a wider block is
+/// interpreted in its place, in one call.
+pub(crate) const MAX_BLOCK_VALUES: usize = 1024;
+
+/// A block's port elements, states and zero crossings: what its code's
+/// length grows with.
+pub(crate) fn size(step: &Step<'_>) -> usize {
+    let ports: usize = step.inputs.iter().chain(step.outputs).map(|p| p.width as usize).sum();
+    ports + step.x.len() + step.zc.len()
+}
+
 /// Whether the code generator translates a block's outputs.
 pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
-    match step.minor {
-        Minor::Held(_) => true,
-        Minor::Guarded(_) => false,
-        Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
-    }
+    size(step) <= MAX_BLOCK_VALUES
+        && match step.minor {
+            Minor::Held(_) => true,
+            Minor::Guarded(_) => false,
+            Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
+        }
 }
 
 /// Whether the code generator translates a block's derivatives.
 pub(crate) fn translates_derivatives(step: &Step<'_>) -> bool {
     step.minor == Minor::Runs
+        && size(step) <= MAX_BLOCK_VALUES
         && matches!(
             step.kernel,
             Kernel::Integrator { .. } | Kernel::Linear { .. } | Kernel::Pid { .. }
@@ -589,6 +605,14 @@ impl<'f> Emitter<'f> {
             .load(types::I64, MemFlags::trusted(), self.env, offset_of!(Env, u) as i32);
         let v = self.b.ins().load(types::F64, MemFlags::trusted(), u, from);
         self.store(Buf::Signals, offset, v)
+    }
+
+    /// A call of the shim that copies all the model's inputs into the
+    /// signal buffer (for models with many: see [`MAX_BLOCK_VALUES`]).
+    pub(crate) fn inputs_copied(&mut self) {
+        let (env, none) = (self.env, self.b.ins().iconst(types::I64, 0));
+        self.call(self.sigs.block, shims::copy_inputs as *const (), &[env, none]);
+        self.cache.clear();
     }
 
     /// A call of `shim` on block `i`; it may write any buffer.

@@ -13,12 +13,47 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Module};
 use tandem_models::diagram::{Program, Step};
 
-use crate::codegen::{prove, translates_derivatives, translates_outputs, Bounds, Emitter, Refusal, ShimSignatures};
+use crate::codegen::{
+    prove, size, translates_derivatives, translates_outputs, Bounds, Emitter, Refusal, ShimSignatures,
+};
 use crate::shims::Env;
 
 /// Blocks per generated function: bounds the code generator's work on one
 /// function (its cost grows faster than linearly with the size).
 const CHUNK: usize = 1000;
+
+/// Values (the [`size`] of its translated blocks, or 1 for a call into the
+/// interpreter) per generated function, the other bound of its length.
+const BUDGET: usize = 4096;
+
+/// The most model inputs compiled code copies itself; a model with more
+/// has them copied by one call.
+const INLINE_INPUTS: usize = 256;
+
+/// `indices` cut into runs of at most [`CHUNK`] blocks and [`BUDGET`]
+/// values, `first` values already taken in the first; `translated` tells
+/// which blocks have code of their size (the others: one call).
+fn chunks(steps: &[Step<'_>], indices: &[usize], first: usize, translated: fn(&Step<'_>) -> bool) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut cost = first;
+    for &i in indices {
+        let c = if translated(&steps[i]) {
+            size(&steps[i]).max(1)
+        } else {
+            1
+        };
+        let current = out.last().map_or(0, Vec::len);
+        if current > 0 && (current == CHUNK || cost + c > BUDGET) {
+            out.push(Vec::new());
+            cost = 0;
+        }
+        cost += c;
+        if let Some(last) = out.last_mut() {
+            last.push(i);
+        }
+    }
+    out
+}
 
 /// Why a program could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -231,16 +266,21 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
         Ok(id)
     };
     let inputs = program.input_copies();
-    let chunks = steps.len().div_ceil(CHUNK).max(1);
-    for c in 0..chunks {
-        let range = c * CHUNK..((c + 1) * CHUNK).min(steps.len());
+    let inline = inputs.len() <= INLINE_INPUTS;
+    let all: Vec<usize> = (0..steps.len()).collect();
+    for (c, chunk) in chunks(&steps, &all, if inline { inputs.len() } else { 1 }, translates_outputs)
+        .iter()
+        .enumerate()
+    {
         let id = define(&mut module, &|e| {
-            if c == 0 {
+            if c == 0 && inline {
                 for &(i, offset) in inputs {
                     e.input(i, offset as usize).map_err(|why| (None, why))?;
                 }
+            } else if c == 0 {
+                e.inputs_copied();
             }
-            for i in range.clone() {
+            for &i in chunk {
                 e.outputs(i, &steps[i]).map_err(|why| (Some(i), why))?;
             }
             Ok(())
@@ -248,7 +288,10 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
         ids.push((false, id));
     }
     let stateful: Vec<usize> = (0..steps.len()).filter(|&i| !steps[i].x.is_empty()).collect();
-    for chunk in stateful.chunks(CHUNK) {
+    for chunk in chunks(&steps, &stateful, 0, translates_derivatives)
+        .iter()
+        .filter(|c| !c.is_empty())
+    {
         let id = define(&mut module, &|e| {
             for &i in chunk {
                 e.derivatives(i, &steps[i]).map_err(|why| (Some(i), why))?;
