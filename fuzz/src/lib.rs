@@ -85,7 +85,9 @@ const JIT_STEPS: f64 = 20.0;
 /// same bits (NaN equal to NaN): derivatives, outputs and zero-crossing
 /// functions at the initial state and at states drawn from the input's
 /// hash, and every output of a run of at most [`JIT_STEPS`] steps with the
-/// model's own settings, which must end alike. `jit/tests/bitwise.rs`
+/// model's own settings, which must end alike; and what `tandem check`
+/// reports as compiling ([`tandem_jit::plan`]) is what compiled.
+/// `jit/tests/bitwise.rs`
 /// asserts this on the examples; here it is asserted on every model a
 /// fuzzer reaches.
 pub fn model_jit(data: &[u8]) {
@@ -105,6 +107,16 @@ pub fn model_jit(data: &[u8]) {
         Ok(None) | Err(CompileError::Host(_)) => return,
         Err(e) => panic!("the model compiler accepts a model the code generator refuses: {e}"),
     };
+    // What `tandem check` reports, proved without generating code, is what
+    // was compiled.
+    match tandem_jit::plan(&program) {
+        Ok(plan) => assert_eq!(
+            (plan.blocks, plan.compiled, &plan.interpreted),
+            (code.report.blocks, code.report.compiled, &code.report.interpreted),
+            "the plan differs from what was compiled"
+        ),
+        Err(e) => panic!("the plan refuses a model that compiled: {e}"),
+    }
     let mut interpreted = DiagramModel::new(Arc::clone(&program));
     let mut compiled = CompiledModel::new(DiagramModel::new(Arc::clone(&program)), code);
 
