@@ -233,6 +233,8 @@ fn count(what: &str, have: usize, want: usize) -> Result<(), Refusal> {
 }
 
 /// What [`Emitter::outputs`] takes as given of a translated block's kernel.
+/// The match has no catch-all: a kernel the compiler learns does not
+/// compile until its proof is written here.
 fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
     let p = ports(s);
     match s.kernel {
