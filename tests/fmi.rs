@@ -98,7 +98,7 @@ fn an_fmu_with_events_is_the_plant_of_a_real_time_run_under_every_policy() {
                 );
             }
             if policy != "explicit" {
-                assert!(out.contains("frames by source: explicit 1, implicit 2399"), "{out}");
+                assert!(out.contains("frames by source: fast 1, implicit 2399"), "{out}");
                 assert!(out.contains("0 implicit results not taken"), "{out}");
             }
         }
