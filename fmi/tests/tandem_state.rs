@@ -100,3 +100,15 @@ fn an_implicit_side_that_cannot_take_the_fmu_state_has_its_results_refused() {
     assert!(r.sources[130..].iter().all(|&s| s == Fast));
     assert_on_closed_form(&r, 1e-8, "without serialization");
 }
+
+#[test]
+fn select_takes_the_implicit_state_of_a_frame_whose_events_are_the_fast_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = counter(dir.path(), "counter", &[]);
+    let r = run(&fmu, &settings(Policy::Select, 0.7), &delays_before_events());
+    // Results of their own frames only: the FMU is never set back, every
+    // result on time has seen the fast side's events and is taken.
+    assert_eq!(inner(&r), [0, 0, 0, 0, 0]);
+    assert!(r.sources.iter().filter(|&&s| s == Implicit).count() > 600);
+    assert_on_closed_form(&r, 1e-8, "select");
+}
