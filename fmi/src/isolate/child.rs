@@ -73,6 +73,10 @@ enum Results {
     /// In [`Server::values`].
     Values,
     Handle(u64),
+    /// A size in bytes.
+    Size(u64),
+    /// In [`Server::bytes`].
+    Bytes,
     Flag(bool),
     Update(DiscreteUpdate),
     End(StepEnd),
@@ -87,6 +91,8 @@ struct Server {
     out: Writer,
     vrs: Vec<u32>,
     values: Vec<f64>,
+    /// A serialized state being sent.
+    bytes: Vec<u8>,
     /// The FMU's log messages when the last reply was sent.
     logged: usize,
     /// The error of a deferred request, for the next reply; the requests
@@ -163,6 +169,12 @@ impl Server {
             Ok(Results::Handle(handle)) => {
                 w.u64(handle);
             }
+            Ok(Results::Size(size)) => {
+                w.u64(size);
+            }
+            Ok(Results::Bytes) => {
+                w.bytes(&self.bytes);
+            }
             Ok(Results::Flag(flag)) => {
                 w.u8(flag as u8);
             }
@@ -201,6 +213,7 @@ impl Server {
         };
         let values = &mut self.values;
         let vrs = &mut self.vrs;
+        let bytes = &mut self.bytes;
         Ok(match op {
             Op::Hello | Op::Free => unreachable!("handled above"),
             Op::EnterInitialization => {
@@ -241,6 +254,30 @@ impl Server {
             Op::FreeState => {
                 let state = frame.u64()? as *mut std::ffi::c_void;
                 served.instance().free_state(state).map(|()| Results::Nothing)
+            }
+            Op::SerializedSize => {
+                let state = frame.u64()? as *mut std::ffi::c_void;
+                served
+                    .instance()
+                    .serialized_size(state)
+                    .map(|size| Results::Size(size as u64))
+            }
+            Op::SerializeState => {
+                let state = frame.u64()? as *mut std::ffi::c_void;
+                let size = frame.u32()? as usize;
+                if size > MAX_FRAME {
+                    return Err(invalid("a state larger than a frame asked for"));
+                }
+                bytes.clear();
+                bytes.resize(size, 0);
+                served.instance().serialize_state(state, bytes).map(|()| Results::Bytes)
+            }
+            Op::DeserializeState => {
+                let serialized = frame.bytes()?;
+                served
+                    .instance()
+                    .deserialize_state(serialized)
+                    .map(|state| Results::Handle(state as u64))
             }
             Op::SetTime => {
                 let t = frame.f64()?;

@@ -224,6 +224,21 @@ impl Report {
                 m.event_resyncs.get(),
             );
         }
+        let inner = [
+            m.inner_restores.get(),
+            m.inner_refusals.get(),
+            m.inner_imports.get(),
+            m.inner_unsynced.get(),
+        ];
+        if inner.iter().any(|&n| n > 0) {
+            let _ = writeln!(
+                out,
+                "  model's inner state (an FMU's internal variables): {} corrections set it back to their start, {} \
+                 not taken (it could not be set back); {} implicit restarts took the fast side's, {} could not (their \
+                 results not taken)",
+                inner[0], inner[1], inner[2], inner[3],
+            );
+        }
         if let Some(r) = &self.recording {
             let file = r.file.as_ref().map_or("in memory".into(), |f| f.display().to_string());
             let _ = writeln!(out, "  recording: {file} ({} rows, {} dropped)", r.rows, r.dropped);
@@ -357,6 +372,12 @@ impl Report {
                 "max_per_frame": self.settings.events.max_per_frame,
                 "disagreements": m.disagreements.get(),
                 "implicit_restarts": m.event_resyncs.get(),
+            },
+            "inner_state": {
+                "restores": m.inner_restores.get(),
+                "refusals": m.inner_refusals.get(),
+                "imports": m.inner_imports.get(),
+                "unsynced": m.inner_unsynced.get(),
             },
             "dropped_frame_records": self.dropped_records,
             "histograms": hist,
