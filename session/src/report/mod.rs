@@ -383,28 +383,11 @@ impl Report {
             "histograms": hist,
             "frame_taps": self.taps,
             "recording": self.recording.as_ref().map(|r| json!({"file": r.file, "rows": r.rows, "dropped": r.dropped})),
-            "preflight": self.preflight.as_ref().map(|p| p.checks.iter().map(|c| json!({
-                "check": c.name,
-                "status": match c.status { Status::Ok => "ok", Status::Missing => "missing", Status::Unknown => "unknown" },
-                "detail": c.detail,
-            })).collect::<Vec<_>>()),
+            "preflight": self.preflight.as_ref().map(preflight_json),
             "failure": self.failure,
             "buses": devices::json(&self.devices_of(DeviceKind::Bus)),
             "serial": devices::json(&self.devices_of(DeviceKind::Serial)),
-            "xcp": self.xcp.as_ref().map(|x| json!({
-                "udp": x.udp.to_string(),
-                "tcp": x.tcp.to_string(),
-                "a2l": x.a2l,
-                "dtos_sent": x.dtos_sent,
-                "overruns": x.overruns,
-                "unsent_bytes": x.unsent_bytes,
-                "calibrations": x.calibrations.iter().map(|c| json!({
-                    "parameter": c.parameter,
-                    "value": c.value,
-                    "acknowledged_at": c.acknowledged_at,
-                    "applied_at": c.applied_at,
-                })).collect::<Vec<_>>(),
-            })),
+            "xcp": self.xcp.as_ref().map(xcp_json),
         })
     }
 
@@ -412,6 +395,40 @@ impl Report {
     fn devices_of(&self, kind: DeviceKind) -> Vec<DeviceView> {
         self.devices.iter().filter(|d| d.kind == kind).cloned().collect()
     }
+}
+
+/// The real-time checks made before the run, as JSON.
+fn preflight_json(p: &Preflight) -> Value {
+    let checks = p.checks.iter().map(|c| {
+        let status = match c.status {
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Unknown => "unknown",
+        };
+        json!({"check": c.name, "status": status, "detail": c.detail})
+    });
+    Value::Array(checks.collect())
+}
+
+/// The XCP slave's figures and the calibrations it applied, as JSON.
+fn xcp_json(x: &XcpReport) -> Value {
+    let calibrations = x.calibrations.iter().map(|c| {
+        json!({
+            "parameter": c.parameter,
+            "value": c.value,
+            "acknowledged_at": c.acknowledged_at,
+            "applied_at": c.applied_at,
+        })
+    });
+    json!({
+        "udp": x.udp.to_string(),
+        "tcp": x.tcp.to_string(),
+        "a2l": x.a2l,
+        "dtos_sent": x.dtos_sent,
+        "overruns": x.overruns,
+        "unsent_bytes": x.unsent_bytes,
+        "calibrations": calibrations.collect::<Vec<_>>(),
+    })
 }
 
 /// One side's event counts as JSON.
