@@ -118,14 +118,23 @@ fn a_python_can_ecu_drives_the_plant_as_the_model_says() {
         "3s",
         "[record]\nfile = \"plant.csv\"\nsignals = [\"motor_torque\", \"vehicle_speed\"]\nbus_log = \"plant.log\"\n",
     );
-    let ecu = Command::new("python3")
+    let mut ecu = Command::new("python3")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/python_ecu.py"))
         .args([dbc_path().to_str().unwrap(), "43211", "3.2", "120"])
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // The plant starts once the ECU is on the bus: python's imports take
+    // seconds on a loaded machine.
+    let mut ecu_out = std::io::BufReader::new(ecu.stdout.take().unwrap());
+    let mut ready = String::new();
+    std::io::BufRead::read_line(&mut ecu_out, &mut ready).unwrap();
     let plant = tandem(&["run", config.to_str().unwrap()], &dir);
+    let mut decoded = String::new();
+    std::io::Read::read_to_string(&mut ecu_out, &mut decoded).unwrap();
     let ecu = ecu.wait_with_output().unwrap();
+    assert_eq!(ready, "ready\n", "{}", String::from_utf8_lossy(&ecu.stderr));
     assert!(plant.status.success(), "{}", text(&plant));
     assert!(ecu.status.success(), "{}", String::from_utf8_lossy(&ecu.stderr));
 
@@ -157,7 +166,7 @@ fn a_python_can_ecu_drives_the_plant_as_the_model_says() {
         start < 2.0,
         "the ECU's first command reached the plant only at {start} s"
     );
-    let seen: Vec<(f64, f64)> = String::from_utf8_lossy(&ecu.stdout)
+    let seen: Vec<(f64, f64)> = decoded
         .lines()
         .filter_map(|l| l.split_once(' '))
         .map(|(t, v)| (t.parse().unwrap(), v.parse().unwrap()))

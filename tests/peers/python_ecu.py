@@ -2,7 +2,8 @@
 (python-can's udp_multicast) on the port given, sends ECU_Command with a
 constant torque request every 10 ms (encoded by cantools from the DBC),
 and prints every VehicleSpeed it decodes as `time speed` lines, times
-from its first command. Usage: python_ecu.py DBC PORT SECONDS TORQUE"""
+from its first command, after a first line `ready` once it is on the bus.
+Usage: python_ecu.py DBC PORT SECONDS TORQUE"""
 import sys
 import time
 
@@ -15,6 +16,7 @@ db = cantools.database.load_file(dbc)
 command = db.get_message_by_name("ECU_Command")
 speeds = db.get_message_by_name("VCU_Speeds")
 bus = can.Bus(interface="udp_multicast", channel="239.74.163.2", port=port)
+print("ready", flush=True)
 start = time.monotonic()
 next_send = start
 while time.monotonic() - start < seconds:
