@@ -272,6 +272,15 @@ fn a_session_on_the_virtual_clock_with_a_replayed_bus_does_not_allocate() {
     let solvers = [ImplicitSolver::Bdf, ImplicitSolver::Fixed(ImplicitMethod::Bdf2)];
     for policy in [Policy::Correct, Policy::Select] {
         for (solver, fast) in solvers.into_iter().flat_map(|s| fast_methods.map(|f| (s, f))) {
+            // RK4 alone is unstable on this plant at 1 ms; under `correct`
+            // it lives on corrections, which a fixed-step implicit side (a
+            // step a frame, 300 µs each here) cannot give while 60 owed
+            // frames are caught up at 20 µs each: the run ends named
+            // ("diverged … too stiff for rk4"), as tests/run.rs checks.
+            let rk4 = matches!(fast, FastMethod::Explicit(_));
+            if policy == Policy::Correct && rk4 && solver != ImplicitSolver::Bdf {
+                continue;
+            }
             let config =
                 tandem_config::parse_run_config(&text, &dir.join("run.toml"), tandem_models::plants::PROFILES).unwrap();
             let mut plan = bind(config).unwrap();

@@ -707,12 +707,15 @@ impl FastSide {
         (matrix, flowed.events)
     }
 
-    /// After frame `k`'s step (at `t`) left a non-finite state: whether the
-    /// model itself produced it from the finite state the step started
+    /// After frame `k`'s step (from `t`) left a non-finite state: whether
+    /// the model itself produced it from the finite state the step started
     /// from, named: a NaN derivative or output (the square root of a
-    /// negative number, 0/0, an FMU call that failed). A step that merely
-    /// diverged (an explicit method on a mode faster than the frame)
-    /// overflows to infinities first, and is the guard's to handle.
+    /// negative number, 0/0, an FMU call that failed). The derivatives are
+    /// probed at that state at the step's start, middle and end, the times
+    /// its stages evaluate (a quantity that turns negative inside the step
+    /// is found where it does). A step that merely diverged (an explicit
+    /// method on a mode faster than the frame) overflows to infinities
+    /// first, and is the guard's to handle.
     fn fault(&mut self, t: f64) -> Option<NonFinite> {
         if self.x.iter().all(|v| v.is_finite()) || self.flow_start.iter().any(|v| !v.is_finite()) {
             return None;
@@ -721,19 +724,21 @@ impl FastSide {
         if let Some(e) = self.reported_nan(t, true) {
             return Some(e);
         }
-        let s = StateRef {
-            t,
-            x: &self.flow_start,
-            xd: &self.xd,
-            u: &self.u,
-        };
-        self.model.derivatives(s, &mut self.probe.dx);
-        let i = self.probe.dx.iter().position(|v| v.is_nan())?;
+        let (tau, i) = [t, t + 0.5 * self.frame, t + self.frame].into_iter().find_map(|tau| {
+            let s = StateRef {
+                t: tau,
+                x: &self.flow_start,
+                xd: &self.xd,
+                u: &self.u,
+            };
+            self.model.derivatives(s, &mut self.probe.dx);
+            self.probe.dx.iter().position(|v| v.is_nan()).map(|i| (tau, i))
+        })?;
         // The block that produced it, as the model names it at the state
         // the step reached.
-        self.reported_nan(t, false).or_else(|| {
+        self.reported_nan(tau, false).or_else(|| {
             Some(NonFinite {
-                time: t,
+                time: tau,
                 place: format!("the derivative of state \"{}\"", self.model.layout().states[i]),
                 value: f64::NAN,
             })
