@@ -330,6 +330,23 @@ impl Report {
             .iter()
             .map(|&s| (s.name().to_string(), json!(m.from_source(s))))
             .collect();
+        // Built apart: one json! this deep passes the macro recursion limit.
+        let xcp = self.xcp.as_ref().map(|x| {
+            json!({
+                "udp": x.udp.to_string(),
+                "tcp": x.tcp.to_string(),
+                "a2l": x.a2l,
+                "dtos_sent": x.dtos_sent,
+                "overruns": x.overruns,
+                "unsent_bytes": x.unsent_bytes,
+                "calibrations": x.calibrations.iter().map(|c| json!({
+                    "parameter": c.parameter,
+                    "value": c.value,
+                    "acknowledged_at": c.acknowledged_at,
+                    "applied_at": c.applied_at,
+                })).collect::<Vec<_>>(),
+            })
+        });
         json!({
             "model": self.name,
             "clock": if self.virtual_clock { "virtual" } else { "real" },
@@ -391,20 +408,7 @@ impl Report {
             "failure": self.failure,
             "buses": devices::json(&self.devices_of(DeviceKind::Bus)),
             "serial": devices::json(&self.devices_of(DeviceKind::Serial)),
-            "xcp": self.xcp.as_ref().map(|x| json!({
-                "udp": x.udp.to_string(),
-                "tcp": x.tcp.to_string(),
-                "a2l": x.a2l,
-                "dtos_sent": x.dtos_sent,
-                "overruns": x.overruns,
-                "unsent_bytes": x.unsent_bytes,
-                "calibrations": x.calibrations.iter().map(|c| json!({
-                    "parameter": c.parameter,
-                    "value": c.value,
-                    "acknowledged_at": c.acknowledged_at,
-                    "applied_at": c.applied_at,
-                })).collect::<Vec<_>>(),
-            })),
+            "xcp": xcp,
         })
     }
 
