@@ -8,6 +8,11 @@
 //! browser, only its own page (`guard.rs`); its folder is opened once and
 //! every file is resolved beneath it by the kernel (`confine.rs`), the
 //! paths a run configuration names included (`runconfig.rs`).
+//! What a peer can take is bounded: the rows of simulations and runs by a
+//! memory budget (the oldest ended ones dropped, `state.rs`), compilations
+//! by slots taken once a body has arrived, half of them per client, and
+//! half the budget (`slots.rs`), a body by 5 s (`body.rs`), a run's serial
+//! devices by those the server was started to allow (`devices.rs`).
 //!
 //! The work is done by Tandem's libraries on threads of their own: a
 //! simulation on a worker thread, a run by its session (whose real-time
