@@ -35,6 +35,16 @@ pub struct ServeArgs {
     /// runs), at most.
     #[arg(long, default_value_t = Limits::default().checks)]
     pub max_checks: usize,
+    /// The memory the rows of simulations and runs may take in all, in
+    /// MiB: the rows of the oldest ended ones are dropped beyond it (their
+    /// status says so), and a simulation that would not fit is refused.
+    #[arg(long, value_name = "MIB", default_value_t = Limits::default().memory >> 20)]
+    pub memory_budget: usize,
+    /// A serial device a run started through the server may open (besides
+    /// those the folder's configurations name when it starts). Repeat for
+    /// more devices.
+    #[arg(long = "device", value_name = "PATH")]
+    pub devices: Vec<PathBuf>,
     /// Serve the built page in this folder (read at start-up) instead of
     /// the one built into the binary: for work on the page, after `npm run
     /// build` in web/.
@@ -61,9 +71,11 @@ impl ServeArgs {
         Ok(Options {
             token: token(self.token.as_deref())?,
             hosts: self.hosts.clone(),
+            devices: self.devices.clone(),
             limits: Limits {
                 simulations: self.max_simulations.max(1),
                 checks: self.max_checks.max(1),
+                memory: self.memory_budget.max(1).saturating_mul(1 << 20),
                 ..Limits::default()
             },
             page: match &self.page {

@@ -165,7 +165,7 @@ fn a_configuration_through_the_server_names_no_file_outside_the_folder() {
     };
     let not_a_device = serial(&format!("{outside}/secret.json"));
     assert!(
-        not_a_device.contains("is not a serial device of this machine"),
+        not_a_device.contains("is not a serial device this server was started to allow"),
         "{not_a_device}"
     );
     assert_eq!(not_a_device, serial(&format!("{outside}/gone")));

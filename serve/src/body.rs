@@ -1,27 +1,29 @@
 //! Request bodies: of the type the endpoint takes, read whole up to the
-//! server's bound within a time, and the slots that bound how many models
-//! are compiled at once.
+//! server's bound within [`BODY_WAIT`], and, for a model to compile, a
+//! slot taken once the body has arrived ([`crate::slots`]).
 
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{ConnectInfo, FromRequest, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body::Frame;
 use http_body_util::BodyExt;
-use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::ApiError;
+use crate::slots::Slot;
 use crate::state::App;
 
-/// The longest a request body may take to arrive.
-const BODY_WAIT: Duration = Duration::from_secs(30);
+/// The longest a request body may take to arrive, from the handler's
+/// first read of it to its last byte.
+const BODY_WAIT: Duration = Duration::from_secs(5);
 
 /// Refuses (415) a body whose `Content-Type` is not `expected` (its
 /// parameters, such as `charset`, aside).
@@ -103,15 +105,10 @@ impl FromRequest<Arc<App>> for JsonBody {
     }
 }
 
-/// One of the server's slots for compiling a model (a check, the start of
-/// a simulation or a run), held until the compilation ends.
-pub struct Slot {
-    _permit: OwnedSemaphorePermit,
-}
-
 /// A JSON request body whose model is compiled in one of the server's
-/// slots, taken before the body is read (so that bodies held open cannot
-/// pile up models); 429 when every slot is taken.
+/// slots, taken once the body has arrived whole (so that bodies sent
+/// slowly hold none) and within the client's share; 429 when every slot,
+/// or the client's share, is taken.
 pub struct Compiled {
     /// The slot, to hold while compiling.
     pub slot: Slot,
@@ -124,16 +121,17 @@ impl FromRequest<Arc<App>> for Compiled {
 
     async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, ApiError> {
         require_type(request.headers(), "application/json")?;
-        let permit = Arc::clone(&app.compiling).try_acquire_owned().map_err(|_| {
-            ApiError::busy(
-                "model checks and compilations",
-                app.limits.checks,
-                "try again after the Retry-After seconds",
-            )
-        })?;
+        let peer = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(address)| address.ip());
+        if let Some(length) = declared_length(request.headers()) {
+            app.compiling.refuse_larger(length)?;
+        }
+        let body = read(request.into_body(), app.limits.body).await?;
         Ok(Compiled {
-            slot: Slot { _permit: permit },
-            body: read(request.into_body(), app.limits.body).await?,
+            slot: app.compiling.take(peer, body.len())?,
+            body,
         })
     }
 }
@@ -156,8 +154,8 @@ impl http_body::Body for Shared {
 /// read and dropped (up to the bound, within [`BODY_WAIT`]) before the
 /// answer goes out, so that a client still sending a body the server
 /// refused early (a slot, a type, an origin) gets the answer, on a
-/// connection it may use again. A body declared over the bound, or found
-/// over it, is not read on.
+/// connection it may use again. A body declared over the bound, found
+/// over it, or late (408), is not read on.
 pub async fn drain_unread(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     if declared_length(request.headers()).is_some_and(|length| length > app.limits.body as u64) {
         return next.run(request).await;
@@ -166,7 +164,12 @@ pub async fn drain_unread(State(app): State<Arc<App>>, request: Request, next: N
     let shared = Arc::new(Mutex::new(body));
     let request = Request::from_parts(parts, Body::new(Shared(Arc::clone(&shared))));
     let response = next.run(request).await;
-    if response.status() != StatusCode::PAYLOAD_TOO_LARGE {
+    // A body over the bound, or one that did not arrive in time, is not
+    // waited for again.
+    if !matches!(
+        response.status(),
+        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+    ) {
         let rest = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
         discard(rest, app.limits.body).await;
     }

@@ -64,6 +64,16 @@ impl ApiError {
         )
     }
 
+    /// 401: the token given in the query of an ordinary API request.
+    pub fn token_in_query() -> Self {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "the token is accepted in the query (`?token=`) only on a WebSocket upgrade, since a query is written \
+             into logs and history; send it in the `Authorization: Bearer TOKEN` header",
+        )
+        .at("key", "token")
+    }
+
     /// 429: `limit` `what` at once already; `fix` says what to do.
     pub fn busy(what: &str, limit: usize, fix: &str) -> Self {
         ApiError {

@@ -160,7 +160,9 @@ pub async fn read(State(app): State<Arc<App>>, UrlPath(path): UrlPath<String>) -
 }
 
 /// `PUT /api/files/PATH`: writes a `.json` model (`application/json`) or
-/// a `.toml` configuration (`application/toml`).
+/// a `.toml` configuration (`application/toml`); a file with more than
+/// one hard link is refused (403), since another of its names may be
+/// outside the folder.
 pub async fn write(
     State(app): State<Arc<App>>,
     UrlPath(path): UrlPath<String>,
@@ -184,11 +186,26 @@ pub async fn write(
         return Err(ApiError::bad_request("the file's text is not UTF-8").at("path", path.as_str()));
     }
     blocking(move || {
-        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC;
+        // Not truncated at open: a file with another hard link is refused
+        // untouched.
+        let flags = OFlags::WRONLY | OFlags::CREATE;
         let mut file = open_file(&app.root, &path, flags, Mode::from_raw_mode(0o666))?;
-        file.write_all(&body).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             ApiError::new(StatusCode::CONFLICT, format!("cannot write \"{path}\": {e}")).at("path", path.as_str())
-        })
+        };
+        let links = rustix::fs::fstat(&file).map_err(|e| cannot(e.into()))?.st_nlink;
+        if links > 1 {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "\"{path}\" has {links} hard links, so writing it would change a file that may be outside the \
+                     served folder; the server writes only files with one link: save under another name"
+                ),
+            )
+            .at("path", path.as_str()));
+        }
+        file.set_len(0).map_err(cannot)?;
+        file.write_all(&body).map_err(cannot)
     })
     .await?;
     Ok(StatusCode::NO_CONTENT)

@@ -10,14 +10,14 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::header::{HOST, ORIGIN};
+use axum::http::header::{HOST, ORIGIN, UPGRADE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 use crate::state::App;
-use crate::token;
+use crate::token::{self, Carried};
 
 /// The page's content security policy: its own scripts, styles, images
 /// and connections (WebSockets included) only; no frames, forms or base.
@@ -108,8 +108,17 @@ fn cross_origin(headers: &HeaderMap) -> Option<String> {
     }
 }
 
+/// Whether the request asks to become a WebSocket (`Upgrade: websocket`).
+fn websocket_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
 /// API requests: refused (403) when a browser sends them for another
-/// origin; then (401) without the token, when the server has one.
+/// origin; then (401) without the token, when the server has one, or
+/// with it in the query of a request that is not a WebSocket upgrade.
 pub async fn check_api(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     if let Some(why) = cross_origin(request.headers()) {
         return ApiError::new(
@@ -121,10 +130,11 @@ pub async fn check_api(State(app): State<Arc<App>>, request: Request, next: Next
     }
     if let Some(expected) = &app.token {
         let (parts, body) = request.into_parts();
-        if !token::carries(&parts, expected) {
-            return ApiError::unauthorized().into_response();
+        match token::carries(&parts, expected, websocket_upgrade(&parts.headers)) {
+            Carried::Yes => return next.run(Request::from_parts(parts, body)).await,
+            Carried::No => return ApiError::unauthorized().into_response(),
+            Carried::InQuery => return ApiError::token_in_query().into_response(),
         }
-        return next.run(Request::from_parts(parts, body)).await;
     }
     next.run(request).await
 }

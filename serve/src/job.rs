@@ -21,6 +21,11 @@ const FLUSH_ROWS: usize = 4096;
 /// The longest a row waits in that buffer.
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
+/// What a simulation whose rows were dropped says in its status.
+pub(crate) const DROPPED: &str =
+    "its rows were dropped: over the server's memory budget (--memory-budget), which keeps the newest results; \
+     run it again to see them";
+
 /// How a simulation stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JobState {
@@ -90,6 +95,7 @@ impl Job {
             "columns": self.table.columns(),
             "error": error,
             "summary": summary,
+            "dropped": self.table.dropped().then_some(DROPPED),
         })
     }
 }
@@ -101,6 +107,10 @@ impl Entry for Job {
 
     fn running(&self) -> bool {
         self.state() == JobState::Running
+    }
+
+    fn table(&self) -> &Table {
+        &self.table
     }
 }
 

@@ -8,6 +8,11 @@
 //! browser, only its own page (`guard.rs`); its folder is opened once and
 //! every file is resolved beneath it by the kernel (`confine.rs`), the
 //! paths a run configuration names included (`runconfig.rs`).
+//! What a peer can take is bounded: the rows of simulations and runs by a
+//! memory budget (the oldest ended ones dropped, `state.rs`), compilations
+//! by slots taken once a body has arrived, half of them per client, and
+//! half the budget (`slots.rs`), a body by 5 s (`body.rs`), a run's serial
+//! devices by those the server was started to allow (`devices.rs`).
 //!
 //! The work is done by Tandem's libraries on threads of their own: a
 //! simulation on a worker thread, a run by its session (whose real-time
@@ -24,6 +29,7 @@
 mod app;
 mod body;
 mod confine;
+mod devices;
 mod error;
 mod folder;
 mod guard;
@@ -35,6 +41,7 @@ mod registry;
 mod runconfig;
 mod runs;
 mod simulations;
+mod slots;
 mod state;
 mod table;
 mod token;
@@ -45,6 +52,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::confine::Root;
+use crate::devices::Devices;
 use crate::guard::Hosts;
 use crate::state::App;
 
@@ -72,6 +80,11 @@ pub struct Limits {
     pub run_values: usize,
     /// Ended simulations and runs kept for their results.
     pub kept: usize,
+    /// Bytes the rows of simulations and runs may take in all (running
+    /// ones counted at the most they will hold): the rows of the oldest
+    /// ended ones are dropped beyond it, and a start that does not fit
+    /// beside the running ones is refused.
+    pub memory: usize,
 }
 
 impl Default for Limits {
@@ -85,6 +98,7 @@ impl Default for Limits {
             wall: Duration::from_secs(600),
             run_values: 4_000_000,
             kept: 32,
+            memory: 1 << 30,
         }
     }
 }
@@ -104,13 +118,17 @@ pub struct Options {
     pub hosts: Vec<String>,
     /// Its bounds.
     pub limits: Limits,
+    /// Serial devices a run started through it may open (`--device`),
+    /// besides those named by the folder's run configurations when it
+    /// starts.
+    pub devices: Vec<PathBuf>,
     /// The page it serves: the one built in, or one read from a folder.
     pub page: Page,
 }
 
 impl Options {
-    /// Listening on `listen`, serving `folder`, with no token and the
-    /// default limits.
+    /// Listening on `listen`, serving `folder`, with no token, no device
+    /// allowed but those its configurations name, and the default limits.
     pub fn new(listen: SocketAddr, folder: PathBuf) -> Self {
         Options {
             listen,
@@ -118,6 +136,7 @@ impl Options {
             token: None,
             hosts: Vec::new(),
             limits: Limits::default(),
+            devices: Vec::new(),
             page: Page::Embedded,
         }
     }
@@ -187,15 +206,19 @@ pub fn serve_with(options: Options, runs: Vec<Arc<LiveRun>>, ready: impl FnOnce(
             .local_addr()
             .map_err(io("cannot read the bound address".into()))?;
         let hosts = Hosts::new(listen.ip(), &options.hosts);
-        let app = App::new(root, hosts, options.token, options.limits);
+        let devices = Devices::gather(&options.devices, root.path());
+        let app = App::new(root, hosts, options.token, options.limits, devices);
         let page = options.page;
         for run in runs {
             // Runs started elsewhere are not this server's to limit.
             let _ = app.runs.add(run, usize::MAX);
         }
         ready(address);
-        axum::serve(listener, app::router(app, page))
-            .await
-            .map_err(io("the server stopped".into()))
+        axum::serve(
+            listener,
+            app::router(app, page).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+        .map_err(io("the server stopped".into()))
     })
 }

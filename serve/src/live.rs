@@ -95,6 +95,7 @@ impl LiveRun {
             "faults": faults,
             "error": error,
             "report": report,
+            "dropped": self.table.dropped().then_some(crate::job::DROPPED),
         })
     }
 
@@ -239,5 +240,9 @@ impl Entry for LiveRun {
 
     fn running(&self) -> bool {
         self.is_running()
+    }
+
+    fn table(&self) -> &Table {
+        &self.table
     }
 }

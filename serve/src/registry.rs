@@ -1,10 +1,13 @@
 //! The simulations or runs a server knows: running ones, and the newest
-//! ended ones up to a count (older ended ones are forgotten).
+//! ended ones up to a count (older ended ones are forgotten), the rows of
+//! the oldest dropped when the server's memory budget asks for room
+//! ([`crate::state::App::make_room`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::ApiError;
+use crate::table::Table;
 
 /// What a registry holds.
 pub trait Entry {
@@ -12,6 +15,8 @@ pub trait Entry {
     fn id(&self) -> &str;
     /// Whether it still runs.
     fn running(&self) -> bool;
+    /// Its rows.
+    fn table(&self) -> &Table;
 }
 
 /// Entries, newest last.
@@ -79,6 +84,26 @@ impl<T: Entry> Registry<T> {
     pub fn all(&self) -> Vec<Arc<T>> {
         self.trim();
         self.lock().iter().cloned().collect()
+    }
+
+    /// The bytes the rows of its entries take (a running one's counted
+    /// at the most it will hold).
+    pub fn bytes(&self) -> usize {
+        self.lock().iter().map(|e| e.table().bytes(e.running())).sum()
+    }
+
+    /// Drops the rows of its ended entries, oldest first, until `over`
+    /// bytes are freed (`over` counts down what is still to free).
+    pub fn drop_oldest(&self, over: &mut usize) {
+        for entry in self.lock().iter() {
+            if *over == 0 {
+                return;
+            }
+            if !entry.running() && !entry.table().dropped() {
+                *over = over.saturating_sub(entry.table().bytes(false));
+                entry.table().drop_rows();
+            }
+        }
     }
 
     /// Forgets `id`.

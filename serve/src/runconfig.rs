@@ -1,11 +1,10 @@
 //! A run configuration started through the server: the file read beneath
 //! the served folder, and every path it names ([`RunConfig::paths`])
 //! kept in it: files read resolve beneath the folder, files written
-//! beneath its `results/` (with no `..`), devices are serial devices under
-//! `/dev`. A refusal is decided before anything outside is looked at, and
+//! beneath its `results/` (with no `..`), devices are the serial devices
+//! the server allows ([`Devices`]). A refusal is decided before anything outside is looked at, and
 //! no message shows the folder's absolute path.
 
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path};
 
 use rustix::fs::FileType;
@@ -13,6 +12,7 @@ use tandem_config::{load_run_config, ConfigError, NamedPath, PathUse, RunConfig}
 use tandem_models::plants;
 
 use crate::confine::{Refused, Root};
+use crate::devices::Devices;
 use crate::error::ApiError;
 use crate::folder::{api_path, refused};
 use crate::state::App;
@@ -52,7 +52,7 @@ pub fn load(app: &App, relative: &str) -> Result<RunConfig, ApiError> {
     }
     let config = load_run_config(&app.root.path().join(path), plants::PROFILES).map_err(|e| config_error(app, &e))?;
     for named in config.paths() {
-        check(&app.root, &named).map_err(|message| {
+        check(&app.root, &app.devices, &named).map_err(|message| {
             let e = ConfigError {
                 file: config.file.clone(),
                 location: named.location,
@@ -65,8 +65,9 @@ pub fn load(app: &App, relative: &str) -> Result<RunConfig, ApiError> {
     Ok(config)
 }
 
-/// Checks one path a configuration names; what is wrong and the fix.
-fn check(root: &Root, named: &NamedPath<'_>) -> Result<(), String> {
+/// Checks one path a configuration names (a device against `devices`);
+/// what is wrong and the fix.
+fn check(root: &Root, devices: &Devices, named: &NamedPath<'_>) -> Result<(), String> {
     let shown = named.path.display();
     match named.usage {
         PathUse::Read => {
@@ -112,22 +113,13 @@ fn check(root: &Root, named: &NamedPath<'_>) -> Result<(), String> {
                 e => format!("\"{shown}\": {e}"),
             })
         }
-        PathUse::Device => {
-            let device = named
-                .path
-                .strip_prefix("/dev")
-                .ok()
-                .filter(|d| d.components().all(|c| matches!(c, Component::Normal(_))));
-            let resolved = device.and_then(|_| named.path.canonicalize().ok());
-            let serial = resolved
-                .filter(|r| r.starts_with("/dev"))
-                .and_then(|r| r.metadata().ok());
-            match serial {
-                Some(meta) if meta.file_type().is_char_device() => Ok(()),
-                _ => Err(format!(
-                    "\"{shown}\" is not a serial device of this machine; name one under /dev, such as /dev/ttyUSB0"
-                )),
-            }
-        }
+        PathUse::Device => match devices.allows(named.path) {
+            true => Ok(()),
+            false => Err(format!(
+                "\"{shown}\" is not a serial device this server was started to allow; start it with --device \
+                 {shown} (repeat for each device), or name the device in a configuration in the folder before \
+                 starting it"
+            )),
+        },
     }
 }

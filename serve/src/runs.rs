@@ -92,14 +92,16 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     let folder = Some(app.root.path().to_path_buf());
     let (run, mut observer) = attach_in(&mut session, id, request.config.clone(), app.limits.run_values, folder)
         .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    let room = app.make_room(run.table.bytes(true))?;
     app.runs.add(Arc::clone(&run), app.limits.runs)?;
+    drop(room);
     let (ended, kept) = (Arc::clone(&run), Arc::clone(app));
     std::thread::Builder::new()
         .name(format!("run {}", run.id))
         .spawn(move || {
             let report = session.run(&mut observer);
             ended.finish(report.as_ref().map_err(|e| e.to_string()));
-            kept.runs.trim();
+            kept.ended();
         })
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
     Ok((StatusCode::CREATED, Json(run.json())).into_response())

@@ -21,7 +21,7 @@ use crate::body::Compiled;
 use crate::error::{blocking, parse_body, ApiError};
 use crate::job::{self, sim_error, Job};
 use crate::registry::Entry;
-use crate::state::App;
+use crate::state::{mib, App};
 use crate::table::{self, Table};
 
 /// `POST /api/simulations`'s body.
@@ -113,13 +113,20 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     let simulation = simulation.with_events(request.events()?);
     let expected_rows = simulation.total_steps() + 1;
     let values = expected_rows as f64 * columns.len() as f64;
-    if values > app.limits.values as f64 {
-        return Err(ApiError::unprocessable(format!(
-            "the result would hold {expected_rows} rows × {} columns = {values:.3e} values, more than the {:.0e} a \
-             simulation on this server may keep; lengthen the step or shorten the stop time",
-            columns.len(),
-            app.limits.values as f64
-        ))
+    let most = app.limits.values.min(app.limits.memory / std::mem::size_of::<f64>());
+    if values > most as f64 {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the result would hold {expected_rows} rows × {} columns = {values:.3e} values, more than the {:.0e} \
+                 a simulation on this server may keep (the smaller of {:.0e} and its memory budget, {} MiB, in \
+                 8-byte values); lengthen the step or shorten the stop time",
+                columns.len(),
+                most as f64,
+                app.limits.values as f64,
+                mib(app.limits.memory)
+            ),
+        )
         .at("key", "stop"));
     }
     let name = request
@@ -127,6 +134,8 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         .clone()
         .or(compiled.name.clone())
         .unwrap_or_else(|| "model".into());
+    // The room in the budget is taken before the rows are allocated.
+    let room = app.make_room(values as usize * std::mem::size_of::<f64>())?;
     let job = Job::new(
         app.simulation_id(),
         name,
@@ -134,13 +143,14 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         expected_rows,
     );
     app.simulations.add(Arc::clone(&job), app.limits.simulations)?;
+    drop(room);
     let ended = Arc::clone(app);
     job::spawn(
         Arc::clone(&job),
         simulation,
         app.limits.wall,
         request.model,
-        move || ended.simulations.trim(),
+        move || ended.ended(),
     )
     .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;
     Ok((StatusCode::CREATED, Json(job.json())).into_response())
@@ -170,10 +180,22 @@ pub async fn cancel(State(app): State<Arc<App>>, Path(id): Path<String>) -> Resu
     }
 }
 
+/// 410 for a simulation whose rows were dropped.
+fn gone(job: &Job) -> Result<(), ApiError> {
+    match job.table.dropped() {
+        true => Err(ApiError::new(
+            StatusCode::GONE,
+            format!("simulation \"{}\": {}", job.id(), job::DROPPED),
+        )),
+        false => Ok(()),
+    }
+}
+
 /// `GET /api/simulations/ID/csv`: the rows as `tandem sim` writes them,
 /// streamed.
 pub async fn csv(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let job = app.simulations.get(&id)?;
+    gone(&job)?;
     let disposition = format!(
         "attachment; filename=\"{}.csv\"",
         job.name.replace(['"', '\\', '/'], "_")
@@ -195,6 +217,7 @@ pub async fn stream(
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let job = app.simulations.get(&id)?;
+    gone(&job)?;
     let table = Arc::clone(&job.table);
     let mut last = -1.0;
     Ok(upgrade.on_upgrade(move |socket| {

@@ -2,15 +2,18 @@
 //! names and token that let a request in, the slots for compiling models,
 //! and the simulations and runs.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::Semaphore;
+use axum::http::StatusCode;
 
 use crate::confine::{self, Root};
+use crate::devices::Devices;
+use crate::error::ApiError;
 use crate::guard::Hosts;
 use crate::job::Job;
 use crate::live::LiveRun;
 use crate::registry::Registry;
+use crate::slots::Slots;
 use crate::Limits;
 
 /// What every request handler shares.
@@ -23,14 +26,24 @@ pub struct App {
     pub hosts: Hosts,
     /// The token every API request must carry, when there is one.
     pub token: Option<String>,
-    /// One permit per model compiled at once (`limits.checks`).
-    pub compiling: Arc<Semaphore>,
+    /// The serial devices a run may open.
+    pub devices: Devices,
+    /// The slots for models compiled at once (`limits.checks`).
+    pub compiling: Slots,
     /// Offline simulations, running and ended.
     pub simulations: Registry<Job>,
     /// Real-time runs, running and ended.
     pub runs: Registry<LiveRun>,
+    /// Held while room is made in the memory budget and taken, so that two
+    /// starts cannot both take the same room.
+    memory: Mutex<()>,
     /// Numbers the next simulation and the next run (each counts apart).
     next_ids: Mutex<Ids>,
+}
+
+/// `bytes` in MiB, rounded up.
+pub fn mib(bytes: usize) -> usize {
+    bytes.div_ceil(1 << 20)
 }
 
 /// The numbers the next simulation and run get.
@@ -41,18 +54,58 @@ struct Ids {
 
 impl App {
     /// A server on `root` answering to `hosts`, requiring `token` when
-    /// given.
-    pub fn new(root: Root, hosts: Hosts, token: Option<String>, limits: Limits) -> Arc<App> {
+    /// given, its runs opening only `devices`.
+    pub fn new(root: Root, hosts: Hosts, token: Option<String>, limits: Limits, devices: Devices) -> Arc<App> {
         Arc::new(App {
+            devices,
             root,
             hosts,
-            compiling: Arc::new(Semaphore::new(limits.checks)),
+            compiling: Slots::new(limits.checks, limits.memory / 2),
             simulations: Registry::new(limits.kept, "simulation"),
             runs: Registry::new(limits.kept, "run"),
             limits,
             token,
+            memory: Mutex::new(()),
             next_ids: Mutex::new(Ids { simulation: 1, run: 1 }),
         })
+    }
+
+    /// Room for `need` more bytes of rows within the memory budget
+    /// (`limits.memory`): the rows of the oldest ended simulations, then
+    /// runs, are dropped until it fits (each says so in its status);
+    /// 429 when the running ones hold too much of it. The room is the
+    /// caller's while it holds the guard (it adds its entry meanwhile).
+    pub fn make_room(&self, need: usize) -> Result<MutexGuard<'_, ()>, ApiError> {
+        let guard = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        let held = self.simulations.bytes() + self.runs.bytes();
+        let mut over = (held + need).saturating_sub(self.limits.memory);
+        self.simulations.drop_oldest(&mut over);
+        self.runs.drop_oldest(&mut over);
+        if over > 0 {
+            return Err(ApiError {
+                retry_after: Some(5),
+                ..ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "the running simulations and runs hold {} MiB of the server's memory budget of {} MiB \
+                         (--memory-budget), and this one needs {} MiB more; wait for one to end, or ask for fewer \
+                         rows",
+                        mib(self.simulations.bytes() + self.runs.bytes()),
+                        mib(self.limits.memory),
+                        mib(need).max(1)
+                    ),
+                )
+            });
+        }
+        Ok(guard)
+    }
+
+    /// Called as a simulation or run ends: forgets the ended ones beyond
+    /// the count kept, and keeps the rest within the memory budget.
+    pub fn ended(&self) {
+        self.simulations.trim();
+        self.runs.trim();
+        drop(self.make_room(0));
     }
 
     /// A new simulation's id: `s1`, `s2`, …

@@ -2,6 +2,7 @@
 //! observer) and the WebSockets that stream them, in binary batches.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -42,6 +43,12 @@ pub struct Table {
     kept: RwLock<Kept>,
     /// The most values kept (older rows are dropped beyond it).
     keep: usize,
+    /// The values it is expected to hold at its end: its rows when
+    /// known, else `keep`.
+    room: usize,
+    /// Whether its rows were dropped to keep the server within its memory
+    /// budget.
+    dropped: AtomicBool,
     status: watch::Sender<Status>,
 }
 
@@ -50,14 +57,16 @@ impl Table {
     /// room for `rows` (when known: a table that never grows in steps
     /// leaves no freed steps behind).
     pub fn new(columns: Vec<String>, keep: usize, rows: Option<u64>) -> Arc<Table> {
-        let room = rows.map_or(0, |r| (r as usize).saturating_mul(columns.len()).min(keep));
+        let room = rows.map(|r| (r as usize).saturating_mul(columns.len()).min(keep));
         Arc::new(Table {
             columns,
             kept: RwLock::new(Kept {
-                values: Vec::with_capacity(room),
+                values: Vec::with_capacity(room.unwrap_or(0)),
                 first: 0,
             }),
             keep: keep.max(1),
+            room: room.unwrap_or(keep),
+            dropped: AtomicBool::new(false),
             status: watch::Sender::new(Status::default()),
         })
     }
@@ -92,6 +101,31 @@ impl Table {
                 s.progress = p;
             }
         });
+    }
+
+    /// The bytes its rows take now, or, while `growing`, the most they
+    /// will take.
+    pub fn bytes(&self, growing: bool) -> usize {
+        let capacity = self.kept.read().unwrap_or_else(|e| e.into_inner()).values.capacity();
+        let values = match growing {
+            true => capacity.max(self.room),
+            false => capacity,
+        };
+        values * std::mem::size_of::<f64>()
+    }
+
+    /// Frees its rows (the count of rows made stays): what streams and
+    /// downloads read from now on is empty.
+    pub fn drop_rows(&self) {
+        let mut kept = self.kept.write().unwrap_or_else(|e| e.into_inner());
+        kept.first += (kept.values.len() / self.columns.len()) as u64;
+        kept.values = Vec::new();
+        self.dropped.store(true, Ordering::Release);
+    }
+
+    /// Whether its rows were dropped ([`Table::drop_rows`]).
+    pub fn dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
     }
 
     /// Marks the end, with the stream's last message.

@@ -56,10 +56,23 @@ pub fn generate_token() -> std::io::Result<String> {
     }))
 }
 
-/// Whether the request carries `token`: in `Authorization: Bearer`, or
-/// as `?token=` (form-encoded, as a page's `URLSearchParams` writes it)
-/// where a header cannot be set (WebSockets).
-pub(crate) fn carries(parts: &Parts, token: &str) -> bool {
+/// How a request stands against the server's token.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Carried {
+    /// It carries the token where it may.
+    Yes,
+    /// It does not carry the token.
+    No,
+    /// It gives `?token=` on a request that is not a WebSocket upgrade:
+    /// the query belongs only there, where a browser cannot set a header
+    /// (a query is written into logs and the browser's history).
+    InQuery,
+}
+
+/// Whether the request carries `token`: in `Authorization: Bearer`, or,
+/// on a WebSocket upgrade only (`upgrade`), as `?token=` (form-encoded,
+/// as a page's `URLSearchParams` writes it).
+pub(crate) fn carries(parts: &Parts, token: &str, upgrade: bool) -> Carried {
     let query = parts
         .uri
         .query()
@@ -67,8 +80,16 @@ pub(crate) fn carries(parts: &Parts, token: &str) -> bool {
         .flat_map(|q| form_urlencoded::parse(q.as_bytes()))
         .find(|(key, _)| key == "token")
         .map(|(_, value)| value);
+    if query.is_some() && !upgrade {
+        return Carried::InQuery;
+    }
     let bearer = bearer(&parts.headers);
-    bearer.is_some_and(|b| same(b, token.as_bytes())) || query.is_some_and(|q| same(q.as_bytes(), token.as_bytes()))
+    match bearer.is_some_and(|b| same(b, token.as_bytes()))
+        || query.is_some_and(|q| same(q.as_bytes(), token.as_bytes()))
+    {
+        true => Carried::Yes,
+        false => Carried::No,
+    }
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&[u8]> {
