@@ -64,8 +64,8 @@ mod slave;
 
 pub use archive::{MAX_DESCRIPTION, MAX_ENTRIES, MAX_UNPACKED};
 pub use description::{
-    Causality, DefaultExperiment, FmiVersion, Interface, InterfaceKind, ModelDescription, ModelStructure,
-    ScalarVariable, Unknown, Variability, VariableType,
+    Alias, Causality, DefaultExperiment, Dimension, FmiVersion, Initial, Interface, InterfaceKind, ModelDescription,
+    ModelStructure, Numeric, ScalarVariable, Unknown, Variability, VariableType, MAX_ELEMENTS,
 };
 pub use error::{FmuError, Status};
 pub use fmu::Fmu;
@@ -76,5 +76,5 @@ pub use load::{is_fmu, load, load_with, simulation_def, ModelLoadError, Use};
 pub use model::{FmuModel, InstanceLimit, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;
-pub use signals::MAX_FEEDTHROUGH;
-pub use slave::{FmuSlave, FmuState};
+pub use signals::{not_taken, Recorded, MAX_FEEDTHROUGH};
+pub use slave::{FmuSlave, FmuState, StepEnd};
