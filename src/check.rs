@@ -77,6 +77,24 @@ fn check_fmu(path: &Path) -> anyhow::Result<()> {
         description.interfaces().join(", ")
     );
     let failed = |e: tandem_fmi::FmuError| anyhow::anyhow!("{}: {e}", path.display());
+    // Every variable by type, then what a run does not take, one line each.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for v in &description.variables {
+        let kind = v.kind.to_string();
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    say!(
+        "variables: {} ({})",
+        description.variables.len(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if description.interface(InterfaceKind::ModelExchange).is_some() {
         let model = FmuModel::new(&fmu, &Parameters::new()).map_err(failed)?;
         let layout = model.layout();
@@ -88,6 +106,9 @@ fn check_fmu(path: &Path) -> anyhow::Result<()> {
         let slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).map_err(failed)?;
         say!("inputs: {}", listed(slave.input_variables().iter().map(|v| &v.name)));
         say!("outputs: {}", listed(slave.output_variables().iter().map(|v| &v.name)));
+    }
+    for line in tandem_fmi::not_taken(description) {
+        say!("not taken: {line}");
     }
     Ok(())
 }

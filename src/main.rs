@@ -15,6 +15,7 @@ mod replay;
 mod run;
 mod serve;
 mod sim;
+mod sim_fmu;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -35,7 +35,12 @@ pub enum InstanceLimit {
 struct Program {
     loaded: Arc<Loaded>,
     layout: Layout,
-    inputs: Signals,
+    /// The continuous inputs (the first signals of the layout's inputs),
+    /// set at every evaluation.
+    continuous: Signals,
+    /// The discrete inputs (the layout's inputs after the continuous
+    /// ones), set in event mode when they change.
+    discrete: Signals,
     outputs: Signals,
     parameters: Vec<Assignment>,
     /// The FMU's time at Tandem's t = 0 (the run's start time).
@@ -52,7 +57,9 @@ struct Program {
 ///
 /// States are the FMU's continuous states, named after the variables
 /// whose derivatives it lists (an array state by element, `x[1]`); inputs
-/// its continuous inputs of a numeric type; outputs its outputs of a
+/// its inputs of a numeric type, the continuous ones first (set at every
+/// evaluation), then the discrete ones (set at a major step where they
+/// change, in event mode, as the standard says); outputs its outputs of a
 /// numeric type, or the variables a [`Recorded`] chooses (any type whose
 /// values are numbers, Booleans as 0 and 1). Tandem's time 0 is the FMU's
 /// start time ([`FmuModel::with`]). The zero crossings are one per event
@@ -82,6 +89,8 @@ pub struct FmuModel {
     scratch: Vec<f64>,
     /// When the FMU asked to end the simulation (Tandem's time).
     terminated: Option<f64>,
+    /// The discrete inputs as last set (their start values at first).
+    discrete_set: Vec<f64>,
 }
 
 impl FmuModel {
@@ -112,7 +121,11 @@ impl FmuModel {
             })?;
             state_names.extend(names);
         }
-        let inputs = signals::inputs(description, Inputs::Continuous)?;
+        let continuous = signals::inputs(description, Inputs::Continuous)?;
+        let discrete = signals::inputs(description, Inputs::Discrete)?;
+        let mut order = signals::input_indices(description, Inputs::Continuous);
+        order.extend(signals::input_indices(description, Inputs::Discrete));
+        let inputs = Signals::of(description, &order)?;
         let outputs = signals::outputs(description, recorded)?;
         let name = &description.model_name;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
@@ -133,7 +146,8 @@ impl FmuModel {
         };
         let program = Program {
             layout,
-            inputs,
+            continuous,
+            discrete,
             outputs,
             parameters: parameters::resolve(description, parameters)?,
             start,
@@ -223,8 +237,12 @@ impl FmuModel {
             initial,
             error: None,
             instance: Some(instance),
-            scratch: vec![0.0; program.inputs.widest().max(program.outputs.widest())],
+            scratch: vec![0.0; widest(&program)],
             terminated: None,
+            discrete_set: program.layout.inputs[program.continuous.len()..]
+                .iter()
+                .map(|v| v.default)
+                .collect(),
             program,
         })
     }
@@ -239,6 +257,7 @@ impl FmuModel {
             instance: None,
             scratch: Vec::new(),
             terminated: None,
+            discrete_set: Vec::new(),
             program,
         }
     }
@@ -284,11 +303,14 @@ impl FmuModel {
             indicators,
             scratch,
             terminated,
+            discrete_set,
             ..
         } = self;
         let Some(instance) = instance.as_deref_mut() else {
             return Ok(());
         };
+        let discrete_now = &u[program.continuous.len()..];
+        let inputs_changed = discrete_now != discrete_set.as_slice();
         let name = &program.loaded.description.model_name;
         set_point(instance, program, t, x, u, scratch)?;
         let mut asked = false;
@@ -308,10 +330,14 @@ impl FmuModel {
             .any(|(&z, &mode)| (z > 0.0) != (mode > 0.5));
         let te = next_event[0];
         let timed = te.is_finite() && t >= te - TIME_EVENT_TOLERANCE * te.abs().max(1.0);
-        if !(crossed || timed || asked) {
+        if !(crossed || timed || asked || inputs_changed) {
             return Ok(());
         }
         instance.enter_event_mode()?;
+        if inputs_changed {
+            program.discrete.write(instance, discrete_now, scratch)?;
+            discrete_set.copy_from_slice(discrete_now);
+        }
         let (changed, next) = match iterate_events(instance, name, program.start + t)? {
             Events::Settled { changed, next } => (changed, next.map(|te| te - program.start)),
             Events::Terminate => {
@@ -350,7 +376,18 @@ fn set_point(
 ) -> Result<(), FmuError> {
     instance.set_time(program.start + t)?;
     instance.set_continuous_states(x)?;
-    program.inputs.write(instance, u, scratch)
+    program
+        .continuous
+        .write(instance, &u[..program.continuous.len()], scratch)
+}
+
+/// The scratch buffer's length an instance of `program` needs.
+fn widest(program: &Program) -> usize {
+    [&program.continuous, &program.discrete, &program.outputs]
+        .iter()
+        .map(|s| s.widest())
+        .max()
+        .unwrap_or(0)
 }
 
 /// How an event iteration ended.

@@ -42,7 +42,7 @@ pub(crate) struct Signals {
 impl Signals {
     /// The signals of `chosen` (indices of numeric variables whose size is
     /// known), in that order.
-    fn of(description: &ModelDescription, chosen: &[usize]) -> Result<Signals, FmuError> {
+    pub(crate) fn of(description: &ModelDescription, chosen: &[usize]) -> Result<Signals, FmuError> {
         let mut signals = Signals::default();
         let mut groups: Vec<Group> = Vec::new();
         for &i in chosen {
@@ -163,27 +163,39 @@ fn start_values(v: &ScalarVariable, n: usize) -> Vec<f64> {
     values
 }
 
-/// Which inputs a run can drive.
+/// Which inputs, by variability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Inputs {
-    /// Continuous ones only (Model Exchange sets inputs between events).
+    /// Continuous ones (Model Exchange sets them at any time).
     Continuous,
+    /// Discrete ones (Model Exchange sets them in event mode).
+    Discrete,
     /// Any (Co-Simulation sets them between steps).
     All,
 }
 
-/// The numeric inputs (default: the start value): FMI 2 Real, Integer,
-/// Boolean and Enumeration, every FMI 3 numeric type, arrays by element.
-pub(crate) fn inputs(description: &ModelDescription, which: Inputs) -> Result<Signals, FmuError> {
-    let chosen: Vec<usize> = (0..description.variables.len())
+/// The indices of the numeric inputs `which` names: FMI 2 Real, Integer,
+/// Boolean and Enumeration, every FMI 3 numeric type.
+pub(crate) fn input_indices(description: &ModelDescription, which: Inputs) -> Vec<usize> {
+    (0..description.variables.len())
         .filter(|&i| {
             let v = &description.variables[i];
+            let continuous = v.variability == Variability::Continuous;
             v.causality == Causality::Input
                 && numeric_type(description, v).is_ok()
-                && (which == Inputs::All || v.variability == Variability::Continuous)
+                && match which {
+                    Inputs::Continuous => continuous,
+                    Inputs::Discrete => !continuous,
+                    Inputs::All => true,
+                }
         })
-        .collect();
-    Signals::of(description, &chosen)
+        .collect()
+}
+
+/// The numeric inputs `which` names (default: the start value), arrays by
+/// element.
+pub(crate) fn inputs(description: &ModelDescription, which: Inputs) -> Result<Signals, FmuError> {
+    Signals::of(description, &input_indices(description, which))
 }
 
 /// The signals a run reads out: those `recorded` chooses, by default the
@@ -353,16 +365,6 @@ pub fn not_taken(description: &ModelDescription) -> Vec<String> {
                  or it has more than {} elements)",
                 crate::description::MAX_ELEMENTS
             )),
-            _ if v.causality == Causality::Input
-                && v.variability != Variability::Continuous
-                && description.model_exchange.is_some() =>
-            {
-                lines.push(format!(
-                    "{place}: a {} input of a Model Exchange run keeps its start value (only continuous inputs are \
-                     driven between events; Co-Simulation drives every input)",
-                    v.variability.name()
-                ))
-            }
             _ => {}
         }
     }
