@@ -329,3 +329,118 @@ fn a_real_time_run_of_an_isolated_fmu_survives_its_crash() {
         assert!((row[1] - (-row[0]).exp()).abs() < 1e-7, "{row:?}");
     }
 }
+
+/// Issue 37 from the command line, on the FMU of every FMI 3 type
+/// (`fmi/tests/fmus/types3`): a local state recorded against its closed
+/// form, a start value set on it, the FMU's own end at t = 3 a normal end
+/// by either interface, inputs of every integer type fed from a CSV file
+/// and echoed, a stop time off the step grid reached by a shorter step.
+#[test]
+fn sim_records_sets_and_feeds_any_variable_and_ends_where_the_fmu_asks() {
+    let dir = common::scratch("fmi_types");
+    let fmu = fmus::build("types3", &dir);
+    let fmu = fmu.to_str().unwrap();
+    for interface in ["me", "cs"] {
+        let out = common::tandem_ok(
+            &dir,
+            &[
+                "sim",
+                fmu,
+                "--interface",
+                interface,
+                "--signals",
+                "position,counter",
+                "--set",
+                "x=2",
+                "--step",
+                "0.01",
+                "--out",
+                "types.csv",
+            ],
+        );
+        assert!(
+            out.contains("the FMU ended the simulation at t = 3 s"),
+            "{interface}: {out}"
+        );
+        let table = Table::read(&dir.join("types.csv"));
+        assert_eq!(table.header, ["time", "x", "counter"]);
+        let last = table.rows.last().unwrap();
+        assert!((last[0] - 3.0).abs() < 0.0100001, "{interface}: ended at {}", last[0]);
+        for row in &table.rows {
+            let exact = 2.0 * (-row[0]).exp();
+            assert!(
+                (row[1] - exact).abs() < 1e-9,
+                "{interface}: x({}) = {} against {exact}",
+                row[0],
+                row[1]
+            );
+        }
+    }
+    // Inputs from a file: each integer output echoes its input, at the
+    // extremes of its type; the stop time 0.25 is off the 0.1 s grid.
+    std::fs::write(
+        dir.join("in.csv"),
+        "time,i8_in,u16_in,i64_in,b_in\n0,-128,65535,-9223372036854775808,true\n0.15,127,0,5,false\n",
+    )
+    .unwrap();
+    common::tandem_ok(
+        &dir,
+        &[
+            "sim",
+            fmu,
+            "--interface",
+            "cs",
+            "--input",
+            "in.csv",
+            "--stop",
+            "0.25",
+            "--step",
+            "0.1",
+            "--signals",
+            "i8_out,u16_out,i64_out,b_out",
+            "--out",
+            "echo.csv",
+        ],
+    );
+    let table = Table::read(&dir.join("echo.csv"));
+    assert_eq!(
+        table.rows,
+        [
+            vec![0.0, -128.0, 65535.0, -9223372036854775808.0, 1.0],
+            vec![0.1, -128.0, 65535.0, -9223372036854775808.0, 1.0],
+            vec![0.2, 127.0, 0.0, 5.0, 0.0],
+            vec![0.25, 127.0, 0.0, 5.0, 0.0],
+        ]
+    );
+    // What a run does not take is named by check, one line each.
+    let out = common::tandem_ok(&dir, &["check", fmu]);
+    assert!(
+        out.contains("FMI 3.0 FMU \"types3\" (Model Exchange, Co-Simulation)"),
+        "{out}"
+    );
+    assert!(out.contains("outputs: counter, even, mode, f32_out, i8_out"), "{out}");
+    assert!(
+        out.contains("not taken: \"label_out\" (<String>, line ")
+            && out.contains("): a String is not recorded or connected (runs carry numbers)"),
+        "{out}"
+    );
+    // Refusals, each with its reason.
+    for (args, expected) in [
+        (
+            vec!["--set", "der(x)=1"],
+            "variable \"der(x)\" cannot be set: its causality is \"local\" and its initial value is calculated by the FMU",
+        ),
+        (vec!["--set", "k"], "--set k: write NAME=VALUE"),
+        (
+            vec!["--signals", "label"],
+            "variable \"label\" (modelDescription.xml line 52) is a String, which cannot be recorded or connected",
+        ),
+        (vec!["--input", "missing.csv"], "cannot read missing.csv"),
+    ] {
+        let mut all = vec!["sim", fmu, "--out", "refused.csv"];
+        all.extend(args);
+        let out = common::tandem(&dir, &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(expected), "{all:?}: {stderr}");
+    }
+}

@@ -60,6 +60,7 @@ mod history;
 mod master;
 mod recording;
 mod slave;
+pub mod ssp;
 mod submodel;
 mod system;
 mod waveform;
