@@ -202,8 +202,7 @@ fn dimension_mismatch_names_both_ends() {
         &e,
         &[
             "block \"d\"",
-            "dimension mismatch",
-            "\"initial\" has 2 values but the input has width 3",
+            "initial: a list of 2 values; give a number or one value per element of the input (width 3)",
         ],
     );
 }

@@ -59,6 +59,11 @@ const CASES: &[Case] = &[
     Case { name: "json_syntax", format: Model, edits: &[(r#""type": "Gain""#, r#""type" "Gain""#)], args: &[], place: "m.json:4:", fix: "help: see models/FORMAT.md" },
     Case { name: "unknown_block_type", format: Model, edits: &[("\"Gain\"", "\"Gian\"")], args: &[], place: "m.json:4:", fix: "did you mean Gain" },
     Case { name: "unknown_parameter", format: Model, edits: &[("\"gain\": 2", "\"gain\": 2, \"gian\": 3")], args: &[], place: "m.json:4:", fix: "Gain takes: gain" },
+    Case { name: "empty_gain_list", format: Model, edits: &[("\"gain\": 2", "\"gain\": []")], args: &[], place: "m.json:4:6: block \"g\": gain:", fix: "an empty list; give a number or one value per element of the input (width 1)" },
+    Case { name: "gain_list_of_the_wrong_length", format: Model, edits: &[("\"value\": 1", "\"value\": [1, 2, 3]"), ("\"gain\": 2", "\"gain\": [1, 2]")], args: &[], place: "m.json:4:6: block \"g\": gain:", fix: "a list of 2 values; give a number or one value per element of the input (width 3)" },
+    Case { name: "empty_initial_list", format: Model, edits: &[(r#""type": "Gain", "params": {"gain": 2}"#, r#""type": "Integrator", "params": {"initial": []}"#)], args: &[], place: "m.json:4:6: block \"g\": initial:", fix: "an empty list; give a number or one value per element of the input (width 1)" },
+    Case { name: "empty_lookup_table", format: Model, edits: &[(r#""type": "Gain", "params": {"gain": 2}"#, r#""type": "Lookup1D", "params": {"breakpoints": [0, 1], "table": []}"#)], args: &[], place: "m.json:4:6: block \"g\": table:", fix: "an empty list; give one value per breakpoint (2)" },
+    Case { name: "empty_numerator", format: Model, edits: &[(r#""type": "Gain", "params": {"gain": 2}"#, r#""type": "TransferFunction", "params": {"numerator": [], "denominator": [1, 1]}"#)], args: &[], place: "m.json:4:6: block \"g\": numerator:", fix: "an empty list; give a list of at least one value" },
     Case { name: "mistyped_parameter", format: Model, edits: &[("\"gain\": 2", "\"gain\": \"two\"")], args: &[], place: "m.json:4:", fix: "must be" },
     Case { name: "mux_inputs_above_bound", format: Model, edits: &[(r#""type": "Gain", "params": {"gain": 2}"#, r#""type": "Mux", "params": {"inputs": 1e9}"#)], args: &[], place: "m.json:4:", fix: "from 1 to 1024" },
     Case { name: "mux_inputs_near_u32_max", format: Model, edits: &[(r#""type": "Gain", "params": {"gain": 2}"#, r#""type": "Mux", "params": {"inputs": 4294967295}"#)], args: &[], place: "m.json:4:", fix: "from 1 to 1024" },
@@ -151,6 +156,41 @@ const CASES: &[Case] = &[
     Case { name: "log_missing", format: Log, edits: &[], args: &["--missing-log"], place: "absent.log", fix: "cannot open the log" },
     Case { name: "log_out_is_the_log", format: Log, edits: &[], args: &["--out", "x.log"], place: "--out", fix: "choose another file" },
 ];
+
+/// Issue 42: the cruise control example with `speed_map`'s gain an empty
+/// list made `tandem check` and `tandem sim` panic in the code generator,
+/// and `tandem sim --interpret` run it with `v_ref` 0 throughout. The
+/// three refuse it now with one message, naming the block, the parameter,
+/// what it holds and what it needs.
+#[test]
+fn an_empty_gain_list_is_refused_by_check_and_sim_alike() {
+    let dir = common::scratch("catalogue_issue_42");
+    let example = std::fs::read_to_string(common::root().join("models/examples/cruise_control.json")).unwrap();
+    let from = r#"{"id": "speed_map", "type": "Gain", "params": {"gain": 50.0}}"#;
+    assert!(example.contains(from), "the example has changed");
+    let mutated = example.replacen(
+        from,
+        r#"{"id": "speed_map", "type": "Gain", "params": {"gain": []}}"#,
+        1,
+    );
+    std::fs::write(dir.join("cc.json"), mutated).unwrap();
+    let message = "error: cc.json:7:6: block \"speed_map\": gain: an empty list; give a number or one value per \
+                   element of the input (width 1)\n";
+    for args in [
+        &["check", "cc.json"][..],
+        &["sim", "cc.json"],
+        &["sim", "cc.json", "--interpret"],
+    ] {
+        let out = common::tandem(&dir, args);
+        assert_eq!(out.status.code(), Some(1), "tandem {args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), message, "tandem {args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "tandem {args:?} printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
 
 /// Writes the case's files into `dir` and returns the command's arguments.
 fn prepare(case: &Case, dir: &Path) -> Vec<String> {

@@ -386,7 +386,7 @@ fn a_soft_real_time_federation_across_three_hosts_counts_its_lateness_and_follow
         let p50 = first_number(line.split("p50 ").nth(1).unwrap());
         assert!(p50 < 10_000.0, "{line}");
     }
-    // Slave to slave, a step late, extrapolated: close to lock-step.
+    // Slave to slave, a step late, held: close to lock-step.
     let srt = common::Table::read(&dir.join("srt.csv"));
     std::fs::write(dir.join("twin.csv"), in_process(&dir, 3.0)).unwrap();
     let twin = common::Table::read(&dir.join("twin.csv"));

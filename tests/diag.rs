@@ -5,12 +5,14 @@
 //! the frame the set point dates (within a frame, and the DID's
 //! resolution); the speed deviation DTC the model sets is confirmed while
 //! it fails, stays confirmed once it passes, and is gone once cleared.
+//! The run's summary names the diagnostic servers' frame sampler as what
+//! its frame taps timed.
 
 mod common;
 
 use std::process::{Command, Stdio};
 
-use common::{root, scratch, tandem, Table};
+use common::{root, scratch, tandem, tandem_ok, Table};
 
 const PORT: u16 = 43341;
 /// The set point's ramp: 0 at 1 s to 6 m/s at 3 s.
@@ -111,4 +113,49 @@ fn udsoncan_reads_the_virtual_ecus_dids_and_dtc() {
     assert_eq!(count("uds negative responses"), negative, "{report}");
     assert!(count("uds requests") > samples as u64 + 4, "{report}");
     assert_eq!(count("uds errors"), 0, "{report}");
+}
+
+#[test]
+fn a_run_whose_only_frame_tap_is_the_diagnostic_servers_sampler_names_it_in_its_summary() {
+    let dir = scratch("diag-taps");
+    let examples = root().join("config/examples");
+    let text = std::fs::read_to_string(examples.join("ecu.toml")).unwrap();
+    let text = text
+        .replace("\"../../models/", &format!("\"{}/models/", root().display()))
+        .replace(
+            "dbc = \"ev.dbc\"",
+            &format!("dbc = \"{}\"", examples.join("ev.dbc").display()),
+        )
+        .replace(
+            "transport = \"udp\"\ngroup = \"239.74.163.2\"\nport = 43113",
+            "transport = \"virtual\"\nchannel = \"diag-taps\"",
+        );
+    assert!(
+        text.contains("channel = \"diag-taps\"") && text.contains("[bus.diagnostics]") && !text.contains("[xcp]"),
+        "ecu.toml changed: {text}"
+    );
+    std::fs::write(dir.join("ecu.toml"), text).unwrap();
+    let out = tandem_ok(
+        &dir,
+        &[
+            "ecu",
+            "ecu.toml",
+            "--virtual-clock",
+            "--duration",
+            "0.5",
+            "--stats-json",
+            "stats.json",
+        ],
+    );
+    let line = out
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with("frame taps"))
+        .unwrap_or_else(|| panic!("no frame taps in the summary:\n{out}"));
+    assert!(line.starts_with("frame taps (diagnostics) "), "{line}");
+    assert!(!out.contains("xcp sampling"), "{out}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["frame_taps"], serde_json::json!(["diagnostics"]));
+    assert_eq!(stats["histograms"]["frame taps"]["count"], stats["frames"], "{stats:#}");
 }

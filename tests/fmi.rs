@@ -98,7 +98,7 @@ fn an_fmu_with_events_is_the_plant_of_a_real_time_run_under_every_policy() {
                 );
             }
             if policy != "explicit" {
-                assert!(out.contains("frames by source: explicit 1, implicit 2399"), "{out}");
+                assert!(out.contains("frames by source: fast 1, implicit 2399"), "{out}");
                 assert!(out.contains("0 implicit results not taken"), "{out}");
             }
         }
@@ -443,4 +443,106 @@ fn sim_records_sets_and_feeds_any_variable_and_ends_where_the_fmu_asks() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains(expected), "{all:?}: {stderr}");
     }
+}
+
+/// `x` and `n` of the `counter` FMU at `t` in closed form: `n` counts the
+/// time events every 0.1 s, `x' = n - x` from 0.
+fn counter_closed_form(t: f64) -> (f64, f64) {
+    let (mut x, mut n) = (0.0, 0.0);
+    loop {
+        let (start, next) = (n * 0.1, (n + 1.0) * 0.1);
+        if t < next {
+            return (n + (x - n) * (-(t - start)).exp(), n);
+        }
+        x = n + (x - n) * (-(next - start)).exp();
+        n += 1.0;
+    }
+}
+
+#[test]
+fn an_fmus_internal_counter_counts_each_event_once_in_a_real_time_run_in_process_or_isolated() {
+    let dir = common::scratch("fmi_inner_state");
+    fmus::build("counter", &dir);
+    // The implicit side, 0.9 ms a step, delayed before the time events at
+    // 0.1, 0.3 and 0.5 s: corrections re-integrate across them.
+    let config = |isolate: bool| {
+        format!(
+            r#"model = "counter.fmu"
+frame = "1ms"
+duration = "0.7s"
+policy = "correct"
+fmu.isolate = {isolate}
+[fast]
+method = "rk4"
+[implicit]
+method = "bdf"
+rtol = 1e-10
+atol = 1e-12
+[record]
+file = "counter.csv"
+[virtual_clock]
+fast_cost = "10us"
+implicit_cost = "900us"
+[[virtual_clock.implicit_delays]]
+at = "97ms"
+delay = "3ms"
+[[virtual_clock.implicit_delays]]
+at = "297ms"
+delay = "4ms"
+[[virtual_clock.implicit_delays]]
+at = "498ms"
+delay = "2ms"
+"#
+        )
+    };
+    let mut tables = Vec::new();
+    for isolate in [false, true] {
+        std::fs::write(dir.join("counter.toml"), config(isolate)).unwrap();
+        let out = common::tandem_ok(
+            &dir,
+            &[
+                "run",
+                "counter.toml",
+                "--virtual-clock",
+                "--results",
+                ".",
+                "--stats-json",
+                "stats.json",
+            ],
+        );
+        // Each correction that re-integrated across an event set the FMU
+        // back to its checkpoint first.
+        assert!(
+            out.contains(
+                "model's inner state (an FMU's internal variables): 8 corrections set it back to their start, 0 not \
+                 taken"
+            ),
+            "{out}"
+        );
+        let stats: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+        assert_eq!(stats["inner_state"]["restores"], 8, "{stats}");
+        assert_eq!(stats["events"]["disagreements"], 0, "{stats}");
+        let table = Table::read(&dir.join("counter.csv"));
+        assert_eq!(table.header, ["time", "x", "n", "allocations"]);
+        for row in &table.rows {
+            let (x, n) = counter_closed_form(row[0]);
+            assert!(
+                (row[1] - x).abs() < 1e-8,
+                "isolated {isolate}: x({}) = {}, exact {x}",
+                row[0],
+                row[1]
+            );
+            // At an event's instant the frame's outputs show n before it.
+            let at_event = ((row[0] * 10.0).round() / 10.0 - row[0]).abs() < 1e-9 && row[0] > 0.0;
+            if !at_event {
+                assert_eq!(row[2], n, "isolated {isolate}: n({})", row[0]);
+            }
+            // The fast side's FMU allocated its checkpoints when it was
+            // instantiated, and nothing after.
+            assert_eq!(row[3], 2.0 + tandem_fmi::INNER_CHECKPOINTS as f64);
+        }
+        tables.push(table.rows);
+    }
+    assert_eq!(tables[0], tables[1], "in process and isolated alike");
 }

@@ -226,14 +226,17 @@ fn stats_json_holds_the_summary() {
             "correction (tolerances)",
             "fast compute",
             "fast compute, events",
+            "frame taps",
             "implicit compute",
             "implicit lag (frames)",
             "matrix age (frames)",
             "newton iterations",
             "wake-up latency",
-            "xcp sampling",
         ]
     );
+    // Nothing tapped the frames: no XCP slave, no diagnostic server.
+    assert_eq!(s["frame_taps"], serde_json::json!([]));
+    assert_eq!(int(&s, "/histograms/frame taps/count"), 0);
     for (name, h) in histograms {
         let mut keys: Vec<&str> = h.as_object().unwrap().keys().map(String::as_str).collect();
         keys.sort_unstable();

@@ -98,11 +98,12 @@ impl Started {
     }
 
     /// Waits for the run's end; fails, with what it printed, unless it
-    /// succeeded.
-    fn succeeded(self) {
+    /// succeeded. What it printed after its address (its summary).
+    fn succeeded(self) -> String {
         let Started { mut run, stdout, .. } = self;
         let rest: Vec<String> = stdout.lines().map(Result::unwrap).collect();
         assert!(run.wait().unwrap().success(), "the run failed:\n{}", rest.join("\n"));
+        rest.join("\n")
     }
 }
 
@@ -182,7 +183,7 @@ fn pyxcp_measures_every_frame_and_calibrates_the_running_ev_plant() {
     assert_eq!(values, [3600.0, 1800.0, 3600.0], "{calibrations:?}");
     let mut applied = Vec::new();
     for c in calibrations {
-        assert_eq!(c["parameter"], "ev/mass");
+        assert_eq!(c["parameter"], "ev.mass", "named as the A2L names it");
         let (acknowledged, at) = (
             c["acknowledged_at"].as_u64().unwrap(),
             c["applied_at"].as_u64().unwrap(),
@@ -370,13 +371,19 @@ fn a_calibration_that_would_change_the_models_shape_is_refused_with_its_error_co
     assert_eq!(master.calibrate(1, 5.0).unwrap(), [0xFF]);
     master.stop_daq().unwrap();
     master.disconnect().unwrap();
-    started.succeeded();
+    let summary = started.succeeded();
 
+    // The calibration named as the A2L names the characteristic, in the
+    // summary and its JSON.
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
     let calibrations = stats["xcp"]["calibrations"].as_array().unwrap();
     assert_eq!(calibrations.len(), 1, "{calibrations:?}");
     assert_eq!(
         (&calibrations[0]["parameter"], &calibrations[0]["value"]),
-        (&Value::from("g/gain"), &Value::from(5.0))
+        (&Value::from(characteristics[1]), &Value::from(5.0))
+    );
+    assert!(
+        summary.lines().any(|l| l.starts_with("xcp: calibrated g.gain = 5 (")),
+        "{summary}"
     );
 }

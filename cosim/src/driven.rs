@@ -149,6 +149,26 @@ impl Model for Driven {
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         self.inner.sparsity()
     }
+
+    fn inner_events(&self) -> u64 {
+        self.inner.inner_events()
+    }
+
+    fn restore_inner(&mut self, events: u64) -> bool {
+        self.inner.restore_inner(events)
+    }
+
+    fn revert_inner(&mut self) -> bool {
+        self.inner.revert_inner()
+    }
+
+    fn export_inner(&mut self, out: &mut Vec<u8>) -> bool {
+        self.inner.export_inner(out)
+    }
+
+    fn import_inner(&mut self, bytes: &[u8], events: u64) -> bool {
+        self.inner.import_inner(bytes, events)
+    }
 }
 
 #[cfg(test)]

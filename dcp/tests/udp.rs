@@ -92,7 +92,10 @@ impl Master {
         got
     }
 
-    /// Sends `body` with the next sequence id; its answers.
+    /// Sends `body` with the next sequence id; its answers. The id is used
+    /// once the slave answered the request in sequence: acknowledged, or
+    /// refused for anything but its sequence id (as DCPLib's slave and
+    /// Tandem's count it).
     fn send(&mut self, body: Request<'_>) -> Vec<Vec<u8>> {
         let bytes = Pdu::Request {
             seq: self.seq,
@@ -102,10 +105,30 @@ impl Master {
         .to_vec();
         self.socket.send_to(&bytes, self.slave).unwrap();
         let answers = self.answers();
-        if answers.iter().any(|a| a[0] == 0xB0 || a[0] == 0xB2) {
+        let used = answers.iter().any(|a| match Pdu::read(a) {
+            Ok(Pdu::Response { seq, body, .. }) if seq == self.seq => match body {
+                Response::Nack { error, .. } => error != ErrorCode::InvalidSequenceId.code(),
+                _ => true,
+            },
+            _ => false,
+        });
+        if used {
             self.seq = self.seq.wrapping_add(1);
         }
         answers
+    }
+
+    /// The refusal among `answers`: the request's id, the id the slave
+    /// expects and the error code.
+    fn nack(answers: &[Vec<u8>]) -> Option<(u16, u16, u16)> {
+        answers.iter().find_map(|a| match Pdu::read(a) {
+            Ok(Pdu::Response {
+                seq,
+                body: Response::Nack { expected, error },
+                ..
+            }) => Some((seq, expected, error)),
+            _ => None,
+        })
     }
 
     /// Sends `body` and expects it acknowledged.
@@ -490,4 +513,73 @@ fn malformed_and_foreign_datagrams_on_a_data_port_are_counted_not_fatal() {
         state: State::Configured.code(),
     });
     assert_eq!(m.state(), State::Initialized);
+}
+
+#[test]
+fn a_refused_request_uses_its_sequence_id_so_the_next_id_is_taken_after_a_refusal() {
+    let s = Serving::start("");
+    let mut m = Master::new(s.address);
+    m.register(s.uuid, OpMode::NonRealTime);
+    // Not allowed in CONFIGURATION: refused, and the next id expected.
+    let refused = Request::Configure {
+        state: State::Configuration.code(),
+    };
+    let answers = m.send(refused);
+    let code = ErrorCode::NotAllowedInState.code();
+    assert_eq!(Master::nack(&answers), Some((1, 2, code)), "{answers:02X?}");
+    assert_eq!(m.seq, 2);
+    // The refusal is answered again to a repeat (a lost answer), and the
+    // repeat uses no id.
+    m.seq = 1;
+    assert_eq!(Master::nack(&m.send(refused)), Some((1, 2, code)));
+    assert_eq!(m.seq, 2);
+    // The next request takes the next id, as DCPLib's master sends it.
+    m.ok(Request::TimeRes {
+        numerator: 1,
+        denominator: 100,
+    });
+    assert_eq!(m.seq, 3);
+    // The id of the refused request is not taken again.
+    m.seq = 1;
+    let answers = m.send(Request::State);
+    assert_eq!(
+        Master::nack(&answers),
+        Some((1, 3, ErrorCode::InvalidSequenceId.code())),
+        "{answers:02X?}"
+    );
+    m.seq = 3;
+    assert_eq!(m.state(), State::Configuration);
+}
+
+#[test]
+fn requests_from_an_address_other_than_the_registered_masters_are_refused() {
+    let s = Serving::start("");
+    let mut m = Master::new(s.address);
+    m.register(s.uuid, OpMode::NonRealTime);
+    // Another address, with the very id the master would send next.
+    let mut other = Master::new(s.address);
+    other.seq = m.seq;
+    for body in [
+        Request::State,
+        Request::Deregister {
+            state: State::Configuration.code(),
+        },
+    ] {
+        let answers = other.send(body);
+        assert_eq!(
+            Master::nack(&answers),
+            Some((m.seq, m.seq, ErrorCode::InvalidSequenceId.code())),
+            "{}: {answers:02X?}",
+            body.name()
+        );
+        assert!(answers.iter().all(|a| a[0] == 0xB1), "{answers:02X?}");
+    }
+    // The master is still registered, and its next id is still its own.
+    assert_eq!(m.state(), State::Configuration);
+    m.ok(Request::Deregister {
+        state: State::Configuration.code(),
+    });
+    // Once it deregistered, anyone may register.
+    other.register(s.uuid, OpMode::NonRealTime);
+    assert_eq!(other.state(), State::Configuration);
 }

@@ -52,6 +52,9 @@ pub struct Interface {
     pub model_identifier: String,
     /// `canGetAndSetFMUstate` (FMI 2) / `canGetAndSetFMUState` (FMI 3).
     pub can_get_and_set_state: bool,
+    /// `canSerializeFMUstate` (FMI 2) / `canSerializeFMUState` (FMI 3):
+    /// a saved state can be written as bytes and read back.
+    pub can_serialize_state: bool,
     /// `canHandleVariableCommunicationStepSize` (Co-Simulation).
     pub can_handle_variable_step: bool,
     /// `canBeInstantiatedOnlyOncePerProcess`.

@@ -287,6 +287,13 @@ pub enum FmuError {
         /// The model's name.
         fmu: String,
     },
+    /// A saved state was to be written as bytes, or read back, by an FMU
+    /// that cannot serialize its state.
+    #[error("FMU \"{fmu}\" cannot serialize its state: it does not declare canSerializeFMUstate (with canGetAndSetFMUstate)\n  help: export it with state serialization")]
+    CannotSerialize {
+        /// The model's name.
+        fmu: String,
+    },
     /// A saved state was given to an instance that did not save it, or
     /// after it was freed.
     #[error("FMU \"{fmu}\": the state given was saved by another instance, or freed\n  help: restore a state only into the instance that saved it, before freeing it")]

@@ -112,3 +112,13 @@ functions! {
         fmi2FreeFMUstate: fn(Component, *mut *mut c_void) -> Status;
     }
 }
+
+functions! {
+    /// Writing a saved state as bytes and reading it back
+    /// (`canSerializeFMUstate`). `fmi2Byte` is C's `char`.
+    Serialization {
+        fmi2SerializedFMUstateSize: fn(Component, *mut c_void, *mut usize) -> Status;
+        fmi2SerializeFMUstate: fn(Component, *mut c_void, *mut c_char, usize) -> Status;
+        fmi2DeSerializeFMUstate: fn(Component, *const c_char, usize, *mut *mut c_void) -> Status;
+    }
+}

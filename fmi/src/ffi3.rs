@@ -89,3 +89,13 @@ functions! {
         fmi3FreeFMUState: fn(Instance, *mut *mut c_void) -> Status;
     }
 }
+
+functions! {
+    /// Writing a saved state as bytes and reading it back
+    /// (`canSerializeFMUState`). `fmi3Byte` is `uint8_t`.
+    Serialization {
+        fmi3SerializedFMUStateSize: fn(Instance, *mut c_void, *mut usize) -> Status;
+        fmi3SerializeFMUState: fn(Instance, *mut c_void, *mut u8, usize) -> Status;
+        fmi3DeserializeFMUState: fn(Instance, *const u8, usize, *mut *mut c_void) -> Status;
+    }
+}

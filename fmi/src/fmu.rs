@@ -19,26 +19,40 @@ use crate::library::{load, Group};
 use crate::{ffi2, ffi3};
 
 /// The functions of one interface of one FMI version: those of both
-/// interfaces, those of this one, and state saving when declared.
+/// interfaces, those of this one, state saving when declared, and the
+/// serialization of saved states when that is declared too.
 #[derive(Clone, Copy)]
-pub(crate) struct Functions<C, K, S> {
+pub(crate) struct Functions<C, K, S, Z> {
     pub common: C,
     pub kind: K,
     pub states: Option<S>,
+    pub serialization: Option<Z>,
 }
 
-impl<C: Group, K: Group, S: Group> Functions<C, K, S> {
-    /// Resolves them in `library`.
+/// The functions of an FMI 2 interface whose own functions are `K`.
+pub(crate) type Functions2<K> = Functions<ffi2::Common, K, ffi2::States, ffi2::Serialization>;
+
+/// The functions of an FMI 3 interface whose own functions are `K`.
+pub(crate) type Functions3<K> = Functions<ffi3::Common, K, ffi3::States, ffi3::Serialization>;
+
+impl<C: Group, K: Group, S: Group, Z: Group> Functions<C, K, S, Z> {
+    /// Resolves them in `library`: state saving when `states`, the
+    /// serialization of states when `serialization` too.
     ///
     /// # Safety
     /// The groups' signatures must be those of the library's functions.
-    unsafe fn load(library: &Library, states: bool) -> Result<Self, &'static str> {
+    unsafe fn load(library: &Library, states: bool, serialization: bool) -> Result<Self, &'static str> {
         // SAFETY: as the caller promises.
         unsafe {
             Ok(Functions {
                 common: C::load(library)?,
                 kind: K::load(library)?,
                 states: if states { Some(S::load(library)?) } else { None },
+                serialization: if states && serialization {
+                    Some(Z::load(library)?)
+                } else {
+                    None
+                },
             })
         }
     }
@@ -47,8 +61,8 @@ impl<C: Group, K: Group, S: Group> Functions<C, K, S> {
 /// The functions of an interface, by FMI version.
 #[derive(Clone, Copy)]
 pub(crate) enum Api<K2, K3> {
-    V2(Functions<ffi2::Common, K2, ffi2::States>),
-    V3(Functions<ffi3::Common, K3, ffi3::States>),
+    V2(Functions2<K2>),
+    V3(Functions3<K3>),
 }
 
 type ModelExchangeApi = Api<ffi2::ModelExchange, ffi3::ModelExchange>;
@@ -220,21 +234,21 @@ impl Fmu {
                 }
             };
             let (_, library, relative) = &libraries[position];
-            let states = interface.can_get_and_set_state;
+            let (states, serialization) = (interface.can_get_and_set_state, interface.can_serialize_state);
             // SAFETY: the groups are declared from the standard's headers.
             let resolved = unsafe {
                 match (kind, description.version) {
                     (InterfaceKind::ModelExchange, FmiVersion::V2) => {
-                        Functions::load(library, states).map(|f| model_exchange = Some(Api::V2(f)))
+                        Functions::load(library, states, serialization).map(|f| model_exchange = Some(Api::V2(f)))
                     }
                     (InterfaceKind::ModelExchange, FmiVersion::V3) => {
-                        Functions::load(library, states).map(|f| model_exchange = Some(Api::V3(f)))
+                        Functions::load(library, states, serialization).map(|f| model_exchange = Some(Api::V3(f)))
                     }
                     (InterfaceKind::CoSimulation, FmiVersion::V2) => {
-                        Functions::load(library, states).map(|f| co_simulation = Some(Api::V2(f)))
+                        Functions::load(library, states, serialization).map(|f| co_simulation = Some(Api::V2(f)))
                     }
                     (InterfaceKind::CoSimulation, FmiVersion::V3) => {
-                        Functions::load(library, states).map(|f| co_simulation = Some(Api::V3(f)))
+                        Functions::load(library, states, serialization).map(|f| co_simulation = Some(Api::V3(f)))
                     }
                 }
             };

@@ -91,6 +91,15 @@ pub(crate) trait Instance: Send {
     fn set_state(&mut self, state: *mut c_void) -> Result<(), FmuError>;
     /// Frees a saved state.
     fn free_state(&mut self, state: *mut c_void) -> Result<(), FmuError>;
+    /// The size in bytes of the saved state `state` serialized.
+    fn serialized_size(&mut self, state: *mut c_void) -> Result<usize, FmuError>;
+    /// Serializes the saved state `state` into `bytes`, which is as long as
+    /// [`Instance::serialized_size`] said.
+    fn serialize_state(&mut self, state: *mut c_void, bytes: &mut [u8]) -> Result<(), FmuError>;
+    /// A new saved state read from `bytes` (a serialized state of an
+    /// instance of the same FMU): the FMU allocates it; free it with
+    /// [`Instance::free_state`].
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<*mut c_void, FmuError>;
 }
 
 /// The Model Exchange calls.
@@ -379,6 +388,13 @@ impl Core {
     /// The error of asking a state of an FMU that cannot save it.
     pub(crate) fn cannot_roll_back(&self) -> FmuError {
         FmuError::CannotRollBack {
+            fmu: self.fmu().to_string(),
+        }
+    }
+
+    /// The error of serializing a state of an FMU that cannot.
+    pub(crate) fn cannot_serialize(&self) -> FmuError {
+        FmuError::CannotSerialize {
             fmu: self.fmu().to_string(),
         }
     }

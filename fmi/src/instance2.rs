@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::description::{InterfaceKind, Numeric};
 use crate::error::{FmuError, Status};
 use crate::ffi2::{self, Boolean, CallbackFunctions, EventInfo, FALSE, TRUE};
-use crate::fmu::{Functions, Loaded};
+use crate::fmu::{Functions2, Loaded};
 use crate::instance::{
     c_string, converted_into, fmi_call, slots, widen, CoSimulation, Core, DiscreteUpdate, Instance, LogSink,
     ModelExchange, Scratch, StepEnd, StepOutcome, Text,
@@ -34,7 +34,7 @@ unsafe extern "C" fn logger(
 /// An FMI 2 instance of the interface whose functions are `K`.
 pub(crate) struct Instance2<K> {
     instance: ffi2::Component,
-    api: Functions<ffi2::Common, K, ffi2::States>,
+    api: Functions2<K>,
     core: Core,
     /// Whether the state may be set back (then steps are not final).
     rollback: bool,
@@ -49,29 +49,19 @@ pub(crate) struct Instance2<K> {
 unsafe impl<K: Send> Send for Instance2<K> {}
 
 impl Instance2<ffi2::ModelExchange> {
-    pub(crate) fn model_exchange(
-        loaded: &Arc<Loaded>,
-        api: Functions<ffi2::Common, ffi2::ModelExchange, ffi2::States>,
-    ) -> Result<Self, FmuError> {
+    pub(crate) fn model_exchange(loaded: &Arc<Loaded>, api: Functions2<ffi2::ModelExchange>) -> Result<Self, FmuError> {
         Instance2::new(loaded, api, InterfaceKind::ModelExchange)
     }
 }
 
 impl Instance2<ffi2::CoSimulation> {
-    pub(crate) fn co_simulation(
-        loaded: &Arc<Loaded>,
-        api: Functions<ffi2::Common, ffi2::CoSimulation, ffi2::States>,
-    ) -> Result<Self, FmuError> {
+    pub(crate) fn co_simulation(loaded: &Arc<Loaded>, api: Functions2<ffi2::CoSimulation>) -> Result<Self, FmuError> {
         Instance2::new(loaded, api, InterfaceKind::CoSimulation)
     }
 }
 
 impl<K> Instance2<K> {
-    fn new(
-        loaded: &Arc<Loaded>,
-        api: Functions<ffi2::Common, K, ffi2::States>,
-        kind: InterfaceKind,
-    ) -> Result<Self, FmuError> {
+    fn new(loaded: &Arc<Loaded>, api: Functions2<K>, kind: InterfaceKind) -> Result<Self, FmuError> {
         let description = &loaded.description;
         let once = description.interface(kind).is_some_and(|i| i.once_per_process);
         let core = Core::new(loaded, once)?;
@@ -122,6 +112,10 @@ impl<K> Instance2<K> {
 
     fn states(&self) -> Result<ffi2::States, FmuError> {
         self.api.states.ok_or_else(|| self.core.cannot_roll_back())
+    }
+
+    fn serialization(&self) -> Result<ffi2::Serialization, FmuError> {
+        self.api.serialization.ok_or_else(|| self.core.cannot_serialize())
     }
 }
 
@@ -294,6 +288,25 @@ impl<K: Send> Instance for Instance2<K> {
         let states = self.states()?;
         let mut state = state;
         fmi_call!(self, states => fmi2FreeFMUstate(&mut state))
+    }
+
+    fn serialized_size(&mut self, state: *mut c_void) -> Result<usize, FmuError> {
+        let functions = self.serialization()?;
+        let mut size = 0;
+        fmi_call!(self, functions => fmi2SerializedFMUstateSize(state, &mut size))?;
+        Ok(size)
+    }
+
+    fn serialize_state(&mut self, state: *mut c_void, bytes: &mut [u8]) -> Result<(), FmuError> {
+        let functions = self.serialization()?;
+        fmi_call!(self, functions => fmi2SerializeFMUstate(state, bytes.as_mut_ptr().cast::<c_char>(), bytes.len()))
+    }
+
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<*mut c_void, FmuError> {
+        let functions = self.serialization()?;
+        let mut state = std::ptr::null_mut();
+        fmi_call!(self, functions => fmi2DeSerializeFMUstate(bytes.as_ptr().cast::<c_char>(), bytes.len(), &mut state))?;
+        Ok(state)
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::description::Numeric;
 use crate::error::{FmuError, Status};
 use crate::ffi3;
-use crate::fmu::{Functions, Loaded};
+use crate::fmu::{Functions3, Loaded};
 use crate::instance::{
     c_string, converted_into, fmi_call, slots, widen, CoSimulation, Core, DiscreteUpdate, Instance, LogSink,
     ModelExchange, Scratch, StepEnd, StepOutcome, Text,
@@ -47,7 +47,7 @@ unsafe extern "C" fn log_message(
 /// An FMI 3 instance of the interface whose functions are `K`.
 pub(crate) struct Instance3<K> {
     instance: ffi3::Instance,
-    api: Functions<ffi3::Common, K, ffi3::States>,
+    api: Functions3<K>,
     core: Core,
     /// Whether the state may be set back (then steps are not final).
     rollback: bool,
@@ -72,10 +72,7 @@ fn instantiation_strings(loaded: &Loaded) -> [std::ffi::CString; 3] {
 }
 
 impl Instance3<ffi3::ModelExchange> {
-    pub(crate) fn model_exchange(
-        loaded: &Arc<Loaded>,
-        api: Functions<ffi3::Common, ffi3::ModelExchange, ffi3::States>,
-    ) -> Result<Self, FmuError> {
+    pub(crate) fn model_exchange(loaded: &Arc<Loaded>, api: Functions3<ffi3::ModelExchange>) -> Result<Self, FmuError> {
         let once = loaded
             .description
             .model_exchange
@@ -101,10 +98,7 @@ impl Instance3<ffi3::ModelExchange> {
 }
 
 impl Instance3<ffi3::CoSimulation> {
-    pub(crate) fn co_simulation(
-        loaded: &Arc<Loaded>,
-        api: Functions<ffi3::Common, ffi3::CoSimulation, ffi3::States>,
-    ) -> Result<Self, FmuError> {
+    pub(crate) fn co_simulation(loaded: &Arc<Loaded>, api: Functions3<ffi3::CoSimulation>) -> Result<Self, FmuError> {
         let once = loaded
             .description
             .co_simulation
@@ -137,12 +131,7 @@ impl Instance3<ffi3::CoSimulation> {
 
 impl<K> Instance3<K> {
     /// The instance, or the error of a null one.
-    fn checked(
-        instance: ffi3::Instance,
-        api: Functions<ffi3::Common, K, ffi3::States>,
-        core: Core,
-        call: &'static str,
-    ) -> Result<Self, FmuError> {
+    fn checked(instance: ffi3::Instance, api: Functions3<K>, core: Core, call: &'static str) -> Result<Self, FmuError> {
         if instance.is_null() {
             return Err(FmuError::Instantiate {
                 fmu: core.fmu().to_string(),
@@ -161,6 +150,10 @@ impl<K> Instance3<K> {
 
     fn states(&self) -> Result<ffi3::States, FmuError> {
         self.api.states.ok_or_else(|| self.core.cannot_roll_back())
+    }
+
+    fn serialization(&self) -> Result<ffi3::Serialization, FmuError> {
+        self.api.serialization.ok_or_else(|| self.core.cannot_serialize())
     }
 }
 
@@ -311,6 +304,25 @@ impl<K: Send> Instance for Instance3<K> {
         let states = self.states()?;
         let mut state = state;
         fmi_call!(self, states => fmi3FreeFMUState(&mut state))
+    }
+
+    fn serialized_size(&mut self, state: *mut c_void) -> Result<usize, FmuError> {
+        let functions = self.serialization()?;
+        let mut size = 0;
+        fmi_call!(self, functions => fmi3SerializedFMUStateSize(state, &mut size))?;
+        Ok(size)
+    }
+
+    fn serialize_state(&mut self, state: *mut c_void, bytes: &mut [u8]) -> Result<(), FmuError> {
+        let functions = self.serialization()?;
+        fmi_call!(self, functions => fmi3SerializeFMUState(state, bytes.as_mut_ptr(), bytes.len()))
+    }
+
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<*mut c_void, FmuError> {
+        let functions = self.serialization()?;
+        let mut state = std::ptr::null_mut();
+        fmi_call!(self, functions => fmi3DeserializeFMUState(bytes.as_ptr(), bytes.len(), &mut state))?;
+        Ok(state)
     }
 }
 

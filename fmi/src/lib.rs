@@ -74,7 +74,7 @@ pub use instance::{LOG_MESSAGES, LOG_MESSAGE_BYTES};
 pub use isolate::Host;
 pub use library::platform_folder;
 pub use load::{is_fmu, load, load_with, simulation_def, ModelLoadError, Use};
-pub use model::{FmuModel, InstanceLimit, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
+pub use model::{FmuModel, InstanceLimit, INNER_CHECKPOINTS, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;
 pub use signals::{not_taken, Recorded, MAX_FEEDTHROUGH};

@@ -3,6 +3,7 @@
 //! events, and runs its event iteration.
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::Arc;
 
 use tandem_models::{Layout, Model, NonFinite, StateRef};
@@ -21,6 +22,11 @@ pub const MAX_EVENT_ROUNDS: u32 = 1000;
 /// A time event counts as reached this close before it (relative to
 /// max(1, |t|)).
 pub const TIME_EVENT_TOLERANCE: f64 = 1e-12;
+
+/// How many checkpoints of its internal state an instance keeps, the
+/// newest events' (see [`FmuModel`]): a re-integration of the real-time
+/// tandem's fast thread goes back over at most this many events.
+pub const INNER_CHECKPOINTS: usize = 16;
 
 /// How many instances of an FMU a process may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +57,102 @@ struct Program {
     limit: InstanceLimit,
     /// Number of event indicators (the zero crossings before the time event).
     indicators: usize,
+    /// `canGetAndSetFMUstate`: the instance keeps checkpoints.
+    can_save: bool,
+    /// `canSerializeFMUstate` too: its state crosses to other instances.
+    can_serialize: bool,
+}
+
+/// A state saved by an instance with `GetFMUstate` (the FMU's pointer, or
+/// the handle of an out-of-process instance's), handed back only to that
+/// instance.
+struct Saved(*mut c_void);
+
+// SAFETY: the pointer is never dereferenced here; it is only passed back
+// to the instance that made it, which is `Send` and used through `&mut`.
+unsafe impl Send for Saved {}
+
+/// A saved state, and the events handled before it was saved.
+struct Checkpoint {
+    saved: Saved,
+    events: u64,
+    /// It holds the state after `events` events of this instance's path.
+    valid: bool,
+}
+
+/// An instance's checkpoints of its internal state: one after each event
+/// iteration, in state memory the FMU allocated at instantiation and
+/// overwrites since (`GetFMUstate` given the previous state).
+struct Checkpoints {
+    /// The newest events', at `events % INNER_CHECKPOINTS`.
+    ring: Vec<Checkpoint>,
+    /// The state the last restore left, until reverted or restored again.
+    left: Checkpoint,
+    /// The count the last restore went back to.
+    restored_to: u64,
+}
+
+impl Checkpoints {
+    /// [`INNER_CHECKPOINTS`] + 1 saved states of `instance` now, the
+    /// first one valid after `events` events.
+    fn new(instance: &mut dyn ModelExchange, events: u64) -> Result<Checkpoints, FmuError> {
+        let mut save = || -> Result<Checkpoint, FmuError> {
+            Ok(Checkpoint {
+                saved: Saved(instance.get_state(std::ptr::null_mut())?),
+                events: 0,
+                valid: false,
+            })
+        };
+        let ring = (0..INNER_CHECKPOINTS).map(|_| save()).collect::<Result<Vec<_>, _>>()?;
+        let left = save()?;
+        let mut checkpoints = Checkpoints {
+            ring,
+            left,
+            restored_to: 0,
+        };
+        let slot = checkpoints.slot(events);
+        slot.events = events;
+        slot.valid = true;
+        Ok(checkpoints)
+    }
+
+    /// The ring's place for the state after `events` events.
+    fn slot(&mut self, events: u64) -> &mut Checkpoint {
+        &mut self.ring[(events % INNER_CHECKPOINTS as u64) as usize]
+    }
+
+    /// The valid checkpoint after `events` events, if kept.
+    fn find(&mut self, events: u64) -> Option<&mut Checkpoint> {
+        Some(self.slot(events)).filter(|c| c.valid && c.events == events)
+    }
+
+    /// Saves the instance's state now as the one after `events` events.
+    fn save(&mut self, instance: &mut dyn ModelExchange, events: u64) -> Result<(), FmuError> {
+        let slot = self.slot(events);
+        slot.valid = false;
+        slot.saved.0 = instance.get_state(slot.saved.0)?;
+        slot.events = events;
+        slot.valid = true;
+        Ok(())
+    }
+
+    /// Drops the checkpoints of more than `events` events.
+    fn drop_after(&mut self, events: u64) {
+        for c in &mut self.ring {
+            c.valid &= c.events <= events;
+        }
+    }
+
+    /// Frees every saved state (the instance is going away).
+    fn free(&mut self, instance: &mut dyn ModelExchange) {
+        for c in self.ring.iter_mut().chain([&mut self.left]) {
+            if !c.saved.0.is_null() {
+                // A state the FMU will not free is gone with its instance.
+                let _ = instance.free_state(c.saved.0);
+                c.saved.0 = std::ptr::null_mut();
+            }
+        }
+    }
 }
 
 /// A Model Exchange FMU driven as a Tandem model.
@@ -70,6 +172,19 @@ struct Program {
 /// indicators' signs at the last event (1 above zero, 0 not: the modes)
 /// and the time of the next time event (infinite when there is none), so
 /// that a state taken from another instance carries the events it saw.
+///
+/// Its internal discrete variables (a counter, a sampled value, a state
+/// machine) change only in its event iterations, which
+/// [`Model::inner_events`] counts. An FMU that declares
+/// `canGetAndSetFMUstate` keeps a checkpoint after each of its newest
+/// [`INNER_CHECKPOINTS`] event iterations (`GetFMUstate` into state memory
+/// it allocated at instantiation: nothing is allocated on the real-time
+/// threads unless the FMU's own code does), so that
+/// [`Model::restore_inner`] sets them back; one that also declares
+/// `canSerializeFMUstate` exports the newest as bytes
+/// ([`Model::export_inner`]) and takes another instance's
+/// ([`Model::import_inner`], where the FMU allocates and frees the state it
+/// deserializes). Without those flags the methods return false.
 ///
 /// The [`Model`] methods cannot return errors: a failed FMI call writes NaN
 /// into what was asked and is kept, and the next [`Model::major_outputs`]
@@ -91,6 +206,10 @@ pub struct FmuModel {
     terminated: Option<f64>,
     /// The discrete inputs as last set (their start values at first).
     discrete_set: Vec<f64>,
+    /// Event iterations run after the initial one.
+    events: u64,
+    /// The checkpoints of the internal state, when the FMU can save it.
+    checkpoints: Option<Checkpoints>,
 }
 
 impl FmuModel {
@@ -164,6 +283,8 @@ impl FmuModel {
                 InstanceLimit::Unlimited
             },
             indicators,
+            can_save: interface.can_get_and_set_state,
+            can_serialize: interface.can_get_and_set_state && interface.can_serialize_state,
             loaded: Arc::clone(loaded),
         };
         FmuModel::start(Arc::new(program))
@@ -232,9 +353,15 @@ impl FmuModel {
         instance.get_event_indicators(&mut indicators)?;
         let mut initial = vec![0.0; program.indicators + 1];
         write_discrete(&indicators, next_event, &mut initial);
+        let checkpoints = match program.can_save {
+            true => Some(Checkpoints::new(instance.as_mut(), 0)?),
+            false => None,
+        };
         Ok(FmuModel {
             indicators,
             initial,
+            events: 0,
+            checkpoints,
             error: None,
             instance: Some(instance),
             scratch: vec![0.0; widest(&program)],
@@ -253,6 +380,8 @@ impl FmuModel {
         FmuModel {
             indicators: vec![0.0; program.indicators],
             initial: vec![1.0; program.indicators + 1],
+            events: 0,
+            checkpoints: None,
             error: Some(error),
             instance: None,
             scratch: Vec::new(),
@@ -295,7 +424,9 @@ impl FmuModel {
     }
 
     /// The event handling of [`Model::update`]: the modes and the next
-    /// time event are read from and written to `xd`.
+    /// time event are read from and written to `xd`. An event iteration
+    /// that ran is counted, and checkpointed when the FMU can save its
+    /// state.
     fn handle_events(&mut self, t: f64, x: &mut [f64], xd: &mut [f64], u: &[f64]) -> Result<(), FmuError> {
         let FmuModel {
             program,
@@ -304,6 +435,8 @@ impl FmuModel {
             scratch,
             terminated,
             discrete_set,
+            events,
+            checkpoints,
             ..
         } = self;
         let Some(instance) = instance.as_deref_mut() else {
@@ -351,7 +484,114 @@ impl FmuModel {
         }
         instance.get_event_indicators(indicators)?;
         write_discrete(indicators, next, xd);
+        *events += 1;
+        if let Some(c) = checkpoints {
+            c.save(instance, *events)?;
+        }
         Ok(())
+    }
+
+    /// The instance and its checkpoints, when it is usable and keeps them.
+    fn saving(&mut self) -> Option<(&mut dyn ModelExchange, &mut Checkpoints)> {
+        match (&self.error, self.instance.as_deref_mut(), self.checkpoints.as_mut()) {
+            (None, Some(instance), Some(checkpoints)) => Some((instance, checkpoints)),
+            _ => None,
+        }
+    }
+
+    /// [`Model::restore_inner`] when the count differs: whether the
+    /// checkpoint was there.
+    fn restore(&mut self, events: u64) -> Result<bool, FmuError> {
+        let now = self.events;
+        let Some((instance, c)) = self.saving() else {
+            return Ok(false);
+        };
+        let Some(saved) = c.find(events).map(|checkpoint| checkpoint.saved.0) else {
+            return Ok(false);
+        };
+        c.left.valid = false;
+        c.left.saved.0 = instance.get_state(c.left.saved.0)?;
+        (c.left.events, c.left.valid, c.restored_to) = (now, true, events);
+        instance.set_state(saved)?;
+        c.drop_after(events);
+        self.events = events;
+        Ok(true)
+    }
+
+    /// [`Model::revert_inner`]: whether the state is back (true when
+    /// there was no restore to undo).
+    fn revert(&mut self) -> Result<bool, FmuError> {
+        let Some((instance, c)) = self.saving() else {
+            return Ok(true);
+        };
+        if !c.left.valid {
+            return Ok(true);
+        }
+        c.left.valid = false;
+        let left = c.left.events;
+        c.drop_after(c.restored_to);
+        // The state left goes back into the ring; the ring's memory for
+        // its count becomes the next restore's.
+        let slot = &mut c.ring[(left % INNER_CHECKPOINTS as u64) as usize];
+        std::mem::swap(&mut slot.saved, &mut c.left.saved);
+        (slot.events, slot.valid) = (left, true);
+        let saved = slot.saved.0;
+        instance.set_state(saved)?;
+        self.events = left;
+        Ok(true)
+    }
+
+    /// [`Model::export_inner`]: whether the state was written.
+    fn export(&mut self, out: &mut Vec<u8>) -> Result<bool, FmuError> {
+        let (events, can) = (self.events, self.program.can_serialize);
+        let Some((instance, c)) = self.saving().filter(|_| can) else {
+            return Ok(false);
+        };
+        let Some(saved) = c.find(events).map(|checkpoint| checkpoint.saved.0) else {
+            return Ok(false);
+        };
+        let size = instance.serialized_size(saved)?;
+        out.clear();
+        out.resize(size, 0);
+        instance.serialize_state(saved, out)?;
+        Ok(true)
+    }
+
+    /// [`Model::import_inner`]: whether the state was taken.
+    fn import(&mut self, bytes: &[u8], events: u64) -> Result<bool, FmuError> {
+        let can = self.program.can_serialize;
+        let Some((instance, c)) = self.saving().filter(|_| can) else {
+            return Ok(false);
+        };
+        let state = instance.deserialize_state(bytes)?;
+        let set = instance.set_state(state);
+        let freed = instance.free_state(state);
+        set.and(freed)?;
+        // The checkpoints of this instance's own path describe another.
+        c.left.valid = false;
+        for checkpoint in &mut c.ring {
+            checkpoint.valid = false;
+        }
+        c.save(instance, events)?;
+        self.events = events;
+        Ok(true)
+    }
+
+    /// `outcome` as the inner-state methods give it: false, the error kept,
+    /// on failure.
+    fn kept(&mut self, outcome: Result<bool, FmuError>) -> bool {
+        outcome.unwrap_or_else(|e| {
+            self.keep(e);
+            false
+        })
+    }
+}
+
+impl Drop for FmuModel {
+    fn drop(&mut self) {
+        if let (Some(instance), Some(c)) = (self.instance.as_deref_mut(), self.checkpoints.as_mut()) {
+            c.free(instance);
+        }
     }
 }
 
@@ -550,5 +790,40 @@ impl Model for FmuModel {
 
     fn sparsity(&self) -> Option<Vec<Vec<usize>>> {
         self.program.sparsity.clone()
+    }
+
+    /// The event iterations run since the initial one.
+    fn inner_events(&self) -> u64 {
+        self.events
+    }
+
+    /// `SetFMUstate` with the checkpoint after `events` events, the state
+    /// left saved first (`GetFMUstate` into its memory); false without
+    /// `canGetAndSetFMUstate` or when that checkpoint is no longer kept.
+    fn restore_inner(&mut self, events: u64) -> bool {
+        if events == self.events {
+            return true;
+        }
+        let outcome = self.restore(events);
+        self.kept(outcome)
+    }
+
+    fn revert_inner(&mut self) -> bool {
+        let outcome = self.revert();
+        self.kept(outcome)
+    }
+
+    /// The checkpoint of the newest event iteration, serialized
+    /// (`SerializedFMUstateSize`, `SerializeFMUstate`).
+    fn export_inner(&mut self, out: &mut Vec<u8>) -> bool {
+        let outcome = self.export(out);
+        self.kept(outcome)
+    }
+
+    /// `DeSerializeFMUstate` (the FMU allocates the state), `SetFMUstate`,
+    /// `FreeFMUstate`; the state taken becomes the only checkpoint.
+    fn import_inner(&mut self, bytes: &[u8], events: u64) -> bool {
+        let outcome = self.import(bytes, events);
+        self.kept(outcome)
     }
 }

@@ -27,6 +27,7 @@ struct Dialect {
     version: FmiVersion,
     token: &'static str,
     can_get_and_set_state: &'static str,
+    can_serialize_state: &'static str,
     directional_derivatives: &'static str,
 }
 
@@ -34,6 +35,7 @@ const FMI2: Dialect = Dialect {
     version: FmiVersion::V2,
     token: "guid",
     can_get_and_set_state: "canGetAndSetFMUstate",
+    can_serialize_state: "canSerializeFMUstate",
     directional_derivatives: "providesDirectionalDerivative",
 };
 
@@ -41,6 +43,7 @@ const FMI3: Dialect = Dialect {
     version: FmiVersion::V3,
     token: "instantiationToken",
     can_get_and_set_state: "canGetAndSetFMUState",
+    can_serialize_state: "canSerializeFMUState",
     directional_derivatives: "providesDirectionalDerivatives",
 };
 
@@ -231,6 +234,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         Ok(Interface {
             model_identifier: self.required(node, "modelIdentifier")?.to_string(),
             can_get_and_set_state: self.flag(node, self.dialect.can_get_and_set_state)?,
+            can_serialize_state: self.flag(node, self.dialect.can_serialize_state)?,
             can_handle_variable_step: self.flag(node, "canHandleVariableCommunicationStepSize")?,
             once_per_process: self.flag(node, "canBeInstantiatedOnlyOncePerProcess")?,
             needs_completed_integrator_step: completed_step,
@@ -736,7 +740,7 @@ mod tests {
     }
 
     const FMI2: &str = r#"<fmiModelDescription fmiVersion="2.0" modelName="m" guid="g" numberOfEventIndicators="2">
-  <ModelExchange modelIdentifier="m" completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true"/>
+  <ModelExchange modelIdentifier="m" completedIntegratorStepNotNeeded="true" canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>
   <TypeDefinitions><SimpleType name="Angle"><Real unit="rad" min="-4"/></SimpleType></TypeDefinitions>
   <ModelVariables>
     <ScalarVariable name="phi" valueReference="7" causality="output"><Real declaredType="Angle" max="4" start="0.5"/></ScalarVariable>
@@ -756,6 +760,7 @@ mod tests {
         assert_eq!(d.version, FmiVersion::V2);
         let me = d.model_exchange.as_ref().unwrap();
         assert!(!me.needs_completed_integrator_step && me.can_get_and_set_state && !me.once_per_process);
+        assert!(me.can_serialize_state);
         assert_eq!(d.states(), [0]);
         let phi = &d.variables[0];
         assert_eq!(
@@ -791,7 +796,7 @@ mod tests {
 </fmiModelDescription>"#;
         let d = parse(xml).unwrap();
         let cs = d.co_simulation.as_ref().unwrap();
-        assert!(cs.can_get_and_set_state && cs.once_per_process);
+        assert!(cs.can_get_and_set_state && cs.once_per_process && !cs.can_serialize_state);
         assert_eq!(d.states(), [1]);
         assert!(d.variables[1].array);
         assert_eq!(d.variables[1].start, Some(1.0));
@@ -833,7 +838,7 @@ mod tests {
     #[test]
     fn an_fmu_without_interface_is_refused() {
         let xml = FMI2.replace(
-            "<ModelExchange modelIdentifier=\"m\" completedIntegratorStepNotNeeded=\"true\" canGetAndSetFMUstate=\"true\"/>",
+            "<ModelExchange modelIdentifier=\"m\" completedIntegratorStepNotNeeded=\"true\" canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\"/>",
             "",
         );
         let text = parse(&xml).unwrap_err().to_string();

@@ -18,13 +18,14 @@ use tandem_runtime::record::Trace;
 use tandem_runtime::{FixedStep, Method, Simulation};
 
 /// The test FMUs: FMI 2 and 3, Model Exchange and Co-Simulation.
-const ALL: [&str; 6] = [
+const ALL: [&str; 7] = [
     "bouncing_ball",
     "bouncing_ball3",
     "first_order",
     "step_response",
     "oscillator",
     "oscillator3",
+    "counter",
 ];
 
 /// Runs the Python `script` with `args` and returns what it printed, or

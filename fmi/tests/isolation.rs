@@ -1,7 +1,8 @@
 //! Out-of-process loading: an isolated FMU gives what it gives in process,
-//! bit for bit, its errors keep their words, and a crash in its code (a
-//! segfault, abort, exit) is an error naming the FMU, the FMI call and the
-//! signal, where in process it would end this program.
+//! bit for bit (in the real-time tandem too, its state set back and carried
+//! between the threads), its errors keep their words, and a crash in its
+//! code (a segfault, abort, exit) is an error naming the FMU, the FMI call
+//! and the signal, where in process it would end this program.
 //!
 //! This test program is also the helper its FMUs run in: started with
 //! `fmu-host`, its `main` serves (hence no libtest harness: `cargo test`
@@ -9,6 +10,12 @@
 
 #[path = "support/fmus.rs"]
 mod fmus;
+
+#[path = "../../runtime/tests/support/mod.rs"]
+mod support;
+
+#[path = "support/counter.rs"]
+mod counter;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -23,7 +30,7 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some(HOST_ARGUMENT) {
         std::process::exit(serve());
     }
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
         (
             "an_isolated_model_gives_what_it_gives_in_process",
             an_isolated_model_gives_what_it_gives_in_process,
@@ -31,6 +38,10 @@ fn main() {
         (
             "an_isolated_slave_steps_and_rolls_back_as_in_process",
             an_isolated_slave_steps_and_rolls_back_as_in_process,
+        ),
+        (
+            "an_isolated_fmu_in_the_tandem_is_set_back_and_carried_as_in_process",
+            an_isolated_fmu_in_the_tandem_is_set_back_and_carried_as_in_process,
         ),
         (
             "a_crash_names_the_fmu_the_call_and_the_signal",
@@ -153,6 +164,30 @@ fn an_isolated_slave_steps_and_rolls_back_as_in_process() {
     assert_eq!(a, b, "restored");
     here.free_state(mine).unwrap();
     there.free_state(theirs).unwrap();
+}
+
+fn an_isolated_fmu_in_the_tandem_is_set_back_and_carried_as_in_process() {
+    use tandem_runtime::tandem::Policy;
+    let dir = tempfile::tempdir().unwrap();
+    let path = counter::built(dir.path(), "counter", &[]);
+    let cases = [
+        ("corrections across events", counter::delays_before_events(), 0.7),
+        ("a restart past an event", counter::delay_past_an_event(), 0.4),
+    ];
+    for (case, costs, seconds) in cases {
+        let settings = counter::settings(Policy::Correct, seconds);
+        let here = counter::run(&Fmu::open(&path).unwrap(), &settings, &costs);
+        let isolated = Fmu::open_isolated(&path, host()).unwrap();
+        let there = counter::run(&isolated, &settings, &costs);
+        // The FMU's states saved, restored, serialized and deserialized in
+        // its processes: the same corrections and restarts, the same rows.
+        let inner = counter::inner(&there);
+        assert_eq!(inner, counter::inner(&here), "{case}");
+        assert!(inner[0] + inner[2] > 0, "{case}: {inner:?}");
+        assert_eq!(there.sources, here.sources, "{case}");
+        assert_eq!(there.rows, here.rows, "{case}");
+        counter::assert_on_closed_form(&there, 1e-8, case);
+    }
 }
 
 fn a_crash_names_the_fmu_the_call_and_the_signal() {

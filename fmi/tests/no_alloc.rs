@@ -1,6 +1,8 @@
 //! Evaluating an FMU model and stepping an FMU slave must not allocate
 //! (they run on real-time threads): a counting global allocator watches
-//! the calls, events included.
+//! the calls, events included, and the real-time tandem's two sides (run
+//! on this thread by the virtual clock) while they set an FMU's state back
+//! and carry it between them.
 
 #[path = "support/fmus.rs"]
 mod fmus;
@@ -8,9 +10,22 @@ mod fmus;
 #[path = "../../tests/support/counting_alloc.rs"]
 mod counting_alloc;
 
+#[path = "../../runtime/tests/support/mod.rs"]
+mod support;
+
+#[path = "support/counter.rs"]
+mod counter;
+
+use std::sync::Arc;
+
 use counting_alloc::allocations_in;
 use tandem_fmi::{Fmu, FmuModel, FmuSlave, Parameters};
 use tandem_models::{Model, StateRef};
+use tandem_runtime::tandem::assemble::{assemble, Wiring};
+use tandem_runtime::tandem::clock::{Clock, Nanos};
+use tandem_runtime::tandem::inputs::Profile;
+use tandem_runtime::tandem::virtual_clock::VirtualClock;
+use tandem_runtime::tandem::Policy;
 
 #[test]
 fn the_model_evaluates_and_handles_events_without_allocating() {
@@ -66,5 +81,44 @@ fn the_slave_steps_without_allocating() {
             }
         });
         assert_eq!(count, 0, "{name}: {count} allocations");
+    }
+}
+
+#[test]
+fn the_tandem_sets_an_fmus_state_back_and_carries_it_without_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = counter::counter(dir.path(), "counter", &[]);
+    let cases = [
+        ("corrections across events", counter::delays_before_events(), 0.7),
+        ("a restart past an event", counter::delay_past_an_event(), 0.4),
+    ];
+    for (case, costs, seconds) in cases {
+        let model = FmuModel::new(&fmu, &Parameters::new()).unwrap();
+        let settings = counter::settings(Policy::Correct, seconds);
+        let wiring = Wiring::inputs(&model, Box::new(Profile::new(Vec::new())));
+        let mut tandem = assemble(&settings, &model, wiring).unwrap();
+        let metrics = Arc::clone(&tandem.metrics);
+        let mut clock = VirtualClock::new(&costs, tandem.implicit.as_mut());
+        let frame: Nanos = 1_000_000;
+        let (warm, end) = (50, settings.frames());
+        let mut slot = 0;
+        while slot < warm {
+            clock.sleep_until(slot as Nanos * frame);
+            slot = tandem.fast.frame(slot, &mut clock).unwrap();
+        }
+        // Every time event, correction across one and restart after the
+        // first 50 frames: the checkpoints are taken into the memory the
+        // FMU gave at instantiation, exports into buffers sized at start;
+        // an import's state is the FMU's to allocate (through the C
+        // allocator its callbacks give, which this count does not see).
+        let count = allocations_in(|| {
+            while slot < end {
+                clock.sleep_until(slot as Nanos * frame);
+                slot = tandem.fast.frame(slot, &mut clock).unwrap();
+            }
+        });
+        assert_eq!(count, 0, "{case}: {count} allocations");
+        let moved = metrics.inner_restores.get() + metrics.inner_imports.get();
+        assert!(moved > 0, "{case}: the FMU's state was neither set back nor carried");
     }
 }

@@ -1,5 +1,7 @@
 //! Tandem's fuzz checks: one function per parser, one that compiles and
-//! simulates a model, and two stateful ones that drive a DCP session
+//! simulates a model, one that runs every model the checker accepts both
+//! compiled to machine code and interpreted and requires the same bits of
+//! both ([`model_jit`]), and two stateful ones that drive a DCP session
 //! in-process: a slave's state machine fed sequences of datagrams
 //! ([`dcp_slave`]), and a master's lock-step run over a faulty line to a
 //! slave ([`dcp_master`]); and an XCP slave fed sessions of command
@@ -27,12 +29,15 @@ pub use xcp_slave::xcp_slave;
 
 use std::io::Cursor;
 use std::path::Path;
+use std::sync::Arc;
 
 use tandem_config::{fixed_step, parse_run_config, Overrides};
 use tandem_io::dbc::Dbc;
 use tandem_io::log::{AscReader, BlfReader, CandumpReader, Mf4Reader};
 use tandem_io::slcan::codec::{parse_line, Decoder};
-use tandem_models::diagram::compile_str;
+use tandem_jit::{CompileError, CompiledModel};
+use tandem_models::diagram::{compile_str, DiagramModel};
+use tandem_models::{Model, StateRef};
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{FixedStep, Simulation};
 
@@ -57,6 +62,167 @@ pub fn model(data: &[u8]) {
     };
     if let Ok(mut sim) = Simulation::new(&mut compiled.model, settings) {
         let _ = sim.run(&mut Discard, &mut |_| {});
+    }
+}
+
+/// The most values (signals, states, discrete states) of a model that
+/// [`model_jit`] compiles: the code grows with the widths, and a model a
+/// million elements wide would spend the fuzzer's time in the code
+/// generator. The interpreter's side of wide models is the `model`
+/// target's.
+const MAX_JIT_VALUES: usize = 4096;
+
+/// The states at which [`model_jit`] evaluates both models, after the
+/// initial one.
+const JIT_STATES: usize = 4;
+
+/// The most grid steps [`model_jit`] simulates each way: few, since a
+/// mutant's events can come by the hundred per step (a chattering
+/// throttle took 1.5 s for 9 steps both ways, uninstrumented), and the
+/// major steps, where events are handled, are interpreted in both.
+const JIT_STEPS: f64 = 5.0;
+
+/// A model's JSON text: when the checker accepts it (and it has no
+/// algebraic loops, which are interpreted as a whole), it must compile to
+/// machine code, and the compiled and interpreted models must give the
+/// same bits (NaN equal to NaN): derivatives, outputs and zero-crossing
+/// functions at the initial state and at states drawn from the input's
+/// hash, and every output of a run of at most [`JIT_STEPS`] steps with the
+/// model's own settings, which must end alike; and what `tandem check`
+/// reports as compiling ([`tandem_jit::plan`]) is what compiled.
+/// `jit/tests/bitwise.rs`
+/// asserts this on the examples; here it is asserted on every model a
+/// fuzzer reaches.
+pub fn model_jit(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(loaded) = compile_str(text) else {
+        return;
+    };
+    let program = Arc::clone(loaded.model.program());
+    let layout = program.layout().clone();
+    if program.n_signals() + layout.states.len() + layout.discrete > MAX_JIT_VALUES {
+        return;
+    }
+    let code = match tandem_jit::compile(&program) {
+        Ok(Some(code)) => Arc::new(code),
+        Ok(None) | Err(CompileError::Host(_)) => return,
+        Err(e) => panic!("the model compiler accepts a model the code generator refuses: {e}"),
+    };
+    // What `tandem check` reports, proved without generating code, is what
+    // was compiled.
+    match tandem_jit::plan(&program) {
+        Ok(plan) => assert_eq!(
+            (plan.blocks, plan.compiled, &plan.interpreted),
+            (code.report.blocks, code.report.compiled, &code.report.interpreted),
+            "the plan differs from what was compiled"
+        ),
+        Err(e) => panic!("the plan refuses a model that compiled: {e}"),
+    }
+    let mut interpreted = DiagramModel::new(Arc::clone(&program));
+    let mut compiled = CompiledModel::new(DiagramModel::new(Arc::clone(&program)), code);
+
+    let (n, nd) = (layout.states.len(), layout.discrete);
+    let (mut x, mut xd) = (vec![0.0; n], vec![0.0; nd]);
+    interpreted.initial_state(&mut x, &mut xd);
+    let mut u: Vec<f64> = layout.inputs.iter().map(|v| v.default).collect();
+    let pair = |len: usize| (vec![0.0; len], vec![0.0; len]);
+    let (mut dx_i, mut dx_c) = pair(n);
+    let (mut y_i, mut y_c) = pair(layout.outputs.len());
+    let (mut z_i, mut z_c) = pair(layout.zero_crossings.len());
+    let mut rng = SplitMix(data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    }));
+    for k in 0..=JIT_STATES {
+        let t = if k == 0 { 0.0 } else { rng.uniform(-0.5, 4.0) };
+        if k > 0 {
+            x.iter_mut().for_each(|v| *v = rng.uniform(-3.0, 3.0));
+            xd.iter_mut().for_each(|v| *v = rng.uniform(-1.0, 2.0));
+            u.iter_mut().for_each(|v| *v = rng.uniform(-3.0, 3.0));
+        }
+        let s = StateRef {
+            t,
+            x: &x,
+            xd: &xd,
+            u: &u,
+        };
+        interpreted.derivatives(s, &mut dx_i);
+        compiled.derivatives(s, &mut dx_c);
+        assert_same("derivative", &dx_i, &dx_c, k);
+        interpreted.outputs(s, &mut y_i);
+        compiled.outputs(s, &mut y_c);
+        assert_same("output", &y_i, &y_c, k);
+        interpreted.zero_crossings(s, &mut z_i);
+        compiled.zero_crossings(s, &mut z_c);
+        assert_same("zero-crossing function", &z_i, &z_c, k);
+    }
+
+    let Ok(settings) = fixed_step(&loaded.simulation, &Overrides::default()) else {
+        return;
+    };
+    let settings = FixedStep {
+        stop: settings.stop.min(settings.step * JIT_STEPS),
+        ..settings
+    };
+    let run = |model: &mut dyn Model| {
+        let mut rows = Rows(Vec::new());
+        let end = match Simulation::new(model, settings) {
+            Ok(mut sim) => sim.run(&mut rows, &mut |_| {}).map(drop),
+            Err(e) => Err(e),
+        };
+        (rows.0, end.map_err(|e| e.to_string()))
+    };
+    let (rows_i, end_i) = run(&mut interpreted);
+    let (rows_c, end_c) = run(&mut compiled);
+    assert_eq!(end_i, end_c, "the interpreted and the compiled run end differently");
+    assert_eq!(rows_i.len(), rows_c.len(), "the runs record different numbers of rows");
+    for (k, (a, b)) in rows_i.iter().zip(&rows_c).enumerate() {
+        assert_same("recorded value", a, b, k);
+    }
+}
+
+/// Asserts that `interpreted` and `compiled` hold the same bits, NaNs
+/// being equal (at evaluation or row `at`).
+fn assert_same(what: &str, interpreted: &[f64], compiled: &[f64], at: usize) {
+    for (k, (a, b)) in interpreted.iter().zip(compiled).enumerate() {
+        assert!(
+            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+            "{what} {k} at {at}: interpreted {a:e} ({:#x}), compiled {b:e} ({:#x})",
+            a.to_bits(),
+            b.to_bits()
+        );
+    }
+}
+
+/// SplitMix64: the states [`model_jit`] evaluates at, from the input.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi).
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A run's time and outputs, row by row.
+struct Rows(Vec<Vec<f64>>);
+
+impl Recorder for Rows {
+    fn record(&mut self, t: f64, y: &[f64]) -> std::io::Result<()> {
+        let mut row = Vec::with_capacity(y.len() + 1);
+        row.push(t);
+        row.extend_from_slice(y);
+        self.0.push(row);
+        Ok(())
     }
 }
 

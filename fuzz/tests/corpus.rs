@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 16] = [
+const TARGETS: [(&str, Check); 17] = [
     ("model", tandem_fuzz::model),
+    ("model_jit", tandem_fuzz::model_jit),
     ("run_toml", tandem_fuzz::run_toml),
     ("dbc", tandem_fuzz::dbc),
     ("candump", tandem_fuzz::candump),

@@ -1,6 +1,14 @@
 //! Translates a program's minor pass into Cranelift IR: straight-line code
 //! per block, following each [`Kernel`]'s documented operations in order,
 //! and a call into the interpreter for each block it does not translate.
+//!
+//! Compiled code indexes nothing at run time: every place it reads or
+//! writes is a constant here. So nothing is emitted for a block before
+//! [`prove`] has checked its kernel against its ports and states (a gain
+//! per element of its output, a state per integrator element, ...) and
+//! every place against the buffers; the emitter's own accessors check
+//! again. A block that does not fit is a [`Refusal`], which the compiler
+//! reports naming the block: never a panic, never an access out of bounds.
 
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -9,7 +17,8 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, SigRef, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Logic, Relation, Unary, Wave};
-use tandem_models::diagram::{Minor, Step};
+use tandem_models::blocks::Slot;
+use tandem_models::diagram::{Minor, Program, Step};
 
 use crate::shims::{self, Env};
 
@@ -24,6 +33,378 @@ enum Buf {
     Dx,
 }
 
+impl Buf {
+    fn name(self) -> &'static str {
+        match self {
+            Buf::Signals => "signals",
+            Buf::Distance => "switching distances",
+            Buf::X => "states",
+            Buf::Xd => "discrete states",
+            Buf::Dx => "derivatives",
+        }
+    }
+}
+
+/// Why the code generator refuses a block, in words (the compiler adds
+/// the block's path and type).
+pub(crate) type Refusal = String;
+
+/// The lengths of the buffers compiled code works in, from the program.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bounds {
+    signals: usize,
+    distance: usize,
+    x: usize,
+    xd: usize,
+    inputs: usize,
+}
+
+impl Bounds {
+    /// The buffers of `program`'s workspace.
+    pub(crate) fn of(program: &Program) -> Self {
+        let layout = program.layout();
+        Bounds {
+            signals: program.n_signals(),
+            distance: layout.zero_crossings.len(),
+            x: layout.states.len(),
+            xd: layout.discrete,
+            inputs: layout.inputs.len(),
+        }
+    }
+
+    fn len(&self, buf: Buf) -> usize {
+        match buf {
+            Buf::Signals => self.signals,
+            Buf::Distance => self.distance,
+            Buf::X | Buf::Dx => self.x,
+            Buf::Xd => self.xd,
+        }
+    }
+}
+
+/// Whether `slot` lies inside a signal buffer of `n` values.
+fn inside(slot: &Slot, n: usize) -> bool {
+    slot.offset as usize + slot.width as usize <= n
+}
+
+/// Checks `cond`, else refuses with `why`.
+fn require(cond: bool, why: impl FnOnce() -> String) -> Result<(), Refusal> {
+    if cond {
+        Ok(())
+    } else {
+        Err(why())
+    }
+}
+
+/// Checks that block `s` fits the buffers of `bounds`, and, where the code
+/// generator translates it, that its kernel's parameters fit its ports and
+/// states: what the emitter then takes as given. The model compiler has
+/// checked every parameter's shape (`params::Shape`); this is the code
+/// generator's own proof, so that a kernel it was never shown cannot make
+/// it index out of bounds.
+pub(crate) fn prove(s: &Step<'_>, bounds: &Bounds) -> Result<(), Refusal> {
+    for (what, slots) in [("input", s.inputs), ("output", s.outputs)] {
+        for (i, slot) in slots.iter().enumerate() {
+            require(inside(slot, bounds.signals), || {
+                format!(
+                    "{what} {} (values {} to {}) lies beyond the {} signals",
+                    i + 1,
+                    slot.offset,
+                    slot.offset as usize + slot.width as usize,
+                    bounds.signals
+                )
+            })?;
+        }
+    }
+    require(s.x.start <= s.x.end && s.x.end <= bounds.x, || {
+        format!("its states {:?} lie beyond the model's {}", s.x, bounds.x)
+    })?;
+    require(s.zc.start <= s.zc.end && s.zc.end <= bounds.distance, || {
+        format!(
+            "its zero crossings {:?} lie beyond the model's {}",
+            s.zc, bounds.distance
+        )
+    })?;
+    require(s.xd.start <= s.xd.end && s.xd.end + s.zc.len() <= bounds.xd, || {
+        format!(
+            "its discrete states {:?} and {} modes lie beyond the model's {}",
+            s.xd,
+            s.zc.len(),
+            bounds.xd
+        )
+    })?;
+    if let Minor::Held(hold) = s.minor {
+        let held: usize = s.outputs.iter().map(|o| o.width as usize).sum();
+        require(hold + held <= bounds.xd, || {
+            format!(
+                "its {held} held outputs from {hold} lie beyond the model's {} discrete states",
+                bounds.xd
+            )
+        })?;
+    }
+    if s.minor == Minor::Runs && translates_outputs(s) {
+        prove_outputs(s)?;
+    }
+    if translates_derivatives(s) {
+        prove_derivatives(s)?;
+    }
+    Ok(())
+}
+
+/// The widths of a step's ports.
+struct Ports<'s> {
+    ins: Vec<usize>,
+    outs: Vec<usize>,
+    s: &'s Step<'s>,
+}
+
+impl Ports<'_> {
+    /// Exactly `n` inputs.
+    fn inputs(&self, n: usize) -> Result<(), Refusal> {
+        require(self.ins.len() == n, || {
+            format!("it has {} inputs, its kernel reads {n}", self.ins.len())
+        })
+    }
+
+    /// At least one output, whose first has `w >= 1` elements.
+    fn width(&self) -> Result<usize, Refusal> {
+        match self.outs.first() {
+            Some(&w) if w >= 1 => Ok(w),
+            _ => Err(format!(
+                "its kernel writes output 1, which it does not have ({:?})",
+                self.outs
+            )),
+        }
+    }
+
+    /// Input `i` is a scalar (broadcast) or of width `w`.
+    fn broadcast(&self, i: usize, w: usize) -> Result<(), Refusal> {
+        match self.ins.get(i) {
+            Some(&wi) if wi == 1 || wi == w => Ok(()),
+            Some(&wi) => Err(format!(
+                "input {} has width {wi}, neither 1 nor the output's {w}",
+                i + 1
+            )),
+            None => Err(format!("its kernel reads input {}, which it does not have", i + 1)),
+        }
+    }
+
+    /// Every input is a scalar or of width `w`.
+    fn all_broadcast(&self, w: usize) -> Result<(), Refusal> {
+        (0..self.ins.len()).try_for_each(|i| self.broadcast(i, w))
+    }
+
+    /// The block has `n` zero crossings.
+    fn crossings(&self, n: usize) -> Result<(), Refusal> {
+        let have = self.s.zc.len();
+        require(have == n, || {
+            format!("it has {have} zero crossings, its kernel switches through {n}")
+        })
+    }
+
+    /// The block has at least `n` discrete states.
+    fn discrete(&self, n: usize) -> Result<(), Refusal> {
+        let have = self.s.xd.len();
+        require(have >= n, || {
+            format!("it has {have} discrete states, its kernel reads {n}")
+        })
+    }
+
+    /// The block has `n` continuous states.
+    fn states(&self, n: usize) -> Result<(), Refusal> {
+        let have = self.s.x.len();
+        require(have == n, || format!("it has {have} states, its kernel has {n}"))
+    }
+}
+
+fn ports<'s>(s: &'s Step<'s>) -> Ports<'s> {
+    Ports {
+        ins: s.inputs.iter().map(|p| p.width as usize).collect(),
+        outs: s.outputs.iter().map(|p| p.width as usize).collect(),
+        s,
+    }
+}
+
+/// A parameter list of `have` values where the kernel takes `want`.
+fn count(what: &str, have: usize, want: usize) -> Result<(), Refusal> {
+    require(have == want, || {
+        format!("{what} has {have} values where its ports need {want}")
+    })
+}
+
+/// What [`Emitter::outputs`] takes as given of a translated block's kernel.
+/// The match has no catch-all: a kernel the compiler learns does not
+/// compile until its proof is written here.
+fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
+    let p = ports(s);
+    match s.kernel {
+        Kernel::Opaque | Kernel::Merge { .. } => Ok(()),
+        Kernel::Nothing => Ok(()),
+        Kernel::Pass | Kernel::Unary(_) | Kernel::Lookup(_) => {
+            let w = p.width()?;
+            p.inputs(1)?;
+            p.broadcast(0, w)
+        }
+        Kernel::Mux => {
+            let w = p.width()?;
+            require(p.outs.len() == 1, || {
+                format!("it has {} outputs, Mux writes one", p.outs.len())
+            })?;
+            let total: usize = p.ins.iter().sum();
+            require(total == w, || {
+                format!("its inputs have {total} elements, its output {w}")
+            })
+        }
+        Kernel::Demux => {
+            p.inputs(1)?;
+            let total: usize = p.outs.iter().sum();
+            require(p.ins[0] == total, || {
+                format!("its input has {} elements, its outputs {total}", p.ins[0])
+            })
+        }
+        Kernel::Switch(criterion) => {
+            let w = p.width()?;
+            p.inputs(3)?;
+            p.broadcast(0, w)?;
+            p.broadcast(2, w)?;
+            p.crossings(usize::from(!matches!(criterion, Criterion::NonZero)))
+        }
+        Kernel::Gain(g) => {
+            let w = p.width()?;
+            p.inputs(1)?;
+            p.broadcast(0, w)?;
+            if g.len() != 1 {
+                count("gain", g.len(), w)?;
+            }
+            Ok(())
+        }
+        Kernel::Fold { inverse, .. } => {
+            let w = p.width()?;
+            count("the list of signs", inverse.len(), p.ins.len())?;
+            require(!inverse.is_empty(), || "it has no inputs to fold".to_string())?;
+            if inverse.len() == 1 {
+                require(w == 1, || {
+                    format!("folding one input gives a scalar, its output has width {w}")
+                })
+            } else {
+                p.all_broadcast(w)
+            }
+        }
+        Kernel::Binary(_) => {
+            let w = p.width()?;
+            p.inputs(2)?;
+            p.all_broadcast(w)
+        }
+        Kernel::Abs | Kernel::Sign => {
+            let w = p.width()?;
+            p.inputs(1)?;
+            p.broadcast(0, w)?;
+            p.crossings(w)
+        }
+        Kernel::MinMax { .. } => {
+            let w = p.width()?;
+            p.inputs(2)?;
+            p.all_broadcast(w)?;
+            p.crossings(w)
+        }
+        Kernel::Saturation { .. } | Kernel::DeadZone { .. } => {
+            let w = p.width()?;
+            p.inputs(1)?;
+            p.broadcast(0, w)?;
+            p.crossings(2 * w)
+        }
+        Kernel::Constant(values) => count("value", values.len(), p.width()?),
+        Kernel::Sine(_) | Kernel::Clock => p.width().map(drop),
+        Kernel::Step { .. } | Kernel::Ramp { .. } => {
+            p.width()?;
+            p.crossings(1)
+        }
+        Kernel::Pulse => {
+            p.width()?;
+            p.crossings(1)?;
+            p.discrete(2)
+        }
+        Kernel::TimeTable(curves) => count("the table's columns", curves.len(), p.width()?),
+        Kernel::Integrator { lower, upper } => {
+            let w = p.width()?;
+            p.states(w)?;
+            p.crossings(w * (usize::from(upper.is_finite()) + usize::from(lower.is_finite())))
+        }
+        Kernel::Linear {
+            n,
+            m,
+            p: outs,
+            a,
+            b,
+            c,
+            d,
+        } => {
+            let w = p.width()?;
+            require(w == outs, || {
+                format!("the system has {outs} outputs, its output port {w} elements")
+            })?;
+            p.states(n)?;
+            p.inputs(1)?;
+            p.broadcast(0, m)?;
+            count("A", a.len(), n * n)?;
+            count("B", b.len(), n * m)?;
+            count("C", c.len(), outs * n)?;
+            count("D", d.len(), outs * m)
+        }
+        Kernel::Pid { .. } => {
+            p.width()?;
+            p.inputs(1)?;
+            p.states(2)
+        }
+        Kernel::Delay => {
+            let w = p.width()?;
+            require(s.xd.len() == w, || {
+                format!("it has {} discrete states for an output of width {w}", s.xd.len())
+            })
+        }
+        Kernel::Derivative => {
+            let w = p.width()?;
+            p.inputs(1)?;
+            p.broadcast(0, w)?;
+            p.discrete(w + 2)
+        }
+        Kernel::Compare { relation, constant } => {
+            let w = p.width()?;
+            p.inputs(if constant.is_some() { 1 } else { 2 })?;
+            p.all_broadcast(w)?;
+            let ordered = !matches!(relation, Relation::Eq | Relation::Ne);
+            p.crossings(if ordered { w } else { 0 })
+        }
+        Kernel::Logical(_) => {
+            let w = p.width()?;
+            require(!p.ins.is_empty(), || "it has no inputs".to_string())?;
+            p.all_broadcast(w)
+        }
+        Kernel::Edge => {
+            p.width()?;
+            p.discrete(2)
+        }
+        Kernel::HitCrossing { .. } => {
+            p.width()?;
+            p.inputs(1)?;
+            p.crossings(1)?;
+            p.discrete(2)
+        }
+    }
+}
+
+/// What [`Emitter::derivatives`] takes as given of a translated block's
+/// kernel (its outputs' proof covers the rest).
+fn prove_derivatives(s: &Step<'_>) -> Result<(), Refusal> {
+    let p = ports(s);
+    match s.kernel {
+        // Its other inputs (reset, x0) are read by updates only.
+        Kernel::Integrator { .. } => p.broadcast(0, s.x.len()),
+        Kernel::Linear { .. } | Kernel::Pid { .. } => prove_outputs(s),
+        _ => Err("its kernel has no derivatives to translate".into()),
+    }
+}
+
 const BUFS: [(Buf, usize); 5] = [
     (Buf::Signals, offset_of!(Env, signals)),
     (Buf::Distance, offset_of!(Env, distance)),
@@ -32,18 +413,34 @@ const BUFS: [(Buf, usize); 5] = [
     (Buf::Dx, offset_of!(Env, dx)),
 ];
 
+/// The most values (port elements, states and zero crossings, [`size`])
+/// of a block the code generator translates. Its code is unrolled, and
+/// Cranelift's time grows faster than linearly with a function's length
+/// (a Gain 4096 wide took a second, 65536 wide minutes): a wider block is
+/// interpreted in its place, in one call.
+pub(crate) const MAX_BLOCK_VALUES: usize = 1024;
+
+/// A block's port elements, states and zero crossings: what its code's
+/// length grows with.
+pub(crate) fn size(step: &Step<'_>) -> usize {
+    let ports: usize = step.inputs.iter().chain(step.outputs).map(|p| p.width as usize).sum();
+    ports + step.x.len() + step.zc.len()
+}
+
 /// Whether the code generator translates a block's outputs.
 pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
-    match step.minor {
-        Minor::Held(_) => true,
-        Minor::Guarded(_) => false,
-        Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
-    }
+    size(step) <= MAX_BLOCK_VALUES
+        && match step.minor {
+            Minor::Held(_) => true,
+            Minor::Guarded(_) => false,
+            Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
+        }
 }
 
 /// Whether the code generator translates a block's derivatives.
 pub(crate) fn translates_derivatives(step: &Step<'_>) -> bool {
     step.minor == Minor::Runs
+        && size(step) <= MAX_BLOCK_VALUES
         && matches!(
             step.kernel,
             Kernel::Integrator { .. } | Kernel::Linear { .. } | Kernel::Pid { .. }
@@ -98,11 +495,21 @@ pub(crate) struct Emitter<'f> {
     /// interpreted block has run since.
     cache: HashMap<(Buf, usize), Value>,
     sigs: Sigs,
+    bounds: Bounds,
+}
+
+/// The position of `f` in `all` (every function is listed there).
+fn code_of<F: PartialEq>(all: &[(F, &str)], f: F) -> Result<i64, Refusal> {
+    all.iter()
+        .position(|(g, _)| *g == f)
+        .map(|i| i as i64)
+        .ok_or_else(|| "its function has no code for compiled calls".to_string())
 }
 
 impl<'f> Emitter<'f> {
-    /// Starts a function in `b`, whose signature is `fn(*const Env)`.
-    pub(crate) fn new(mut b: FunctionBuilder<'f>, shims: &ShimSignatures) -> Self {
+    /// Starts a function in `b`, whose signature is `fn(*const Env)`, over
+    /// buffers of `bounds`.
+    pub(crate) fn new(mut b: FunctionBuilder<'f>, shims: &ShimSignatures, bounds: Bounds) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -128,6 +535,7 @@ impl<'f> Emitter<'f> {
             t,
             cache: HashMap::new(),
             sigs,
+            bounds,
         }
     }
 
@@ -137,43 +545,76 @@ impl<'f> Emitter<'f> {
         self.b.finalize();
     }
 
-    fn load(&mut self, buf: Buf, i: usize) -> Value {
-        if let Some(&v) = self.cache.get(&(buf, i)) {
-            return v;
+    /// The byte offset of value `i` of `buf`, refused beyond its end.
+    fn place(&self, buf: Buf, i: usize) -> Result<i32, Refusal> {
+        let len = self.bounds.len(buf);
+        if i >= len {
+            return Err(format!("value {i} of the {} is beyond their {len}", buf.name()));
         }
-        let v = self
-            .b
-            .ins()
-            .load(types::F64, MemFlags::trusted(), self.base[&buf], (i * 8) as i32);
-        self.cache.insert((buf, i), v);
-        v
+        i32::try_from(i * 8).map_err(|_| format!("value {i} of the {} is beyond 2^28", buf.name()))
     }
 
-    fn store(&mut self, buf: Buf, i: usize, v: Value) {
-        self.b
-            .ins()
-            .store(MemFlags::trusted(), v, self.base[&buf], (i * 8) as i32);
+    fn base(&self, buf: Buf) -> Result<Value, Refusal> {
+        self.base
+            .get(&buf)
+            .copied()
+            .ok_or_else(|| format!("no pointer to the {}", buf.name()))
+    }
+
+    fn load(&mut self, buf: Buf, i: usize) -> Result<Value, Refusal> {
+        if let Some(&v) = self.cache.get(&(buf, i)) {
+            return Ok(v);
+        }
+        let (offset, base) = (self.place(buf, i)?, self.base(buf)?);
+        let v = self.b.ins().load(types::F64, MemFlags::trusted(), base, offset);
         self.cache.insert((buf, i), v);
+        Ok(v)
+    }
+
+    fn store(&mut self, buf: Buf, i: usize, v: Value) -> Result<(), Refusal> {
+        let (offset, base) = (self.place(buf, i)?, self.base(buf)?);
+        self.b.ins().store(MemFlags::trusted(), v, base, offset);
+        self.cache.insert((buf, i), v);
+        Ok(())
     }
 
     fn konst(&mut self, v: f64) -> Value {
         self.b.ins().f64const(v)
     }
 
+    /// A call of `f` with signature `sig`; its result, when it has one.
     fn call(&mut self, sig: SigRef, f: *const (), args: &[Value]) -> Option<Value> {
         let callee = self.b.ins().iconst(types::I64, f as i64);
         let inst = self.b.ins().call_indirect(sig, callee, args);
         self.b.inst_results(inst).first().copied()
     }
 
+    /// A call of `f` that returns a value.
+    fn call_value(&mut self, sig: SigRef, f: *const (), args: &[Value]) -> Result<Value, Refusal> {
+        self.call(sig, f, args)
+            .ok_or_else(|| "a function it calls returned nothing".to_string())
+    }
+
     /// Model input `i` into the signal buffer.
-    pub(crate) fn input(&mut self, i: usize, offset: usize) {
+    pub(crate) fn input(&mut self, i: usize, offset: usize) -> Result<(), Refusal> {
+        if i >= self.bounds.inputs {
+            return Err(format!("model input {i} is beyond the model's {}", self.bounds.inputs));
+        }
+        let from = i32::try_from(i * 8).map_err(|_| format!("model input {i} is beyond 2^28"))?;
         let u = self
             .b
             .ins()
             .load(types::I64, MemFlags::trusted(), self.env, offset_of!(Env, u) as i32);
-        let v = self.b.ins().load(types::F64, MemFlags::trusted(), u, (i * 8) as i32);
-        self.store(Buf::Signals, offset, v);
+        let v = self.b.ins().load(types::F64, MemFlags::trusted(), u, from);
+        self.store(Buf::Signals, offset, v)
+    }
+
+    /// A call of the shim that copies all the model's inputs into the
+    /// signal buffer (for models with many: see [`MAX_BLOCK_VALUES`]).
+    pub(crate) fn inputs_copied(&mut self) {
+        let (env, none) = (self.env, self.b.ins().iconst(types::I64, 0));
+        self.call(self.sigs.block, shims::copy_inputs as *const (), &[env, none]);
+        self.cache.clear();
     }
 
     /// A call of `shim` on block `i`; it may write any buffer.
@@ -190,42 +631,99 @@ impl<'f> Emitter<'f> {
     }
 
     /// Element `k` of input `i` (a scalar broadcast).
-    fn u(&mut self, s: &Step<'_>, i: usize, k: usize) -> Value {
-        let slot = s.inputs[i];
+    fn u(&mut self, s: &Step<'_>, i: usize, k: usize) -> Result<Value, Refusal> {
+        let slot = *s
+            .inputs
+            .get(i)
+            .ok_or_else(|| format!("it reads input {}, which it does not have", i + 1))?;
         let k = if slot.width == 1 { 0 } else { k };
+        if k >= slot.width as usize {
+            return Err(format!(
+                "it reads element {k} of input {}, of width {}",
+                i + 1,
+                slot.width
+            ));
+        }
         self.load(Buf::Signals, slot.offset as usize + k)
     }
 
-    fn set(&mut self, s: &Step<'_>, j: usize, k: usize, v: Value) {
-        self.store(Buf::Signals, s.outputs[j].offset as usize + k, v);
+    /// Sets element `k` of output `j`.
+    fn set(&mut self, s: &Step<'_>, j: usize, k: usize, v: Value) -> Result<(), Refusal> {
+        let slot = *s
+            .outputs
+            .get(j)
+            .ok_or_else(|| format!("it writes output {}, which it does not have", j + 1))?;
+        if k >= slot.width as usize {
+            return Err(format!(
+                "it writes element {k} of output {}, of width {}",
+                j + 1,
+                slot.width
+            ));
+        }
+        self.store(Buf::Signals, slot.offset as usize + k, v)
+    }
+
+    /// State `k` of the block.
+    fn x(&mut self, s: &Step<'_>, k: usize) -> Result<Value, Refusal> {
+        if k >= s.x.len() {
+            return Err(format!("it reads state {k} of its {}", s.x.len()));
+        }
+        self.load(Buf::X, s.x.start + k)
+    }
+
+    /// Sets the derivative of state `k` of the block.
+    fn set_dx(&mut self, s: &Step<'_>, k: usize, v: Value) -> Result<(), Refusal> {
+        if k >= s.x.len() {
+            return Err(format!("it writes the derivative of state {k} of its {}", s.x.len()));
+        }
+        self.store(Buf::Dx, s.x.start + k, v)
+    }
+
+    /// Discrete state `k` of the block.
+    fn xd(&mut self, s: &Step<'_>, k: usize) -> Result<Value, Refusal> {
+        if k >= s.xd.len() {
+            return Err(format!("it reads discrete state {k} of its {}", s.xd.len()));
+        }
+        self.load(Buf::Xd, s.xd.start + k)
+    }
+
+    /// Value `k` of the parameter list `what`.
+    fn param(&mut self, what: &str, values: &[f64], k: usize) -> Result<Value, Refusal> {
+        let v = *values
+            .get(k)
+            .ok_or_else(|| format!("it uses value {k} of {what}, which has {}", values.len()))?;
+        Ok(self.konst(v))
     }
 
     fn out_width(s: &Step<'_>, j: usize) -> usize {
-        s.outputs[j].width as usize
+        s.outputs.get(j).map_or(0, |o| o.width as usize)
     }
 
     /// The latched side of zero crossing `i` at value `z`, recording the
     /// switching distance (`Ctx::side` in a minor evaluation).
-    fn side(&mut self, s: &Step<'_>, i: usize, z: Value) -> Value {
+    fn side(&mut self, s: &Step<'_>, i: usize, z: Value) -> Result<Value, Refusal> {
+        if i >= s.zc.len() {
+            return Err(format!("it switches through zero crossing {i} of its {}", s.zc.len()));
+        }
         let d = s.zc.start + i;
         if !s.events {
             let inf = self.konst(f64::INFINITY);
-            self.store(Buf::Distance, d, inf);
+            self.store(Buf::Distance, d, inf)?;
             let zero = self.konst(0.0);
-            return self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, z, zero);
+            return Ok(self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, z, zero));
         }
-        let mode = self.load(Buf::Xd, s.xd.end + i);
+        let mode = self.load(Buf::Xd, s.xd.end + i)?;
         let half = self.konst(0.5);
         let latched = self.b.ins().fcmp(FloatCC::GreaterThan, mode, half);
         let h = self.konst(s.hysteresis);
         let other = self.b.ins().fsub(h, z);
         let distance = self.b.ins().select(latched, z, other);
-        self.store(Buf::Distance, d, distance);
-        latched
+        self.store(Buf::Distance, d, distance)?;
+        Ok(latched)
     }
 
-    fn unary(&mut self, f: Unary, u: Value) -> Value {
-        match f {
+    fn unary(&mut self, f: Unary, u: Value) -> Result<Value, Refusal> {
+        Ok(match f {
             Unary::Sqrt => self.b.ins().sqrt(u),
             Unary::Square => self.b.ins().fmul(u, u),
             Unary::Reciprocal => {
@@ -233,115 +731,104 @@ impl<'f> Emitter<'f> {
                 self.b.ins().fdiv(one, u)
             }
             _ => {
-                let code = Unary::ALL
-                    .iter()
-                    .position(|(g, _)| *g == f)
-                    .expect("every function is listed");
-                let code = self.b.ins().iconst(types::I64, code as i64);
-                self.call(self.sigs.unary, shims::unary as *const (), &[code, u])
-                    .expect("returns a value")
+                let code = code_of(&Unary::ALL, f)?;
+                let code = self.b.ins().iconst(types::I64, code);
+                self.call_value(self.sigs.unary, shims::unary as *const (), &[code, u])?
             }
-        }
+        })
     }
 
-    fn fold(&mut self, op: FoldOp, acc: Value, u: Value, inverse: bool) -> Value {
-        match (op, inverse) {
+    fn fold(&mut self, op: FoldOp, acc: Value, u: Value, inverse: bool) -> Result<Value, Refusal> {
+        Ok(match (op, inverse) {
             (FoldOp::Sum, false) => self.b.ins().fadd(acc, u),
             (FoldOp::Sum, true) => self.b.ins().fsub(acc, u),
             (FoldOp::Product, false) => self.b.ins().fmul(acc, u),
             (FoldOp::Product, true) => self.b.ins().fdiv(acc, u),
-            (FoldOp::Min, _) => self
-                .call(self.sigs.pair, shims::min as *const (), &[acc, u])
-                .expect("returns a value"),
-            (FoldOp::Max, _) => self
-                .call(self.sigs.pair, shims::max as *const (), &[acc, u])
-                .expect("returns a value"),
-        }
+            (FoldOp::Min, _) => self.call_value(self.sigs.pair, shims::min as *const (), &[acc, u])?,
+            (FoldOp::Max, _) => self.call_value(self.sigs.pair, shims::max as *const (), &[acc, u])?,
+        })
     }
 
-    fn curve(&mut self, curve: *const tandem_models::blocks::Curve, x: Value) -> Value {
+    fn curve(&mut self, curve: *const tandem_models::blocks::Curve, x: Value) -> Result<Value, Refusal> {
         let p = self.b.ins().iconst(types::I64, curve as i64);
-        self.call(self.sigs.curve, shims::curve as *const (), &[p, x])
-            .expect("returns a value")
+        self.call_value(self.sigs.curve, shims::curve as *const (), &[p, x])
     }
 
     /// Block `i`'s minor evaluation: translated when
-    /// [`translates_outputs`], else interpreted.
-    pub(crate) fn outputs(&mut self, i: usize, s: &Step<'_>) {
+    /// [`translates_outputs`], else interpreted. `s` has passed [`prove`].
+    pub(crate) fn outputs(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
         if !translates_outputs(s) {
-            return self.interpreted(false, i);
+            self.interpreted(false, i);
+            return Ok(());
         }
         if let Minor::Held(hold) = s.minor {
             for d in s.zc.clone() {
                 let inf = self.konst(f64::INFINITY);
-                self.store(Buf::Distance, d, inf);
+                self.store(Buf::Distance, d, inf)?;
             }
             let mut k = hold;
             for j in 0..s.outputs.len() {
                 for e in 0..Self::out_width(s, j) {
-                    let v = self.load(Buf::Xd, k);
-                    self.set(s, j, e, v);
+                    let v = self.load(Buf::Xd, k)?;
+                    self.set(s, j, e, v)?;
                     k += 1;
                 }
             }
-            return;
+            return Ok(());
         }
-        let w = if s.outputs.is_empty() { 0 } else { Self::out_width(s, 0) };
+        let w = Self::out_width(s, 0);
         match s.kernel {
-            Kernel::Opaque | Kernel::Merge { .. } => unreachable!("not translated"),
+            Kernel::Opaque | Kernel::Merge { .. } => return Err("its kernel is not translated".into()),
             Kernel::Pulse => {
-                let next = self.load(Buf::Xd, s.xd.start);
+                let next = self.xd(s, 0)?;
                 let z = self.b.ins().fsub(next, self.t);
-                self.side(s, 0, z);
-                let v = self.load(Buf::Xd, s.xd.start + 1);
-                self.set(s, 0, 0, v);
+                self.side(s, 0, z)?;
+                let v = self.xd(s, 1)?;
+                self.set(s, 0, 0, v)?;
             }
             Kernel::Edge => {
-                let v = self.load(Buf::Xd, s.xd.start + 1);
-                self.set(s, 0, 0, v);
+                let v = self.xd(s, 1)?;
+                self.set(s, 0, 0, v)?;
             }
             Kernel::HitCrossing { offset } => {
-                let (u, offset) = (self.u(s, 0, 0), self.konst(offset));
+                let (u, offset) = (self.u(s, 0, 0)?, self.konst(offset));
                 let z = self.b.ins().fsub(u, offset);
-                self.side(s, 0, z);
-                let v = self.load(Buf::Xd, s.xd.start + 1);
-                self.set(s, 0, 0, v);
+                self.side(s, 0, z)?;
+                let v = self.xd(s, 1)?;
+                self.set(s, 0, 0, v)?;
             }
             Kernel::Derivative => {
-                let (t_prev, valid) = (
-                    self.load(Buf::Xd, s.xd.start + w),
-                    self.load(Buf::Xd, s.xd.start + w + 1),
-                );
+                let (t_prev, valid) = (self.xd(s, w)?, self.xd(s, w + 1)?);
                 let zero = self.konst(0.0);
                 let sampled = self.b.ins().fcmp(FloatCC::GreaterThan, valid, zero);
                 let later = self.b.ins().fcmp(FloatCC::GreaterThan, self.t, t_prev);
                 let known = self.b.ins().band(sampled, later);
                 let dt = self.b.ins().fsub(self.t, t_prev);
                 for k in 0..w {
-                    let (u, before) = (self.u(s, 0, k), self.load(Buf::Xd, s.xd.start + k));
+                    let (u, before) = (self.u(s, 0, k)?, self.xd(s, k)?);
                     let du = self.b.ins().fsub(u, before);
                     let slope = self.b.ins().fdiv(du, dt);
                     let v = self.b.ins().select(known, slope, zero);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Compare { relation, constant } => {
                 for k in 0..w {
-                    let a = self.u(s, 0, k);
+                    let a = self.u(s, 0, k)?;
                     let b = match constant {
                         Some(c) => self.konst(c),
-                        None => self.u(s, 1, k),
+                        None => self.u(s, 1, k)?,
                     };
                     let (holds, negated) = match relation {
-                        Relation::Ge => (self.side_of_difference(s, k, a, b), false),
-                        Relation::Lt => (self.side_of_difference(s, k, a, b), true),
-                        Relation::Le => (self.side_of_difference(s, k, b, a), false),
-                        Relation::Gt => (self.side_of_difference(s, k, b, a), true),
+                        Relation::Ge => (self.side_of_difference(s, k, a, b)?, false),
+                        Relation::Lt => (self.side_of_difference(s, k, a, b)?, true),
+                        Relation::Le => (self.side_of_difference(s, k, b, a)?, false),
+                        Relation::Gt => (self.side_of_difference(s, k, b, a)?, true),
                         Relation::Eq => (self.b.ins().fcmp(FloatCC::Equal, a, b), false),
                         Relation::Ne => (self.b.ins().fcmp(FloatCC::NotEqual, a, b), false),
                     };
                     let v = self.truth(holds, negated);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Logical(logic) => {
@@ -349,7 +836,7 @@ impl<'f> Emitter<'f> {
                 for k in 0..w {
                     let mut trues = self.b.ins().iconst(types::I32, 0);
                     for i in 0..s.inputs.len() {
-                        let (u, zero) = (self.u(s, i, k), self.konst(0.0));
+                        let (u, zero) = (self.u(s, i, k)?, self.konst(0.0));
                         let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, u, zero);
                         let one = self.b.ins().uextend(types::I32, nonzero);
                         trues = self.b.ins().iadd(trues, one);
@@ -365,22 +852,22 @@ impl<'f> Emitter<'f> {
                         }
                     };
                     let v = self.truth(holds, false);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Nothing => {}
             Kernel::Pass => {
                 for k in 0..w {
-                    let v = self.u(s, 0, k);
-                    self.set(s, 0, k, v);
+                    let v = self.u(s, 0, k)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Mux => {
                 let mut k = 0;
                 for i in 0..s.inputs.len() {
                     for e in 0..s.inputs[i].width as usize {
-                        let v = self.u(s, i, e);
-                        self.set(s, 0, k, v);
+                        let v = self.u(s, i, e)?;
+                        self.set(s, 0, k, v)?;
                         k += 1;
                     }
                 }
@@ -389,24 +876,24 @@ impl<'f> Emitter<'f> {
                 let mut k = 0;
                 for j in 0..s.outputs.len() {
                     for e in 0..Self::out_width(s, j) {
-                        let v = self.u(s, 0, k);
-                        self.set(s, j, e, v);
+                        let v = self.u(s, 0, k)?;
+                        self.set(s, j, e, v)?;
                         k += 1;
                     }
                 }
             }
             Kernel::Switch(criterion) => {
-                let control = self.u(s, 1, 0);
+                let control = self.u(s, 1, 0)?;
                 let (pass, negated) = match criterion {
                     Criterion::AtLeast(th) => {
                         let th = self.konst(th);
                         let z = self.b.ins().fsub(control, th);
-                        (self.side(s, 0, z), false)
+                        (self.side(s, 0, z)?, false)
                     }
                     Criterion::Above(th) => {
                         let th = self.konst(th);
                         let z = self.b.ins().fsub(th, control);
-                        (self.side(s, 0, z), true)
+                        (self.side(s, 0, z)?, true)
                     }
                     Criterion::NonZero => {
                         let zero = self.konst(0.0);
@@ -414,119 +901,114 @@ impl<'f> Emitter<'f> {
                     }
                 };
                 for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k), self.u(s, 2, k));
+                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 2, k)?);
                     let v = if negated {
                         self.b.ins().select(pass, b, a)
                     } else {
                         self.b.ins().select(pass, a, b)
                     };
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Gain(g) => {
                 for k in 0..w {
-                    let gain = self.konst(if g.len() == 1 { g[0] } else { g[k] });
-                    let u = self.u(s, 0, k);
+                    let gain = self.param("gain", g, if g.len() == 1 { 0 } else { k })?;
+                    let u = self.u(s, 0, k)?;
                     let v = self.b.ins().fmul(gain, u);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Fold { op, inverse } => {
                 if let [inverse] = inverse[..] {
                     let mut acc = self.konst(op.identity());
-                    for k in 0..s.inputs[0].width as usize {
-                        let u = self.u(s, 0, k);
-                        acc = self.fold(op, acc, u, inverse);
+                    for k in 0..s.inputs.first().map_or(0, |i| i.width as usize) {
+                        let u = self.u(s, 0, k)?;
+                        acc = self.fold(op, acc, u, inverse)?;
                     }
-                    self.set(s, 0, 0, acc);
+                    self.set(s, 0, 0, acc)?;
                 } else {
                     for k in 0..w {
                         let mut acc = self.konst(op.identity());
                         for (i, &inverse) in inverse.iter().enumerate() {
-                            let u = self.u(s, i, k);
-                            acc = self.fold(op, acc, u, inverse);
+                            let u = self.u(s, i, k)?;
+                            acc = self.fold(op, acc, u, inverse)?;
                         }
-                        self.set(s, 0, k, acc);
+                        self.set(s, 0, k, acc)?;
                     }
                 }
             }
             Kernel::Unary(f) => {
                 for k in 0..w {
-                    let u = self.u(s, 0, k);
-                    let v = self.unary(f, u);
-                    self.set(s, 0, k, v);
+                    let u = self.u(s, 0, k)?;
+                    let v = self.unary(f, u)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Binary(f) => {
-                let code = Binary::ALL
-                    .iter()
-                    .position(|(g, _)| *g == f)
-                    .expect("every function is listed");
+                let code = code_of(&Binary::ALL, f)?;
                 for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k), self.u(s, 1, k));
-                    let code = self.b.ins().iconst(types::I64, code as i64);
-                    let v = self
-                        .call(self.sigs.binary, shims::binary as *const (), &[code, a, b])
-                        .expect("returns a value");
-                    self.set(s, 0, k, v);
+                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 1, k)?);
+                    let code = self.b.ins().iconst(types::I64, code);
+                    let v = self.call_value(self.sigs.binary, shims::binary as *const (), &[code, a, b])?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Abs => {
                 for k in 0..w {
-                    let u = self.u(s, 0, k);
-                    let side = self.side(s, k, u);
+                    let u = self.u(s, 0, k)?;
+                    let side = self.side(s, k, u)?;
                     let minus = self.b.ins().fneg(u);
                     let v = self.b.ins().select(side, u, minus);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Sign => {
                 for k in 0..w {
-                    let u = self.u(s, 0, k);
-                    let side = self.side(s, k, u);
+                    let u = self.u(s, 0, k)?;
+                    let side = self.side(s, k, u)?;
                     let (one, minus) = (self.konst(1.0), self.konst(-1.0));
                     let v = self.b.ins().select(side, one, minus);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::MinMax { max } => {
                 for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k), self.u(s, 1, k));
+                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 1, k)?);
                     let z = self.b.ins().fsub(a, b);
-                    let first_larger = self.side(s, k, z);
+                    let first_larger = self.side(s, k, z)?;
                     let v = if max {
                         self.b.ins().select(first_larger, a, b)
                     } else {
                         self.b.ins().select(first_larger, b, a)
                     };
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Saturation { lower, upper } => {
                 for k in 0..w {
-                    let (u, lo, hi) = (self.u(s, 0, k), self.konst(lower), self.konst(upper));
-                    let (above, below) = self.region(s, k, u, lo, hi);
+                    let (u, lo, hi) = (self.u(s, 0, k)?, self.konst(lower), self.konst(upper));
+                    let (above, below) = self.region(s, k, u, lo, hi)?;
                     let inner = self.b.ins().select(below, u, hi);
                     let v = self.b.ins().select(above, inner, lo);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::DeadZone { start, end } => {
                 for k in 0..w {
-                    let (u, lo, hi) = (self.u(s, 0, k), self.konst(start), self.konst(end));
-                    let (above, below) = self.region(s, k, u, lo, hi);
+                    let (u, lo, hi) = (self.u(s, 0, k)?, self.konst(start), self.konst(end));
+                    let (above, below) = self.region(s, k, u, lo, hi)?;
                     let zero = self.konst(0.0);
                     let beyond = self.b.ins().fsub(u, hi);
                     let before = self.b.ins().fsub(u, lo);
                     let inner = self.b.ins().select(below, zero, beyond);
                     let v = self.b.ins().select(above, inner, before);
-                    self.set(s, 0, k, v);
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Constant(values) => {
-                for (k, &v) in values.iter().enumerate() {
-                    let v = self.konst(v);
-                    self.set(s, 0, k, v);
+                for k in 0..values.len() {
+                    let v = self.param("value", values, k)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Sine(Wave {
@@ -543,61 +1025,61 @@ impl<'f> Emitter<'f> {
                 );
                 let ft = self.b.ins().fmul(f, self.t);
                 let arg = self.b.ins().fadd(ft, p);
-                let sin = self.unary(Unary::Sin, arg);
+                let sin = self.unary(Unary::Sin, arg)?;
                 let scaled = self.b.ins().fmul(a, sin);
                 let v = self.b.ins().fadd(b, scaled);
-                self.set(s, 0, 0, v);
+                self.set(s, 0, 0, v)?;
             }
             Kernel::Clock => {
                 let t = self.t;
-                self.set(s, 0, 0, t);
+                self.set(s, 0, 0, t)?;
             }
             Kernel::Step { time, before, after } => {
                 let time = self.konst(time);
                 let z = self.b.ins().fsub(self.t, time);
-                let side = self.side(s, 0, z);
+                let side = self.side(s, 0, z)?;
                 let (a, b) = (self.konst(after), self.konst(before));
                 let v = self.b.ins().select(side, a, b);
-                self.set(s, 0, 0, v);
+                self.set(s, 0, 0, v)?;
             }
             Kernel::Ramp { slope, start, initial } => {
                 let start = self.konst(start);
                 let z = self.b.ins().fsub(self.t, start);
-                let side = self.side(s, 0, z);
+                let side = self.side(s, 0, z)?;
                 let (slope, initial) = (self.konst(slope), self.konst(initial));
                 let dt = self.b.ins().fsub(self.t, start);
                 let rise = self.b.ins().fmul(slope, dt);
                 let on = self.b.ins().fadd(initial, rise);
                 let v = self.b.ins().select(side, on, initial);
-                self.set(s, 0, 0, v);
+                self.set(s, 0, 0, v)?;
             }
             Kernel::TimeTable(curves) => {
                 for (k, c) in curves.iter().enumerate() {
                     let t = self.t;
-                    let v = self.curve(c, t);
-                    self.set(s, 0, k, v);
+                    let v = self.curve(c, t)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Lookup(c) => {
                 for k in 0..w {
-                    let u = self.u(s, 0, k);
-                    let v = self.curve(c, u);
-                    self.set(s, 0, k, v);
+                    let u = self.u(s, 0, k)?;
+                    let v = self.curve(c, u)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
             Kernel::Integrator { lower, upper } => {
                 let mut i = 0;
                 for k in 0..s.x.len() {
-                    let x = self.load(Buf::X, s.x.start + k);
+                    let x = self.x(s, k)?;
                     let (lo, hi) = (self.konst(lower), self.konst(upper));
                     if upper.is_finite() {
                         let z = self.b.ins().fsub(hi, x);
-                        self.side(s, i, z);
+                        self.side(s, i, z)?;
                         i += 1;
                     }
                     if lower.is_finite() {
                         let z = self.b.ins().fsub(x, lo);
-                        self.side(s, i, z);
+                        self.side(s, i, z)?;
                         i += 1;
                     }
                     // `f64::clamp`: below `lower` (never when -inf), then
@@ -611,18 +1093,18 @@ impl<'f> Emitter<'f> {
                         let over = self.b.ins().fcmp(FloatCC::GreaterThan, y, hi);
                         y = self.b.ins().select(over, hi, y);
                     }
-                    self.set(s, 0, k, y);
+                    self.set(s, 0, k, y)?;
                 }
             }
             Kernel::Linear { n, m, p, c, d, .. } => {
                 for i in 0..p {
-                    let y = self.affine(s, &c[i * n..(i + 1) * n], &d[i * m..(i + 1) * m]);
-                    self.set(s, 0, i, y);
+                    let y = self.affine(s, ("C", c, i * n, n), ("D", d, i * m, m))?;
+                    self.set(s, 0, i, y)?;
                 }
             }
             Kernel::Pid { kp, ki, kd, n } => {
-                let e = self.u(s, 0, 0);
-                let (x0, x1) = (self.load(Buf::X, s.x.start), self.load(Buf::X, s.x.start + 1));
+                let e = self.u(s, 0, 0)?;
+                let (x0, x1) = (self.x(s, 0)?, self.x(s, 1)?);
                 let (kp, ki, kdn) = (self.konst(kp), self.konst(ki), self.konst(kd * n));
                 let p = self.b.ins().fmul(kp, e);
                 let i = self.b.ins().fmul(ki, x0);
@@ -630,19 +1112,20 @@ impl<'f> Emitter<'f> {
                 let de = self.b.ins().fsub(e, x1);
                 let d = self.b.ins().fmul(kdn, de);
                 let v = self.b.ins().fadd(pi, d);
-                self.set(s, 0, 0, v);
+                self.set(s, 0, 0, v)?;
             }
             Kernel::Delay => {
                 for k in 0..s.xd.len() {
-                    let v = self.load(Buf::Xd, s.xd.start + k);
-                    self.set(s, 0, k, v);
+                    let v = self.xd(s, k)?;
+                    self.set(s, 0, k, v)?;
                 }
             }
         }
+        Ok(())
     }
 
     /// The side of zero crossing `k` at `a - b`.
-    fn side_of_difference(&mut self, s: &Step<'_>, k: usize, a: Value, b: Value) -> Value {
+    fn side_of_difference(&mut self, s: &Step<'_>, k: usize, a: Value, b: Value) -> Result<Value, Refusal> {
         let z = self.b.ins().fsub(a, b);
         self.side(s, k, z)
     }
@@ -658,41 +1141,50 @@ impl<'f> Emitter<'f> {
     }
 
     /// The sides of `u - lo` (crossing `2k`) and `hi - u` (`2k + 1`).
-    fn region(&mut self, s: &Step<'_>, k: usize, u: Value, lo: Value, hi: Value) -> (Value, Value) {
+    fn region(&mut self, s: &Step<'_>, k: usize, u: Value, lo: Value, hi: Value) -> Result<(Value, Value), Refusal> {
         let z = self.b.ins().fsub(u, lo);
-        let above = self.side(s, 2 * k, z);
+        let above = self.side(s, 2 * k, z)?;
         let z = self.b.ins().fsub(hi, u);
-        let below = self.side(s, 2 * k + 1, z);
-        (above, below)
+        let below = self.side(s, 2 * k + 1, z)?;
+        Ok((above, below))
     }
 
-    /// `0 + a[0] x[0] + ... + b[0] u(0, 0) + ...`, left to right.
-    fn affine(&mut self, s: &Step<'_>, a: &[f64], b: &[f64]) -> Value {
+    /// `0 + a[0] x[0] + ... + b[0] u(0, 0) + ...`, left to right, over the
+    /// rows `(name, matrix, first, length)` of a state matrix `a` and an
+    /// input matrix `b`.
+    fn affine(
+        &mut self,
+        s: &Step<'_>,
+        (a_name, a, a_from, n): (&str, &[f64], usize, usize),
+        (b_name, b, b_from, m): (&str, &[f64], usize, usize),
+    ) -> Result<Value, Refusal> {
         let mut acc = self.konst(0.0);
-        for (j, &a) in a.iter().enumerate() {
-            let (c, x) = (self.konst(a), self.load(Buf::X, s.x.start + j));
+        for j in 0..n {
+            let (c, x) = (self.param(a_name, a, a_from + j)?, self.x(s, j)?);
             let term = self.b.ins().fmul(c, x);
             acc = self.b.ins().fadd(acc, term);
         }
-        for (j, &b) in b.iter().enumerate() {
-            let (c, u) = (self.konst(b), self.u(s, 0, j));
+        for j in 0..m {
+            let (c, u) = (self.param(b_name, b, b_from + j)?, self.u(s, 0, j)?);
             let term = self.b.ins().fmul(c, u);
             acc = self.b.ins().fadd(acc, term);
         }
-        acc
+        Ok(acc)
     }
 
     /// Block `i`'s derivatives: translated when
-    /// [`translates_derivatives`], else interpreted.
-    pub(crate) fn derivatives(&mut self, i: usize, s: &Step<'_>) {
+    /// [`translates_derivatives`], else interpreted. `s` has passed
+    /// [`prove`].
+    pub(crate) fn derivatives(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
         if !translates_derivatives(s) {
-            return self.interpreted(true, i);
+            self.interpreted(true, i);
+            return Ok(());
         }
         match s.kernel {
             Kernel::Integrator { lower, upper } => {
                 for k in 0..s.x.len() {
-                    let d = self.u(s, 0, k);
-                    let x = self.load(Buf::X, s.x.start + k);
+                    let d = self.u(s, 0, k)?;
+                    let x = self.x(s, k)?;
                     let (lo, hi, zero) = (self.konst(lower), self.konst(upper), self.konst(0.0));
                     let at_upper = self.b.ins().fcmp(FloatCC::Equal, x, hi);
                     let pushes_up = self.b.ins().fcmp(FloatCC::GreaterThan, d, zero);
@@ -702,25 +1194,121 @@ impl<'f> Emitter<'f> {
                     let down = self.b.ins().band(at_lower, pushes_down);
                     let rests = self.b.ins().bor(up, down);
                     let v = self.b.ins().select(rests, zero, d);
-                    self.store(Buf::Dx, s.x.start + k, v);
+                    self.set_dx(s, k, v)?;
                 }
             }
             Kernel::Linear { n, m, a, b, .. } => {
                 for i in 0..n {
-                    let v = self.affine(s, &a[i * n..(i + 1) * n], &b[i * m..(i + 1) * m]);
-                    self.store(Buf::Dx, s.x.start + i, v);
+                    let v = self.affine(s, ("A", a, i * n, n), ("B", b, i * m, m))?;
+                    self.set_dx(s, i, v)?;
                 }
             }
             Kernel::Pid { n, .. } => {
-                let e = self.u(s, 0, 0);
-                let x1 = self.load(Buf::X, s.x.start + 1);
-                self.store(Buf::Dx, s.x.start, e);
+                let e = self.u(s, 0, 0)?;
+                let x1 = self.x(s, 1)?;
+                self.set_dx(s, 0, e)?;
                 let n = self.konst(n);
                 let de = self.b.ins().fsub(e, x1);
                 let v = self.b.ins().fmul(n, de);
-                self.store(Buf::Dx, s.x.start + 1, v);
+                self.set_dx(s, 1, v)?;
             }
-            _ => unreachable!("not translated"),
+            _ => return Err("its kernel has no derivatives to translate".into()),
         }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tandem_models::blocks::kernel::Kernel;
+
+    const BOUNDS: Bounds = Bounds {
+        signals: 8,
+        distance: 4,
+        x: 2,
+        xd: 6,
+        inputs: 1,
+    };
+
+    /// A running block reading input (offset 1, `w_in`) into output
+    /// (offset 4, `w_out`).
+    fn step(kernel: Kernel<'_>, w_in: u32, w_out: u32) -> Step<'_> {
+        let slots: &'static [Slot] = Box::leak(Box::new([
+            Slot { offset: 1, width: w_in },
+            Slot {
+                offset: 4,
+                width: w_out,
+            },
+        ]));
+        Step {
+            kernel,
+            inputs: &slots[..1],
+            outputs: &slots[1..],
+            x: 0..0,
+            xd: 0..0,
+            zc: 0..0,
+            events: true,
+            hysteresis: 0.0,
+            minor: Minor::Runs,
+        }
+    }
+
+    #[test]
+    fn kernels_that_do_not_fit_their_ports_are_refused_by_reason() {
+        assert_eq!(
+            prove(&step(Kernel::Gain(&[]), 1, 1), &BOUNDS).unwrap_err(),
+            "gain has 0 values where its ports need 1"
+        );
+        assert_eq!(
+            prove(&step(Kernel::Gain(&[1.0, 2.0]), 3, 3), &BOUNDS).unwrap_err(),
+            "gain has 2 values where its ports need 3"
+        );
+        assert!(prove(&step(Kernel::Gain(&[2.0]), 1, 3), &BOUNDS).is_ok());
+        assert!(prove(&step(Kernel::Gain(&[1.0, 2.0, 3.0]), 3, 3), &BOUNDS).is_ok());
+        assert_eq!(
+            prove(&step(Kernel::Constant(&[1.0, 2.0, 3.0]), 1, 2), &BOUNDS).unwrap_err(),
+            "value has 3 values where its ports need 2"
+        );
+        assert_eq!(
+            prove(&step(Kernel::Pass, 2, 3), &BOUNDS).unwrap_err(),
+            "input 1 has width 2, neither 1 nor the output's 3"
+        );
+        assert_eq!(
+            prove(&step(Kernel::Abs, 1, 1), &BOUNDS).unwrap_err(),
+            "it has 0 zero crossings, its kernel switches through 1"
+        );
+        let linear = Kernel::Linear {
+            n: 1,
+            m: 1,
+            p: 1,
+            a: &[1.0],
+            b: &[],
+            c: &[1.0],
+            d: &[0.0],
+        };
+        let mut s = step(linear, 1, 1);
+        s.x = 0..1;
+        assert_eq!(prove(&s, &BOUNDS).unwrap_err(), "B has 0 values where its ports need 1");
+    }
+
+    #[test]
+    fn places_beyond_the_buffers_are_refused() {
+        assert_eq!(
+            prove(&step(Kernel::Pass, 1, 5), &BOUNDS).unwrap_err(),
+            "output 1 (values 4 to 9) lies beyond the 8 signals"
+        );
+        let mut s = step(Kernel::Delay, 1, 1);
+        s.xd = 5..7;
+        assert_eq!(
+            prove(&s, &BOUNDS).unwrap_err(),
+            "its discrete states 5..7 and 0 modes lie beyond the model's 6"
+        );
+        let mut s = step(Kernel::Nothing, 1, 1);
+        s.minor = Minor::Held(6);
+        assert_eq!(
+            prove(&s, &BOUNDS).unwrap_err(),
+            "its 1 held outputs from 6 lie beyond the model's 6 discrete states"
+        );
     }
 }

@@ -13,12 +13,47 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Module};
 use tandem_models::diagram::{Program, Step};
 
-use crate::codegen::{translates_derivatives, translates_outputs, Emitter, ShimSignatures};
+use crate::codegen::{
+    prove, size, translates_derivatives, translates_outputs, Bounds, Emitter, Refusal, ShimSignatures,
+};
 use crate::shims::Env;
 
 /// Blocks per generated function: bounds the code generator's work on one
 /// function (its cost grows faster than linearly with the size).
 const CHUNK: usize = 1000;
+
+/// Values (the [`size`] of its translated blocks, or 1 for a call into the
+/// interpreter) per generated function, the other bound of its length.
+const BUDGET: usize = 4096;
+
+/// The most model inputs compiled code copies itself; a model with more
+/// has them copied by one call.
+const INLINE_INPUTS: usize = 256;
+
+/// `indices` cut into runs of at most [`CHUNK`] blocks and [`BUDGET`]
+/// values, `first` values already taken in the first; `translated` tells
+/// which blocks have code of their size (the others: one call).
+fn chunks(steps: &[Step<'_>], indices: &[usize], first: usize, translated: fn(&Step<'_>) -> bool) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut cost = first;
+    for &i in indices {
+        let c = if translated(&steps[i]) {
+            size(&steps[i]).max(1)
+        } else {
+            1
+        };
+        let current = out.last().map_or(0, Vec::len);
+        if current > 0 && (current == CHUNK || cost + c > BUDGET) {
+            out.push(Vec::new());
+            cost = 0;
+        }
+        cost += c;
+        if let Some(last) = out.last_mut() {
+            last.push(i);
+        }
+    }
+    out
+}
 
 /// Why a program could not be compiled.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +64,102 @@ pub enum CompileError {
     /// The code generator failed.
     #[error("code generation failed: {0}")]
     Codegen(String),
+    /// A block whose kernel, ports or states the code generator could not
+    /// prove it translates within bounds (a defect of the model compiler's
+    /// checks, which should have refused the model: report it).
+    #[error("block \"{block}\" ({kind}) is not compiled: {why}")]
+    Block {
+        /// The block's path.
+        block: String,
+        /// Its type.
+        kind: String,
+        /// What does not fit.
+        why: String,
+    },
+}
+
+/// Why a program is not compiled and is interpreted instead.
+#[derive(Debug, thiserror::Error)]
+pub enum NotCompiled {
+    /// It has algebraic loops, solved by Newton in the interpreter.
+    #[error("interpreted: algebraic loops (solved by Newton) are not compiled")]
+    AlgebraicLoops,
+    /// The compiler failed.
+    #[error("interpreted: {0}")]
+    Failed(#[from] CompileError),
+}
+
+/// What [`compile`] translates of a program, proved block by block without
+/// generating code (what `tandem check` reports).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Blocks in the program.
+    pub blocks: usize,
+    /// Blocks whose minor evaluation (outputs and derivatives) compiles.
+    pub compiled: usize,
+    /// Block types left to the interpreter, with their number of blocks.
+    pub interpreted: BTreeMap<String, usize>,
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of {} blocks compile", self.compiled, self.blocks)?;
+        write_interpreted(f, &self.interpreted)
+    }
+}
+
+/// `; interpreted: Kind (n), ...` when some blocks are interpreted.
+fn write_interpreted(f: &mut fmt::Formatter<'_>, interpreted: &BTreeMap<String, usize>) -> fmt::Result {
+    if !interpreted.is_empty() {
+        let kinds: Vec<String> = interpreted.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+        write!(f, "; interpreted: {}", kinds.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Proves every block of `program` (see [`prove`]) and counts what
+/// compiles: what code generation may then take as given.
+fn prove_all(program: &Program, steps: &[Step<'_>]) -> Result<Plan, CompileError> {
+    let bounds = Bounds::of(program);
+    let mut interpreted = BTreeMap::new();
+    let mut compiled = 0;
+    for (i, (step, info)) in steps.iter().zip(program.blocks()).enumerate() {
+        prove(step, &bounds).map_err(|why| refused(program, Some(i), why))?;
+        let derivatives_compiled = step.x.is_empty() || translates_derivatives(step);
+        if translates_outputs(step) && derivatives_compiled {
+            compiled += 1;
+        } else {
+            *interpreted.entry(info.kind.to_string()).or_insert(0) += 1;
+        }
+    }
+    Ok(Plan {
+        blocks: steps.len(),
+        compiled,
+        interpreted,
+    })
+}
+
+/// Block `i`'s refusal as a compile error naming the block (`None`: the
+/// copies of the model's inputs).
+fn refused(program: &Program, i: Option<usize>, why: Refusal) -> CompileError {
+    match i.and_then(|i| program.blocks().get(i)) {
+        Some(b) => CompileError::Block {
+            block: b.path.clone(),
+            kind: b.kind.to_string(),
+            why,
+        },
+        None => CompileError::Codegen(format!("the model's inputs: {why}")),
+    }
+}
+
+/// What [`compile`] would translate of `program`, proved without
+/// generating code; or why it is interpreted.
+pub fn plan(program: &Program) -> Result<Plan, NotCompiled> {
+    if program.has_loops() {
+        return Err(NotCompiled::AlgebraicLoops);
+    }
+    let steps: Vec<Step<'_>> = program.steps().collect();
+    Ok(prove_all(program, &steps)?)
 }
 
 /// A generated function.
@@ -86,11 +217,7 @@ impl fmt::Display for Report {
             self.blocks,
             self.time.as_secs_f64() * 1e3
         )?;
-        if !self.interpreted.is_empty() {
-            let kinds: Vec<String> = self.interpreted.iter().map(|(k, n)| format!("{k} ({n})")).collect();
-            write!(f, "; interpreted: {}", kinds.join(", "))?;
-        }
-        Ok(())
+        write_interpreted(f, &self.interpreted)
     }
 }
 
@@ -120,42 +247,56 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
     let shims = ShimSignatures::new(&signature);
 
     let steps: Vec<Step<'_>> = program.steps().collect();
+    // Code generation takes as given only what this has proved.
+    let plan = prove_all(program, &steps)?;
+    let bounds = Bounds::of(program);
     let mut ids: Vec<(bool, FuncId)> = Vec::new();
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
-    let mut define = |module: &mut JITModule, emit: &dyn Fn(&mut Emitter<'_>)| -> Result<FuncId, CompileError> {
+    type Emit<'e> = &'e dyn Fn(&mut Emitter<'_>) -> Result<(), (Option<usize>, Refusal)>;
+    let mut define = |module: &mut JITModule, emit: Emit<'_>| -> Result<FuncId, CompileError> {
         let id = module.declare_anonymous_function(&signature).map_err(|e| codegen(&e))?;
         ctx.func.signature = signature.clone();
         ctx.func.name = UserFuncName::user(0, id.as_u32());
-        let mut e = Emitter::new(FunctionBuilder::new(&mut ctx.func, &mut fctx), &shims);
-        emit(&mut e);
+        let mut e = Emitter::new(FunctionBuilder::new(&mut ctx.func, &mut fctx), &shims, bounds);
+        emit(&mut e).map_err(|(i, why)| refused(program, i, why))?;
         e.finish();
         module.define_function(id, &mut ctx).map_err(|e| codegen(&e))?;
         module.clear_context(&mut ctx);
         Ok(id)
     };
     let inputs = program.input_copies();
-    let chunks = steps.len().div_ceil(CHUNK).max(1);
-    for c in 0..chunks {
-        let range = c * CHUNK..((c + 1) * CHUNK).min(steps.len());
+    let inline = inputs.len() <= INLINE_INPUTS;
+    let all: Vec<usize> = (0..steps.len()).collect();
+    for (c, chunk) in chunks(&steps, &all, if inline { inputs.len() } else { 1 }, translates_outputs)
+        .iter()
+        .enumerate()
+    {
         let id = define(&mut module, &|e| {
-            if c == 0 {
+            if c == 0 && inline {
                 for &(i, offset) in inputs {
-                    e.input(i, offset as usize);
+                    e.input(i, offset as usize).map_err(|why| (None, why))?;
                 }
+            } else if c == 0 {
+                e.inputs_copied();
             }
-            for i in range.clone() {
-                e.outputs(i, &steps[i]);
+            for &i in chunk {
+                e.outputs(i, &steps[i]).map_err(|why| (Some(i), why))?;
             }
+            Ok(())
         })?;
         ids.push((false, id));
     }
     let stateful: Vec<usize> = (0..steps.len()).filter(|&i| !steps[i].x.is_empty()).collect();
-    for chunk in stateful.chunks(CHUNK) {
+    for chunk in chunks(&steps, &stateful, 0, translates_derivatives)
+        .iter()
+        .filter(|c| !c.is_empty())
+    {
         let id = define(&mut module, &|e| {
             for &i in chunk {
-                e.derivatives(i, &steps[i]);
+                e.derivatives(i, &steps[i]).map_err(|why| (Some(i), why))?;
             }
+            Ok(())
         })?;
         ids.push((true, id));
     }
@@ -171,20 +312,10 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
             pass.push(f);
         }
     }
-    let mut interpreted = BTreeMap::new();
-    let mut compiled = 0;
-    for (step, info) in steps.iter().zip(program.blocks()) {
-        let derivatives_compiled = step.x.is_empty() || translates_derivatives(step);
-        if translates_outputs(step) && derivatives_compiled {
-            compiled += 1;
-        } else {
-            *interpreted.entry(info.kind.to_string()).or_insert(0) += 1;
-        }
-    }
     let report = Report {
-        blocks: steps.len(),
-        compiled,
-        interpreted,
+        blocks: plan.blocks,
+        compiled: plan.compiled,
+        interpreted: plan.interpreted,
         time: start.elapsed(),
     };
     drop(steps);

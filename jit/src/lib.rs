@@ -33,7 +33,7 @@ mod compile;
 mod model;
 mod shims;
 
-pub use compile::{compile, Code, CompileError, Report};
+pub use compile::{compile, plan, Code, CompileError, NotCompiled, Plan, Report};
 pub use model::CompiledModel;
 
 use std::sync::Arc;
@@ -41,12 +41,13 @@ use std::sync::Arc;
 use tandem_models::diagram::{DiagramModel, Program};
 use tandem_models::Model;
 
-/// `program` compiled, or why it is interpreted, in words for reports.
-pub fn compile_or_why(program: &Arc<Program>) -> Result<Code, String> {
+/// `program` compiled, or why it is interpreted (its message is the line
+/// reports print).
+pub fn compile_or_why(program: &Arc<Program>) -> Result<Code, NotCompiled> {
     match compile(program) {
         Ok(Some(code)) => Ok(code),
-        Ok(None) => Err("interpreted: algebraic loops (solved by Newton) are not compiled".into()),
-        Err(e) => Err(format!("interpreted: {e}")),
+        Ok(None) => Err(NotCompiled::AlgebraicLoops),
+        Err(e) => Err(NotCompiled::Failed(e)),
     }
 }
 
@@ -58,6 +59,6 @@ pub fn prepare(model: DiagramModel) -> (Box<dyn Model>, Option<String>) {
             let report = code.report.to_string();
             (Box::new(CompiledModel::new(model, Arc::new(code))), Some(report))
         }
-        Err(why) => (Box::new(model), Some(why)),
+        Err(why) => (Box::new(model), Some(why.to_string())),
     }
 }

@@ -67,6 +67,25 @@ pub(crate) unsafe extern "C" fn block_derivatives(env: *const Env, i: u64) {
     }
 }
 
+/// Copies the model's inputs into the signal buffer, as the interpreter
+/// does before a pass (compiled code copies a few inputs itself).
+///
+/// # Safety
+/// As [`block_outputs`]; `env.u` holds at least the model's inputs.
+pub(crate) unsafe extern "C" fn copy_inputs(env: *const Env, _: u64) {
+    unsafe {
+        let env = &*env;
+        let program = &*env.program;
+        let u = std::slice::from_raw_parts(env.u, program.layout().inputs.len());
+        let signals = std::slice::from_raw_parts_mut(env.signals, env.lens[0]);
+        for &(i, offset) in program.input_copies() {
+            if let (Some(s), Some(&v)) = (signals.get_mut(offset as usize), u.get(i)) {
+                *s = v;
+            }
+        }
+    }
+}
+
 /// `Unary::ALL[f]` at `u`.
 pub(crate) extern "C" fn unary(f: u64, u: f64) -> f64 {
     Unary::ALL[f as usize].0.apply(u)

@@ -472,4 +472,35 @@ fn the_report_names_what_is_interpreted() {
     let line = code.report.to_string();
     assert!(line.starts_with("compiled 2 of 3 blocks in "), "{line}");
     assert!(line.ends_with("; interpreted: Lookup2D (1)"), "{line}");
+    // The plan says the same without generating code.
+    let plan = tandem_jit::plan(model.program()).expect("no loops");
+    assert_eq!(
+        (plan.blocks, plan.compiled, &plan.interpreted),
+        (code.report.blocks, code.report.compiled, &code.report.interpreted)
+    );
+    assert_eq!(plan.to_string(), "2 of 3 blocks compile; interpreted: Lookup2D (1)");
+}
+
+#[test]
+fn wide_blocks_and_many_inputs_are_left_to_the_interpreter_in_their_place() {
+    // Unrolled, a Gain 65536 wide took minutes of Cranelift's time; blocks
+    // of more than 1024 values are interpreted, and 2048 inputs are copied
+    // by one call.
+    let text = json!({"blocks": [
+        {"id": "u", "type": "Inport", "params": {"width": 2048}},
+        {"id": "k", "type": "Gain", "params": {"gain": -0.5}},
+        {"id": "x", "type": "Integrator", "params": {"initial": 1.0}},
+        {"id": "s", "type": "Sum", "params": {"signs": "+"}},
+        {"id": "a", "type": "Abs"},
+        {"id": "y", "type": "Output"}],
+      "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "x"}, {"from": "x", "to": "s"},
+                {"from": "s", "to": "a"}, {"from": "a", "to": "y"}]})
+    .to_string();
+    let model = diagram::compile_str(&text).expect("valid").model;
+    let report = compare(model, &mut Rng(42), 20, "wide");
+    assert!(
+        report.starts_with("compiled 2 of 6 blocks in ")
+            && report.ends_with("; interpreted: Gain (1), Inport (1), Integrator (1), Sum (1)"),
+        "{report}"
+    );
 }

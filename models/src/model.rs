@@ -116,6 +116,13 @@ pub struct StateRef<'a> {
 /// 3. [`Model::derivatives`] as often as its stages need, to reach `t_{n+1}`.
 ///    Discrete outputs stay held during these minor evaluations.
 ///
+/// An instance may keep state of its own that changes at events (an FMU's
+/// internal discrete variables): [`Model::inner_events`] counts those
+/// changes, and the real-time tandem sets it back
+/// ([`Model::restore_inner`]) or carries it to the other thread's instance
+/// ([`Model::export_inner`], [`Model::import_inner`]) as it does `x` and
+/// `xd`.
+///
 /// No method may allocate: they run on real-time threads.
 pub trait Model: Send {
     /// Sizes and names of states, inputs, outputs, rates and zero crossings.
@@ -233,6 +240,64 @@ pub trait Model: Send {
     /// then give the same derivatives bit for bit (difference Jacobians
     /// spread over helper threads need that). The default: not known.
     fn pure_derivatives(&self) -> bool {
+        false
+    }
+
+    /// How many times the state this instance keeps inside, beyond `x`
+    /// and `xd`, has changed: the events it handled (an FMU's event
+    /// iterations, which update its internal discrete variables). Two
+    /// instances that handled the same events give the same count, so the
+    /// count names the inner state along a run. The default: the model
+    /// keeps nothing inside (block diagrams keep everything in `x` and
+    /// `xd`), and the count stays 0. Called on the real-time threads; must
+    /// not allocate.
+    fn inner_events(&self) -> u64 {
+        0
+    }
+
+    /// Sets the inner state back to this instance's own checkpoint taken
+    /// after `events` events (see [`Model::inner_events`]), keeping the
+    /// state it leaves for [`Model::revert_inner`]; true when done or when
+    /// there is nothing to do (the count is already `events`), false when
+    /// the model cannot (it cannot save its state, or that checkpoint is
+    /// gone): the inner state is then unchanged. The tandem's fast thread
+    /// calls it before re-integrating from a past frame. Must not allocate
+    /// (an FMU reuses the state memory it took at instantiation).
+    fn restore_inner(&mut self, events: u64) -> bool {
+        events == self.inner_events()
+    }
+
+    /// Undoes the last [`Model::restore_inner`]: the inner state it left
+    /// and its count are back, and the checkpoints taken since it are
+    /// dropped; true when done or when there was nothing to undo. The
+    /// fast thread calls it when a re-integration is refused. Must not
+    /// allocate.
+    fn revert_inner(&mut self) -> bool {
+        true
+    }
+
+    /// Writes the inner state after the [`Model::inner_events`] events
+    /// handled so far into `out` (its contents replaced) as bytes that
+    /// [`Model::import_inner`] of another instance of the same model
+    /// takes; false when the model cannot (nothing kept inside, or an FMU
+    /// that cannot serialize its state), `out` then unspecified. Grows
+    /// `out` only when the state is larger than its capacity: the fast
+    /// thread calls it with a buffer sized at start-up from a first export.
+    fn export_inner(&mut self, out: &mut Vec<u8>) -> bool {
+        let _ = out;
+        false
+    }
+
+    /// Takes the inner state `bytes` from [`Model::export_inner`] of
+    /// another instance, which had handled `events` events: this
+    /// instance's count becomes `events` and its own checkpoints are
+    /// dropped; false when the model cannot (then unchanged). The tandem's
+    /// implicit thread calls it when it restarts from the fast thread's
+    /// state past events it has not handled. Allocates only what the
+    /// model's own code must (an FMU's deserialized state, made and freed
+    /// by the FMU).
+    fn import_inner(&mut self, bytes: &[u8], events: u64) -> bool {
+        let _ = (bytes, events);
         false
     }
 }

@@ -55,6 +55,7 @@ fn session_error(source: &str, e: &SessionError) -> PyErr {
     match e {
         SessionError::OutputTooLarge(_) => raise::<ConfigError>(format!("{source}: record: {e}"), Place::key("record")),
         SessionError::Setup(_) | SessionError::NotRealTime { .. } => raise::<ConfigError>(chain(e), Place::default()),
+        SessionError::StallsOnSharedClock => raise::<ConfigError>(chain(e), Place::key("virtual_clock.stalls")),
         SessionError::Device(_)
         | SessionError::File { .. }
         | SessionError::Replay(_)

@@ -50,7 +50,7 @@ use crate::mapping::BusMap;
 use crate::replay::{LogFeed, ReplayError};
 use crate::report::devices::DeviceView;
 use crate::report::live::LiveStats;
-use crate::report::{RecordingReport, ReplayReport, Report};
+use crate::report::{RecordingReport, ReplayReport, Report, TAP_DIAGNOSTICS, TAP_XCP};
 use crate::serial::SerialDevice;
 use crate::transmit::{transmit_paths, SendAtFrameEnd, Transmitter};
 use crate::xcp::{XcpError, XcpOptions, XcpRun, XcpSetup};
@@ -224,6 +224,10 @@ pub enum SessionError {
     /// The XCP slave cannot start.
     #[error(transparent)]
     Xcp(#[from] XcpError),
+    /// A session that shares the process's virtual clock with others
+    /// (advanced frame by frame in lock-step) was given stalls of its own.
+    #[error("virtual_clock.stalls stop one session's own clock, which sessions sharing the process's virtual clock in lock-step cannot follow; run this configuration with `tandem run --virtual-clock`, or without its stalls")]
+    StallsOnSharedClock,
     /// A thread could not be started.
     #[error("cannot start the {what} thread: {cause}")]
     Thread {
@@ -345,6 +349,8 @@ struct Parts {
     replay_late_us: Option<f64>,
     /// The XCP slave, serving.
     xcp: Option<XcpRun>,
+    /// What the fast thread taps at each frame's end, by name.
+    taps: Vec<&'static str>,
     /// The buses' diagnostic servers, stopped when the session is dropped.
     _diagnostics: Option<DiagServers>,
 }
@@ -565,6 +571,11 @@ fn recording_file(record: &BoundRecording, results: &Path, layout: &Layout) -> R
 }
 
 impl Session {
+    /// Whether the virtual clock has stalls injected.
+    pub(crate) fn has_virtual_stalls(&self) -> bool {
+        !self.parts.costs.stalls.is_empty()
+    }
+
     /// Builds the run of `plan`: the preflight (real clock), the output
     /// files, the devices (configured: transports opened unless replaying
     /// or on the virtual clock) and both sides of the tandem.
@@ -701,6 +712,10 @@ impl Session {
             })
             .collect();
         let (diagnostics, diag_tap) = diag::start(diag_plans)?.unzip();
+        let taps = [(tap.is_some(), TAP_XCP), (diag_tap.is_some(), TAP_DIAGNOSTICS)]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
         let tap = match (tap, diag_tap) {
             (Some(xcp), Some(diag)) => Some(Box::new((xcp, diag)) as Box<dyn FrameTap>),
             (tap, diag) => tap.or(diag.map(|d| Box::new(d) as Box<dyn FrameTap>)),
@@ -773,6 +788,7 @@ impl Session {
             dropped_outputs,
             replay_late_us: None,
             xcp,
+            taps,
             _diagnostics: diagnostics,
         };
         Ok(Session {
@@ -973,6 +989,7 @@ impl Parts {
             warnings,
             metrics: Arc::clone(&self.metrics),
             xcp: self.xcp.take().map(XcpRun::finish),
+            taps: self.taps.clone(),
         })
     }
 

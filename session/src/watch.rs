@@ -255,6 +255,9 @@ impl Watched {
     /// If the session's controls were taken.
     pub fn start(mut session: Session) -> Result<Watched, SessionError> {
         let clock = session.clock();
+        if clock == ClockMode::Virtual && session.has_virtual_stalls() {
+            return Err(SessionError::StallsOnSharedClock);
+        }
         let frame = session.settings().frame;
         let controls = session.controls().expect("a new session has its controls");
         let gate = (clock == ClockMode::Virtual).then(|| {

@@ -28,9 +28,9 @@ use serde_json::Value;
 use tandem_models::Layout;
 use tandem_runtime::tandem::clock::nanos;
 use tandem_runtime::tandem::outputs::FrameTap;
-use tandem_xcp::a2l::{a2l, Protocol, SlaveInfo, Transport};
+use tandem_xcp::a2l::{a2l, object_identifiers, Protocol, SlaveInfo, Transport};
 use tandem_xcp::daq::{link, Link};
-use tandem_xcp::map::{Event, Map};
+use tandem_xcp::map::{Event, Kind, Map};
 use tandem_xcp::{Identity, Refusal, Sampler, Server, Slave, SlaveError, Sockets, Target};
 
 use crate::controls::{ControlError, Controls};
@@ -60,7 +60,8 @@ pub struct XcpOptions {
 /// A calibration made over XCP.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Calibration {
-    /// The characteristic: `block/parameter`.
+    /// The characteristic, as the A2L names it (`ev.mass` for parameter
+    /// `mass` of block `ev`).
     pub parameter: String,
     /// The value written.
     pub value: f64,
@@ -207,12 +208,20 @@ impl FrameTap for DaqTap {
     }
 }
 
+/// A characteristic: the block parameter it sets, and its name.
+struct Characteristic {
+    block: String,
+    param: String,
+    /// Its identifier in the A2L (`ev.mass`), which masters know it by.
+    name: String,
+}
+
 /// What the slave measures and calibrates: the run.
 struct RunTarget {
     latest: Arc<Latest>,
     controls: Controls,
-    /// Each characteristic's block and parameter.
-    parameters: Vec<(String, String)>,
+    /// The characteristics, in address order.
+    parameters: Vec<Characteristic>,
     frame_ns: u64,
     calibrations: Arc<Mutex<Vec<Calibration>>>,
     /// Set once the frames have ended: a change could not take effect.
@@ -238,11 +247,11 @@ impl Target for RunTarget {
         if self.ended.load(Ordering::Acquire) {
             return Err(Refusal::Denied);
         }
-        let (block, param) = &self.parameters[index];
-        match self.controls.set_parameter(block, param, &Value::from(value)) {
+        let c = &self.parameters[index];
+        match self.controls.set_parameter(&c.block, &c.param, &Value::from(value)) {
             Ok((seq, _)) => {
                 let calibration = Calibration {
-                    parameter: format!("{block}/{param}"),
+                    parameter: c.name.clone(),
                     value,
                     acknowledged_at: self.controls.frames(),
                     applied_at: None,
@@ -266,13 +275,14 @@ impl Target for RunTarget {
 
 /// The address space of a run: the outputs then the inputs as
 /// measurements, the numeric tunable parameters as characteristics (with
-/// their values as loaded, and their block and parameter), and the events.
+/// their values as loaded, their block and parameter, and their A2L
+/// names), and the events.
 fn run_map(
     layout: &Layout,
     tunables: Vec<(String, String, Value)>,
     frame_ns: u64,
     buses: &[String],
-) -> (Map, Vec<f64>, Vec<(String, String)>) {
+) -> (Map, Vec<f64>, Vec<Characteristic>) {
     let measurements = (layout.outputs.iter().map(|v| (v, "output")))
         .chain(layout.inputs.iter().map(|v| (v, "input")))
         .map(|(v, what)| {
@@ -312,7 +322,12 @@ fn run_map(
     let events = std::iter::once(frame).chain(rates).chain(bus_events).collect();
     let map = Map::new(measurements, characteristics, events);
     let reference = numeric.iter().map(|(_, _, v)| *v).collect();
-    let parameters = numeric.into_iter().map(|(block, param, _)| (block, param)).collect();
+    let names = (map.objects.iter().zip(object_identifiers(&map)))
+        .filter(|(o, _)| o.kind == Kind::Characteristic)
+        .map(|(_, name)| name);
+    let parameters = (numeric.into_iter().zip(names))
+        .map(|((block, param, _), name)| Characteristic { block, param, name })
+        .collect();
     (map, reference, parameters)
 }
 
@@ -323,7 +338,7 @@ pub(crate) struct XcpSetup {
     options: XcpOptions,
     map: Map,
     reference: Vec<f64>,
-    parameters: Vec<(String, String)>,
+    parameters: Vec<Characteristic>,
     link: Link,
     latest: Arc<Latest>,
     sockets: Sockets,

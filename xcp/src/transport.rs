@@ -4,7 +4,9 @@
 //! cannot take the command now; XCP 1.x Part 2 §1.6.1.1 names no lock for
 //! a second master) unless the first has sent nothing for
 //! [`TAKEOVER_AFTER`] (a UDP master that vanished without DISCONNECT).
-//! A TCP master's connection closing disconnects it.
+//! That answer carries a counter (CTR) of its own, not the next value of
+//! the connected master's. A TCP master's connection closing disconnects
+//! it.
 //!
 //! These threads are not real-time: they lock the shared slave per packet
 //! and allocate their buffers once.
@@ -55,7 +57,7 @@ impl<T: Target> Shared<T> {
                     return;
                 }
                 if now.duration_since(last) < TAKEOVER_AFTER {
-                    self.answer(&[pid::ERR, ErrorCode::CmdBusy as u8], out);
+                    busy(out);
                     return;
                 }
             }
@@ -72,6 +74,7 @@ impl<T: Target> Shared<T> {
         self.master = self.slave.connected().then_some((from, now));
     }
 
+    /// Frames `packet` to the master with the next value of its counter.
     fn answer(&mut self, packet: &[u8], out: &mut Vec<u8>) {
         frame(self.ctr, packet, out);
         self.ctr = self.ctr.wrapping_add(1);
@@ -106,6 +109,14 @@ impl<T: Target> Shared<T> {
             self.dto.clear();
         }
     }
+}
+
+/// Frames `ERR_CMD_BUSY` to a master that is not the connected one. It has
+/// no session with the slave, so the answer is the first packet of a count
+/// of its own (CTR 0): the connected master's counter runs on without a
+/// gap.
+fn busy(out: &mut Vec<u8>) {
+    frame(0, &[pid::ERR, ErrorCode::CmdBusy as u8], out);
 }
 
 /// What a server's slave is doing.
@@ -332,7 +343,7 @@ fn serve_tcp<T: Target>(listener: TcpListener, shared: &Mutex<Shared<T>>, stop: 
                     used: 0,
                 });
             } else {
-                refuse(stream, shared);
+                refuse(stream);
             }
         }
         let Some(c) = current.as_mut() else {
@@ -395,7 +406,7 @@ fn commands<T: Target>(c: &mut Connection, shared: &Mutex<Shared<T>>, out: &mut 
 
 /// Answers a second TCP connection's CONNECT busy and closes it: the
 /// server serves one connection at a time.
-fn refuse<T: Target>(mut stream: TcpStream, shared: &Mutex<Shared<T>>) {
+fn refuse(mut stream: TcpStream) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
     let mut buf = [0u8; HEADER + MAX_CTO];
@@ -408,7 +419,7 @@ fn refuse<T: Target>(mut stream: TcpStream, shared: &Mutex<Shared<T>>) {
         if let Ok(Some((p, _))) = packet::next_packet(&buf[..used], 0) {
             if p.first() == Some(&0xFF) {
                 let mut out = Vec::new();
-                lock(shared).answer(&[pid::ERR, ErrorCode::CmdBusy as u8], &mut out);
+                busy(&mut out);
                 let _ = stream.write_all(&out);
             }
             break;

@@ -6,9 +6,14 @@
 //! the same sequence id (the slave answers a repeat without doing it
 //! twice), up to the retries, then the slave is given up, by name, and
 //! not asked anything again; an `INVALID_SEQUENCE_ID` refusal expecting a
-//! later id means the request was already carried out; a
+//! later id means the request was already answered; a
 //! `PROTOCOL_ERROR_GENERIC` refusal of a step (its input data lost) sends
-//! the step's data again; a refusal still standing after the retries
+//! the step's data again, and its requests with the next sequence ids (a
+//! slave uses a refused request's id, as DCPLib's and Tandem's do; if it
+//! then says it expects one of the ids given up, those are filled with
+//! `INF_state` first: an id is never given to two requests, so a late
+//! answer cannot be taken for another request's); a refusal still
+//! standing after the retries
 //! (another master holds the slave) ends the run naming the refusal; any
 //! other refusal, or a slave that reports ERRORHANDLING or ALIVE
 //! (restarted), ends the run with the slave's name and the code. Output
@@ -249,6 +254,18 @@ impl Link {
         Ok(())
     }
 
+    /// The slave's state, as it answers `INF_state` now.
+    pub(crate) fn asked_state(&mut self) -> Result<Option<State>, LinkError> {
+        self.exchange(None, &[Request::State], None, None)?;
+        Ok(self.state)
+    }
+
+    /// How many times an exchange is sent again before the slave is given
+    /// up.
+    pub(crate) fn retries(&self) -> u32 {
+        self.retries
+    }
+
     /// The master's address as the slave sees it (where its data goes).
     pub(crate) fn local(&self) -> SocketAddrV4 {
         self.wire.local()
@@ -281,7 +298,7 @@ impl Link {
             (1..=MAX_REQUESTS).contains(&requests.len()),
             "an exchange is 1 to {MAX_REQUESTS} requests"
         );
-        let first = self.next_seq;
+        let mut first = self.next_seq;
         self.datagrams.resize_with(requests.len() + 1, Vec::new);
         let mut n = 0;
         if let Some((data_id, slots, ports, u)) = data {
@@ -298,17 +315,9 @@ impl Link {
             }
             n = 1;
         }
-        for (k, body) in requests.iter().enumerate() {
-            let pdu = Pdu::Request {
-                seq: first.wrapping_add(k as u16),
-                receiver: self.id,
-                body: *body,
-            };
-            pdu.write(&mut self.datagrams[n + k]);
-        }
+        self.next_seq = self.number(n, first, requests);
         let total = n + requests.len();
-        let last = first.wrapping_add(requests.len() as u16 - 1);
-        self.next_seq = last.wrapping_add(1);
+        let mut last = self.next_seq.wrapping_sub(1);
         let name = requests.last().map_or("?", |r| r.name());
         let mut names = [""; MAX_REQUESTS];
         for (n, r) in names.iter_mut().zip(requests) {
@@ -320,11 +329,21 @@ impl Link {
         let mut acked = false;
         let mut got_data = outputs.is_none();
         let mut reached = until.is_none();
-        // The last refusal heard that left the request to be sent again.
-        let mut refusal: Option<(u16, ErrorCode, u16)> = None;
+        // The last refusal heard that left the request to be sent again:
+        // the request's name, the code and the id the slave expects.
+        let mut refusal: Option<(&'static str, ErrorCode, u16)> = None;
+        // The ids given up after a refusal for lost input data, from the
+        // refused one on: the slave may not have had the later ones.
+        let mut abandoned: Option<(u16, u16)> = None;
+        // Ids given up that the slave never had, to fill before the next
+        // try.
+        let mut gap: Option<(u16, u16)> = None;
         loop {
             if tries > 0 {
                 self.stats.resent.fetch_add(total as u64, Ordering::Relaxed);
+            }
+            if let Some((from, to)) = gap.take() {
+                self.fill(from, to)?;
             }
             let mut burst = [(self.address, &[][..]); MAX_REQUESTS + 1];
             for (b, d) in burst.iter_mut().zip(&self.datagrams[..total]) {
@@ -345,8 +364,43 @@ impl Link {
                     Heard::Acked => acked = true,
                     Heard::Data => got_data = true,
                     Heard::Refused { seq, code, expected } => {
-                        refusal = Some((seq, code, expected));
-                        resend |= code == ErrorCode::Generic;
+                        refusal = Some((
+                            names
+                                .get(seq.wrapping_sub(first) as usize)
+                                .copied()
+                                .unwrap_or("a request"),
+                            code,
+                            expected,
+                        ));
+                        match code {
+                            // Its input data did not come: the data goes
+                            // again, and the requests with the next ids
+                            // (the slave used the refused one, and the ids
+                            // after it that reached it). Answers to the ids
+                            // given up are then no longer the exchange's.
+                            ErrorCode::Generic => {
+                                abandoned = Some((seq, last));
+                                first = self.next_seq;
+                                self.next_seq = self.number(n, first, requests);
+                                last = self.next_seq.wrapping_sub(1);
+                                acked = false;
+                                resend = true;
+                            }
+                            // The slave never had the ids given up from
+                            // `expected` on (lost, or it does not count a
+                            // refused id): they are filled before the
+                            // requests go again, never given to them.
+                            ErrorCode::InvalidSequenceId => {
+                                if let Some((_, to)) =
+                                    abandoned.filter(|&(from, to)| expected.wrapping_sub(from) <= to.wrapping_sub(from))
+                                {
+                                    abandoned = None;
+                                    gap = Some((expected, to));
+                                    resend = true;
+                                }
+                            }
+                            _ => {}
+                        }
                     }
                     Heard::Nothing => {}
                 }
@@ -357,12 +411,9 @@ impl Link {
             if tries > self.retries {
                 self.gone = true;
                 return Err(match refusal {
-                    Some((seq, code, expected)) => LinkError::Refused {
+                    Some((request, code, expected)) => LinkError::Refused {
                         slave: self.name.clone(),
-                        request: names
-                            .get(seq.wrapping_sub(first) as usize)
-                            .copied()
-                            .unwrap_or("a request"),
+                        request,
                         code: format!("{}{}", code.name(), standing(code, expected, tries)),
                         error: Some(code),
                     },
@@ -376,6 +427,44 @@ impl Link {
                 });
             }
         }
+    }
+
+    /// Sends `INF_state` (taken in every state, changing nothing) with each
+    /// sequence id from `from` to `to`: ids the master gave up that the
+    /// slave never had, so that the next request's id is the one it
+    /// expects. The answers belong to no exchange.
+    fn fill(&mut self, from: u16, to: u16) -> Result<(), LinkError> {
+        let datagrams: Vec<Vec<u8>> = (0..=to.wrapping_sub(from))
+            .map(|k| {
+                Pdu::Request {
+                    seq: from.wrapping_add(k),
+                    receiver: self.id,
+                    body: Request::State,
+                }
+                .to_vec()
+            })
+            .collect();
+        let burst: Vec<(SocketAddrV4, &[u8])> = datagrams.iter().map(|d| (self.address, d.as_slice())).collect();
+        self.stats.requests.fetch_add(datagrams.len() as u64, Ordering::Relaxed);
+        self.wire.send(&burst).map_err(|error| LinkError::Io {
+            slave: self.name.clone(),
+            what: "cannot send",
+            error,
+        })
+    }
+
+    /// Writes `requests`, numbered from sequence id `first`, into the
+    /// datagrams after the `n` before them; the id after the last.
+    fn number(&mut self, n: usize, first: u16, requests: &[Request<'_>]) -> u16 {
+        for (k, body) in requests.iter().enumerate() {
+            let pdu = Pdu::Request {
+                seq: first.wrapping_add(k as u16),
+                receiver: self.id,
+                body: *body,
+            };
+            pdu.write(&mut self.datagrams[n + k]);
+        }
+        first.wrapping_add(requests.len() as u16)
     }
 
     /// The next datagram from the slave by `deadline` (without one: what
@@ -656,15 +745,20 @@ mod tests {
     use std::collections::VecDeque;
     use std::net::Ipv4Addr;
 
+    /// The bursts a master sent, each a list of datagrams.
+    type Bursts = Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>>;
+
     /// A slave in a script: each burst the master sends is answered with
-    /// the next list of datagrams.
-    struct Script(VecDeque<Vec<Vec<u8>>>, VecDeque<Vec<u8>>);
+    /// the next list of datagrams; the bursts are kept.
+    struct Script(VecDeque<Vec<Vec<u8>>>, VecDeque<Vec<u8>>, Bursts);
 
     impl Wire for Script {
         fn local(&self) -> SocketAddrV4 {
             SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9)
         }
-        fn send(&mut self, _: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+        fn send(&mut self, burst: &[(SocketAddrV4, &[u8])]) -> io::Result<()> {
+            let sent = burst.iter().map(|(_, bytes)| bytes.to_vec()).collect();
+            self.2.lock().unwrap().push(sent);
             let answers = self.0.pop_front().unwrap_or_default();
             self.1.extend(answers);
             Ok(())
@@ -678,9 +772,129 @@ mod tests {
     }
 
     fn line(script: Vec<Vec<Vec<u8>>>) -> Link {
-        let wire = Script(script.into(), VecDeque::new());
+        recorded_line(script).0
+    }
+
+    /// A line to a scripted slave, and the bursts the master sent on it.
+    fn recorded_line(script: Vec<Vec<Vec<u8>>>) -> (Link, Bursts) {
+        let sent = Arc::default();
+        let wire = Script(script.into(), VecDeque::new(), Arc::clone(&sent));
         let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8);
-        Link::on("s", 1, address, Duration::from_millis(1), 2, Box::new(wire))
+        (
+            Link::on("s", 1, address, Duration::from_millis(1), 2, Box::new(wire)),
+            sent,
+        )
+    }
+
+    /// A refusal of request `seq` with `code`, expecting `expected`.
+    fn nack(seq: u16, expected: u16, code: ErrorCode) -> Vec<u8> {
+        pdu(Pdu::Response {
+            seq,
+            sender: 1,
+            body: Response::Nack {
+                expected,
+                error: code.code(),
+            },
+        })
+    }
+
+    /// A step with its input data, and its outputs asked for, on `link`.
+    fn step_with_data(link: &mut Link) -> Result<(), LinkError> {
+        let ports = Ports {
+            inputs: vec![variable("u", 1, Causality::Input)],
+            outputs: Vec::new(),
+        };
+        let slots = [Slot {
+            pos: 0,
+            variable: 0,
+            data_type: DataType::Float64,
+        }];
+        link.exchange(
+            Some((1, &slots, &ports, &[0.5])),
+            &[
+                Request::DoStep {
+                    state: State::Running.code(),
+                    steps: 1,
+                },
+                Request::SendOutputs {
+                    state: State::Computed.code(),
+                },
+            ],
+            None,
+            None,
+        )
+    }
+
+    /// Each burst's datagrams: the first byte of a data PDU, a request's
+    /// sequence id.
+    fn ids(bursts: &[Vec<Vec<u8>>]) -> Vec<Vec<u16>> {
+        bursts
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|d| match Pdu::read(d) {
+                        Ok(Pdu::Request { seq, .. }) => seq,
+                        _ => d[0] as u16,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_refused_for_its_lost_input_data_goes_again_with_its_data_and_the_next_sequence_ids() {
+        let ack = |seq| {
+            pdu(Pdu::Response {
+                seq,
+                sender: 1,
+                body: Response::Ack,
+            })
+        };
+        // The slave uses the refused id and refuses the request after it
+        // as not allowed (it did not step): both ids are spent.
+        let (mut link, sent) = recorded_line(vec![
+            vec![nack(0, 1, ErrorCode::Generic), nack(1, 2, ErrorCode::NotAllowedInState)],
+            vec![ack(2), ack(3)],
+        ]);
+        step_with_data(&mut link).unwrap();
+        assert_eq!(ids(&sent.lock().unwrap()), [vec![0xF0, 0, 1], vec![0xF0, 2, 3]]);
+        let next = link.next_seq;
+        assert_eq!(next, 4);
+
+        // The request after the refused one was lost: the slave expects
+        // its id, which INF_state fills before the requests go again with
+        // their own ids (a late answer to a given-up id is never taken for
+        // theirs).
+        let state = pdu(Pdu::Response {
+            seq: 1,
+            sender: 1,
+            body: Response::StateAck {
+                state: State::Running.code(),
+            },
+        });
+        let (mut link, sent) = recorded_line(vec![
+            vec![nack(0, 1, ErrorCode::Generic)],
+            vec![
+                nack(2, 1, ErrorCode::InvalidSequenceId),
+                nack(3, 1, ErrorCode::InvalidSequenceId),
+            ],
+            vec![state],
+            vec![ack(2), ack(3)],
+        ]);
+        step_with_data(&mut link).unwrap();
+        let sent = sent.lock().unwrap();
+        assert_eq!(
+            ids(&sent),
+            [vec![0xF0, 0, 1], vec![0xF0, 2, 3], vec![1], vec![0xF0, 2, 3]]
+        );
+        assert!(matches!(
+            Pdu::read(&sent[2][0]),
+            Ok(Pdu::Request {
+                body: Request::State,
+                ..
+            })
+        ));
+        assert_eq!(link.next_seq, 4);
     }
 
     #[test]
@@ -728,14 +942,7 @@ mod tests {
 
     #[test]
     fn a_refusal_that_stands_after_the_retries_is_reported_as_a_refusal_and_the_slave_given_up() {
-        let nack = pdu(Pdu::Response {
-            seq: 0,
-            sender: 1,
-            body: Response::Nack {
-                expected: 4321,
-                error: ErrorCode::InvalidSequenceId.code(),
-            },
-        });
+        let nack = nack(0, 4321, ErrorCode::InvalidSequenceId);
         let mut link = line(vec![vec![nack.clone()], vec![nack.clone()], vec![nack]]);
         let e = link.exchange(None, &[Request::State], None, None).unwrap_err();
         assert_eq!(

@@ -226,6 +226,9 @@ impl RemoteSlave {
     /// slave refuses the second as not allowed in its state: one that
     /// acknowledges a transition before it ends it (DCPLib's), which the
     /// specification allows. From then on the second waits for `between`.
+    /// A slave refuses the second too when it refused `change` (its input
+    /// data lost) and that refusal was lost on the way: then it is still
+    /// in `until`, the state `change` left, and the exchange goes again.
     fn exchange(&mut self, change: Request<'_>, between: State, until: State) -> Result<(), LinkError> {
         let send = Request::SendOutputs { state: between.code() };
         let RemoteSlave {
@@ -239,22 +242,27 @@ impl RemoteSlave {
             ..
         } = self;
         let data = (!input_slots.is_empty()).then_some((INPUT_DATA, &input_slots[..], &*ports, &u[..]));
-        if *back_to_back {
+        let mut again = link.retries();
+        while *back_to_back {
             match link.exchange(data, &[change, send], outputs(output_slots, ports, y), Some(until)) {
                 Err(LinkError::Refused {
                     error: Some(ErrorCode::NotAllowedInState),
                     request,
                     ..
                 }) if request == send.name() => {
+                    if again > 0 && link.asked_state()? == Some(until) {
+                        again -= 1;
+                        continue;
+                    }
                     *back_to_back = false;
                     let deadline = Instant::now() + link.patience();
                     link.await_state(between, deadline)?;
+                    return link.exchange(None, &[send], outputs(output_slots, ports, y), Some(until));
                 }
                 done => return done,
             }
-        } else {
-            link.exchange(data, &[change], None, Some(between))?;
         }
+        link.exchange(data, &[change], None, Some(between))?;
         link.exchange(None, &[send], outputs(output_slots, ports, y), Some(until))
     }
 
@@ -417,9 +425,14 @@ mod tests {
 
     /// A slave that acknowledges `STC_initialize` and `STC_do_step` before
     /// it ends them (as DCPLib's do: the state they lead to is notified
-    /// later), and refuses `STC_send_outputs` until then.
+    /// later), and refuses `STC_send_outputs` until then; or, `on_time`,
+    /// ends them first (as Tandem's do).
     #[derive(Default)]
     struct Late {
+        on_time: bool,
+        /// How many `STC_do_step` it refuses for their lost input data, each
+        /// refusal lost on its way back.
+        lose_steps: usize,
         state: Option<State>,
         /// The notification of a transition still under way.
         pending: Option<State>,
@@ -427,7 +440,7 @@ mod tests {
         /// The sequence id of its next output data.
         data_seq: u16,
         /// Each request's name, and whether it was refused.
-        log: Arc<Mutex<Vec<(&'static str, bool)>>>,
+        log: Asked,
     }
 
     impl Late {
@@ -448,13 +461,29 @@ mod tests {
                 Request::Register { .. } => (false, &[State::Configuration]),
                 Request::Prepare { .. } => (false, &[State::Preparing, State::Prepared]),
                 Request::Configure { .. } => (false, &[State::Configuring, State::Configured]),
+                Request::Initialize { .. } if self.on_time => (false, &[State::Initializing, State::Initialized]),
                 Request::Initialize { .. } => {
                     self.pending = Some(State::Initialized);
                     (false, &[State::Initializing])
                 }
+                Request::DoStep { .. } if self.lose_steps > 0 => {
+                    self.lose_steps -= 1;
+                    self.log.lock().unwrap().push((body.name(), true));
+                    return;
+                }
+                Request::DoStep { .. } if self.on_time => (false, &[State::Computing, State::Computed]),
                 Request::DoStep { .. } => {
                     self.pending = Some(State::Computed);
                     (false, &[State::Computing])
+                }
+                Request::State => {
+                    self.log.lock().unwrap().push((body.name(), false));
+                    self.inbox.push_back(out(Pdu::Response {
+                        seq,
+                        sender: 1,
+                        body: Response::StateAck { state: state.code() },
+                    }));
+                    return;
                 }
                 Request::SendOutputs { .. } if state == State::Initialized => {
                     (false, &[State::SendingI, State::Configured])
@@ -530,8 +559,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_slave_that_ends_its_transitions_after_acknowledging_them_is_stepped_one_request_at_a_time() {
+    /// Each request a slave was asked, by name, and whether it refused it.
+    type Asked = Arc<Mutex<Vec<(&'static str, bool)>>>;
+
+    /// A lock-step member of one input and one output on `wire`, connected
+    /// and stepped twice; what the wire's slave was asked.
+    fn connected(wire: Late) -> (RemoteSlave, Asked) {
         let address = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8);
         let member = Member {
             name: "late".into(),
@@ -552,7 +585,6 @@ mod tests {
             resolution: (1, 100),
             ticks: 1,
         };
-        let wire = Late::default();
         let log = wire.log.clone();
         let link = Link::on("late", 1, address, Duration::from_millis(1), 3, Box::new(wire));
         let mut remote = RemoteSlave::connect(&member, link).unwrap();
@@ -563,16 +595,27 @@ mod tests {
             let stepped = remote.step(t, 0.01, &[Course::constant(0.5)], None);
             assert!(stepped.is_ok(), "{stepped:?}: {:?}", log.lock().unwrap());
         }
+        (remote, log)
+    }
+
+    /// What the slave was asked from `STC_initialize` on, and whether it
+    /// refused; and whether it was asked `CFG_steps` before.
+    fn asked(log: &Mutex<Vec<(&'static str, bool)>>) -> (Vec<(&'static str, bool)>, bool) {
         let log = log.lock().unwrap().clone();
         let from = log.iter().position(|(n, _)| *n == "STC_initialize").unwrap();
+        (log[from..].to_vec(), log[..from].iter().any(|(n, _)| *n == "CFG_steps"))
+    }
+
+    #[test]
+    fn a_slave_that_ends_its_transitions_after_acknowledging_them_is_stepped_one_request_at_a_time() {
+        let (_remote, log) = connected(Late::default());
+        let (asked, steps) = asked(&log);
         assert_eq!(
-            log[from..]
-                .iter()
-                .map(|(n, refused)| (*n, *refused))
-                .collect::<Vec<_>>(),
+            asked,
             [
                 ("STC_initialize", false),
                 ("STC_send_outputs", true),
+                ("INF_state", false),
                 ("STC_send_outputs", false),
                 ("STC_run", false),
                 ("STC_run", false),
@@ -582,6 +625,37 @@ mod tests {
                 ("STC_send_outputs", false),
             ]
         );
-        assert!(log[..from].iter().any(|(n, _)| *n == "CFG_steps"), "{log:?}");
+        assert!(steps, "{asked:?}");
+    }
+
+    #[test]
+    fn a_step_whose_refusal_was_lost_goes_again_once_the_slave_says_it_did_not_step() {
+        // The first step is refused (its input data lost) and the refusal
+        // lost: the step's STC_send_outputs is refused as not allowed, as
+        // a slave that acknowledges early refuses it, but the slave is
+        // still RUNNING. The step goes again, both requests back to back
+        // from then on.
+        let (_remote, log) = connected(Late {
+            on_time: true,
+            lose_steps: 1,
+            ..Late::default()
+        });
+        let (asked, _) = asked(&log);
+        assert_eq!(
+            asked,
+            [
+                ("STC_initialize", false),
+                ("STC_send_outputs", false),
+                ("STC_run", false),
+                ("STC_run", false),
+                ("STC_do_step", true),
+                ("STC_send_outputs", true),
+                ("INF_state", false),
+                ("STC_do_step", false),
+                ("STC_send_outputs", false),
+                ("STC_do_step", false),
+                ("STC_send_outputs", false),
+            ]
+        );
     }
 }

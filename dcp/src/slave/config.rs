@@ -21,11 +21,18 @@ pub const GUIDE: &str = "dcp/FEDERATION.md";
 const MAX_FILE: u64 = 1 << 20;
 
 /// How a real-time slave predicts an input beyond its newest sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// `Hold` is the default: an input that closes a feedback loop through
+/// other slaves arrives a step late, and the line through its two newest
+/// samples, followed over the next step, amplifies what the loop sends
+/// back (a stiff loop diverges; `dcp/tests/loop.rs`), where the newest
+/// value only delays it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Extrapolation {
     /// The newest value.
+    #[default]
     Hold,
-    /// The line through the two newest samples.
+    /// The line through the two newest samples: smooth open-loop signals.
     Linear,
 }
 
@@ -129,13 +136,14 @@ impl SlaveConfig {
             None => uuid_for(name),
         };
         let extrapolation = match raw.extrapolation.as_ref().map(|e| (e, e.get_ref().as_str())) {
-            None | Some((_, "linear")) => Extrapolation::Linear,
+            None => Extrapolation::default(),
             Some((_, "hold")) => Extrapolation::Hold,
+            Some((_, "linear")) => Extrapolation::Linear,
             Some((e, other)) => {
                 return Err(place.error(
                     e.span(),
                     "extrapolation",
-                    format!("unknown extrapolation \"{other}\"; use \"linear\" (the default) or \"hold\""),
+                    format!("unknown extrapolation \"{other}\"; use \"hold\" (the default) or \"linear\""),
                 ))
             }
         };
@@ -221,7 +229,7 @@ mod tests {
         .unwrap();
         assert_eq!(c.endpoint.host, std::net::Ipv4Addr::LOCALHOST);
         assert_eq!(c.types["road_grade"], DataType::Float32);
-        assert_eq!(c.extrapolation, Extrapolation::Linear);
+        assert_eq!(c.extrapolation, Extrapolation::Hold);
         assert_eq!(c.uuid, uuid_for("plant"));
         assert_ne!(uuid_for("plant"), uuid_for("ecu"));
     }
@@ -239,5 +247,15 @@ mod tests {
         ))
         .starts_with("s.toml:5:15: types.x: unknown DCP type \"double\"; use one of: uint8,"));
         assert!(e(&format!("{base}control = \"0.0.0.0:1\"\nport = 3\n")).contains("unknown field `port`"));
+        assert_eq!(
+            e(&format!("{base}control = \"0.0.0.0:1\"\nextrapolation = \"cubic\"\n")),
+            "s.toml:5:17: extrapolation: unknown extrapolation \"cubic\"; use \"hold\" (the default) or \"linear\""
+        );
+        let linear = SlaveConfig::parse(
+            &format!("{base}control = \"0.0.0.0:1\"\nextrapolation = \"linear\"\n"),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        assert_eq!(linear.extrapolation, Extrapolation::Linear);
     }
 }

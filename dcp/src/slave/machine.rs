@@ -173,7 +173,7 @@ impl Slave {
     /// One datagram from `from`.
     pub(super) fn datagram(&mut self, bytes: &[u8], from: SocketAddr) {
         match Pdu::read(bytes) {
-            Ok(Pdu::Request { seq, receiver, body }) => self.request(bytes, seq, receiver, body, from),
+            Ok(Pdu::Request { seq, receiver, body }) => self.request(bytes, seq, receiver, Ok(body), from),
             Ok(Pdu::Data {
                 kind: DataKind::InputOutput,
                 seq,
@@ -185,8 +185,8 @@ impl Slave {
                 self.counters.malformed += 1;
                 // A request of the wrong length is answered, if it is ours.
                 if let Some((_, seq, receiver)) = request_header(bytes) {
-                    if self.for_me(receiver) && self.sequence_ok(seq) {
-                        self.nack(seq, receiver, ErrorCode::InvalidLength, from);
+                    if self.for_me(receiver) {
+                        self.request(bytes, seq, receiver, Err(ErrorCode::InvalidLength), from);
                     }
                 }
             }
@@ -201,17 +201,32 @@ impl Slave {
         }
     }
 
-    /// Whether `seq` is the next sequence id (always, before registration).
-    fn sequence_ok(&self, seq: u16) -> bool {
-        self.registration.is_none_or(|r| r.last_seq.wrapping_add(1) == seq)
-    }
-
-    /// A request of the master. Only one that passes the sequence check
-    /// (or repeats the last, from the master) is the master heard: a
-    /// request refused as out of sequence (another master's, even one with
-    /// the same bytes as the silent master's registration) does not keep a
-    /// silent master's registration alive.
-    fn request(&mut self, bytes: &[u8], seq: u16, receiver: u8, body: Request<'_>, from: SocketAddr) {
+    /// A request (`body`, or why it cannot be read) with sequence id `seq`
+    /// from `from`.
+    ///
+    /// Once registered, only the registered master's address is served: a
+    /// request from any other is refused as out of the master's sequence
+    /// (`INVALID_SEQUENCE_ID`, expecting the master's next id), whatever
+    /// its id. A request from the master that repeats the last (same id,
+    /// same bytes) is answered again from what the last one sent. Any other
+    /// request from the master must carry the next id; in sequence, it uses
+    /// its id whether it is carried out or refused, as DCPLib's slave
+    /// counts it (its refusal says the next id is `seq + 1`): a master that
+    /// moves on to the next id after a refusal is not locked out, and the
+    /// refusal is answered again to a repeat like an acknowledgement.
+    ///
+    /// Only a request in sequence (or a repeat) is the master heard:
+    /// another address's requests (even ones with the same bytes as the
+    /// silent master's registration) do not keep a silent master's
+    /// registration alive.
+    fn request(
+        &mut self,
+        bytes: &[u8],
+        seq: u16,
+        receiver: u8,
+        body: Result<Request<'_>, ErrorCode>,
+        from: SocketAddr,
+    ) {
         if !self.for_me(receiver) {
             self.counters.malformed += 1;
             return;
@@ -225,8 +240,9 @@ impl Slave {
                 }
                 return;
             }
-            if !self.sequence_ok(seq) {
-                self.nack(seq, receiver, ErrorCode::InvalidSequenceId, from);
+            let next = r.last_seq.wrapping_add(1);
+            if from != r.master || seq != next {
+                self.nack(seq, receiver, ErrorCode::InvalidSequenceId, next, from);
                 return;
             }
         }
@@ -234,27 +250,27 @@ impl Slave {
         self.counters.requests += 1;
         self.replies.clear();
         self.answering = true;
-        let result = self
-            .supported(&body)
-            .and_then(|()| self.allowed(&body))
-            .and_then(|()| self.carry_out(seq, receiver, body, from));
-        self.answering = false;
-        match result {
-            Ok(()) => {
-                if let Some(r) = &mut self.registration {
-                    r.last_seq = seq;
-                }
-                self.last_request.clear();
-                self.last_request.extend_from_slice(bytes);
-            }
-            Err(code) => self.nack(seq, receiver, code, from),
+        let result = body.and_then(|body| {
+            self.supported(&body)
+                .and_then(|()| self.allowed(&body))
+                .and_then(|()| self.carry_out(seq, receiver, body, from))
+        });
+        if let Err(code) = result {
+            self.nack(seq, receiver, code, seq.wrapping_add(1), from);
         }
+        self.answering = false;
+        if let Some(r) = &mut self.registration {
+            r.last_seq = seq;
+        }
+        self.last_request.clear();
+        self.last_request.extend_from_slice(bytes);
     }
 
-    /// Refuses a request.
-    fn nack(&mut self, seq: u16, receiver: u8, code: ErrorCode, from: SocketAddr) {
+    /// Refuses request `seq` with `code`, saying the sequence id it
+    /// expects next (kept with the request's replies while it is being
+    /// answered).
+    fn nack(&mut self, seq: u16, receiver: u8, code: ErrorCode, expected: u16, from: SocketAddr) {
         self.counters.refused += 1;
-        let expected = self.registration.map_or(seq, |r| r.last_seq.wrapping_add(1));
         let pdu = Pdu::Response {
             seq,
             sender: receiver,
@@ -263,8 +279,7 @@ impl Slave {
                 error: code.code(),
             },
         };
-        pdu.write(&mut self.out);
-        self.outbox.queue(self.net.as_mut(), from, &self.out);
+        self.reply_to(from, pdu);
     }
 
     /// The support check: what this slave never does, or not in its mode.

@@ -6,15 +6,24 @@
 //!
 //! Policies beyond the specification, for unreliable networks:
 //!
+//! - **A refused request uses its sequence id**, as DCPLib's slave counts
+//!   it: a request in sequence that is refused (`RSP_nack`, which then
+//!   expects the id after it) is, for the sequence, like one carried out,
+//!   so a master that moves on to the next id after a refusal (DCPLib's
+//!   does) is not locked out.
+//! - **One master**: once registered, requests from any address but the
+//!   registered master's are refused (`INVALID_SEQUENCE_ID`, expecting
+//!   the master's next id), whatever their sequence id.
 //! - **A repeated request** (the same sequence id and bytes as the last,
 //!   a master's retransmission after a lost answer) is answered again with
-//!   everything it produced, data included, and not carried out twice.
+//!   everything it produced (an acknowledgement and data, or its refusal),
+//!   and not carried out twice.
 //! - **Lost input data in lock-step**: once the master has sent input data
 //!   for a step (data on the control port), a step (or an initialisation)
 //!   whose data has not arrived is refused (`RSP_nack`,
 //!   `PROTOCOL_ERROR_GENERIC`) so that it is never taken on stale inputs;
-//!   the master sends the data again. Data from other slaves, on data
-//!   ports, is taken as it comes.
+//!   the master sends the data again, and the step with the next sequence
+//!   ids. Data from other slaves, on data ports, is taken as it comes.
 //! - **Duplicated or reordered data** (a sequence id not newer than the
 //!   last) is dropped and counted; a gap (lost data) is counted.
 //! - **A silent master**: registered and with no request for

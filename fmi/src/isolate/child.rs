@@ -73,7 +73,10 @@ enum Results {
     /// In [`Server::values`].
     Values,
     Handle(u64),
-    Bytes(Vec<u8>),
+    /// A size in bytes.
+    Size(u64),
+    /// In [`Server::bytes`].
+    Bytes,
     Step(StepOutcome),
     Update(DiscreteUpdate),
     End(StepEnd),
@@ -88,6 +91,8 @@ struct Server {
     out: Writer,
     vrs: Vec<u32>,
     values: Vec<f64>,
+    /// A serialized state being sent.
+    bytes: Vec<u8>,
     /// The FMU's log messages when the last reply was sent.
     logged: usize,
     /// The error of a deferred request, for the next reply; the requests
@@ -164,8 +169,11 @@ impl Server {
             Ok(Results::Handle(handle)) => {
                 w.u64(handle);
             }
-            Ok(Results::Bytes(bytes)) => {
-                w.bytes(&bytes);
+            Ok(Results::Size(size)) => {
+                w.u64(size);
+            }
+            Ok(Results::Bytes) => {
+                w.bytes(&self.bytes);
             }
             Ok(Results::Step(step)) => {
                 w.u8(step.terminate as u8).u8(step.discarded as u8).f64(step.last_time);
@@ -205,6 +213,7 @@ impl Server {
         };
         let values = &mut self.values;
         let vrs = &mut self.vrs;
+        let bytes = &mut self.bytes;
         Ok(match op {
             Op::Hello | Op::Free => unreachable!("handled above"),
             Op::EnterInitialization => {
@@ -254,7 +263,10 @@ impl Server {
             Op::GetText => {
                 let ty = if frame.u8()? == 0 { Text::String } else { Text::Binary };
                 let vr = frame.u32()?;
-                served.instance().get_text(ty, vr).map(Results::Bytes)
+                served.instance().get_text(ty, vr).map(|text| {
+                    *bytes = text;
+                    Results::Bytes
+                })
             }
             Op::SetText => {
                 let ty = if frame.u8()? == 0 { Text::String } else { Text::Binary };
@@ -273,6 +285,30 @@ impl Server {
             Op::FreeState => {
                 let state = frame.u64()? as *mut std::ffi::c_void;
                 served.instance().free_state(state).map(|()| Results::Nothing)
+            }
+            Op::SerializedSize => {
+                let state = frame.u64()? as *mut std::ffi::c_void;
+                served
+                    .instance()
+                    .serialized_size(state)
+                    .map(|size| Results::Size(size as u64))
+            }
+            Op::SerializeState => {
+                let state = frame.u64()? as *mut std::ffi::c_void;
+                let size = frame.u32()? as usize;
+                if size > MAX_FRAME {
+                    return Err(invalid("a state larger than a frame asked for"));
+                }
+                bytes.clear();
+                bytes.resize(size, 0);
+                served.instance().serialize_state(state, bytes).map(|()| Results::Bytes)
+            }
+            Op::DeserializeState => {
+                let serialized = frame.bytes()?;
+                served
+                    .instance()
+                    .deserialize_state(serialized)
+                    .map(|state| Results::Handle(state as u64))
             }
             Op::SetTime => {
                 let t = frame.f64()?;

@@ -323,6 +323,35 @@ impl Instance for Remote {
             w.u64(state as u64);
         })
     }
+
+    fn serialized_size(&mut self, state: *mut c_void) -> Result<usize, FmuError> {
+        self.out.begin(Op::SerializedSize as u8).u64(state as u64);
+        self.call(Op::SerializedSize, |r| r.u64().map(|size| size as usize))
+    }
+
+    fn serialize_state(&mut self, state: *mut c_void, bytes: &mut [u8]) -> Result<(), FmuError> {
+        self.out
+            .begin(Op::SerializeState as u8)
+            .u64(state as u64)
+            .u32(bytes.len() as u32);
+        self.call(Op::SerializeState, |r| {
+            let serialized = r.bytes()?;
+            if serialized.len() != bytes.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} bytes of state, {} expected", serialized.len(), bytes.len()),
+                ));
+            }
+            bytes.copy_from_slice(serialized);
+            Ok(())
+        })
+    }
+
+    fn deserialize_state(&mut self, bytes: &[u8]) -> Result<*mut c_void, FmuError> {
+        // The new state is the child's pointer, a handle here.
+        self.out.begin(Op::DeserializeState as u8).bytes(bytes);
+        self.call(Op::DeserializeState, |r| r.u64().map(|handle| handle as *mut c_void))
+    }
 }
 
 impl ModelExchange for Remote {

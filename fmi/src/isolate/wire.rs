@@ -56,6 +56,9 @@ pub(crate) enum Op {
     EnterContinuousTimeMode,
     CompletedIntegratorStep,
     DoStep,
+    SerializedSize,
+    SerializeState,
+    DeserializeState,
     /// Free the instance and exit.
     Free,
     GetNumbers,
@@ -65,7 +68,7 @@ pub(crate) enum Op {
 }
 
 impl Op {
-    const ALL: [Op; 25] = [
+    const ALL: [Op; 28] = [
         Op::Hello,
         Op::EnterInitialization,
         Op::ExitInitialization,
@@ -86,6 +89,9 @@ impl Op {
         Op::EnterContinuousTimeMode,
         Op::CompletedIntegratorStep,
         Op::DoStep,
+        Op::SerializedSize,
+        Op::SerializeState,
+        Op::DeserializeState,
         Op::Free,
         Op::GetNumbers,
         Op::SetNumbers,
@@ -108,6 +114,7 @@ impl Op {
             Op::GetReal | Op::GetNumbers | Op::GetText => "reading variables",
             Op::SetReal | Op::SetInteger | Op::SetBoolean | Op::SetNumbers | Op::SetText => "setting variables",
             Op::GetState | Op::SetState | Op::FreeState => "saving or restoring its state",
+            Op::SerializedSize | Op::SerializeState | Op::DeserializeState => "serializing or deserializing its state",
             Op::SetTime | Op::SetContinuousStates => "setting time and states",
             Op::GetContinuousStates => "reading the states",
             Op::GetDerivatives => "computing the derivatives",
@@ -141,10 +148,12 @@ pub(crate) fn fmi_function(name: &str) -> &'static str {
         ffi2::ModelExchange::NAMES,
         ffi2::CoSimulation::NAMES,
         ffi2::States::NAMES,
+        ffi2::Serialization::NAMES,
         ffi3::Common::NAMES,
         ffi3::ModelExchange::NAMES,
         ffi3::CoSimulation::NAMES,
         ffi3::States::NAMES,
+        ffi3::Serialization::NAMES,
     ]
     .into_iter()
     .flatten()
@@ -440,6 +449,7 @@ const CALL: u8 = 1;
 const INSTANTIATE: u8 = 2;
 const UNUSABLE: u8 = 3;
 const CANNOT_ROLL_BACK: u8 = 4;
+const CANNOT_SERIALIZE: u8 = 5;
 
 /// Writes `error`.
 pub(crate) fn write_error(w: &mut Writer, error: &FmuError) {
@@ -471,6 +481,9 @@ pub(crate) fn write_error(w: &mut Writer, error: &FmuError) {
         }
         FmuError::CannotRollBack { .. } => {
             w.u8(CANNOT_ROLL_BACK);
+        }
+        FmuError::CannotSerialize { .. } => {
+            w.u8(CANNOT_SERIALIZE);
         }
         other => {
             w.u8(TEXT).bytes(other.to_string().as_bytes());
@@ -510,6 +523,7 @@ pub(crate) fn read_error(frame: &mut Frame<'_>, fmu: &str) -> io::Result<FmuErro
             status: Status::from_code(frame.i32()?),
         },
         CANNOT_ROLL_BACK => FmuError::CannotRollBack { fmu },
+        CANNOT_SERIALIZE => FmuError::CannotSerialize { fmu },
         _ => FmuError::Isolated { message: frame.text()? },
     })
 }
@@ -611,6 +625,7 @@ mod tests {
                 status: Status::Error,
             },
             FmuError::CannotRollBack { fmu: "m".into() },
+            FmuError::CannotSerialize { fmu: "m".into() },
             FmuError::OncePerProcess { fmu: "m".into() },
         ];
         for error in errors {

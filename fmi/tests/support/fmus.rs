@@ -15,9 +15,11 @@
 //! The FMUs: `bouncing_ball` (FMI 2 ME), `bouncing_ball3` (FMI 3 ME),
 //! `first_order` (FMI 2 ME, refuses a negative input), `step_response`
 //! (FMI 3 ME with a time event), `oscillator` (FMI 2 CS) and `oscillator3`
-//! (FMI 3 CS with a force step), each described at the top of its C file;
-//! and `crash` (FMI 2 ME), whose derivatives crash the process from a
-//! given time on, for the tests of out-of-process loading.
+//! (FMI 3 CS with a force step), `counter` (FMI 2 ME with an internal
+//! counter of its time events that saves and serializes its state), each
+//! described at the top of its C file; and `crash` (FMI 2 ME), whose
+//! derivatives crash the process from a given time on, for the tests of
+//! out-of-process loading.
 //!
 //! Other crates' tests use it with
 //! `#[path = "../../fmi/tests/support/fmus.rs"] mod fmus;` and need `zip`

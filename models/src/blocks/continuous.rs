@@ -1,7 +1,9 @@
 //! Continuous dynamics: Integrator, Derivative, TransferFunction,
 //! StateSpace, PID.
 
+use super::params::{check_matrix, Shape};
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
+use crate::error_kind::ErrorKind;
 
 /// The highest order of a TransferFunction: its companion matrix is dense,
 /// so its cost grows with the square of the order.
@@ -36,15 +38,34 @@ pub(crate) const TYPES: &[BlockType] = &[
     },
 ];
 
-/// Broadcasts a scalar initial value to `w`, or checks a vector's length.
-pub(crate) fn initial_values(values: &[f64], w: usize, key: &str) -> Result<Vec<f64>, BlockError> {
-    match values.len() {
-        1 => Ok(vec![values[0]; w]),
-        n if n == w => Ok(values.to_vec()),
-        n => Err(BlockError::dimension(format!(
-            "dimension mismatch: \"{key}\" has {n} values but the input has width {w}"
-        ))),
+/// The initial values of `w` states from parameter `key`: a number
+/// broadcast, or one value per element of `of` (of width `w`).
+pub(crate) fn initial_values(values: &[f64], w: usize, key: &'static str, of: &str) -> Result<Vec<f64>, BlockError> {
+    Shape::PerElement { of, width: w }.check(key, values)?;
+    Ok(match values {
+        [one] => vec![*one; w],
+        many => many.to_vec(),
+    })
+}
+
+/// Transfer-function coefficients from parameter `key`, highest power
+/// first, without leading zeros: at least one is nonzero.
+pub(crate) fn coefficients(b: &mut Build, key: &'static str) -> Result<Vec<f64>, BlockError> {
+    let given = b.params.numbers(key)?;
+    Shape::AtLeast(1).check(key, &given)?;
+    Ok(given.into_iter().skip_while(|&c| c == 0.0).collect())
+}
+
+/// Checks that a denominator without its leading zeros is not empty.
+pub(crate) fn check_denominator(den: &[f64]) -> Result<(), BlockError> {
+    if den.is_empty() {
+        return Err(BlockError::of_param(
+            ErrorKind::Parameter,
+            "denominator",
+            "every coefficient is 0; give a nonzero coefficient (highest power first)",
+        ));
     }
+    Ok(())
 }
 
 /// When an integrator's reset input fires.
@@ -176,7 +197,7 @@ fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     for i in 0..names.len() {
         b.no_feedthrough(i);
     }
-    let w = b.width_or(0, initial.len())?;
+    let w = b.width_or(0, initial.len().max(1))?;
     if reset.is_some() {
         b.scalar(1)?;
     }
@@ -189,7 +210,7 @@ fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
             )));
         }
     }
-    let initial = initial_values(&initial, w, "initial")?;
+    let initial = initial_values(&initial, w, "initial", "the input")?;
     b.outputs(&[w]);
     b.states(initial.iter().map(|x| x.clamp(lower, upper)).collect());
     b.zero_crossings(w * (usize::from(upper.is_finite()) + usize::from(lower.is_finite())));
@@ -320,11 +341,10 @@ impl Linear {
 
 /// Controllable canonical form of num(s)/den(s).
 fn transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let num = b.params.numbers("numerator")?;
-    let den = b.params.numbers("denominator")?;
-    let den: Vec<f64> = den.into_iter().skip_while(|&c| c == 0.0).collect();
-    let num: Vec<f64> = num.into_iter().skip_while(|&c| c == 0.0).collect();
-    if den.is_empty() || num.len() > den.len() {
+    let num = coefficients(b, "numerator")?;
+    let den = coefficients(b, "denominator")?;
+    check_denominator(&den)?;
+    if num.len() > den.len() {
         return Err(BlockError::new(format!(
             "the transfer function must be proper: numerator degree {} exceeds denominator degree {}",
             num.len() as i64 - 1,
@@ -370,28 +390,18 @@ fn state_space(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let a = b.params.matrix("A")?;
     let bm = b.params.matrix("B")?;
     let c = b.params.matrix("C")?;
+    // Every matrix has a first row (`Params::matrix`): n states, m inputs,
+    // p outputs.
     let n = a.len();
-    let m = bm[0].len();
+    let m = bm.first().map_or(0, Vec::len);
     let p = c.len();
     let d = b.params.matrix_or("D", vec![vec![0.0; m]; p])?;
     let initial = b.params.numbers_or("initial", &[0.0])?;
-    let shape = |name: &str, rows: usize, cols: usize, mat: &Vec<Vec<f64>>| {
-        if mat.len() != rows || mat[0].len() != cols {
-            Err(BlockError::dimension(format!(
-                "dimension mismatch: {name} is {}×{} but must be {rows}×{cols}",
-                mat.len(),
-                mat[0].len()
-            ))
-            .help("A is n×n, B n×m, C p×n and D p×m for n states, m inputs and p outputs"))
-        } else {
-            Ok(())
-        }
-    };
-    shape("A", n, n, &a)?;
-    shape("B", n, m, &bm)?;
-    shape("C", p, n, &c)?;
-    shape("D", p, m, &d)?;
-    let x0 = initial_values(&initial, n, "initial")?;
+    check_matrix("A", &a, n, n, "n × n for n states")?;
+    check_matrix("B", &bm, n, m, "n × m: n states, m inputs")?;
+    check_matrix("C", &c, p, n, "p × n: p outputs, n states")?;
+    check_matrix("D", &d, p, m, "p × m: p outputs, m inputs")?;
+    let x0 = initial_values(&initial, n, "initial", "the state")?;
     let flat = |m: Vec<Vec<f64>>| m.into_iter().flatten().collect();
     Linear {
         n,
@@ -473,12 +483,55 @@ mod tests {
             json!({"type": "StateSpace", "params": {"A": [[0, 1], [0, 0]], "B": [[0], [1], [2]], "C": [[1, 0]]}}),
             1,
         );
-        assert!(e.contains("dimension mismatch: B is 3×1 but must be 2×1"), "{e}");
+        assert!(
+            e.contains("block \"b\": B: a 3×1 matrix; give a 2×1 matrix (n × m: n states, m inputs)"),
+            "{e}"
+        );
         let e = build_error(
             json!({"type": "TransferFunction", "params": {"numerator": [1, 0, 0], "denominator": [1, 1]}}),
             1,
         );
         assert!(e.contains("proper"), "{e}");
+    }
+
+    #[test]
+    fn initial_values_and_coefficients_are_checked_for_their_length() {
+        let e = build_error(json!({"type": "Integrator", "params": {"initial": []}}), 1);
+        assert!(
+            e.ends_with(
+                "block \"b\": initial: an empty list; give a number or one value per element of the input (width 1)"
+            ),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "StateSpace", "params": {"A": [[0, 1], [0, 0]], "B": [[0], [1]], "C": [[1, 0]], "initial": [1, 2, 3]}}),
+            1,
+        );
+        assert!(
+            e.ends_with(
+                "block \"b\": initial: a list of 3 values; give a number or one value per element of the state \
+                 (width 2)"
+            ),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "TransferFunction", "params": {"numerator": [], "denominator": [1, 1]}}),
+            1,
+        );
+        assert!(
+            e.ends_with("block \"b\": numerator: an empty list; give a list of at least one value"),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "TransferFunction", "params": {"numerator": [0], "denominator": [0, 0]}}),
+            1,
+        );
+        assert!(
+            e.ends_with(
+                "block \"b\": denominator: every coefficient is 0; give a nonzero coefficient (highest power first)"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

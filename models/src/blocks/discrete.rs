@@ -2,7 +2,7 @@
 //! UnitDelay, Memory, ZeroOrderHold, DiscreteIntegrator,
 //! DiscreteTransferFunction, DiscretePID, Counter.
 
-use super::continuous::initial_values;
+use super::continuous::{check_denominator, coefficients, initial_values};
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
 
 /// The block types of this family.
@@ -70,9 +70,9 @@ fn delay(b: &mut Build, rate: Rate) -> Result<Box<dyn Block>, BlockError> {
     let initial = b.params.numbers_or("initial", &[0.0])?;
     b.inputs(1);
     b.no_feedthrough(0);
-    let w = b.width_or(0, initial.len())?;
+    let w = b.width_or(0, initial.len().max(1))?;
     b.outputs(&[w]);
-    b.discrete_states(initial_values(&initial, w, "initial")?);
+    b.discrete_states(initial_values(&initial, w, "initial", "the input")?);
     b.rate(rate);
     Ok(Box::new(Delay))
 }
@@ -154,15 +154,10 @@ impl Block for DiscreteTf {
 }
 
 fn discrete_transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
-    let num = b.params.numbers("numerator")?;
-    let den: Vec<f64> = b
-        .params
-        .numbers("denominator")?
-        .into_iter()
-        .skip_while(|&c| c == 0.0)
-        .collect();
-    let num: Vec<f64> = num.into_iter().skip_while(|&c| c == 0.0).collect();
-    if den.is_empty() || num.len() > den.len() {
+    let num = coefficients(b, "numerator")?;
+    let den = coefficients(b, "denominator")?;
+    check_denominator(&den)?;
+    if num.len() > den.len() {
         return Err(BlockError::new(
             "the transfer function must be proper (numerator no longer than denominator, both highest power first)",
         ));
@@ -261,6 +256,28 @@ mod tests {
         assert!(e.contains("needs a discrete sample time"), "{e}");
         let e = build_error(json!({"type": "Counter"}), 0);
         assert!(e.contains("needs a discrete sample time"), "{e}");
+    }
+
+    #[test]
+    fn empty_lists_are_refused_by_name() {
+        let e = build_error(
+            json!({"type": "UnitDelay", "sample_time": 0.1, "params": {"initial": []}}),
+            1,
+        );
+        assert!(
+            e.ends_with(
+                "block \"b\": initial: an empty list; give a number or one value per element of the input (width 1)"
+            ),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "DiscreteTransferFunction", "sample_time": 0.1, "params": {"numerator": [1], "denominator": []}}),
+            1,
+        );
+        assert!(
+            e.ends_with("block \"b\": denominator: an empty list; give a list of at least one value"),
+            "{e}"
+        );
     }
 
     #[test]

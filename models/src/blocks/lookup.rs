@@ -1,6 +1,7 @@
 //! Lookup tables: Lookup1D and Lookup2D, and the interpolation they share
 //! with FromTable.
 
+use super::params::{check_matrix, Shape};
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel};
 
 /// The block types of this family.
@@ -39,8 +40,9 @@ impl Extrapolation {
 }
 
 /// Checks that breakpoints are at least two and strictly increasing.
-pub(crate) fn check_breakpoints(key: &str, xs: &[f64]) -> Result<(), BlockError> {
-    if xs.len() < 2 || xs.windows(2).any(|w| w[1].is_nan() || w[1] <= w[0]) {
+pub(crate) fn check_breakpoints(key: &'static str, xs: &[f64]) -> Result<(), BlockError> {
+    Shape::AtLeast(2).check(key, xs)?;
+    if xs.windows(2).any(|w| w[1].is_nan() || w[1] <= w[0]) {
         return Err(BlockError::new(format!(
             "parameter \"{key}\" must hold at least two strictly increasing numbers, found {xs:?}"
         )));
@@ -101,13 +103,11 @@ fn lookup1d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let table = b.params.numbers("table")?;
     let extrapolation = Extrapolation::read(b)?;
     check_breakpoints("breakpoints", &breakpoints)?;
-    if table.len() != breakpoints.len() {
-        return Err(BlockError::dimension(format!(
-            "dimension mismatch: {} breakpoints but {} table values",
-            breakpoints.len(),
-            table.len()
-        )));
+    Shape::OnePer {
+        each: "breakpoint",
+        n: breakpoints.len(),
     }
+    .check("table", &table)?;
     b.inputs(1);
     let w = b.width(0)?;
     b.outputs(&[w]);
@@ -140,17 +140,13 @@ fn lookup2d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let extrapolation = Extrapolation::read(b)?;
     check_breakpoints("rows", &rows)?;
     check_breakpoints("columns", &columns)?;
-    let table_columns = table.first().map_or(0, Vec::len);
-    if table.len() != rows.len() || table_columns != columns.len() {
-        return Err(BlockError::dimension(format!(
-            "dimension mismatch: table is {}×{} but there are {} rows and {} columns breakpoints",
-            table.len(),
-            table_columns,
-            rows.len(),
-            columns.len()
-        ))
-        .help("give one table row per row breakpoint and one entry per column breakpoint"));
-    }
+    check_matrix(
+        "table",
+        &table,
+        rows.len(),
+        columns.len(),
+        "one row per breakpoint of \"rows\", one entry per breakpoint of \"columns\"",
+    )?;
     b.named_inputs(&["row", "column"]);
     let w = b.common_width()?;
     b.outputs(&[w]);
@@ -189,8 +185,34 @@ mod tests {
             json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 10], "table": [[0, 10], [100, 110]]}});
         assert_eq!(eval1(l2.clone(), &[0.5, 5.0]), 55.0);
         assert_eq!(eval1(l2, &[2.0, -5.0]), 100.0);
+        let e = build_error(
+            json!({"type": "Lookup1D", "params": {"breakpoints": [0, 1, 2], "table": [1, 5]}}),
+            1,
+        );
+        assert!(
+            e.ends_with("block \"b\": table: a list of 2 values; give one value per breakpoint (3)"),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "Lookup1D", "params": {"breakpoints": [], "table": []}}),
+            1,
+        );
+        assert!(
+            e.ends_with("block \"b\": breakpoints: an empty list; give a list of at least 2 values"),
+            "{e}"
+        );
         let bad =
             json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1, 2], "table": [[0, 1], [2, 3]]}});
-        assert!(build_error(bad, 2).contains("dimension mismatch"));
+        assert!(
+            build_error(bad, 2).contains(
+                "table: a 2×2 matrix; give a 2×3 matrix (one row per breakpoint of \"rows\", one entry per \
+                 breakpoint of \"columns\")"
+            ),
+            "{}",
+            build_error(
+                json!({"type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1, 2], "table": [[0, 1], [2, 3]]}}),
+                2
+            )
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Arithmetic: Gain, Sum, Product, Abs, Sign, MinMax, MathFunction.
 
 use super::kernel::{Binary, FoldOp, Kernel, Unary};
-use super::params::MAX_PORTS;
+use super::params::{Shape, MAX_PORTS};
 use super::{Block, BlockError, BlockType, Build, Ctx};
 
 /// The block types of this family.
@@ -38,19 +38,15 @@ fn gain(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let k = b.params.numbers("gain")?;
     b.inputs(1);
     let w = b.width(0)?;
-    if k.len() != 1 && w != 1 && k.len() != w {
-        return Err(BlockError::dimension(format!(
-            "dimension mismatch: gain has {} elements but the input has width {w}",
-            k.len()
-        )));
+    // A list on a scalar input makes a vector of the list's length.
+    if w != 1 || k.is_empty() {
+        Shape::PerElement {
+            of: "the input",
+            width: w,
+        }
+        .check("gain", &k)?;
     }
-    let w = w.max(k.len());
-    b.outputs(&[w]);
-    let k = if k.len() == 1 {
-        k
-    } else {
-        k.into_iter().cycle().take(w).collect()
-    };
+    b.outputs(&[w.max(k.len())]);
     Ok(Box::new(Gain(k)))
 }
 
@@ -320,6 +316,40 @@ mod tests {
         assert_eq!(reduce, vec![vec![6.0]]);
         let broadcast = eval(json!({"type": "Sum"}), &[&[1.0, 2.0], &[10.0]], 1, 0.0).unwrap();
         assert_eq!(broadcast, vec![vec![11.0, 12.0]]);
+    }
+
+    #[test]
+    fn gain_is_a_number_or_one_value_per_element() {
+        let e = build_error(json!({"type": "Gain", "params": {"gain": []}}), 1);
+        assert!(
+            e.ends_with(
+                "block \"b\": gain: an empty list; give a number or one value per element of the input (width 1)"
+            ),
+            "{e}"
+        );
+        let e = eval(
+            json!({"type": "Gain", "params": {"gain": [1, 2]}}),
+            &[&[1.0, 2.0, 3.0]],
+            1,
+            0.0,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with(
+                "block \"b\": gain: a list of 2 values; give a number or one value per element of the input \
+                 (width 3)"
+            ),
+            "{e}"
+        );
+        let y = eval(
+            json!({"type": "Gain", "params": {"gain": [1, 2, 3]}}),
+            &[&[1.0, 2.0, 3.0]],
+            1,
+            0.0,
+        )
+        .unwrap();
+        assert_eq!(y, vec![vec![1.0, 4.0, 9.0]]);
     }
 
     #[test]

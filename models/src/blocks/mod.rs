@@ -473,6 +473,10 @@ pub enum BlockError {
     Invalid {
         /// Category (a parameter or a dimension mistake).
         kind: ErrorKind,
+        /// The parameter at fault, when the mistake is one parameter's
+        /// (its shape: [`params::Shape`]); messages then name it in place
+        /// of the block's type.
+        param: Option<&'static str>,
         /// What is wrong.
         message: String,
         /// How to fix it.
@@ -485,6 +489,7 @@ impl BlockError {
     pub fn new(message: impl Into<String>) -> Self {
         BlockError::Invalid {
             kind: ErrorKind::Parameter,
+            param: None,
             message: message.into(),
             help: None,
         }
@@ -494,6 +499,18 @@ impl BlockError {
     pub fn dimension(message: impl Into<String>) -> Self {
         BlockError::Invalid {
             kind: ErrorKind::Dimension,
+            param: None,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// A mistake of parameter `param` alone, of `kind`, described by
+    /// `message` (what was found, then the fix).
+    pub fn of_param(kind: ErrorKind, param: &'static str, message: impl Into<String>) -> Self {
+        BlockError::Invalid {
+            kind,
+            param: Some(param),
             message: message.into(),
             help: None,
         }
@@ -502,12 +519,30 @@ impl BlockError {
     /// Adds advice on the fix.
     pub fn help(self, help: impl Into<String>) -> Self {
         match self {
-            BlockError::Invalid { kind, message, .. } => BlockError::Invalid {
+            BlockError::Invalid {
+                kind, param, message, ..
+            } => BlockError::Invalid {
                 kind,
+                param,
                 message,
                 help: Some(help.into()),
             },
             pending => pending,
+        }
+    }
+
+    /// The message as a diagram error gives it for a block of type
+    /// `type_name`: `param: message` for a parameter's mistake, else
+    /// `(Type) message`.
+    pub fn located(&self, type_name: &str) -> String {
+        match self {
+            BlockError::Invalid {
+                param: Some(param),
+                message,
+                ..
+            } => format!("{param}: {message}"),
+            BlockError::Invalid { message, .. } => format!("({type_name}) {message}"),
+            BlockError::Pending => format!("({type_name}) {self}"),
         }
     }
 
@@ -527,7 +562,12 @@ impl fmt::Display for BlockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BlockError::Pending => write!(f, "input widths not known yet"),
-            BlockError::Invalid { message, help, .. } => {
+            BlockError::Invalid {
+                param, message, help, ..
+            } => {
+                if let Some(param) = param {
+                    write!(f, "{param}: ")?;
+                }
                 write!(f, "{message}")?;
                 if let Some(help) = help {
                     write!(f, "\n  help: {help}")?;

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::BlockError;
+use crate::error_kind::ErrorKind;
 
 /// The most input or output ports one block may have (`inputs`,
 /// `outputs` and the like).
@@ -44,6 +45,11 @@ impl<'a> Params<'a> {
             self.read.push(key);
         }
         self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    /// Whether the file gives parameter `key` (not absent, not `null`).
+    pub fn given(&mut self, key: &'static str) -> bool {
+        self.get(key).is_some()
     }
 
     /// A required number.
@@ -234,6 +240,98 @@ impl<'a> Params<'a> {
     }
 }
 
+/// The shape a list parameter must have: the one place where the length of
+/// every vector, table and breakpoint list is checked against the widths
+/// and counts it will meet, before anything runs (in the model compiler,
+/// for a file and for a change at run time alike). What passes is what
+/// the interpreter and the code generator index by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape<'a> {
+    /// A number, broadcast to every element, or one value per element of
+    /// `of` (a signal or the states, of `width` elements).
+    PerElement {
+        /// What the values are for, in words (`the input`).
+        of: &'a str,
+        /// Its number of elements.
+        width: usize,
+    },
+    /// At least `min` values (`min` >= 1).
+    AtLeast(usize),
+    /// One value per element of `each`, of which there are `n`.
+    OnePer {
+        /// What the values are for, in words (`breakpoint`).
+        each: &'a str,
+        /// How many there are.
+        n: usize,
+    },
+}
+
+impl Shape<'_> {
+    /// Checks that `values`, the value of parameter `key`, has this shape.
+    /// The error names the parameter, what it holds and what it needs.
+    pub fn check(self, key: &'static str, values: &[f64]) -> Result<(), BlockError> {
+        let n = values.len();
+        let (fits, fix) = match self {
+            Shape::PerElement { of, width } => (
+                n == 1 || (n > 0 && n == width),
+                format!("give a number or one value per element of {of} (width {width})"),
+            ),
+            Shape::AtLeast(min) => (n >= min, format!("give a list of at least {}", values_word(min))),
+            Shape::OnePer { each, n: want } => (n == want, format!("give one value per {each} ({want})")),
+        };
+        if fits {
+            return Ok(());
+        }
+        let kind = if n == 0 || matches!(self, Shape::AtLeast(_)) {
+            ErrorKind::Parameter
+        } else {
+            ErrorKind::Dimension
+        };
+        Err(BlockError::of_param(kind, key, format!("{}; {fix}", list_word(n))))
+    }
+}
+
+/// A matrix parameter's required size, `rows` × `columns`, with what the
+/// sizes stand for (`n × m: n states, m inputs`), checked like a [`Shape`].
+pub fn check_matrix(
+    key: &'static str,
+    matrix: &[Vec<f64>],
+    rows: usize,
+    columns: usize,
+    meaning: &str,
+) -> Result<(), BlockError> {
+    let found_columns = matrix.first().map_or(0, Vec::len);
+    if matrix.len() == rows && matrix.iter().all(|r| r.len() == columns) {
+        return Ok(());
+    }
+    Err(BlockError::of_param(
+        ErrorKind::Dimension,
+        key,
+        format!(
+            "a {}×{found_columns} matrix; give a {rows}×{columns} matrix ({meaning})",
+            matrix.len()
+        ),
+    ))
+}
+
+/// `n` values, in words.
+fn values_word(n: usize) -> String {
+    if n == 1 {
+        "one value".into()
+    } else {
+        format!("{n} values")
+    }
+}
+
+/// A list of `n` values, in words.
+fn list_word(n: usize) -> String {
+    match n {
+        0 => "an empty list".into(),
+        1 => "one value".into(),
+        n => format!("a list of {n} values"),
+    }
+}
+
 /// A JSON number, or one of the strings `inf`, `-inf`.
 fn as_number(v: &Value) -> Option<f64> {
     match v {
@@ -282,6 +380,58 @@ mod tests {
             .to_string()
             .contains("whole number"));
         assert!(p.count_or("c", 0, 0, MAX_PORTS).is_err());
+    }
+
+    #[test]
+    fn shapes_name_the_parameter_what_it_holds_and_what_it_needs() {
+        let per_input = Shape::PerElement {
+            of: "the input",
+            width: 1,
+        };
+        assert_eq!(
+            per_input.check("gain", &[]).unwrap_err().to_string(),
+            "gain: an empty list; give a number or one value per element of the input (width 1)"
+        );
+        assert!(per_input.check("gain", &[2.0]).is_ok());
+        let per_three = Shape::PerElement {
+            of: "the input",
+            width: 3,
+        };
+        assert!(per_three.check("gain", &[1.0, 2.0, 3.0]).is_ok());
+        let e = per_three.check("gain", &[1.0, 2.0]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "gain: a list of 2 values; give a number or one value per element of the input (width 3)"
+        );
+        assert!(matches!(
+            e,
+            BlockError::Invalid {
+                kind: ErrorKind::Dimension,
+                param: Some("gain"),
+                ..
+            }
+        ));
+        assert_eq!(
+            Shape::AtLeast(2).check("breakpoints", &[1.0]).unwrap_err().to_string(),
+            "breakpoints: one value; give a list of at least 2 values"
+        );
+        assert_eq!(
+            Shape::OnePer {
+                each: "breakpoint",
+                n: 3
+            }
+            .check("table", &[1.0, 2.0])
+            .unwrap_err()
+            .to_string(),
+            "table: a list of 2 values; give one value per breakpoint (3)"
+        );
+        assert_eq!(
+            check_matrix("B", &[vec![0.0], vec![1.0], vec![2.0]], 2, 1, "n × m")
+                .unwrap_err()
+                .to_string(),
+            "B: a 3×1 matrix; give a 2×1 matrix (n × m)"
+        );
+        assert!(check_matrix("B", &[vec![0.0], vec![1.0]], 2, 1, "n × m").is_ok());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::kernel::Criterion;
 use super::params::{MAX_PORTS, MAX_WIDTH};
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
+use crate::error_kind::ErrorKind;
 use crate::model::Variable;
 
 /// The block types of this family.
@@ -179,6 +180,14 @@ impl Block for Demux {
 
 fn demux(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let widths = b.params.counts_or("widths", &[], 1, MAX_WIDTH)?;
+    if widths.is_empty() && b.params.given("widths") {
+        return Err(BlockError::of_param(
+            ErrorKind::Parameter,
+            "widths",
+            "an empty list; give one width per output, summing to the input width (or leave \"widths\" out for \
+             equal parts)",
+        ));
+    }
     let n = b.params.count_or(
         "outputs",
         if widths.is_empty() { 2 } else { widths.len() },
@@ -315,6 +324,14 @@ mod tests {
         .unwrap();
         assert_eq!(out, vec![vec![1.0], vec![2.0, 3.0]]);
         assert!(build_error(json!({"type": "Demux", "params": {"outputs": 2}}), 1).contains("dimension mismatch"));
+        let e = build_error(json!({"type": "Demux", "params": {"widths": []}}), 1);
+        assert!(
+            e.ends_with(
+                "block \"b\": widths: an empty list; give one width per output, summing to the input width (or \
+                 leave \"widths\" out for equal parts)"
+            ),
+            "{e}"
+        );
         let whole = eval(
             json!({"type": "Demux", "params": {"widths": [2]}}),
             &[&[1.0, 2.0]],

@@ -2,7 +2,9 @@
 
 use super::kernel::Wave;
 use super::lookup::{check_breakpoints, Curve, Extrapolation};
+use super::params::Shape;
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
+use crate::error_kind::ErrorKind;
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -66,9 +68,7 @@ impl Block for Constant {
 
 fn constant(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     let value = b.params.numbers("value")?;
-    if value.is_empty() {
-        return Err(BlockError::new("parameter \"value\" is an empty list").help("give a number or a non-empty list"));
-    }
+    Shape::AtLeast(1).check("value", &value)?;
     source(b, value.len(), Rate::Constant);
     Ok(Box::new(Constant(value)))
 }
@@ -262,12 +262,16 @@ fn from_table(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
             .map(|k| rows.iter().map(|r| r[k]).collect())
             .collect()
     } else {
-        return Err(BlockError::dimension(format!(
-            "dimension mismatch: {} times but {} rows of values",
-            times.len(),
-            rows.len()
-        ))
-        .help("give one value per time, or one row of values per time"));
+        return Err(BlockError::of_param(
+            ErrorKind::Dimension,
+            "values",
+            format!(
+                "a {}×{} matrix; give one value per time ({}), or one row of values per time",
+                rows.len(),
+                rows[0].len(),
+                times.len()
+            ),
+        ));
     };
     source(b, columns.len(), Rate::Continuous);
     Ok(Box::new(FromTable(
@@ -314,6 +318,30 @@ mod tests {
         )[0];
         assert!((s - (1.0 + 2.0 * (2.1f64 + 0.1).sin())).abs() < 1e-15);
         assert_eq!(at(json!({"type": "Clock"}), 4.25), vec![4.25]);
+    }
+
+    #[test]
+    fn list_parameters_are_checked_for_their_length() {
+        let e = build_error(json!({"type": "Constant", "params": {"value": []}}), 0);
+        assert!(
+            e.ends_with("block \"b\": value: an empty list; give a list of at least one value"),
+            "{e}"
+        );
+        let e = build_error(json!({"type": "FromTable", "params": {"times": [], "values": [1]}}), 0);
+        assert!(
+            e.ends_with("block \"b\": times: an empty list; give a list of at least 2 values"),
+            "{e}"
+        );
+        let e = build_error(
+            json!({"type": "FromTable", "params": {"times": [0, 1, 2], "values": [[1, 2], [3, 4]]}}),
+            0,
+        );
+        assert!(
+            e.ends_with(
+                "block \"b\": values: a 2×2 matrix; give one value per time (3), or one row of values per time"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -76,13 +76,13 @@ pub(crate) fn compile(diagram: &Diagram) -> Result<Program, DiagramError> {
 
 fn block_error(fb: &FlatBlock, e: BlockError) -> DiagramError {
     match e {
-        BlockError::Invalid { kind, message, help } => DiagramError {
+        BlockError::Invalid { kind, ref help, .. } => DiagramError {
             port: None,
             kind,
             block: Some(fb.path.clone()),
             position: None,
-            message: format!("({}) {message}", fb.kind.name),
-            help,
+            message: e.located(fb.kind.name),
+            help: help.clone(),
         },
         BlockError::Pending => DiagramError::at_block(
             ErrorKind::Dimension,
@@ -303,6 +303,21 @@ fn build_all(blocks: &[FlatBlock], feeds: &[Vec<Option<Feed>>]) -> Result<Vec<No
                         } else {
                             format!("{} takes: {}", fb.kind.name, listed(known))
                         }));
+                    }
+                    if let Some(j) = b_ctx.outputs.iter().position(|p| p.width == 0) {
+                        // Every parameter that sets a width is checked to
+                        // give at least one element (`params::Shape`).
+                        return Err(DiagramError::at_block(
+                            ErrorKind::Dimension,
+                            &fb.path,
+                            format!(
+                                "({}) output {} would have width 0 (internal error: its parameters passed their \
+                                 checks)",
+                                fb.kind.name,
+                                j + 1
+                            ),
+                        )
+                        .help("give every vector parameter of the block at least one value, and report the model"));
                     }
                     values += b_ctx.outputs.iter().map(|p| p.width).sum::<usize>()
                         + b_ctx.x0.len()

@@ -41,12 +41,12 @@ pub fn ports(def: &BlockDef) -> Result<Ports, DiagramError> {
             let mut b = Build::new(&def.id, Params::new(&def.params), None, WidthMode::Fallback);
             if let Err(e) = (kind.build)(&mut b) {
                 let (kind, message, help) = match e {
-                    BlockError::Invalid { kind, message, help } => (kind, message, help),
-                    BlockError::Pending => (ErrorKind::Dimension, "input widths unknown".into(), None),
+                    BlockError::Invalid { kind, ref help, .. } => (kind, e.located(name), help.clone()),
+                    BlockError::Pending => (ErrorKind::Dimension, format!("({name}) input widths unknown"), None),
                 };
                 return Err(DiagramError {
                     help,
-                    ..DiagramError::at_block(kind, &def.id, format!("({name}) {message}"))
+                    ..DiagramError::at_block(kind, &def.id, message)
                 });
             }
             Ok(Ports {

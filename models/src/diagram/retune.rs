@@ -75,3 +75,30 @@ fn find<'a>(blocks: &'a mut [BlockDef], path: &str) -> Option<&'a mut BlockDef> 
         Some(rest) => find(block.blocks.as_deref_mut()?, rest),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::diagram::compile_str;
+    use crate::model::Model;
+
+    #[test]
+    fn a_change_at_run_time_gets_the_checks_of_a_file() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cruise_control.json");
+        let text = std::fs::read_to_string(path).expect("the example is readable");
+        let model = compile_str(&text).expect("the example compiles").model;
+        let e = model.retune("speed_map", "gain", &json!([])).unwrap_err();
+        assert_eq!(e.block.as_deref(), Some("speed_map"));
+        assert_eq!(
+            e.message,
+            "block \"speed_map\": gain: an empty list; give a number or one value per element of the input (width 1)"
+        );
+        let e = model.retune("vehicle", "initial", &json!([])).unwrap_err();
+        assert_eq!(
+            e.message,
+            "block \"vehicle\": initial: an empty list; give a number or one value per element of the input (width 1)"
+        );
+        assert!(model.retune("speed_map", "gain", &json!(40.0)).is_ok());
+    }
+}

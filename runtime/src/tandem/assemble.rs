@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use tandem_models::Model;
 
-use super::exchange::{frame_ring, result_exchange, RecordShape};
+use super::exchange::{
+    frame_ring, inner_exchange, result_exchange, InnerExport, InnerPublisher, InnerReader, RecordShape,
+};
 use super::fast::{FastParts, FastSide};
 use super::implicit_side::{ImplicitParts, ImplicitSide};
 use super::inputs::InputSource;
@@ -68,6 +70,9 @@ pub enum SetupError {
 
 /// Frame records in flight from the fast to the implicit thread.
 const FRAME_RING: usize = 1024;
+/// The least room of each buffer of the inner-state exchange (bytes); it
+/// is twice the model's first export when that is larger.
+const INNER_ROOM: usize = 4096;
 /// Recorded rows in flight to the draining thread.
 const ROW_RING: usize = 1 << 16;
 
@@ -121,6 +126,25 @@ fn stepper(settings: &TandemSettings, model: &dyn Model) -> Result<(FastStepper,
     }
 }
 
+/// The exchange of the inner state of the fast side's instance `model`
+/// (an FMU's internal discrete variables), when it exports one: it starts
+/// with its export now, in buffers of twice that room (at least
+/// [`INNER_ROOM`]), so that the fast thread's exports of a state that
+/// does not grow beyond it allocate nothing.
+fn inner_states(model: &mut dyn Model) -> Option<(InnerPublisher, InnerReader)> {
+    let mut bytes = Vec::new();
+    if !model.export_inner(&mut bytes) {
+        return None;
+    }
+    let room = (2 * bytes.len()).max(INNER_ROOM);
+    bytes.reserve_exact(room - bytes.len());
+    let first = InnerExport {
+        events: model.inner_events(),
+        bytes,
+    };
+    Some(inner_exchange(&first))
+}
+
 /// Builds a run of `model` with `settings`, its frames wired by `wiring`.
 pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) -> Result<Tandem, SetupError> {
     let Wiring {
@@ -149,6 +173,11 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
     let integrates = matches!(work, ImplicitWork::Integrates(_));
     let matrices = matrices.filter(|_| settings.fast.refreshes_matrices(shape.states));
     let (retuner, fast_retunes, implicit_retunes) = retune_queues(work != ImplicitWork::Nothing);
+    let mut fast_model = model.fork();
+    let (inner_out, inner_in) = match integrates {
+        true => inner_states(fast_model.as_mut()).unzip(),
+        false => (None, None),
+    };
     let mut jacobian_helpers = 0;
     let (implicit, sender, results) = if work != ImplicitWork::Nothing {
         let (sender, receiver) = frame_ring(shape, FRAME_RING);
@@ -164,6 +193,7 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
             rates: FrameRates::new(model, settings.frame)?,
             receiver,
             publisher,
+            inner: inner_in,
             matrices,
             extrapolation,
             metrics: Arc::clone(&metrics),
@@ -182,11 +212,12 @@ pub fn assemble(settings: &TandemSettings, model: &dyn Model, wiring: Wiring) ->
         (None, None, None)
     };
     let parts = FastParts {
-        model: model.fork(),
+        model: fast_model,
         stepper,
         inputs,
         results,
         sender,
+        inner: inner_out,
         recorder,
         outputs,
         tap,

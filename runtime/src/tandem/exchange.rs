@@ -1,10 +1,13 @@
-//! The two lock-free paths between the threads: each frame the fast thread
+//! The lock-free paths between the threads: each frame the fast thread
 //! sends its frame number, inputs and state to the implicit thread through a
 //! ring (ringbuf); the implicit thread publishes its newest result, with the
 //! polynomial that interpolates it and the discrete state that goes with
-//! it, through a latest-value triple buffer. Neither side allocates, locks
-//! or waits on the other. Frames are counted, not timed: a frame's time in
-//! seconds is always derived from its number, never accumulated.
+//! it, through a latest-value triple buffer; and for a model that keeps
+//! state inside (an FMU's internal discrete variables), the fast thread
+//! publishes that state's newest export through another. Neither side
+//! allocates, locks or waits on the other. Frames are counted, not timed: a
+//! frame's time in seconds is always derived from its number, never
+//! accumulated.
 
 use ringbuf::traits::{Consumer, Observer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
@@ -26,9 +29,9 @@ pub struct RecordShape {
 
 impl RecordShape {
     /// Values in one record: frame, publication time, input sample time,
-    /// inputs, states.
+    /// inner events, inputs, states.
     fn len(self) -> usize {
-        3 + self.inputs + self.states + self.discrete
+        4 + self.inputs + self.states + self.discrete
     }
 }
 
@@ -51,6 +54,10 @@ pub struct FrameRecord {
     pub x: Vec<f64>,
     /// Discrete state held over the frame.
     pub xd: Vec<f64>,
+    /// The events that changed the model's inner state so far
+    /// ([`tandem_models::Model::inner_events`]), this frame's major step
+    /// included.
+    pub inner_events: u64,
 }
 
 impl FrameRecord {
@@ -63,6 +70,7 @@ impl FrameRecord {
             u: vec![0.0; shape.inputs],
             x: vec![0.0; shape.states],
             xd: vec![0.0; shape.discrete],
+            inner_events: 0,
         }
     }
 }
@@ -99,7 +107,16 @@ impl FrameSender {
     /// full because the implicit thread has stopped reading. The numbers
     /// travel as the bits of `f64` slots, unchanged.
     #[allow(clippy::too_many_arguments)]
-    pub fn send(&mut self, frame: u64, sent_at: Nanos, u_time: Nanos, u: &[f64], x: &[f64], xd: &[f64]) {
+    pub fn send(
+        &mut self,
+        frame: u64,
+        sent_at: Nanos,
+        u_time: Nanos,
+        u: &[f64],
+        x: &[f64],
+        xd: &[f64],
+        inner_events: u64,
+    ) {
         if self.ring.vacant_len() < self.scratch.len() {
             self.dropped += 1;
             return;
@@ -108,8 +125,9 @@ impl FrameSender {
         s[0] = f64::from_bits(frame);
         s[1] = f64::from_bits(sent_at as u64);
         s[2] = f64::from_bits(u_time as u64);
-        let (a, b) = (3 + u.len(), 3 + u.len() + x.len());
-        s[3..a].copy_from_slice(u);
+        s[3] = f64::from_bits(inner_events);
+        let (a, b) = (4 + u.len(), 4 + u.len() + x.len());
+        s[4..a].copy_from_slice(u);
         s[a..b].copy_from_slice(x);
         s[b..].copy_from_slice(xd);
         self.ring.push_slice(s);
@@ -132,8 +150,9 @@ impl FrameReceiver {
         into.frame = s[0].to_bits();
         into.sent_at = s[1].to_bits() as Nanos;
         into.u_time = s[2].to_bits() as Nanos;
-        let (a, b) = (3 + into.u.len(), 3 + into.u.len() + into.x.len());
-        into.u.copy_from_slice(&s[3..a]);
+        into.inner_events = s[3].to_bits();
+        let (a, b) = (4 + into.u.len(), 4 + into.u.len() + into.x.len());
+        into.u.copy_from_slice(&s[4..a]);
         into.x.copy_from_slice(&s[a..b]);
         into.xd.copy_from_slice(&s[b..]);
         true
@@ -171,6 +190,11 @@ pub struct ImplicitResult {
     pub f1: Vec<f64>,
     /// Discrete state at `t1` (before frame `k1`'s major step).
     pub xd1: Vec<f64>,
+    /// The events that had changed the model's inner state by `t1`
+    /// ([`tandem_models::Model::inner_events`]); [`UNSYNCED`] when the
+    /// implicit side's inner state is not the fast side's path (it could
+    /// not take it at a restart), so that no count matches.
+    pub inner1: u64,
     /// When it was published, on the run's clock.
     pub published_at: Nanos,
 }
@@ -190,6 +214,7 @@ impl ImplicitResult {
             x1: vec![0.0; n],
             f1: vec![0.0; n],
             xd1: vec![0.0; nd],
+            inner1: 0,
             published_at: 0,
         }
     }
@@ -259,6 +284,70 @@ impl ResultReader {
     }
 }
 
+/// The inner-event count of a result whose inner state is not the fast
+/// side's path.
+pub const UNSYNCED: u64 = u64::MAX;
+
+/// The fast side's newest export of the model's inner state
+/// ([`tandem_models::Model::export_inner`]).
+#[derive(Debug, PartialEq)]
+pub struct InnerExport {
+    /// The inner events the state follows.
+    pub events: u64,
+    /// The state as the model wrote it.
+    pub bytes: Vec<u8>,
+}
+
+impl Clone for InnerExport {
+    /// A copy with the same capacity: each of the triple buffer's three
+    /// buffers is a copy of the first, and none may grow on the fast thread.
+    fn clone(&self) -> Self {
+        let mut bytes = Vec::with_capacity(self.bytes.capacity());
+        bytes.extend_from_slice(&self.bytes);
+        InnerExport {
+            events: self.events,
+            bytes,
+        }
+    }
+}
+
+/// The fast thread's end of the inner-state exchange.
+pub struct InnerPublisher {
+    input: Input<InnerExport>,
+}
+
+/// The implicit thread's end of the inner-state exchange.
+pub struct InnerReader {
+    output: Output<InnerExport>,
+}
+
+/// A latest-value exchange of inner states starting with `first` (the
+/// fast side's initial export), each buffer with `first`'s capacity.
+pub fn inner_exchange(first: &InnerExport) -> (InnerPublisher, InnerReader) {
+    let (input, output) = TripleBuffer::new(first).split();
+    (InnerPublisher { input }, InnerReader { output })
+}
+
+impl InnerPublisher {
+    /// The buffer to fill in place before [`InnerPublisher::publish`].
+    pub fn buffer(&mut self) -> &mut InnerExport {
+        self.input.input_buffer_mut()
+    }
+
+    /// Publishes the filled buffer.
+    pub fn publish(&mut self) {
+        self.input.publish();
+    }
+}
+
+impl InnerReader {
+    /// The newest published export.
+    pub fn latest(&mut self) -> &InnerExport {
+        self.output.update();
+        self.output.peek_output_buffer()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,7 +362,7 @@ mod tests {
         let (mut tx, mut rx) = frame_ring(shape, 2);
         for k in 0..3u64 {
             let v = k as f64;
-            tx.send(k, 7, k as Nanos * 1000 - 500, &[v, -v], &[1.0, 2.0, v], &[9.0]);
+            tx.send(k, 7, k as Nanos * 1000 - 500, &[v, -v], &[1.0, 2.0, v], &[9.0], 3 * k);
         }
         assert_eq!(tx.dropped(), 1);
         let mut r = FrameRecord::new(shape);
@@ -290,7 +379,7 @@ mod tests {
             (0, 7, -500, &[0.0, -0.0][..], &[1.0, 2.0, 0.0][..], &[9.0][..])
         );
         assert!(rx.receive(&mut r));
-        assert_eq!(r.frame, 1);
+        assert_eq!((r.frame, r.inner_events), (1, 3));
         assert!(!rx.receive(&mut r));
     }
 
@@ -323,5 +412,26 @@ mod tests {
         }
         let r = reader.latest();
         assert_eq!((r.seq, r.t1, r.published_at), (2, 2.0, 5));
+    }
+
+    #[test]
+    fn inner_states_cross_in_buffers_that_keep_their_capacity() {
+        let mut first = InnerExport {
+            events: 0,
+            bytes: Vec::with_capacity(64),
+        };
+        first.bytes.extend_from_slice(&[1, 2, 3]);
+        let (mut publisher, mut reader) = inner_exchange(&first);
+        assert_eq!(reader.latest(), &first);
+        for events in 1..=3u64 {
+            let b = publisher.buffer();
+            assert!(b.bytes.capacity() >= 64, "every buffer keeps the first one's room");
+            b.events = events;
+            b.bytes.clear();
+            b.bytes.resize(40, events as u8);
+            publisher.publish();
+        }
+        let newest = reader.latest();
+        assert_eq!((newest.events, newest.bytes.len(), newest.bytes[0]), (3, 40, 3));
     }
 }

@@ -10,16 +10,23 @@
 //! 2. combine: `correct` restarts from the newest implicit state of a past
 //!    frame (continuous and discrete) and re-integrates to `t_k` with the
 //!    recorded inputs, events included; `select` takes the implicit state
-//!    of `t_k` when it is ready. Either takes it only when its modes are
-//!    this side's own: the events this side has seen are the ones the world
-//!    has seen, and a correction never undoes or invents one (a refusal is
-//!    counted as a disagreement);
+//!    of `t_k` when it is ready. Either takes it only when its modes and
+//!    its model's inner events are this side's own: the events this side
+//!    has seen are the ones the world has seen, and a correction never
+//!    undoes or invents one (a refusal is counted as a disagreement). A
+//!    model that keeps state inside (an FMU's internal discrete variables)
+//!    is set back to its checkpoint of frame `from` before the
+//!    re-integration, so that the events after it are handled once; one
+//!    that cannot be set back takes no correction across its events (a
+//!    refusal counted apart);
 //! 3. guard: an unusable state (not finite, or far from the implicit
 //!    prediction of the same modes) takes the implicit prediction
 //!    ([`super::guard`]);
 //! 4. the major step: outputs `y_k`, discrete update and resets, the event
 //!    iteration;
-//! 5. send `(k, u_k, x_k, xd_k)` to the implicit thread;
+//! 5. send `(k, u_k, x_k, xd_k)` and the model's inner-event count to the
+//!    implicit thread, after publishing the model's inner state when that
+//!    changed since the last export;
 //! 6. one step to `t_{k+1}`: explicit, or linearly implicit with the
 //!    newest iteration matrix; a zero crossing inside the frame is located
 //!    on the step's continuous extension, handled there, and the rest of
@@ -54,7 +61,7 @@ use tandem_models::{Model, NonFinite, StateRef};
 
 use super::backlog::{Backlog, SlotFate, TooFarBehind};
 use super::clock::{nanos, Clock, Nanos};
-use super::exchange::{FrameSender, ImplicitResult, ResultReader};
+use super::exchange::{FrameSender, ImplicitResult, InnerPublisher, ResultReader, UNSYNCED};
 use super::flow::FrameFlow;
 use super::guard::{OutputGuard, StateGuard};
 use super::hybrid::{same_modes, Boundary};
@@ -117,9 +124,11 @@ pub enum FastError {
     },
 }
 
-/// The recorded inputs of the last frames, for re-integration.
+/// The recorded inputs of the last frames, for re-integration, and the
+/// model's inner-event count at each frame's start (before its major step).
 struct Replay {
     u: Vec<f64>,
+    events: Vec<u64>,
     frames: usize,
 }
 
@@ -127,6 +136,7 @@ impl Replay {
     fn new(frames: usize, inputs: usize) -> Self {
         Replay {
             u: vec![0.0; frames * inputs],
+            events: vec![0; frames],
             frames,
         }
     }
@@ -135,14 +145,20 @@ impl Replay {
         (k % self.frames as u64) as usize
     }
 
-    fn store(&mut self, k: u64, u: &[f64]) {
+    fn store(&mut self, k: u64, u: &[f64], events: u64) {
         let s = self.slot(k);
         self.u[s * u.len()..(s + 1) * u.len()].copy_from_slice(u);
+        self.events[s] = events;
     }
 
     fn load(&self, k: u64, u: &mut [f64]) {
         let s = self.slot(k);
         u.copy_from_slice(&self.u[s * u.len()..(s + 1) * u.len()]);
+    }
+
+    /// The inner-event count at frame `k`'s start.
+    fn events(&self, k: u64) -> u64 {
+        self.events[self.slot(k)]
     }
 }
 
@@ -265,6 +281,12 @@ pub struct FastSide {
     results: Option<ResultReader>,
     last_used: u64,
     sender: Option<FrameSender>,
+    /// Where the model's inner state goes to the implicit thread, when it
+    /// can be exported.
+    inner: Option<InnerPublisher>,
+    /// The inner-event count of the newest export ([`UNSYNCED`]: export
+    /// at the next frame).
+    exported: u64,
     recorder: Option<RowSender>,
     outputs: Option<Box<dyn OutputSink>>,
     tap: Option<Box<dyn FrameTap>>,
@@ -285,6 +307,10 @@ pub struct FastParts {
     pub results: Option<ResultReader>,
     /// Frames to the implicit thread (absent under `explicit`).
     pub sender: Option<FrameSender>,
+    /// The model's inner state to the implicit thread, when the model
+    /// exports one and the implicit side integrates; the exchange starts
+    /// with this side's model's initial export.
+    pub inner: Option<InnerPublisher>,
     /// Recording, if any.
     pub recorder: Option<RowSender>,
     /// Where each frame's outputs go (the transmitting I/O), if anywhere.
@@ -306,6 +332,7 @@ impl FastSide {
             inputs,
             results,
             sender,
+            inner,
             recorder,
             outputs,
             tap,
@@ -373,6 +400,8 @@ impl FastSide {
             results,
             last_used: 0,
             sender,
+            inner,
+            exported: model.inner_events(),
             recorder,
             outputs,
             tap,
@@ -597,7 +626,7 @@ impl FastSide {
         };
         self.guard_state(k, &mut source)?;
         self.rates.hits(k, &mut self.hits);
-        self.replay.store(k, &self.u);
+        self.replay.store(k, &self.u, self.model.inner_events());
         if self.boundary.major_step(
             self.model.as_mut(),
             &mut self.locator,
@@ -611,8 +640,14 @@ impl FastSide {
         ) {
             self.discontinuity = k + 1;
         }
+        let events = self.model.inner_events();
+        if self.sender.is_some() && events != self.exported {
+            // Published before the record that carries its count: the
+            // implicit side that reads the record finds it.
+            self.export_inner(events);
+        }
         if let Some(sender) = &mut self.sender {
-            sender.send(k, began, self.u_time, &self.u, &self.x, &self.xd);
+            sender.send(k, began, self.u_time, &self.u, &self.x, &self.xd, events);
         }
         self.flow_start.copy_from_slice(&self.x);
         let (matrix, events) = self.flow(k, true);
@@ -629,6 +664,20 @@ impl FastSide {
             self.metrics.event_compute.record(took);
         }
         Ok(Outcome { source, fault })
+    }
+
+    /// Publishes the model's inner state after `events` events to the
+    /// implicit thread, when it exports one.
+    fn export_inner(&mut self, events: u64) {
+        self.exported = events;
+        let Some(publisher) = &mut self.inner else {
+            return;
+        };
+        let buffer = publisher.buffer();
+        if self.model.export_inner(&mut buffer.bytes) {
+            buffer.events = events;
+            publisher.publish();
+        }
     }
 
     /// Frame `k`'s step from `x` (after its major step) to the next frame,
@@ -712,8 +761,11 @@ impl FastSide {
     fn guard_state(&mut self, k: u64, source: &mut FrameSource) -> Result<(), FastError> {
         let t = self.time_of(k);
         let modes = &self.model.layout().modes;
+        let events = self.model.inner_events();
         let result = self.results.as_mut().map(|r| r.latest());
-        let same_path = |r: &&ImplicitResult| r.k1 >= self.discontinuity && same_modes(modes, &r.xd1, &self.xd);
+        let same_path = |r: &&ImplicitResult| {
+            r.k1 >= self.discontinuity && same_modes(modes, &r.xd1, &self.xd) && r.inner1 == events
+        };
         let result = result.filter(same_path);
         if self.guard.check(k, t, &mut self.x, result, self.horizon, &self.metrics) {
             *source = FrameSource::Implicit;
@@ -746,8 +798,9 @@ impl FastSide {
 
     /// `correct`: restarts from the newest implicit state not used yet, if
     /// it is at most `max_catchup` frames old, and re-integrates to frame
-    /// `k` (major steps and events included). Returns the source and the
-    /// steps re-integrated.
+    /// `k` (major steps and events included), the model's inner state set
+    /// back to that frame's first. Returns the source and the steps
+    /// re-integrated.
     fn correct(&mut self, k: u64) -> (FrameSource, u32) {
         let Some(results) = &mut self.results else {
             return (FrameSource::Fast, 0);
@@ -769,6 +822,28 @@ impl FastSide {
         if k - from > self.max_catchup {
             self.metrics.stale_results.increment();
             return (FrameSource::Fast, 0);
+        }
+        // The inner events this side had handled by frame `from`'s start:
+        // the result must have seen the same, and the model goes back there.
+        let own_events = self.model.inner_events();
+        let start_events = if from == k {
+            own_events
+        } else {
+            self.replay.events(from)
+        };
+        if r.inner1 != start_events {
+            self.metrics.disagreements.increment();
+            return (FrameSource::Fast, 0);
+        }
+        let restored = start_events != own_events;
+        if restored {
+            if !self.model.restore_inner(start_events) {
+                self.metrics.inner_refusals.increment();
+                return (FrameSource::Fast, 0);
+            }
+            self.metrics.inner_restores.increment();
+            // The same count may now stand for another state.
+            self.exported = UNSYNCED;
         }
         self.own.copy_from_slice(&self.x);
         self.own_xd.copy_from_slice(&self.xd);
@@ -797,10 +872,22 @@ impl FastSide {
             steps += 1 + self.flow(j, false).1;
         }
         std::mem::swap(&mut self.u, &mut self.scratch_u);
-        if !same_modes(&self.model.layout().modes, &self.xd, &self.own_xd) {
+        let inner_agrees = self.model.inner_events() == own_events;
+        if !inner_agrees || !same_modes(&self.model.layout().modes, &self.xd, &self.own_xd) {
             // The correction has seen other events than the world has.
             self.x.copy_from_slice(&self.own);
             self.xd.copy_from_slice(&self.own_xd);
+            let undone = if restored {
+                self.model.revert_inner()
+            } else {
+                inner_agrees || self.model.restore_inner(own_events)
+            };
+            if !undone {
+                self.metrics.inner_refusals.increment();
+            }
+            if restored || !inner_agrees {
+                self.exported = UNSYNCED;
+            }
             self.metrics.disagreements.increment();
             return (FrameSource::Fast, steps);
         }
@@ -829,7 +916,7 @@ impl FastSide {
             self.metrics.implicit_late.increment();
             return FrameSource::Fast;
         }
-        if !same_modes(&self.model.layout().modes, &r.xd1, &self.xd) {
+        if !same_modes(&self.model.layout().modes, &r.xd1, &self.xd) || r.inner1 != self.model.inner_events() {
             self.metrics.disagreements.increment();
             return FrameSource::Fast;
         }

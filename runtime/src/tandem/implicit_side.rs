@@ -19,6 +19,20 @@
 //! when this side's modes at a frame disagree with those the fast thread
 //! sent for it, it restarts from the fast thread's newest state.
 //!
+//! A model that keeps state inside (an FMU's internal discrete variables,
+//! which change at its events) is carried too: each frame record holds the
+//! fast side's inner-event count, and a restart whose count differs from
+//! this side's (or that follows a disagreement) takes the fast side's
+//! newest export of that state when its count is the record's, else goes
+//! back to this side's own checkpoint of it when its own path is the
+//! world's; when neither can be done the restart is counted and this
+//! side's results are marked as of another path ([`UNSYNCED`]), which the
+//! fast side does not take, until a restart that can. A count that
+//! disagrees with the one sent for a frame is a disagreement as the modes'
+//! is. Taking an export runs the model's own deserialization, which for an
+//! FMU allocates and frees the state it reads (the FMU's code, not this
+//! side's).
+//!
 //! Time is counted in frames; seconds are derived from frame numbers,
 //! never accumulated. Nothing is allocated after [`ImplicitSide::new`].
 
@@ -27,7 +41,7 @@ use std::sync::Arc;
 use tandem_models::{Definition, Model, StateRef};
 
 use super::clock::{nanos, Nanos};
-use super::exchange::{FrameReceiver, FrameRecord, RecordShape, ResultPublisher};
+use super::exchange::{FrameReceiver, FrameRecord, InnerReader, RecordShape, ResultPublisher, UNSYNCED};
 use super::extrapolate::InputHistory;
 use super::flow::FrameFlow;
 use super::hybrid::Boundary;
@@ -95,11 +109,13 @@ enum Interrupted {
     Disagreed,
 }
 
-/// The modes of the frames the fast thread sent, newest last, in a ring.
+/// The modes and inner-event counts of the frames the fast thread sent,
+/// newest last, in a ring.
 struct SentModes {
     frames: Vec<u64>,
     modes: Vec<f64>,
-    /// Modes per frame (0: the model has none, nothing is kept).
+    inner_events: Vec<u64>,
+    /// Modes per frame.
     width: usize,
 }
 
@@ -108,13 +124,15 @@ impl SentModes {
         SentModes {
             frames: vec![u64::MAX; MODE_HISTORY],
             modes: vec![0.0; MODE_HISTORY * width],
+            inner_events: vec![0; MODE_HISTORY],
             width,
         }
     }
 
-    fn push(&mut self, frame: u64, xd: &[f64], where_modes: &[usize]) {
+    fn push(&mut self, frame: u64, xd: &[f64], where_modes: &[usize], inner_events: u64) {
         let slot = (frame % MODE_HISTORY as u64) as usize;
         self.frames[slot] = frame;
+        self.inner_events[slot] = inner_events;
         for (m, &i) in self.modes[slot * self.width..(slot + 1) * self.width]
             .iter_mut()
             .zip(where_modes)
@@ -123,10 +141,15 @@ impl SentModes {
         }
     }
 
-    /// The modes sent for `frame`, if still kept.
-    fn get(&self, frame: u64) -> Option<&[f64]> {
+    /// The modes and the inner-event count sent for `frame`, if still kept.
+    fn get(&self, frame: u64) -> Option<(&[f64], u64)> {
         let slot = (frame % MODE_HISTORY as u64) as usize;
-        (self.frames[slot] == frame).then(|| &self.modes[slot * self.width..(slot + 1) * self.width])
+        (self.frames[slot] == frame).then(|| {
+            (
+                &self.modes[slot * self.width..(slot + 1) * self.width],
+                self.inner_events[slot],
+            )
+        })
     }
 }
 
@@ -172,6 +195,12 @@ pub struct ImplicitSide {
     boundary: Boundary,
     flow: FrameFlow,
     sent_modes: SentModes,
+    /// The fast side's exports of the model's inner state, when it makes
+    /// them.
+    inner: Option<InnerReader>,
+    /// The model's inner state is the fast side's path's (else its results
+    /// are marked [`UNSYNCED`]).
+    inner_synced: bool,
     publisher: Option<ResultPublisher>,
     /// A result waits in the publisher's buffer.
     result_pending: bool,
@@ -196,6 +225,9 @@ pub struct ImplicitParts {
     pub receiver: FrameReceiver,
     /// Where results go; none when the side only prepares matrices.
     pub publisher: Option<ResultPublisher>,
+    /// The fast side's exports of the model's inner state, when the model
+    /// makes them.
+    pub inner: Option<InnerReader>,
     /// Where iteration matrices go, when the fast side needs them.
     pub matrices: Option<MatrixPublisher>,
     /// How each input is predicted beyond its newest sample.
@@ -214,6 +246,7 @@ impl ImplicitSide {
             rates,
             receiver,
             publisher,
+            inner,
             matrices,
             extrapolation,
             metrics,
@@ -294,6 +327,8 @@ impl ImplicitSide {
             boundary: Boundary::new(n, shape.discrete),
             flow: FrameFlow::new(n),
             sent_modes: SentModes::new(layout.modes.len()),
+            inner,
+            inner_synced: true,
             publisher,
             result_pending: false,
             matrices,
@@ -358,18 +393,29 @@ impl ImplicitSide {
     fn receive(&mut self) {
         while self.receiver.receive(&mut self.incoming) {
             self.history.push(self.incoming.u_time, &self.incoming.u);
-            if self.sent_modes.width > 0 {
-                let modes = &self.model.layout().modes;
-                self.sent_modes.push(self.incoming.frame, &self.incoming.xd, modes);
-            }
+            let incoming = &self.incoming;
+            let modes = &self.model.layout().modes;
+            self.sent_modes
+                .push(incoming.frame, &incoming.xd, modes, incoming.inner_events);
             std::mem::swap(&mut self.newest, &mut self.incoming);
             self.have_frame = true;
         }
     }
 
     /// Restarts from the newest frame's state (taken after that frame's
-    /// major step).
-    fn resync(&mut self) {
+    /// major step), the model's inner state with it; `disagreed`: this
+    /// side's events were found not to be the fast side's.
+    fn resync(&mut self, disagreed: bool) {
+        // The export may be of a record sent since the frames were taken:
+        // then the newest frames are taken, and the newest record tried.
+        let synced = self.sync_inner(disagreed) || {
+            self.receive();
+            self.sync_inner(disagreed)
+        };
+        if !synced {
+            self.metrics.inner_unsynced.increment();
+            self.inner_synced = false;
+        }
         self.k = self.newest.frame;
         self.x.copy_from_slice(&self.newest.x);
         self.xd.copy_from_slice(&self.newest.xd);
@@ -378,6 +424,27 @@ impl ImplicitSide {
             f.reset();
         }
         self.started = false;
+    }
+
+    /// Brings the model's inner state to the newest frame's (see the
+    /// module documentation); false when it could not.
+    fn sync_inner(&mut self, disagreed: bool) -> bool {
+        let wanted = self.newest.inner_events;
+        let counts_agree = self.inner_synced && self.model.inner_events() == wanted;
+        if counts_agree && !disagreed {
+            return true;
+        }
+        let export = self.inner.as_mut().map(InnerReader::latest);
+        if let Some(export) = export.filter(|e| e.events == wanted) {
+            if self.model.import_inner(&export.bytes, wanted) {
+                self.metrics.inner_imports.increment();
+                self.inner_synced = true;
+                return true;
+            }
+        }
+        // Else nothing better than this side's own inner state, or its
+        // checkpoint of that count, when its own path is the world's.
+        counts_agree || (self.inner_synced && !disagreed && self.model.restore_inner(wanted))
     }
 
     /// Prepares the iteration matrix at the newest frame's state when one
@@ -434,7 +501,7 @@ impl ImplicitSide {
             };
             if r.apply(newest, self.model.as_mut(), helpers_first) && self.synced {
                 // The new definition starts from the frame it applies at.
-                self.resync();
+                self.resync(false);
             }
         }
         if self.integrator.is_none() || self.failed_at.is_some_and(|f| newest <= f) {
@@ -445,11 +512,11 @@ impl ImplicitSide {
             self.metrics.implicit_lag.record(newest.saturating_sub(self.k) as f64);
         }
         if !self.synced {
-            self.resync();
+            self.resync(false);
             self.synced = true;
         } else if newest > self.k + self.max_lag_frames {
             self.metrics.resyncs.increment();
-            self.resync();
+            self.resync(false);
         }
         let target = self.k + self.macro_frames;
         if target > newest + self.lead_frames {
@@ -464,7 +531,7 @@ impl ImplicitSide {
             Err(Interrupted::Disagreed) => {
                 self.metrics.event_resyncs.increment();
                 self.result_pending = false;
-                self.resync();
+                self.resync(true);
                 StepOutcome::Resynced
             }
             _ => {
@@ -473,7 +540,7 @@ impl ImplicitSide {
                 // The same state would fail the same way: wait for a newer
                 // one.
                 self.failed_at = Some(newest);
-                self.resync();
+                self.resync(false);
                 StepOutcome::Failed
             }
         }
@@ -490,6 +557,7 @@ impl ImplicitSide {
         let t0 = k0 as f64 * self.frame;
         let mut extrapolated = self.history.value_at(k0 as Nanos * self.frame_ns, &mut self.u);
         self.write_start(k0, t0);
+        let inner_before = self.model.inner_events();
         let mut smooth = true;
         let before = self.newton_iterations();
         for j in k0..target {
@@ -523,6 +591,9 @@ impl ImplicitSide {
             let events = self.integrate_frame(tj, tj1).map_err(|_| Interrupted::Failed)?;
             smooth &= events == 0;
         }
+        // An event that changed only the model's inner state is a
+        // discontinuity too.
+        smooth &= self.model.inner_events() == inner_before;
         let newton = self.newton_iterations() - before;
         self.k = target;
         if extrapolated {
@@ -544,15 +615,17 @@ impl ImplicitSide {
     }
 
     /// Whether this side's modes at frame `j` (after its major step) are
-    /// those the fast thread sent for it (true when it sent none kept).
+    /// those the fast thread sent for it, and so is its model's
+    /// inner-event count when its inner state is the fast side's path
+    /// (true when the fast thread's are no longer kept).
     fn agrees_with_fast(&self, j: u64) -> bool {
         let modes = &self.model.layout().modes;
         match self.sent_modes.get(j) {
-            Some(sent) if !modes.is_empty() => {
+            Some((sent, inner_events)) => {
                 let own = modes.iter().map(|&i| self.xd[i]);
-                own.zip(sent).all(|(a, &b)| a == b)
+                own.zip(sent).all(|(a, &b)| a == b) && (!self.inner_synced || self.model.inner_events() == inner_events)
             }
-            _ => true,
+            None => true,
         }
     }
 
@@ -595,6 +668,11 @@ impl ImplicitSide {
         out.smooth = smooth;
         out.x1.copy_from_slice(&self.x);
         out.xd1.copy_from_slice(&self.xd);
+        out.inner1 = if self.inner_synced {
+            self.model.inner_events()
+        } else {
+            UNSYNCED
+        };
         let mut ode = ModelOde {
             model: self.model.as_mut(),
             xd: &self.xd,

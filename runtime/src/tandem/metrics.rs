@@ -400,11 +400,30 @@ pub struct Metrics {
     /// Events on the implicit side.
     pub implicit_events: EventCounts,
     /// Implicit results the fast side did not take because their modes
-    /// (the events they saw) disagree with its own.
+    /// or their model's inner events (the events they saw) disagree with
+    /// its own.
     pub disagreements: Counter,
     /// Restarts of the implicit side from the fast thread's state because
-    /// its modes at a frame disagreed with those the fast thread sent.
+    /// its modes (or its model's inner events) at a frame disagreed with
+    /// those the fast thread sent.
     pub event_resyncs: Counter,
+    /// `correct`: corrections that set the model's inner state (an FMU's
+    /// internal discrete variables) back to their start before
+    /// re-integrating across the events the fast side had handled.
+    pub inner_restores: Counter,
+    /// `correct`: corrections not taken because the model could not set
+    /// its inner state back to their start (an FMU without
+    /// `canGetAndSetFMUstate`, or more events ago than it keeps), and
+    /// refused ones whose re-integration handled an event the model could
+    /// not undo.
+    pub inner_refusals: Counter,
+    /// Restarts of the implicit side that took the fast side's exported
+    /// inner state, past events the implicit side had not handled alike.
+    pub inner_imports: Counter,
+    /// Restarts of the implicit side that could not take the fast side's
+    /// inner state (an FMU without `canSerializeFMUstate`, or no export of
+    /// that count): its results are not taken until a restart that can.
+    pub inner_unsynced: Counter,
 }
 
 impl Default for Metrics {
@@ -456,6 +475,10 @@ impl Default for Metrics {
             implicit_events: EventCounts::default(),
             disagreements: Counter::default(),
             event_resyncs: Counter::default(),
+            inner_restores: Counter::default(),
+            inner_refusals: Counter::default(),
+            inner_imports: Counter::default(),
+            inner_unsynced: Counter::default(),
         }
     }
 }

@@ -80,7 +80,21 @@ pub struct Report {
     pub failure: Option<String>,
     /// What the run's XCP slave did, when it had one.
     pub xcp: Option<XcpReport>,
+    /// What the fast thread tapped at each frame's end, by name
+    /// ([`TAP_XCP`], [`TAP_DIAGNOSTICS`]): what the `frame taps`
+    /// histogram timed.
+    pub taps: Vec<&'static str>,
 }
+
+/// The frame-end tap of the run's XCP slave: DAQ sampling.
+pub const TAP_XCP: &str = "xcp";
+/// The frame-end tap of the buses' diagnostic servers: the values their
+/// DIDs and DTCs read.
+pub const TAP_DIAGNOSTICS: &str = "diagnostics";
+
+/// The name of the histogram of the time the frame-end taps took, in the
+/// JSON (the summary's table says which taps it timed).
+const TAPS: &str = "frame taps";
 
 /// The histograms of the summary: name, snapshot, and whether it holds
 /// nanoseconds.
@@ -89,7 +103,7 @@ fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 10] {
         ("wake-up latency", m.wake_latency.snapshot(), true),
         ("fast compute", m.compute.snapshot(), true),
         ("fast compute, events", m.event_compute.snapshot(), true),
-        ("xcp sampling", m.tap.snapshot(), true),
+        (TAPS, m.tap.snapshot(), true),
         ("implicit compute", m.implicit_compute.snapshot(), true),
         ("implicit lag (frames)", m.implicit_lag.snapshot(), false),
         ("newton iterations", m.newton.snapshot(), false),
@@ -119,7 +133,7 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "  {:<24} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "  {:<30} {:>10} {:>10} {:>10} {:>10} {:>10}",
             "", "p50", "p99", "p99.9", "max", "mean"
         );
         for (name, s, is_ns) in histograms(m) {
@@ -127,7 +141,12 @@ impl Report {
                 continue;
             }
             let fmt = |v: f64| if is_ns { ns(v) } else { number(v) };
-            let _ = write!(out, "  {name:<24}");
+            let name = if name == TAPS {
+                self.taps_label()
+            } else {
+                name.to_string()
+            };
+            let _ = write!(out, "  {name:<30}");
             for (_, p) in PERCENTILES {
                 let _ = write!(out, " {:>10}", fmt(s.percentile(p)));
             }
@@ -205,6 +224,21 @@ impl Report {
                 m.event_resyncs.get(),
             );
         }
+        let inner = [
+            m.inner_restores.get(),
+            m.inner_refusals.get(),
+            m.inner_imports.get(),
+            m.inner_unsynced.get(),
+        ];
+        if inner.iter().any(|&n| n > 0) {
+            let _ = writeln!(
+                out,
+                "  model's inner state (an FMU's internal variables): {} corrections set it back to their start, {} \
+                 not taken (it could not be set back); {} implicit restarts took the fast side's, {} could not (their \
+                 results not taken)",
+                inner[0], inner[1], inner[2], inner[3],
+            );
+        }
         if let Some(r) = &self.recording {
             let file = r.file.as_ref().map_or("in memory".into(), |f| f.display().to_string());
             let _ = writeln!(out, "  recording: {file} ({} rows, {} dropped)", r.rows, r.dropped);
@@ -271,6 +305,12 @@ impl Report {
         out
     }
 
+    /// The summary table's name of the frame taps' histogram: the taps
+    /// it timed, e.g. `frame taps (xcp, diagnostics)`.
+    fn taps_label(&self) -> String {
+        format!("{TAPS} ({})", self.taps.join(", "))
+    }
+
     /// The summary as JSON.
     pub fn json(&self) -> Value {
         let m = &*self.metrics;
@@ -333,8 +373,15 @@ impl Report {
                 "disagreements": m.disagreements.get(),
                 "implicit_restarts": m.event_resyncs.get(),
             },
+            "inner_state": {
+                "restores": m.inner_restores.get(),
+                "refusals": m.inner_refusals.get(),
+                "imports": m.inner_imports.get(),
+                "unsynced": m.inner_unsynced.get(),
+            },
             "dropped_frame_records": self.dropped_records,
             "histograms": hist,
+            "frame_taps": self.taps,
             "recording": self.recording.as_ref().map(|r| json!({"file": r.file, "rows": r.rows, "dropped": r.dropped})),
             "preflight": self.preflight.as_ref().map(|p| p.checks.iter().map(|c| json!({
                 "check": c.name,
@@ -344,20 +391,7 @@ impl Report {
             "failure": self.failure,
             "buses": devices::json(&self.devices_of(DeviceKind::Bus)),
             "serial": devices::json(&self.devices_of(DeviceKind::Serial)),
-            "xcp": self.xcp.as_ref().map(|x| json!({
-                "udp": x.udp.to_string(),
-                "tcp": x.tcp.to_string(),
-                "a2l": x.a2l,
-                "dtos_sent": x.dtos_sent,
-                "overruns": x.overruns,
-                "unsent_bytes": x.unsent_bytes,
-                "calibrations": x.calibrations.iter().map(|c| json!({
-                    "parameter": c.parameter,
-                    "value": c.value,
-                    "acknowledged_at": c.acknowledged_at,
-                    "applied_at": c.applied_at,
-                })).collect::<Vec<_>>(),
-            })),
+            "xcp": self.xcp.as_ref().map(xcp_json),
         })
     }
 
@@ -365,6 +399,25 @@ impl Report {
     fn devices_of(&self, kind: DeviceKind) -> Vec<DeviceView> {
         self.devices.iter().filter(|d| d.kind == kind).cloned().collect()
     }
+}
+
+/// The XCP slave's report as JSON (its own `json!`: the report's one
+/// would pass the macro's recursion limit).
+fn xcp_json(x: &XcpReport) -> Value {
+    json!({
+        "udp": x.udp.to_string(),
+        "tcp": x.tcp.to_string(),
+        "a2l": x.a2l,
+        "dtos_sent": x.dtos_sent,
+        "overruns": x.overruns,
+        "unsent_bytes": x.unsent_bytes,
+        "calibrations": x.calibrations.iter().map(|c| json!({
+            "parameter": c.parameter,
+            "value": c.value,
+            "acknowledged_at": c.acknowledged_at,
+            "applied_at": c.applied_at,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// One side's event counts as JSON.

@@ -12,6 +12,9 @@
  *     and the Model Exchange functions or fmi2DoStep);
  *   - FMI2_FMU_STATE if it implements fmi2GetFMUstate, fmi2SetFMUstate and
  *     fmi2FreeFMUstate itself (canGetAndSetFMUstate="true");
+ *   - FMI2_SERIALIZED_STATE if it implements fmi2SerializedFMUstateSize,
+ *     fmi2SerializeFMUstate and fmi2DeSerializeFMUstate itself
+ *     (canSerializeFMUstate="true");
  *   - `fail` (from fmi2_instance.h, included after its Instance typedef), which logs
  *     `message` with fmi2Error through the instance's logger and returns
  *     fmi2Error.
@@ -26,7 +29,8 @@
  *   - for Model Exchange, fmi2GetNominalsOfContinuousStates (1.0 for every
  *     state, which the standard says an FMU without nominals returns);
  *   - as "not supported" stubs, returning fmi2Error with a logged message:
- *     fmi2Reset, the serialized states, fmi2GetDirectionalDerivative
+ *     fmi2Reset, the serialized states without FMI2_SERIALIZED_STATE,
+ *     fmi2GetDirectionalDerivative
  *     (providesDirectionalDerivative is false), the FMU state functions
  *     without FMI2_FMU_STATE and, for Co-Simulation, input and output
  *     derivatives (canInterpolateInputs is false, maxOutputDerivativeOrder
@@ -116,6 +120,7 @@ FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
 }
 #endif
 
+#ifndef FMI2_SERIALIZED_STATE
 FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size) {
     FMI2_NOT_SUPPORTED(c, "fmi2SerializedFMUstateSize");
 }
@@ -129,6 +134,7 @@ FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte s
                                                fmi2FMUstate *state) {
     FMI2_NOT_SUPPORTED(c, "fmi2DeSerializeFMUstate");
 }
+#endif
 
 /* Partial derivatives. */
 
