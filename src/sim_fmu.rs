@@ -223,7 +223,7 @@ pub fn run(args: &SimArgs, fmu_args: &FmuArgs) -> anyhow::Result<()> {
                     }
                 }
                 n += 1;
-                if n % (whole / 100).max(1) == 0 {
+                if n.is_multiple_of((whole / 100).max(1)) {
                     progress.update(n as f64 / whole.max(1) as f64);
                 }
             }
@@ -259,7 +259,7 @@ fn plot(
     for t in &mut shifted.time {
         *t += start;
     }
-    crate::plot::write(plot, &file_stem(path), &shifted, outputs)
+    crate::plot::write(plot, file_stem(path), &shifted, outputs)
         .with_context(|| format!("cannot draw {}", plot.display()))
 }
 

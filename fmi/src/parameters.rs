@@ -260,7 +260,7 @@ fn converted(version: FmiVersion, variable: &ScalarVariable, value: &Value) -> O
 /// byte, an optional `0x` before them).
 fn hex(text: &str) -> Option<Vec<u8>> {
     let digits = text.strip_prefix("0x").unwrap_or(text);
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     (0..digits.len())
