@@ -787,9 +787,10 @@ fn an_ssp_2_connection_with_a_linear_transformation_equals_the_closed_form() {
 
 /// Issue 37, SSP against FMPy: an SSP 1.0 package of two FMI 2
 /// Co-Simulation oscillators coupled both ways (each one's speed the
-/// other's force) with a system-level parameter set, run by `tandem
-/// cosim` and by FMPy's `simulate_ssp` (Jacobi, inputs held over each
-/// step, as Tandem steps Co-Simulation FMUs), sample by sample. FMPy
+/// other's force, unit conversion suppressed) with a system-level
+/// parameter set, run by `tandem cosim` and by FMPy's `simulate_ssp`
+/// (Jacobi, inputs held over each step, as Tandem steps Co-Simulation
+/// FMUs), sample by sample. FMPy
 /// labels each row with the time its step started: its row i is Tandem's
 /// row i + 1. Skipped when FMPy is not installed.
 #[test]
@@ -811,8 +812,10 @@ fn an_ssp_1_package_of_fmi_2_fmus_equals_fmpys_simulate_ssp() {
          <ssd:ParameterBindings><ssd:ParameterBinding source=\"resources/params.ssv\"/></ssd:ParameterBindings>\n\
          <ssd:Elements>\n{}{}</ssd:Elements>\n\
          <ssd:Connections>\n\
-         <ssd:Connection startElement=\"osc1\" startConnector=\"v\" endElement=\"osc2\" endConnector=\"F\"/>\n\
-         <ssd:Connection startElement=\"osc2\" startConnector=\"v\" endElement=\"osc1\" endConnector=\"F\"/>\n\
+         <ssd:Connection startElement=\"osc1\" startConnector=\"v\" endElement=\"osc2\" endConnector=\"F\" \
+         suppressUnitConversion=\"true\"/>\n\
+         <ssd:Connection startElement=\"osc2\" startConnector=\"v\" endElement=\"osc1\" endConnector=\"F\" \
+         suppressUnitConversion=\"true\"/>\n\
          </ssd:Connections></ssd:System>\n\
          <ssd:DefaultExperiment startTime=\"0\" stopTime=\"1\"/>\n\
          </ssd:SystemStructureDescription>\n",
@@ -1026,6 +1029,12 @@ fn every_ssp_refusal_names_the_file_the_place_and_the_fix() {
             &[("<ssd:ParameterBinding><ssd:ParameterValues>", "<ssd:ParameterBinding source=\"../x.ssv\"><ssd:ParameterValues>")],
             "<ssd:ParameterBinding source",
             "source \"../x.ssv\" is not a file inside the package\n  help: give the .ssv's path inside the package",
+        ),
+        (
+            // No unit in the SSD: the FMU variable's (the speed's m/s).
+            &[("startConnector=\"x\"", "startConnector=\"v\"")],
+            "<ssd:Connection ",
+            "unit \"m/s\" is not declared in <ssd:Units>, so \"m/s\" cannot be converted to \"m\"",
         ),
         (
             &[("startTime=\"0\"", "startTime=\"1\"")],

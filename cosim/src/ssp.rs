@@ -18,11 +18,13 @@
 //! XML files larger than [`MAX_XML`]; every source an element names must
 //! stay inside the package.
 //!
-//! Units are converted where both connectors of a connection declare a
-//! unit in the SSD and both units are declared in its `Units`; a
-//! `LinearTransformation` applies after the unit conversion. A parameter
-//! value with a unit other than its FMU variable's is converted the same
-//! way.
+//! A connector's unit is the one the SSD gives it, else its FMU
+//! variable's; where both ends of a connection have one and they differ,
+//! the value is converted by the two units' `BaseUnit`s as the SSD's (or a
+//! parameter set's) `Units` declare them, unless the connection suppresses
+//! unit conversion; a `LinearTransformation` applies after the unit
+//! conversion, as the standard says. A parameter value with a unit other
+//! than its FMU variable's is converted the same way.
 //!
 //! Not taken, each refused with its element: nested systems, signal
 //! dictionaries, components other than FMUs, connections to the system's
@@ -659,10 +661,13 @@ fn read_connection(
     }
     let (mut scale, mut offset) = (1.0, 0.0);
     let suppress = matches!(connection.attribute("suppressUnitConversion"), Some("true" | "1"));
+    // A connector's unit is the SSD's, else its FMU variable's (SSP 1.0
+    // and 2.0, section 4.5.1, the type's unit attribute).
     let unit_of = |e: &str, c: &str| {
         connectors
             .get(&(e.to_string(), c.to_string()))
             .and_then(|k| k.unit.as_deref())
+            .or_else(|| descriptions.get(e)?.variable(c)?.unit.as_deref())
     };
     if let (false, Some(a), Some(b)) = (
         suppress,
