@@ -1111,10 +1111,13 @@ fn every_ssp_refusal_names_the_file_the_place_and_the_fix() {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}",
         parameter_set("Real", &[("tau", 0.25)]).replace("<ssv:Real value=\"0.25\"/>", "<ssv:Binary value=\"00\"/>")
     );
-    let with_file = good.replacen(
-        "<ssd:ParameterBinding><ssd:ParameterValues>",
-        "<ssd:ParameterBinding source=\"resources/lag.ssv\"><ssd:ParameterValues>",
-        2,
+    // The lag's binding (the last) takes its values from the file.
+    let binding = "<ssd:ParameterBinding><ssd:ParameterValues>";
+    let at = good.rfind(binding).unwrap();
+    let with_file = format!(
+        "{}<ssd:ParameterBinding source=\"resources/lag.ssv\"><ssd:ParameterValues>{}",
+        &good[..at],
+        &good[at + binding.len()..]
     );
     ssp_package(&dir, "ssv.ssp", &with_file, &[("resources/lag.ssv", &ssv)]);
     let stderr = refused(&dir, "ssv.ssp");
@@ -1173,6 +1176,25 @@ fn every_ssp_refusal_names_the_file_the_place_and_the_fix() {
         !std::env::temp_dir().join("tandem-ssp-37-climb.txt").exists()
             && !Path::new("/tmp/tandem-ssp-37-evil.txt").exists()
     );
+    // Every part not taken is named at once, by cosim and by check.
+    let several = good
+        .replacen("<ssd:Elements>", "<ssd:SignalDictionaries/><ssd:Elements>", 1)
+        .replacen("<ssv:Real value=\"0.25\"/>", "<ssv:String value=\"slow\"/>", 1)
+        .replacen("<ssv:Parameter name=\"x0\">", "<ssv:Parameter name=\"x_0\">", 1);
+    ssp_package(&dir, "several.ssp", &several, &[]);
+    for command in ["cosim", "check"] {
+        let out = common::tandem(&dir, &[command, "several.ssp"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command} took several.ssp");
+        for wanted in [
+            "error: several.ssp: 3 parts of the package are not taken:\nseveral.ssp: SystemStructure.ssd:3:",
+            ": signal dictionaries are not taken by this import",
+            ": parameter \"tau\": a String value is not taken by this import",
+            ": component \"level\" has no variable \"x_0\"",
+        ] {
+            assert!(stderr.contains(wanted), "{command}: {wanted}\n{stderr}");
+        }
+    }
     // check refuses as cosim does.
     let out = common::tandem(&dir, &["check", "refused0.ssp"]);
     assert!(

@@ -26,7 +26,8 @@
 //! conversion, as the standard says. A parameter value with a unit other
 //! than its FMU variable's is converted the same way.
 //!
-//! Not taken, each refused with its element: nested systems, signal
+//! Not taken, each refused with its element, every element and
+//! connection refused named in one [`SspError::Refused`]: nested systems, signal
 //! dictionaries, components other than FMUs, connections to the system's
 //! own connectors, Boolean/Integer/Enumeration mapping transformations,
 //! String and Binary parameter values, a default experiment that does not
@@ -72,6 +73,15 @@ pub enum SspError {
         /// What to do.
         help: String,
     },
+    /// Several elements of the package are not taken: each refusal (a
+    /// [`SspError::Content`] or [`SspError::Package`]), one after the other.
+    #[error("{}: {} parts of the package are not taken:\n{}", file.display(), refusals.len(), listed(refusals))]
+    Refused {
+        /// The `.ssp` file.
+        file: PathBuf,
+        /// Each part's refusal.
+        refusals: Vec<SspError>,
+    },
     /// The system it describes, as a system file, is refused.
     #[error("{}: as a co-simulation system: {error}", file.display())]
     System {
@@ -80,6 +90,11 @@ pub enum SspError {
         /// Why.
         error: Box<SystemError>,
     },
+}
+
+/// `refusals`, one after the other.
+fn listed(refusals: &[SspError]) -> String {
+    refusals.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
 }
 
 /// The most bytes a package unpacks to: 2 GiB.
@@ -309,8 +324,11 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
     let mut units = read_units(reader, root)?;
     let system = child(root, "System")
         .ok_or_else(|| reader.error(root, "no <ssd:System>".to_string(), "the SSP standard requires one"))?;
+    // What is not taken of the elements and connections is gathered, so
+    // that one refusal names every one.
+    let mut refused = Vec::new();
     if let Some(dictionary) = child(system, "SignalDictionaries") {
-        return Err(reader.error(
+        refused.push(reader.error(
             dictionary,
             "signal dictionaries are not taken by this import".to_string(),
             "connect the components' connectors directly",
@@ -361,19 +379,28 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
         }
     }
     let mut elements = Vec::new();
+    // The elements refused, whose connections and bindings are not named
+    // again.
+    let mut left_out = Vec::new();
     let mut connectors: HashMap<(String, String), Connector> = HashMap::new();
     for element in child(system, "Elements")
         .iter()
         .flat_map(|e| e.children().filter(Node::is_element))
     {
-        let element = read_element(reader, element, dir, &mut units, &mut connectors)?;
-        elements.push(element);
+        match read_element(reader, element, dir, &mut units, &mut connectors) {
+            Ok(element) => elements.push(element),
+            Err(error) => {
+                left_out.extend(element.attribute("name"));
+                refused.push(error);
+            }
+        }
     }
     for element in &mut elements {
         element
             .values
             .extend(system_values.remove(&element.name).unwrap_or_default());
     }
+    system_values.retain(|name, _| !left_out.contains(&name.as_str()));
     if let Some(name) = system_values.keys().next() {
         return Err(reader.error(
             child(system, "ParameterBindings").unwrap_or(system),
@@ -398,7 +425,10 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
         number(stop)
     );
     for element in &elements {
-        write_model(reader.file, &mut text, element, &units, step)?;
+        if let Err(error) = write_model(reader.file, &mut text, element, &units, step) {
+            refused.push(error);
+            continue;
+        }
         summary.push(format!(
             "component {}: {}{}",
             element.name,
@@ -418,7 +448,17 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
         .iter()
         .flat_map(|c| children(*c, "Connection"))
     {
-        let line = read_connection(reader, connection, &connectors, &descriptions, &units)?;
+        let ends = [connection.attribute("startElement"), connection.attribute("endElement")];
+        if ends.iter().flatten().any(|e| left_out.contains(e)) {
+            continue;
+        }
+        let line = match read_connection(reader, connection, &connectors, &descriptions, &units) {
+            Ok(line) => line,
+            Err(error) => {
+                refused.push(error);
+                continue;
+            }
+        };
         let _ = writeln!(
             text,
             "[[connection]]\nfrom = {}\nto = {}\nscale = {}\noffset = {}\n",
@@ -437,6 +477,16 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
                 String::new()
             }
         ));
+    }
+    match refused.len() {
+        0 => {}
+        1 => return Err(refused.remove(0)),
+        _ => {
+            return Err(SspError::Refused {
+                file: reader.file.to_path_buf(),
+                refusals: refused,
+            })
+        }
     }
     let components = elements.into_iter().map(|e| (e.name, e.fmu)).collect();
     Ok(Translated {
