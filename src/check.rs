@@ -10,10 +10,13 @@ use crate::out::say;
 
 /// Prints the execution order, states, rate groups, ports and loops of a
 /// block diagram and what of it compiles to machine code (checked, not
-/// compiled), or what an FMU offers.
+/// compiled), what an FMU offers, or what an SSP package holds.
 pub fn run(path: &Path) -> anyhow::Result<()> {
     if tandem_fmi::is_fmu(path) {
         return check_fmu(path);
+    }
+    if tandem_cosim::ssp::is_ssp(path) {
+        return check_ssp(path);
     }
     let compiled = diagram::load(path)?;
     let program = compiled.model.program();
@@ -81,6 +84,24 @@ fn check_fmu(path: &Path) -> anyhow::Result<()> {
         description.interfaces().join(", ")
     );
     let failed = |e: tandem_fmi::FmuError| anyhow::anyhow!("{}: {e}", path.display());
+    // Every variable by type, then what a run does not take, one line each.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for v in &description.variables {
+        let kind = v.kind.to_string();
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    say!(
+        "variables: {} ({})",
+        description.variables.len(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if description.interface(InterfaceKind::ModelExchange).is_some() {
         let model = FmuModel::new(&fmu, &Parameters::new()).map_err(failed)?;
         let layout = model.layout();
@@ -92,6 +113,34 @@ fn check_fmu(path: &Path) -> anyhow::Result<()> {
         let slave = FmuSlave::new(&fmu, &Parameters::new(), 0.0).map_err(failed)?;
         say!("inputs: {}", listed(slave.input_variables().iter().map(|v| &v.name)));
         say!("outputs: {}", listed(slave.output_variables().iter().map(|v| &v.name)));
+    }
+    for line in tandem_fmi::not_taken(description) {
+        say!("not taken: {line}");
+    }
+    Ok(())
+}
+
+/// Reads an SSP package, loads the co-simulation system it describes
+/// (opening and instantiating its FMUs), and prints its components and
+/// connections, then for each FMU what a run does not take.
+fn check_ssp(path: &Path) -> anyhow::Result<()> {
+    let (system, package) = tandem_cosim::ssp::load(path, tandem_cosim::Loading::default())?;
+    let master = system.master();
+    say!(
+        "{}: SSP package, {} macro steps of {} s to t = {} s",
+        path.display(),
+        master.steps,
+        master.step,
+        master.steps as f64 * master.step
+    );
+    for line in &package.summary {
+        say!("  {line}");
+    }
+    for (name, fmu) in &package.components {
+        let fmu = Fmu::open(fmu).map_err(|e| anyhow::anyhow!("{}: component {name}: {e}", path.display()))?;
+        for line in tandem_fmi::not_taken(fmu.description()) {
+            say!("not taken: component {name}: {line}");
+        }
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! `tandem cosim`: run a co-simulation system file, write CSV, optionally
-//! plot.
+//! `tandem cosim`: run a co-simulation system file or an SSP package,
+//! write CSV, optionally plot.
 
 use std::path::PathBuf;
 
@@ -16,7 +16,8 @@ use crate::sim::{csv_file, OutputArgs};
 /// Arguments of `tandem cosim`.
 #[derive(Args)]
 pub struct CosimArgs {
-    /// The system file (TOML; see cosim/SYSTEM.md).
+    /// The system file (TOML; see cosim/SYSTEM.md), or an SSP package
+    /// (`.ssp`).
     system: PathBuf,
     // Every sub-model's outputs at every macro step go to the CSV file.
     #[command(flatten)]
@@ -40,7 +41,13 @@ pub fn run(args: &CosimArgs) -> anyhow::Result<()> {
         isolate_fmus: args.isolate,
         interpret: args.interpret,
     };
-    let system = tandem_cosim::load_with(&args.system, loading)?;
+    // An SSP package is unpacked for as long as its system runs.
+    let (system, _package) = if tandem_cosim::ssp::is_ssp(&args.system) {
+        let (system, package) = tandem_cosim::ssp::load(&args.system, loading)?;
+        (system, Some(package))
+    } else {
+        (tandem_cosim::load_with(&args.system, loading)?, None)
+    };
     let outputs = system.output_variables();
     let names: Vec<String> = outputs.iter().map(|v| v.name.clone()).collect();
     let master = system.master();

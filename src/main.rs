@@ -15,6 +15,7 @@ mod replay;
 mod run;
 mod serve;
 mod sim;
+mod sim_fmu;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,9 +38,10 @@ enum Command {
     /// explicit solver or the variable-step BDF.
     Sim(sim::SimArgs),
     /// Validate a model and print its execution order, states, rates and
-    /// loops, or open an FMU and print its interfaces, states and ports.
+    /// loops, open an FMU and print its interfaces, states and ports, or
+    /// read an SSP package and print its components and connections.
     Check {
-        /// The model file (JSON block diagram or FMU).
+        /// The model file (JSON block diagram, FMU or SSP package).
         model: PathBuf,
     },
     /// List the block types of the library.
@@ -57,7 +59,8 @@ enum Command {
     /// fast as possible.
     Replay(replay::ReplayArgs),
     /// Co-simulate a system of sub-models (JSON diagrams, built-in plants,
-    /// FMUs), each with its own solver, coupled at macro steps.
+    /// FMUs), each with its own solver, coupled at macro steps; or the FMUs
+    /// of an SSP package.
     Cosim(cosim::CosimArgs),
     /// Serve a model (JSON diagram, built-in plant, FMU) as a DCP slave over
     /// UDP, or write its DCP slave description.

@@ -22,14 +22,16 @@ use crate::progress::{human, Progress};
 /// Arguments of `tandem sim`.
 #[derive(Args)]
 pub struct SimArgs {
-    /// The model: a JSON block diagram, a Model Exchange FMU (.fmu), or the
-    /// name of a built-in model (rober, hires, vdpol, vdpolm, orego, e5,
-    /// pollu, ev).
-    model: PathBuf,
+    /// The model: a JSON block diagram, an FMU (.fmu, FMI 2.0 or 3.0, Model
+    /// Exchange or Co-Simulation), or the name of a built-in model (rober,
+    /// hires, vdpol, vdpolm, orego, e5, pollu, ev).
+    pub model: PathBuf,
     #[command(flatten)]
-    solver: SolverArgs,
+    pub solver: SolverArgs,
     #[command(flatten)]
-    output: OutputArgs,
+    pub output: OutputArgs,
+    #[command(flatten)]
+    fmu: crate::sim_fmu::FmuArgs,
     /// Locate zero crossings in time (on), or let modes switch only at
     /// grid steps (off: step-granular, as the CBD paper's simulator).
     #[arg(long, value_enum, default_value = "on")]
@@ -55,7 +57,7 @@ pub struct SimArgs {
     /// and the signal. Each FMI call becomes a round trip between the two
     /// processes (tens of microseconds).
     #[arg(long)]
-    isolate: bool,
+    pub isolate: bool,
     /// Threads that difference the BDF's Jacobian beside the main one, each
     /// with its own copy of the model (models whose derivatives depend on
     /// the state alone: the built-in plants, diagrams without zero
@@ -132,7 +134,7 @@ enum Switch {
 
 impl SimArgs {
     /// The event settings the arguments ask for.
-    fn events(&self) -> anyhow::Result<EventSettings> {
+    pub fn event_settings(&self) -> anyhow::Result<EventSettings> {
         EventSettings::with_options(
             self.events == Switch::On,
             self.event_tolerance,
@@ -146,6 +148,9 @@ impl SimArgs {
 
 /// Runs `tandem sim`.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    if tandem_fmi::is_fmu(&args.model) {
+        return crate::sim_fmu::run(args, &args.fmu);
+    }
     let (mut model, simulation, title) = load(&args.model, args.isolate, args.interpret)?;
     let overrides = args.solver.overrides();
     let settings = fixed_step(&simulation, &overrides).with_context(|| args.model.display().to_string())?;
@@ -159,7 +164,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
         .with_context(|| args.model.display().to_string())?;
     let (out, mut csv) = csv_file(&args.output, &args.model, &names)?;
     let mut trace = Trace::default();
-    let events = args.events()?;
+    let events = args.event_settings()?;
     let mut sim = Simulation::new(model.as_mut(), settings)
         .map_err(|e| located(&args.model, e))?
         .with_events(events);

@@ -1,7 +1,8 @@
 //! FMUs from the command line: a Model Exchange FMU simulated offline
 //! (`tandem sim ball.fmu`) and run as the real-time plant of `tandem run`,
 //! and a co-simulation system (`tandem cosim`). The FMUs are the project's
-//! own, built from `fmi/tests/fmus/`.
+//! own, built from `fmi/tests/fmus/`; SSP packages of them are built by the
+//! tests (`tandem cosim system.ssp`).
 
 #[path = "../fmi/tests/support/fmus.rs"]
 mod fmus;
@@ -330,6 +331,121 @@ fn a_real_time_run_of_an_isolated_fmu_survives_its_crash() {
     }
 }
 
+/// Issue 37 from the command line, on the FMU of every FMI 3 type
+/// (`fmi/tests/fmus/types3`): a local state recorded against its closed
+/// form, a start value set on it, the FMU's own end at t = 3 a normal end
+/// by either interface, inputs of every integer type fed from a CSV file
+/// and echoed, a stop time off the step grid reached by a shorter step.
+#[test]
+fn sim_records_sets_and_feeds_any_variable_and_ends_where_the_fmu_asks() {
+    let dir = common::scratch("fmi_types");
+    let fmu = fmus::build("types3", &dir);
+    let fmu = fmu.to_str().unwrap();
+    for interface in ["me", "cs"] {
+        let out = common::tandem_ok(
+            &dir,
+            &[
+                "sim",
+                fmu,
+                "--interface",
+                interface,
+                "--signals",
+                "position,counter",
+                "--set",
+                "x=2",
+                "--step",
+                "0.01",
+                "--out",
+                "types.csv",
+            ],
+        );
+        assert!(
+            out.contains("the FMU ended the simulation at t = 3 s"),
+            "{interface}: {out}"
+        );
+        let table = Table::read(&dir.join("types.csv"));
+        assert_eq!(table.header, ["time", "x", "counter"]);
+        let last = table.rows.last().unwrap();
+        assert!((last[0] - 3.0).abs() < 0.0100001, "{interface}: ended at {}", last[0]);
+        for row in &table.rows {
+            let exact = 2.0 * (-row[0]).exp();
+            assert!(
+                (row[1] - exact).abs() < 1e-9,
+                "{interface}: x({}) = {} against {exact}",
+                row[0],
+                row[1]
+            );
+        }
+    }
+    // Inputs from a file: each integer output echoes its input, at the
+    // extremes of its type; the stop time 0.25 is off the 0.1 s grid.
+    std::fs::write(
+        dir.join("in.csv"),
+        "time,i8_in,u16_in,i64_in,b_in\n0,-128,65535,-9223372036854775808,true\n0.15,127,0,5,false\n",
+    )
+    .unwrap();
+    common::tandem_ok(
+        &dir,
+        &[
+            "sim",
+            fmu,
+            "--interface",
+            "cs",
+            "--input",
+            "in.csv",
+            "--stop",
+            "0.25",
+            "--step",
+            "0.1",
+            "--signals",
+            "i8_out,u16_out,i64_out,b_out",
+            "--out",
+            "echo.csv",
+        ],
+    );
+    let table = Table::read(&dir.join("echo.csv"));
+    assert_eq!(
+        table.rows,
+        [
+            vec![0.0, -128.0, 65535.0, -9223372036854775808.0, 1.0],
+            vec![0.1, -128.0, 65535.0, -9223372036854775808.0, 1.0],
+            vec![0.2, 127.0, 0.0, 5.0, 0.0],
+            vec![0.25, 127.0, 0.0, 5.0, 0.0],
+        ]
+    );
+    // What a run does not take is named by check, one line each.
+    let out = common::tandem_ok(&dir, &["check", fmu]);
+    assert!(
+        out.contains("FMI 3.0 FMU \"types3\" (Model Exchange, Co-Simulation)"),
+        "{out}"
+    );
+    assert!(out.contains("outputs: counter, even, mode, f32_out, i8_out"), "{out}");
+    assert!(
+        out.contains("not taken: \"label_out\" (<String>, line ")
+            && out.contains("): a String is not recorded or connected (runs carry numbers)"),
+        "{out}"
+    );
+    // Refusals, each with its reason.
+    for (args, expected) in [
+        (
+            vec!["--set", "der(x)=1"],
+            "variable \"der(x)\" cannot be set: its causality is \"local\" and its initial value is calculated by the FMU",
+        ),
+        (vec!["--set", "k"], "--set k: write NAME=VALUE"),
+        (
+            vec!["--signals", "label"],
+            "variable \"label\" (modelDescription.xml line 52) is a String, which cannot be recorded or connected",
+        ),
+        (vec!["--input", "missing.csv"], "cannot read missing.csv"),
+    ] {
+        let mut all = vec!["sim", fmu, "--out", "refused.csv"];
+        all.extend(args);
+        let out = common::tandem(&dir, &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(expected), "{all:?}: {stderr}");
+    }
+}
+
 /// `x` and `n` of the `counter` FMU at `t` in closed form: `n` counts the
 /// time events every 0.1 s, `x' = n - x` from 0.
 fn counter_closed_form(t: f64) -> (f64, f64) {
@@ -430,4 +546,660 @@ delay = "2ms"
         tables.push(table.rows);
     }
     assert_eq!(tables[0], tables[1], "in process and isolated alike");
+}
+
+/// The XML namespaces of SSP 1.0, which SSP 2.0 keeps.
+const SSP_NAMESPACES: &str = r#"xmlns:ssd="http://ssp-standard.org/SSP1/SystemStructureDescription" xmlns:ssc="http://ssp-standard.org/SSP1/SystemStructureCommon" xmlns:ssv="http://ssp-standard.org/SSP1/SystemStructureParameterValues" xmlns:ssm="http://ssp-standard.org/SSP1/SystemStructureParameterMapping""#;
+
+/// Writes the SSP package `name` in `dir`: `ssd` as its
+/// SystemStructure.ssd (`NS` replaced by the namespaces), the test FMUs
+/// `oscillator` and `first_order` as `resources/<name>.fmu`, and `files`.
+fn ssp_package(dir: &Path, name: &str, ssd: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let mut entries: Vec<(String, Vec<u8>)> = vec![(
+        "SystemStructure.ssd".to_string(),
+        ssd.replace("NS", SSP_NAMESPACES).into_bytes(),
+    )];
+    for fmu in ["oscillator", "first_order"] {
+        let path = dir.join(format!("{fmu}.fmu"));
+        if !path.exists() {
+            fmus::build(fmu, dir);
+        }
+        entries.push((format!("resources/{fmu}.fmu"), std::fs::read(&path).unwrap()));
+    }
+    for (file, text) in files {
+        entries.push((file.to_string(), text.replace("NS", SSP_NAMESPACES).into_bytes()));
+    }
+    let borrowed: Vec<(&str, &[u8])> = entries.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    let path = dir.join(name);
+    fmus::zip_entries(&path, &borrowed);
+    path
+}
+
+/// An SSP component `name` of the test FMU `fmu` with `connectors`
+/// (name, kind, unit) of type `ty` and `bindings` (XML) inside.
+fn component(name: &str, fmu: &str, ty: &str, connectors: &[(&str, &str, &str)], bindings: &str) -> String {
+    let connectors: String = connectors
+        .iter()
+        .map(|(c, kind, unit)| {
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" unit=\"{unit}\"")
+            };
+            format!("<ssd:Connector name=\"{c}\" kind=\"{kind}\"><ssc:{ty}{unit}/></ssd:Connector>\n")
+        })
+        .collect();
+    format!(
+        "<ssd:Component name=\"{name}\" type=\"application/x-fmu-sharedlibrary\" source=\"resources/{fmu}.fmu\">\n\
+         <ssd:Connectors>\n{connectors}</ssd:Connectors>\n{bindings}</ssd:Component>\n"
+    )
+}
+
+/// A parameter binding with its values inline (SSP type `ty`).
+fn inline_values(ty: &str, values: &[(&str, f64)]) -> String {
+    format!(
+        "<ssd:ParameterBindings><ssd:ParameterBinding><ssd:ParameterValues>\n{}</ssd:ParameterValues></ssd:ParameterBinding></ssd:ParameterBindings>\n",
+        parameter_set(ty, values)
+    )
+}
+
+/// An `ssv:ParameterSet` of `values` (SSP type `ty`).
+fn parameter_set(ty: &str, values: &[(&str, f64)]) -> String {
+    let version = if ty == "Real" { "1.0" } else { "2.0" };
+    let parameters: String = values
+        .iter()
+        .map(|(n, v)| format!("<ssv:Parameter name=\"{n}\"><ssv:{ty} value=\"{v:?}\"/></ssv:Parameter>\n"))
+        .collect();
+    format!("<ssv:ParameterSet NS version=\"{version}\" name=\"set\"><ssv:Parameters>\n{parameters}</ssv:Parameters></ssv:ParameterSet>\n")
+}
+
+/// The damped oscillator `x'' = -k x - c x'` (unit mass) from `x0` at rest.
+fn free_oscillation(k: f64, c: f64, x0: f64, t: f64) -> f64 {
+    let (w0, zeta) = (k.sqrt(), c / (2.0 * k.sqrt()));
+    let wd = w0 * (1.0 - zeta * zeta).sqrt();
+    (-zeta * w0 * t).exp() * (x0 * (wd * t).cos() + zeta * w0 * x0 / wd * (wd * t).sin())
+}
+
+/// Issue 37, SSP import: three FMUs (one oscillator freely swinging, one
+/// held at a level, two first-order lags fed from it) whose parameters
+/// come from a parameter set file with a parameter mapping (a scaled
+/// entry), from inline sets, and whose connections convert units by the
+/// SSD's `Units` (m to cm: a factor; degC to K: an offset; a time constant
+/// given in ms to the FMU's s). Every column
+/// against its closed form; the default experiment's stop time is kept.
+#[test]
+fn an_ssp_of_fmus_with_a_parameter_set_and_unit_conversions_equals_the_closed_form() {
+    let dir = common::scratch("ssp_units");
+    let osc = component(
+        "osc",
+        "oscillator",
+        "Real",
+        &[("x", "output", "m"), ("F", "input", "N")],
+        "<ssd:ParameterBindings><ssd:ParameterBinding source=\"resources/osc.ssv\">\
+         <ssd:ParameterMapping source=\"resources/osc.ssm\"/></ssd:ParameterBinding></ssd:ParameterBindings>\n",
+    );
+    // The level's speed (0) is declared in degrees Celsius, so that the
+    // lag reading it in kelvin sees 273.15.
+    let level = component(
+        "level",
+        "oscillator",
+        "Real",
+        &[("x", "output", "m"), ("v", "output", "degC")],
+        &inline_values("Real", &[("k", 0.0), ("c", 0.0), ("x0", 2.0)]),
+    );
+    // The lag's time constant is given in milliseconds, its FMU's in seconds.
+    let lag = component(
+        "lag",
+        "first_order",
+        "Real",
+        &[("u", "input", "cm")],
+        &inline_values("Real", &[("tau", 250.0)]).replace("value=\"250.0\"", "value=\"250.0\" unit=\"ms\""),
+    );
+    let lag_k = component(
+        "lag_k",
+        "first_order",
+        "Real",
+        &[("u", "input", "K")],
+        &inline_values("Real", &[("tau", 0.5)]),
+    );
+    let ssd = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS version=\"1.0\" name=\"units\">\n\
+         <ssd:System name=\"plant\"><ssd:Elements>\n{osc}{level}{lag}{lag_k}</ssd:Elements>\n\
+         <ssd:Connections>\n\
+         <ssd:Connection startElement=\"level\" startConnector=\"x\" endElement=\"lag\" endConnector=\"u\"/>\n\
+         <ssd:Connection startElement=\"level\" startConnector=\"v\" endElement=\"lag_k\" endConnector=\"u\"/>\n\
+         </ssd:Connections></ssd:System>\n\
+         <ssd:Units>\n\
+         <ssc:Unit name=\"m\"><ssc:BaseUnit m=\"1\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"cm\"><ssc:BaseUnit m=\"1\" factor=\"0.01\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"N\"><ssc:BaseUnit kg=\"1\" m=\"1\" s=\"-2\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"K\"><ssc:BaseUnit K=\"1\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"degC\"><ssc:BaseUnit K=\"1\" offset=\"273.15\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"s\"><ssc:BaseUnit s=\"1\"/></ssc:Unit>\n\
+         <ssc:Unit name=\"ms\"><ssc:BaseUnit s=\"1\" factor=\"0.001\"/></ssc:Unit>\n\
+         </ssd:Units>\n\
+         <ssd:DefaultExperiment startTime=\"0\" stopTime=\"2\"/>\n\
+         </ssd:SystemStructureDescription>\n"
+    );
+    let ssv = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}",
+        parameter_set(
+            "Real",
+            &[("stiffness", 25.0), ("damping", 0.6), ("initial_position", 500.0)]
+        )
+    );
+    let ssm = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+               <ssm:ParameterMapping NS version=\"1.0\">\n\
+               <ssm:MappingEntry source=\"stiffness\" target=\"k\"/>\n\
+               <ssm:MappingEntry source=\"damping\" target=\"c\"/>\n\
+               <ssm:MappingEntry source=\"initial_position\" target=\"x0\"><ssc:LinearTransformation factor=\"0.001\"/></ssm:MappingEntry>\n\
+               </ssm:ParameterMapping>\n";
+    let ssp = ssp_package(
+        &dir,
+        "units.ssp",
+        &ssd,
+        &[("resources/osc.ssv", &ssv), ("resources/osc.ssm", ssm)],
+    );
+    let out = common::tandem_ok(&dir, &["cosim", ssp.to_str().unwrap(), "--out", "units.csv"]);
+    assert!(out.contains("500 macro steps of 0.004 s to t = 2 s"), "{out}");
+    let table = Table::read(&dir.join("units.csv"));
+    assert_eq!(
+        table.header,
+        ["time", "osc.x", "osc.v", "level.x", "level.v", "lag.x", "lag_k.x"]
+    );
+    assert_eq!(table.rows.len(), 501);
+    for row in &table.rows {
+        let t = row[0];
+        let lag = 200.0 * (1.0 - (-t / 0.25).exp());
+        let lag_k = 273.15 * (1.0 - (-t / 0.5).exp());
+        assert!(
+            (row[1] - free_oscillation(25.0, 0.6, 0.5, t)).abs() < 1e-8,
+            "osc.x({t}) = {}",
+            row[1]
+        );
+        assert_eq!((row[3], row[4]), (2.0, 0.0), "level at {t}");
+        assert!((row[5] - lag).abs() < 1e-8, "lag.x({t}) = {} against {lag}", row[5]);
+        assert!(
+            (row[6] - lag_k).abs() < 1e-8,
+            "lag_k.x({t}) = {} against {lag_k}",
+            row[6]
+        );
+    }
+    // check names the components, the conversions and the FMUs' leftovers.
+    let out = common::tandem_ok(&dir, &["check", ssp.to_str().unwrap()]);
+    for line in [
+        "SSP package, 500 macro steps of 0.004 s to t = 2 s",
+        "component osc: resources/oscillator.fmu, 3 parameter values",
+        "connection level.x → lag.u (× 100 + 0)",
+        "connection level.v → lag_k.u (× 1 + 273.15)",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+}
+
+/// Issue 37, SSP 2.0: a connection's `LinearTransformation` (factor 3,
+/// offset 0.5) between a level and a lag, Float64 connectors and
+/// parameters, against the closed form.
+#[test]
+fn an_ssp_2_connection_with_a_linear_transformation_equals_the_closed_form() {
+    let dir = common::scratch("ssp_linear");
+    let level = component(
+        "level",
+        "oscillator",
+        "Float64",
+        &[("x", "output", "")],
+        &inline_values("Float64", &[("k", 0.0), ("c", 0.0), ("x0", 1.5)]),
+    );
+    let lag = component(
+        "lag",
+        "first_order",
+        "Float64",
+        &[("u", "input", "")],
+        &inline_values("Float64", &[("tau", 0.2)]),
+    );
+    let ssd = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS version=\"2.0\" name=\"linear\">\n\
+         <ssd:System name=\"plant\"><ssd:Elements>\n{level}{lag}</ssd:Elements>\n\
+         <ssd:Connections>\n\
+         <ssd:Connection startElement=\"level\" startConnector=\"x\" endElement=\"lag\" endConnector=\"u\">\
+         <ssc:LinearTransformation factor=\"3\" offset=\"0.5\"/></ssd:Connection>\n\
+         </ssd:Connections></ssd:System>\n\
+         <ssd:DefaultExperiment startTime=\"0\" stopTime=\"1.5\"/>\n\
+         </ssd:SystemStructureDescription>\n"
+    );
+    let ssp = ssp_package(&dir, "linear.ssp", &ssd, &[]);
+    common::tandem_ok(&dir, &["cosim", ssp.to_str().unwrap(), "--out", "linear.csv"]);
+    let table = Table::read(&dir.join("linear.csv"));
+    assert_eq!(table.header, ["time", "level.x", "level.v", "lag.x"]);
+    assert!((table.rows.last().unwrap()[0] - 1.5).abs() < 1e-12);
+    for row in &table.rows {
+        let exact = 5.0 * (1.0 - (-row[0] / 0.2).exp());
+        assert!(
+            (row[3] - exact).abs() < 1e-8,
+            "lag.x({}) = {} against {exact}",
+            row[0],
+            row[3]
+        );
+    }
+}
+
+/// Issue 37, SSP against FMPy: an SSP 1.0 package of two FMI 2
+/// Co-Simulation oscillators coupled both ways (each one's speed the
+/// other's force, unit conversion suppressed) with a system-level
+/// parameter set, run by `tandem cosim` and by FMPy's `simulate_ssp`
+/// (Jacobi, inputs held over each step, as Tandem steps Co-Simulation
+/// FMUs), sample by sample. FMPy
+/// labels each row with the time its step started: its row i is Tandem's
+/// row i + 1. Skipped when FMPy is not installed.
+#[test]
+fn an_ssp_1_package_of_fmi_2_fmus_equals_fmpys_simulate_ssp() {
+    let dir = common::scratch("ssp_fmpy");
+    let osc = |name: &str| {
+        component(
+            name,
+            "oscillator",
+            "Real",
+            &[("x", "output", ""), ("v", "output", ""), ("F", "input", "")],
+            "",
+        )
+    };
+    let ssd = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS version=\"1.0\" name=\"coupled\">\n\
+         <ssd:System name=\"plant\">\n\
+         <ssd:ParameterBindings><ssd:ParameterBinding source=\"resources/params.ssv\"/></ssd:ParameterBindings>\n\
+         <ssd:Elements>\n{}{}</ssd:Elements>\n\
+         <ssd:Connections>\n\
+         <ssd:Connection startElement=\"osc1\" startConnector=\"v\" endElement=\"osc2\" endConnector=\"F\" \
+         suppressUnitConversion=\"true\"/>\n\
+         <ssd:Connection startElement=\"osc2\" startConnector=\"v\" endElement=\"osc1\" endConnector=\"F\" \
+         suppressUnitConversion=\"true\"/>\n\
+         </ssd:Connections></ssd:System>\n\
+         <ssd:DefaultExperiment startTime=\"0\" stopTime=\"1\"/>\n\
+         </ssd:SystemStructureDescription>\n",
+        osc("osc1"),
+        osc("osc2")
+    );
+    let ssv = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}",
+        parameter_set(
+            "Real",
+            &[("osc1.k", 25.0), ("osc2.m", 2.0), ("osc2.x0", 0.0), ("osc2.c", 1.0)]
+        )
+    );
+    let ssp = ssp_package(&dir, "coupled.ssp", &ssd, &[("resources/params.ssv", &ssv)]);
+    let script = "import sys\n\
+                  from fmpy.ssp.simulation import simulate_ssp\n\
+                  from fmpy.ssp.ssd import read_ssv\n\
+                  ps = read_ssv(sys.argv[1], resource='resources/params.ssv')\n\
+                  r = simulate_ssp(sys.argv[1], stop_time=1.0, step_size=0.002, parameter_set=ps)\n\
+                  print(','.join(r.dtype.names))\n\
+                  for row in r: print(','.join(repr(float(v)) for v in row))";
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&ssp)
+        .output()
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("No module named 'fmpy'") {
+        eprintln!("skipped: FMPy is not installed (pip install fmpy)");
+        return;
+    }
+    assert!(out.status.success(), "FMPy: {stderr}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let fmpy: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    common::tandem_ok(&dir, &["cosim", ssp.to_str().unwrap(), "--out", "coupled.csv"]);
+    let table = Table::read(&dir.join("coupled.csv"));
+    assert_eq!(table.rows.len(), 501);
+    assert!(fmpy.len() >= 500, "FMPy gave {} rows", fmpy.len());
+    let mut compared = 0;
+    for (i, theirs) in fmpy.iter().enumerate().take(500) {
+        let ours = &table.rows[i + 1];
+        assert!(
+            (theirs[0] - i as f64 * 0.002).abs() < 1e-9,
+            "FMPy's row {i} is labelled {}",
+            theirs[0]
+        );
+        for (column, name) in table.header.iter().enumerate().skip(1) {
+            let at = header
+                .iter()
+                .position(|h| h == name)
+                .unwrap_or_else(|| panic!("FMPy has no {name}: {header:?}"));
+            assert!(
+                (ours[column] - theirs[at]).abs() <= 1e-12 * theirs[at].abs().max(1.0),
+                "{name} at t = {}: Tandem {}, FMPy {}",
+                ours[0],
+                ours[column],
+                theirs[at]
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 500 * 4);
+    // The coupling carries something: osc2, at rest at first, moves.
+    let moved = table.column("osc2.x").iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(moved > 1e-3, "osc2 stayed within {moved}");
+}
+
+/// Writes a ZIP archive at `path` of `files` (name, content) and symbolic
+/// `links` (name, target), the names as given, unchecked.
+fn zip_raw(path: &Path, files: &[(&str, &[u8])], links: &[(&str, &str)]) {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default();
+    for (name, bytes) in files {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    for (name, target) in links {
+        zip.add_symlink(*name, *target, options).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+/// A refused SSD: its changes (text, replacement), the start of the
+/// refused element, the message.
+type Refusal<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+
+/// `tandem cosim` on `ssp` in `dir` fails; what it printed.
+fn refused(dir: &Path, ssp: &str) -> String {
+    let out = common::tandem(dir, &["cosim", ssp, "--out", "refused.csv"]);
+    assert!(!out.status.success(), "{ssp} ran");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Issue 37, SSP refusals: every package or SSD this import does not take
+/// is refused, never a panic, with the file inside the package, the
+/// refused element's line and column, what is wrong and what to do.
+#[test]
+fn every_ssp_refusal_names_the_file_the_place_and_the_fix() {
+    let dir = common::scratch("ssp_refusals");
+    let level = component(
+        "level",
+        "oscillator",
+        "Real",
+        &[("x", "output", "m")],
+        &inline_values("Real", &[("k", 0.0), ("c", 0.0), ("x0", 2.0)]),
+    );
+    let lag = component(
+        "lag",
+        "first_order",
+        "Real",
+        &[("u", "input", "m")],
+        &inline_values("Real", &[("tau", 0.25)]),
+    );
+    let good = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS version=\"1.0\" name=\"refused\">\n\
+         <ssd:System name=\"plant\"><ssd:Elements>\n{level}{lag}</ssd:Elements>\n\
+         <ssd:Connections>\n\
+         <ssd:Connection startElement=\"level\" startConnector=\"x\" endElement=\"lag\" endConnector=\"u\"/>\n\
+         </ssd:Connections></ssd:System>\n\
+         <ssd:DefaultExperiment startTime=\"0\" stopTime=\"1\"/>\n\
+         </ssd:SystemStructureDescription>\n"
+    );
+    ssp_package(&dir, "good.ssp", &good, &[]);
+    common::tandem_ok(&dir, &["cosim", "good.ssp", "--out", "good.csv"]);
+    let units = "<ssd:Units><ssc:Unit name=\"m\"><ssc:BaseUnit m=\"1\"/></ssc:Unit>\
+                 <ssc:Unit name=\"s\"><ssc:BaseUnit s=\"1\"/></ssc:Unit></ssd:Units>\n<ssd:DefaultExperiment";
+    // Each: the SSD's changes, the start of the refused element, the message.
+    let cases: &[Refusal] = &[
+        (
+            &[("NS version=\"1.0\"", "NS version=\"3.0\"")],
+            "<ssd:SystemStructureDescription",
+            "SSP version \"3.0\" is not one this import takes (1.0, 2.0)\n  help: export the package as SSP 1.0 or 2.0",
+        ),
+        (
+            &[("<ssd:Elements>", "<ssd:SignalDictionaries/><ssd:Elements>")],
+            "<ssd:SignalDictionaries",
+            "signal dictionaries are not taken by this import\n  help: connect the components' connectors directly",
+        ),
+        (
+            &[("</ssd:Elements>", "<ssd:System name=\"sub\"/></ssd:Elements>")],
+            "<ssd:System name=\"sub\"",
+            "<ssd:System> \"sub\": only FMU components are taken (no nested systems or signal dictionaries)\n  \
+             help: flatten the system so that it holds only FMU components",
+        ),
+        (
+            &[("type=\"application/x-fmu-sharedlibrary\"", "type=\"application/x-ssp-definition\"")],
+            "<ssd:Component name=\"level\"",
+            "component \"level\" is of type \"application/x-ssp-definition\": only FMUs (application/x-fmu-sharedlibrary) \
+             are taken\n  help: export the component as an FMU",
+        ),
+        (
+            &[("source=\"resources/oscillator.fmu\"", "source=\"../oscillator.fmu\"")],
+            "<ssd:Component name=\"level\"",
+            "component \"level\": source \"../oscillator.fmu\" is not a file inside the package\n  \
+             help: give the FMU's path inside the package, e.g. resources/model.fmu",
+        ),
+        (
+            &[("source=\"resources/oscillator.fmu\"", "source=\"/tmp/oscillator.fmu\"")],
+            "<ssd:Component name=\"level\"",
+            "component \"level\": source \"/tmp/oscillator.fmu\" is not a file inside the package",
+        ),
+        (
+            &[("source=\"resources/oscillator.fmu\"", "source=\"file:///tmp/oscillator.fmu\"")],
+            "<ssd:Component name=\"level\"",
+            "component \"level\": source \"file:///tmp/oscillator.fmu\" is not a file inside the package",
+        ),
+        (
+            &[("source=\"resources/oscillator.fmu\"", "source=\"resources/none.fmu\"")],
+            "<ssd:Component name=\"level\"",
+            "component \"level\": the package has no file \"resources/none.fmu\"\n  help: put the FMU into the package at that path",
+        ),
+        (
+            &[("name=\"u\" kind=\"input\"><ssc:Real unit=\"m\"", "name=\"u\" kind=\"input\"><ssc:Real unit=\"cm\"")],
+            "<ssd:Connection ",
+            "unit \"m\" is not declared in <ssd:Units>, so \"m\" cannot be converted to \"cm\"\n  \
+             help: declare both units with their base units in <ssd:Units>, or set suppressUnitConversion=\"true\"",
+        ),
+        (
+            &[
+                ("name=\"u\" kind=\"input\"><ssc:Real unit=\"m\"", "name=\"u\" kind=\"input\"><ssc:Real unit=\"s\""),
+                ("<ssd:DefaultExperiment", units),
+            ],
+            "<ssd:Connection ",
+            "unit \"m\" cannot be converted to \"s\": their base units differ",
+        ),
+        (
+            &[("<ssv:Real value=\"0.25\"/>", "<ssv:String value=\"slow\"/>")],
+            "<ssv:String",
+            "parameter \"tau\": a String value is not taken by this import (only numbers and Booleans)\n  \
+             help: set it in the FMU itself",
+        ),
+        (
+            &[("<ssv:Real value=\"0.25\"/>", "<ssv:Real value=\"fast\"/>")],
+            "<ssv:Real value=\"fast\"",
+            "value=\"fast\" is not a finite number\n  help: write the value as a decimal number",
+        ),
+        (
+            &[("<ssv:Parameter name=\"tau\">", "<ssv:Parameter name=\"tau_s\">")],
+            "<ssv:Parameter name=\"tau_s\"",
+            "component \"lag\" has no variable \"tau_s\"\n  \
+             help: name a variable of the FMU's modelDescription.xml (tandem check lists them)",
+        ),
+        (
+            &[("<ssd:ParameterBinding><ssd:ParameterValues>", "<ssd:ParameterBinding source=\"../x.ssv\"><ssd:ParameterValues>")],
+            "<ssd:ParameterBinding source",
+            "source \"../x.ssv\" is not a file inside the package\n  help: give the .ssv's path inside the package",
+        ),
+        (
+            // No unit in the SSD: the FMU variable's (the speed's m/s).
+            &[("startConnector=\"x\"", "startConnector=\"v\"")],
+            "<ssd:Connection ",
+            "unit \"m/s\" is not declared in <ssd:Units>, so \"m/s\" cannot be converted to \"m\"",
+        ),
+        (
+            &[("startTime=\"0\"", "startTime=\"1\"")],
+            "<ssd:DefaultExperiment",
+            "startTime=\"1\": a co-simulation starts at t = 0\n  help: give the default experiment startTime 0",
+        ),
+        (
+            &[("stopTime=\"1\"", "stopTime=\"0\"")],
+            "<ssd:DefaultExperiment",
+            "stopTime=\"0\" is not after the start at t = 0",
+        ),
+        (
+            &[("startElement=\"level\" ", "")],
+            "<ssd:Connection ",
+            "a connection to the system's own connectors is not taken (only component to component)\n  \
+             help: connect the components directly",
+        ),
+        (
+            &[("endConnector=\"u\"/>", "endConnector=\"u\"><ssc:BooleanMappingTransformation/></ssd:Connection>")],
+            "<ssc:BooleanMappingTransformation",
+            "<ssc:BooleanMappingTransformation> on a connection is not taken (only LinearTransformation)",
+        ),
+        (
+            &[("endConnector=\"u\"", "endConnector=\"q\"")],
+            "<ssd:Connection ",
+            "component \"lag\" has no variable \"q\"",
+        ),
+        (
+            &[("endElement=\"lag\"", "endElement=\"lag2\"")],
+            "<ssd:Connection ",
+            "the connection names component \"lag2\", which the system does not have",
+        ),
+        (
+            &[("name=\"x\" kind=\"output\"", "name=\"x\" kind=\"input\"")],
+            "<ssd:Connection ",
+            "connector \"level.x\" is of kind \"input\", which cannot be at this end of a connection\n  help: connect outputs to inputs",
+        ),
+    ];
+    for (i, (changes, element, expected)) in cases.iter().enumerate() {
+        let mut ssd = good.clone();
+        for (from, to) in *changes {
+            assert!(ssd.contains(from), "case {i}: no {from}");
+            ssd = ssd.replacen(from, to, 1);
+        }
+        let name = format!("refused{i}.ssp");
+        ssp_package(&dir, &name, &ssd, &[]);
+        // The refused element's place, found in the text as written.
+        let text = ssd.replace("NS", SSP_NAMESPACES);
+        let (line, column) = text
+            .lines()
+            .enumerate()
+            .find_map(|(n, l)| l.find(element).map(|c| (n + 1, c + 1)))
+            .unwrap_or_else(|| panic!("case {i}: no {element}"));
+        let stderr = refused(&dir, &name);
+        let wanted = format!("error: {name}: SystemStructure.ssd:{line}:{column}: {expected}");
+        assert!(stderr.contains(&wanted), "case {i}: wanted\n{wanted}\ngot\n{stderr}");
+    }
+    // Malformed XML, at the parser's place.
+    ssp_package(
+        &dir,
+        "malformed.ssp",
+        &good.replace("</ssd:SystemStructureDescription>", "</ssd:System>"),
+        &[],
+    );
+    let stderr = refused(&dir, "malformed.ssp");
+    assert!(
+        stderr.contains("error: malformed.ssp: SystemStructure.ssd:")
+            && stderr.contains(": malformed XML: ")
+            && stderr.contains("help: fix the XML"),
+        "{stderr}"
+    );
+    // A parameter set file's refusal names that file.
+    let ssv = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}",
+        parameter_set("Real", &[("tau", 0.25)]).replace("<ssv:Real value=\"0.25\"/>", "<ssv:Binary value=\"00\"/>")
+    );
+    // The lag's binding (the last) takes its values from the file.
+    let binding = "<ssd:ParameterBinding><ssd:ParameterValues>";
+    let at = good.rfind(binding).unwrap();
+    let with_file = format!(
+        "{}<ssd:ParameterBinding source=\"resources/lag.ssv\"><ssd:ParameterValues>{}",
+        &good[..at],
+        &good[at + binding.len()..]
+    );
+    ssp_package(&dir, "ssv.ssp", &with_file, &[("resources/lag.ssv", &ssv)]);
+    let stderr = refused(&dir, "ssv.ssp");
+    assert!(
+        stderr.contains(
+            "error: ssv.ssp: resources/lag.ssv:3:27: parameter \"tau\": a Binary value is not taken by this import"
+        ),
+        "{stderr}"
+    );
+    // The archive itself: not a ZIP, entries leaving the folder or linking
+    // out of it, no SystemStructure.ssd.
+    std::fs::write(dir.join("text.ssp"), "not a zip").unwrap();
+    let ssd: &[u8] = b"<x/>";
+    zip_raw(
+        &dir.join("climb.ssp"),
+        &[("SystemStructure.ssd", ssd), ("../tandem-ssp-37-climb.txt", b"x")],
+        &[],
+    );
+    zip_raw(
+        &dir.join("absolute.ssp"),
+        &[("SystemStructure.ssd", ssd), ("/tmp/tandem-ssp-37-evil.txt", b"x")],
+        &[],
+    );
+    zip_raw(
+        &dir.join("link.ssp"),
+        &[("SystemStructure.ssd", ssd)],
+        &[("resources/model.fmu", "/etc/passwd")],
+    );
+    zip_raw(&dir.join("empty.ssp"), &[("resources/readme.txt", b"x")], &[]);
+    for (file, expected) in [
+        ("text.ssp", "error: text.ssp: not a ZIP archive: "),
+        (
+            "climb.ssp",
+            "error: climb.ssp: entry \"../tandem-ssp-37-climb.txt\" is an absolute path or climbs out with \"..\"\n  \
+             help: the archive is unsafe; do not use it",
+        ),
+        (
+            "absolute.ssp",
+            "error: absolute.ssp: entry \"/tmp/tandem-ssp-37-evil.txt\" is an absolute path or climbs out with \"..\"",
+        ),
+        (
+            "link.ssp",
+            "error: link.ssp: entry \"resources/model.fmu\" is a symbolic link\n  \
+             help: an SSP package holds plain files only; the archive is unsafe",
+        ),
+        (
+            "empty.ssp",
+            "error: empty.ssp: cannot read SystemStructure.ssd: No such file or directory (os error 2)\n  \
+             help: an SSP package holds SystemStructure.ssd at its root and the files it names",
+        ),
+    ] {
+        let stderr = refused(&dir, file);
+        assert!(stderr.contains(expected), "{file}: wanted\n{expected}\ngot\n{stderr}");
+    }
+    assert!(
+        !std::env::temp_dir().join("tandem-ssp-37-climb.txt").exists()
+            && !Path::new("/tmp/tandem-ssp-37-evil.txt").exists()
+    );
+    // Every part not taken is named at once, by cosim and by check.
+    let several = good
+        .replacen("<ssd:Elements>", "<ssd:SignalDictionaries/><ssd:Elements>", 1)
+        .replacen("<ssv:Real value=\"0.25\"/>", "<ssv:String value=\"slow\"/>", 1)
+        .replacen("<ssv:Parameter name=\"x0\">", "<ssv:Parameter name=\"x_0\">", 1);
+    ssp_package(&dir, "several.ssp", &several, &[]);
+    for command in ["cosim", "check"] {
+        let out = common::tandem(&dir, &[command, "several.ssp"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command} took several.ssp");
+        for wanted in [
+            "error: several.ssp: 3 parts of the package are not taken:\nseveral.ssp: SystemStructure.ssd:3:",
+            ": signal dictionaries are not taken by this import",
+            ": parameter \"tau\": a String value is not taken by this import",
+            ": component \"level\" has no variable \"x_0\"",
+        ] {
+            assert!(stderr.contains(wanted), "{command}: {wanted}\n{stderr}");
+        }
+    }
+    // check refuses as cosim does.
+    let out = common::tandem(&dir, &["check", "refused0.ssp"]);
+    assert!(
+        !out.status.success()
+            && String::from_utf8_lossy(&out.stderr).contains("SSP version \"3.0\" is not one this import takes"),
+        "{out:?}"
+    );
 }

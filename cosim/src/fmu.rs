@@ -2,7 +2,7 @@
 //! inputs sampled at the start of each communication step and held over it,
 //! its outputs known at communication points only.
 
-use tandem_fmi::{FmuSlave, FmuState};
+use tandem_fmi::{FmuSlave, FmuState, StepEnd};
 use tandem_models::Variable;
 
 use crate::course::Course;
@@ -56,7 +56,13 @@ impl SubModel for CoSimulationFmu {
             *u = course.at(t);
         }
         self.slave.set_inputs(&self.u)?;
-        Ok(self.slave.do_step(t, h)?)
+        match self.slave.do_step(t, h)? {
+            StepEnd::Done => Ok(()),
+            // The master has no early end of a co-simulation yet: the
+            // FMU's end stops it with the FMU's words, which the slave
+            // gives for any step asked after it.
+            StepEnd::Terminated(at) => self.slave.do_step(at, h).map(|_| ()).map_err(Into::into),
+        }
     }
 
     fn save(&mut self) -> Result<(), SubModelError> {

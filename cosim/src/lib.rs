@@ -13,6 +13,7 @@
 //! until the coupling values settle, which also solves algebraic loops
 //! between sub-models: its repetitions exchange the waveforms of the
 //! outputs, recorded at the micro steps of the sub-models' own solvers.
+//! An SSP package of FMUs is read into such a system by [`ssp::load`].
 //!
 //! ```
 //! use std::path::Path;
@@ -60,6 +61,7 @@ mod history;
 mod master;
 mod recording;
 mod slave;
+pub mod ssp;
 mod submodel;
 mod system;
 mod waveform;

@@ -1,5 +1,8 @@
-//! Unpacking an FMU (a ZIP archive) into a temporary directory that is
-//! removed when the last user of the FMU is dropped.
+//! Unpacking an FMU (a ZIP archive): by default only what a run needs
+//! (`modelDescription.xml`, this platform's binaries, `resources/`) into a
+//! cache folder, once per content (SHA-256 of the file), reused by every
+//! later opening of the same FMU; or everything into a temporary directory
+//! removed when the last user of the FMU is dropped ([`Unpack`]).
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -26,8 +29,161 @@ pub(crate) struct Unpacked {
     pub description: String,
 }
 
-/// Unpacks the FMU at `file`.
+/// Where an FMU is unpacked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unpack {
+    /// Everything, into a temporary directory of its own, removed with
+    /// the last user of the FMU.
+    Temporary,
+    /// Only what a run needs, into `<folder>/<content hash>/`, kept for
+    /// the next opening of the same FMU (the folder may be deleted at any
+    /// time no FMU runs from it).
+    Cache(PathBuf),
+}
+
+impl Unpack {
+    /// The cache [`cache_folder`] names, or a temporary directory when
+    /// there is none (`TANDEM_FMU_CACHE=off`, no home folder).
+    pub fn default_place() -> Unpack {
+        cache_folder().map_or(Unpack::Temporary, Unpack::Cache)
+    }
+}
+
+/// The folder FMUs are unpacked into: `$TANDEM_FMU_CACHE` when set (none
+/// when it is `off`), else `$XDG_CACHE_HOME/tandem/fmu`, else
+/// `$HOME/.cache/tandem/fmu`.
+pub fn cache_folder() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    match var("TANDEM_FMU_CACHE") {
+        Some(v) if v == "off" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => var("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))
+            .map(|base| base.join("tandem").join("fmu")),
+    }
+}
+
+/// The name of the marker a complete cache entry holds.
+const COMPLETE: &str = ".tandem-complete";
+
+/// The FMU at `file` unpacked (what a run needs) in `cache`: its folder
+/// and its model description. An entry another process is writing is not
+/// read; two writing the same one at once each write their own and the
+/// first to finish wins. `None` when the cache cannot be written (then the
+/// caller unpacks into a temporary directory).
+pub(crate) fn unpack_cached(file: &Path, cache: &Path) -> Result<Option<(PathBuf, String)>, FmuError> {
+    let key = content_hash(file)?;
+    let entry = cache.join(&key);
+    if entry.join(COMPLETE).is_file() {
+        let description = read_description(file, &entry.join("modelDescription.xml"))?;
+        return Ok(Some((entry, description)));
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let staging = cache.join(format!(".{key}.{}.{nanos}", std::process::id()));
+    if fs::create_dir_all(&staging).is_err() {
+        return Ok(None);
+    }
+    let result = unpack_into(file, &staging, Only::Needed).and_then(|()| {
+        File::create(staging.join(COMPLETE)).map_err(|source| FmuError::Io {
+            file: file.to_path_buf(),
+            action: format!("mark {} complete", staging.display()),
+            source,
+        })
+    });
+    if let Err(e) = result {
+        let _ = fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if fs::rename(&staging, &entry).is_err() {
+        // Another process finished the same entry first: use its.
+        let _ = fs::remove_dir_all(&staging);
+        if !entry.join(COMPLETE).is_file() {
+            return Ok(None);
+        }
+    }
+    let description = read_description(file, &entry.join("modelDescription.xml"))?;
+    Ok(Some((entry, description)))
+}
+
+/// The SHA-256 of the file's bytes, its first 128 bits in hexadecimal.
+fn content_hash(file: &Path) -> Result<String, FmuError> {
+    use sha2::Digest;
+    let io_error = |source| FmuError::Io {
+        file: file.to_path_buf(),
+        action: "read the file".to_string(),
+        source,
+    };
+    let mut reader = File::open(file).map_err(|source| FmuError::Io {
+        file: file.to_path_buf(),
+        action: "open the file".to_string(),
+        source,
+    })?;
+    let mut hasher = sha2::Sha256::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    loop {
+        let n = reader.read(&mut buffer).map_err(io_error)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok(hasher.finalize()[..16].iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Which entries are written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    /// Every entry.
+    All,
+    /// `modelDescription.xml`, `resources/` and this platform's binaries
+    /// (of either FMI version); the other platforms' folders are made
+    /// empty, for the message that names the platforms an FMU has.
+    Needed,
+}
+
+/// Whether a run needs the entry `name`; for an entry of another
+/// platform's binaries, that platform's folder.
+fn needed(name: &str) -> Result<(), Option<String>> {
+    if name == "modelDescription.xml" || name.starts_with("resources/") {
+        return Ok(());
+    }
+    let Some(rest) = name.strip_prefix("binaries/") else {
+        return Err(None);
+    };
+    let folder = rest.split('/').next().unwrap_or("");
+    let ours = [crate::description::FmiVersion::V2, crate::description::FmiVersion::V3]
+        .into_iter()
+        .filter_map(crate::library::platform_folder)
+        .any(|p| p == folder);
+    if ours {
+        Ok(())
+    } else if folder.is_empty() {
+        Err(None)
+    } else {
+        Err(Some(format!("binaries/{folder}")))
+    }
+}
+
+/// Unpacks everything of the FMU at `file` into a temporary directory.
 pub(crate) fn unpack(file: &Path) -> Result<Unpacked, FmuError> {
+    let dir = tempfile::Builder::new()
+        .prefix("tandem-fmu-")
+        .tempdir()
+        .map_err(|source| FmuError::Io {
+            file: file.to_path_buf(),
+            action: "create a temporary directory to unpack into".to_string(),
+            source,
+        })?;
+    unpack_into(file, dir.path(), Only::All)?;
+    let description = read_description(file, &dir.path().join("modelDescription.xml"))?;
+    Ok(Unpacked { dir, description })
+}
+
+/// Unpacks the entries `only` chooses of the FMU at `file` into `dir`.
+fn unpack_into(file: &Path, dir: &Path, only: Only) -> Result<(), FmuError> {
     let io_error = |action: &str| {
         let action = action.to_string();
         move |source| FmuError::Io {
@@ -54,10 +210,6 @@ pub(crate) fn unpack(file: &Path) -> Result<Unpacked, FmuError> {
             "this is not a plausible FMU; check where it came from",
         ));
     }
-    let dir = tempfile::Builder::new()
-        .prefix("tandem-fmu-")
-        .tempdir()
-        .map_err(io_error("create a temporary directory to unpack into"))?;
     let mut unpacked = 0u64;
     for index in 0..zip.len() {
         let mut entry = zip.by_index(index).map_err(|e| {
@@ -86,7 +238,15 @@ pub(crate) fn unpack(file: &Path) -> Result<Unpacked, FmuError> {
         if entry.is_symlink() {
             continue;
         }
-        let target = dir.path().join(&relative);
+        if only == Only::Needed {
+            if let Err(other) = needed(&name.replace('\\', "/")) {
+                if let Some(folder) = other {
+                    fs::create_dir_all(dir.join(folder)).map_err(io_error("create a platform folder"))?;
+                }
+                continue;
+            }
+        }
+        let target = dir.join(&relative);
         if entry.is_dir() {
             fs::create_dir_all(&target).map_err(io_error(&format!("create the directory \"{name}\"")))?;
             continue;
@@ -111,8 +271,7 @@ pub(crate) fn unpack(file: &Path) -> Result<Unpacked, FmuError> {
             ));
         }
     }
-    let description = read_description(file, &dir.path().join("modelDescription.xml"))?;
-    Ok(Unpacked { dir, description })
+    Ok(())
 }
 
 /// `name` as a relative path inside the archive's directory, or `None`

@@ -149,32 +149,206 @@ pub enum VariableType {
     Float64,
     /// FMI 3 `Float32`.
     Float32,
+    /// FMI 3 `Int8`.
+    Int8,
+    /// FMI 3 `UInt8`.
+    UInt8,
+    /// FMI 3 `Int16`.
+    Int16,
+    /// FMI 3 `UInt16`.
+    UInt16,
     /// A 32-bit signed integer: FMI 2 `Integer`, FMI 3 `Int32`.
     Int32,
-    /// FMI 3's other integers (`Int8`, `UInt64`, ...), by name.
-    OtherInteger(String),
-    /// An enumeration (an integer of FMI 2 `Integer` / FMI 3 `Int64` width).
+    /// FMI 3 `UInt32`.
+    UInt32,
+    /// FMI 3 `Int64`.
+    Int64,
+    /// FMI 3 `UInt64`.
+    UInt64,
+    /// An enumeration (read and written as FMI 2 `Integer` / FMI 3 `Int64`).
     Enumeration,
     /// A Boolean.
     Boolean,
     /// A string.
     String,
-    /// Another FMI 3 type (`Binary`, `Clock`), by name.
+    /// FMI 3 `Binary`: a byte string.
+    Binary,
+    /// FMI 3 `Clock`.
+    Clock,
+    /// A type element this importer does not know, by name.
     Other(String),
+}
+
+impl VariableType {
+    /// The type of a variable from the name of its type element, in the
+    /// FMI version's schema (FMI 2's `Integer` is FMI 3's `Int32`).
+    pub fn from_element(tag: &str) -> VariableType {
+        match tag {
+            "Real" | "Float64" => VariableType::Float64,
+            "Float32" => VariableType::Float32,
+            "Int8" => VariableType::Int8,
+            "UInt8" => VariableType::UInt8,
+            "Int16" => VariableType::Int16,
+            "UInt16" => VariableType::UInt16,
+            "Integer" | "Int32" => VariableType::Int32,
+            "UInt32" => VariableType::UInt32,
+            "Int64" => VariableType::Int64,
+            "UInt64" => VariableType::UInt64,
+            "Enumeration" => VariableType::Enumeration,
+            "Boolean" => VariableType::Boolean,
+            "String" => VariableType::String,
+            "Binary" => VariableType::Binary,
+            "Clock" => VariableType::Clock,
+            other => VariableType::Other(other.to_string()),
+        }
+    }
+
+    /// The numeric type its values are read and written as, for a type
+    /// whose values are numbers (Booleans as 0 and 1, enumerations as
+    /// their integers); `None` for strings, binaries, clocks and unknown
+    /// types. `version` decides an enumeration's width.
+    pub fn numeric(&self, version: FmiVersion) -> Option<Numeric> {
+        Some(match self {
+            VariableType::Float64 => Numeric::Float64,
+            VariableType::Float32 => Numeric::Float32,
+            VariableType::Int8 => Numeric::Int8,
+            VariableType::UInt8 => Numeric::UInt8,
+            VariableType::Int16 => Numeric::Int16,
+            VariableType::UInt16 => Numeric::UInt16,
+            VariableType::Int32 => Numeric::Int32,
+            VariableType::UInt32 => Numeric::UInt32,
+            VariableType::Int64 => Numeric::Int64,
+            VariableType::UInt64 => Numeric::UInt64,
+            VariableType::Enumeration if version == FmiVersion::V2 => Numeric::Int32,
+            VariableType::Enumeration => Numeric::Int64,
+            VariableType::Boolean => Numeric::Boolean,
+            _ => return None,
+        })
+    }
 }
 
 impl fmt::Display for VariableType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            VariableType::Float64 => "Real/Float64",
+            VariableType::Float32 => "Float32",
+            VariableType::Int8 => "Int8",
+            VariableType::UInt8 => "UInt8",
+            VariableType::Int16 => "Int16",
+            VariableType::UInt16 => "UInt16",
+            VariableType::Int32 => "Integer/Int32",
+            VariableType::UInt32 => "UInt32",
+            VariableType::Int64 => "Int64",
+            VariableType::UInt64 => "UInt64",
+            VariableType::Enumeration => "Enumeration",
+            VariableType::Boolean => "Boolean",
+            VariableType::String => "String",
+            VariableType::Binary => "Binary",
+            VariableType::Clock => "Clock",
+            VariableType::Other(name) => name,
+        })
+    }
+}
+
+/// How values of a numeric variable travel through the FMI calls; Tandem
+/// holds each as an `f64` (exact for every type but 64-bit integers beyond
+/// 2^53 in magnitude, which round to the nearest `f64`, and Float32, whose
+/// every value an `f64` holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Numeric {
+    /// `fmi2Real` / `fmi3Float64`.
+    Float64,
+    /// `fmi3Float32`.
+    Float32,
+    /// `fmi3Int8`.
+    Int8,
+    /// `fmi3UInt8`.
+    UInt8,
+    /// `fmi3Int16`.
+    Int16,
+    /// `fmi3UInt16`.
+    UInt16,
+    /// `fmi2Integer` / `fmi3Int32` (and FMI 2 enumerations).
+    Int32,
+    /// `fmi3UInt32`.
+    UInt32,
+    /// `fmi3Int64` (and FMI 3 enumerations).
+    Int64,
+    /// `fmi3UInt64`.
+    UInt64,
+    /// `fmi2Boolean` / `fmi3Boolean`, as 0 or 1.
+    Boolean,
+}
+
+impl Numeric {
+    /// Every numeric type.
+    pub const ALL: [Numeric; 11] = [
+        Numeric::Float64,
+        Numeric::Float32,
+        Numeric::Int8,
+        Numeric::UInt8,
+        Numeric::Int16,
+        Numeric::UInt16,
+        Numeric::Int32,
+        Numeric::UInt32,
+        Numeric::Int64,
+        Numeric::UInt64,
+        Numeric::Boolean,
+    ];
+
+    /// `value` as this type holds it: integers rounded toward zero and
+    /// clamped to the type's range (NaN to 0), Booleans as 1 for any value
+    /// other than 0, Float32 rounded to the nearest.
+    pub fn coerce(self, value: f64) -> f64 {
         match self {
-            VariableType::Float64 => f.write_str("Real/Float64"),
-            VariableType::Float32 => f.write_str("Float32"),
-            VariableType::Int32 => f.write_str("Integer/Int32"),
-            VariableType::OtherInteger(name) | VariableType::Other(name) => f.write_str(name),
-            VariableType::Enumeration => f.write_str("Enumeration"),
-            VariableType::Boolean => f.write_str("Boolean"),
-            VariableType::String => f.write_str("String"),
+            Numeric::Float64 => value,
+            Numeric::Float32 => f64::from(value as f32),
+            Numeric::Int8 => f64::from(value as i8),
+            Numeric::UInt8 => f64::from(value as u8),
+            Numeric::Int16 => f64::from(value as i16),
+            Numeric::UInt16 => f64::from(value as u16),
+            Numeric::Int32 => f64::from(value as i32),
+            Numeric::UInt32 => f64::from(value as u32),
+            Numeric::Int64 => value as i64 as f64,
+            Numeric::UInt64 => value as u64 as f64,
+            Numeric::Boolean => f64::from(u8::from(value != 0.0)),
         }
     }
+
+    /// Whether the type's values are whole numbers (integers, Booleans).
+    pub fn is_integer(self) -> bool {
+        !matches!(self, Numeric::Float64 | Numeric::Float32)
+    }
+}
+
+/// The `initial` attribute: how a variable's start value is used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initial {
+    /// The start value is the initial value.
+    Exact,
+    /// The start value is a guess for an iteration.
+    Approx,
+    /// The FMU computes the initial value (a start value is ignored).
+    Calculated,
+}
+
+/// One dimension of an FMI 3 array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dimension {
+    /// A fixed size (`start`).
+    Fixed(u64),
+    /// The size a structural parameter holds, by its index in
+    /// [`ModelDescription::variables`].
+    Parameter(usize),
+}
+
+/// An FMI 3 `<Alias>`: another name for the variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    /// The alias's name.
+    pub name: String,
+    /// Its display unit, when it has its own.
+    pub display_unit: Option<String>,
 }
 
 /// One variable of `ModelVariables`.
@@ -190,10 +364,18 @@ pub struct ScalarVariable {
     pub variability: Variability,
     /// Its type.
     pub kind: VariableType,
-    /// Its start value as a number (Booleans as 0 or 1), when it has one.
+    /// Its `initial` attribute, when given.
+    pub initial: Option<Initial>,
+    /// Its start value as a number (Booleans as 0 or 1; of an array, its
+    /// first element), when it has one.
     pub start: Option<f64>,
+    /// Its start value as written (every element of an array; a String's
+    /// text, a Binary's hexadecimal digits), when it has one.
+    pub start_text: Option<String>,
     /// Its unit, from the variable or its declared type.
     pub unit: Option<String>,
+    /// Its display unit, from the variable or its declared type.
+    pub display_unit: Option<String>,
     /// Its minimum, from the variable or its declared type.
     pub min: Option<f64>,
     /// Its maximum, from the variable or its declared type.
@@ -202,8 +384,21 @@ pub struct ScalarVariable {
     pub derivative_of: Option<usize>,
     /// Whether it is an FMI 3 array (it has `Dimension` elements).
     pub array: bool,
+    /// An FMI 3 array's dimensions, outermost first (empty for a scalar).
+    pub dimensions: Vec<Dimension>,
+    /// Its FMI 3 aliases.
+    pub aliases: Vec<Alias>,
+    /// The FMI 3 clocks it belongs to (indices of their variables).
+    pub clocks: Vec<usize>,
     /// The line of `modelDescription.xml` declaring it.
     pub line: u32,
+}
+
+impl ScalarVariable {
+    /// Whether it is called `name`, by its name or an alias.
+    pub fn is_called(&self, name: &str) -> bool {
+        self.name == name || self.aliases.iter().any(|a| a.name == name)
+    }
 }
 
 /// An unknown of `ModelStructure` and what it depends on.
@@ -232,6 +427,9 @@ pub struct ModelStructure {
     pub event_indicators: usize,
 }
 
+/// The most values one array variable may hold.
+pub const MAX_ELEMENTS: usize = 1 << 24;
+
 /// The parsed `modelDescription.xml`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelDescription {
@@ -245,6 +443,9 @@ pub struct ModelDescription {
     pub model_exchange: Option<Interface>,
     /// The Co-Simulation interface, when declared.
     pub co_simulation: Option<Interface>,
+    /// Whether FMI 3 Scheduled Execution is declared (Tandem does not run
+    /// it).
+    pub scheduled_execution: bool,
     /// The suggested run.
     pub default_experiment: DefaultExperiment,
     /// Every variable, in declaration order.
@@ -281,9 +482,75 @@ impl ModelDescription {
             .collect()
     }
 
-    /// The variable called `name`.
+    /// The variable called `name` (by its name or an FMI 3 alias).
     pub fn variable(&self, name: &str) -> Option<&ScalarVariable> {
-        self.variables.iter().find(|v| v.name == name)
+        self.variables
+            .iter()
+            .find(|v| v.name == name)
+            .or_else(|| self.variables.iter().find(|v| v.is_called(name)))
+    }
+
+    /// The index of the variable called `name` (by its name or an alias).
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.variables
+            .iter()
+            .position(|v| v.name == name)
+            .or_else(|| self.variables.iter().position(|v| v.is_called(name)))
+    }
+
+    /// The sizes of the dimensions of variable `i`, outermost first (none
+    /// for a scalar): a structural parameter's size is its start value.
+    /// `None` when a size cannot be known (a structural parameter without
+    /// a whole, non-negative start value).
+    pub fn shape(&self, i: usize) -> Option<Vec<usize>> {
+        self.variables[i]
+            .dimensions
+            .iter()
+            .map(|d| match *d {
+                Dimension::Fixed(n) => usize::try_from(n).ok(),
+                Dimension::Parameter(p) => self.variables[p]
+                    .start
+                    .filter(|s| *s >= 0.0 && s.fract() == 0.0 && *s <= MAX_ELEMENTS as f64)
+                    .map(|s| s as usize),
+            })
+            .collect()
+    }
+
+    /// How many values variable `i` holds (1 for a scalar), when known and
+    /// at most [`MAX_ELEMENTS`].
+    pub fn elements(&self, i: usize) -> Option<usize> {
+        let shape = self.shape(i)?;
+        shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .filter(|&n| n <= MAX_ELEMENTS)
+    }
+
+    /// The names of the values of variable `i`: its name for a scalar, else
+    /// one per element in row-major order (the order the FMI calls use),
+    /// `name[1,2]` with 1-based indices as Modelica writes them. `None`
+    /// when its size is not known.
+    pub fn element_names(&self, i: usize) -> Option<Vec<String>> {
+        let shape = self.shape(i)?;
+        let name = &self.variables[i].name;
+        if shape.is_empty() {
+            return Some(vec![name.clone()]);
+        }
+        let count = self.elements(i)?;
+        let mut names = Vec::with_capacity(count);
+        let mut index = vec![0usize; shape.len()];
+        for _ in 0..count {
+            let parts: Vec<String> = index.iter().map(|k| (k + 1).to_string()).collect();
+            names.push(format!("{name}[{}]", parts.join(",")));
+            for d in (0..shape.len()).rev() {
+                index[d] += 1;
+                if index[d] < shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Some(names)
     }
 
     /// The names of the variables whose value reference is `vr`.

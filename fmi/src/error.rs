@@ -204,7 +204,7 @@ pub enum FmuError {
         given: &'static str,
     },
     /// A variable that cannot be set before initialisation was given a value.
-    #[error("FMU \"{fmu}\": variable \"{name}\" cannot be set: {why}\n  help: set only parameters (causality \"parameter\", variability \"fixed\" or \"tunable\") and inputs")]
+    #[error("FMU \"{fmu}\": variable \"{name}\" cannot be set: {why}\n  help: set only parameters (causality \"parameter\", variability \"fixed\" or \"tunable\"), inputs, and states or outputs with initial=\"exact\" or \"approx\"")]
     NotSettable {
         /// The model's name.
         fmu: String,
@@ -212,6 +212,44 @@ pub enum FmuError {
         name: String,
         /// Why not.
         why: String,
+    },
+    /// A variable chosen to be recorded holds no number.
+    #[error("FMU \"{fmu}\": variable \"{name}\" (modelDescription.xml line {line}) is a {kind}, which cannot be recorded or connected: runs carry numbers\n  help: record numeric variables (Real/Float64 ... UInt64, Boolean, Enumeration); a String or Binary can be set before the run")]
+    NotRecordable {
+        /// The model's name.
+        fmu: String,
+        /// The variable.
+        name: String,
+        /// Its type.
+        kind: String,
+        /// The line declaring it.
+        line: u32,
+    },
+    /// A name or pattern chosen to be recorded matches no variable.
+    #[error("FMU \"{fmu}\": no numeric variable is called or matches \"{pattern}\"{}\n  help: give names exactly as modelDescription.xml declares them, globs with * and ?, or outputs, states, derivatives, inputs, parameters, locals", near_names(near))]
+    NoSuchSignals {
+        /// The model's name.
+        fmu: String,
+        /// The name or pattern.
+        pattern: String,
+        /// Variables with similar names.
+        near: Vec<String>,
+    },
+    /// A step the FMU discarded without asking to end the simulation.
+    #[error("FMU \"{fmu}\" discarded the communication step from t = {t} s over {h} s (it reached t = {reached} s) and did not ask to terminate: {}\n  help: run with a shorter step (--step){}", log_or_nothing(log), if *variable { "" } else { "; the FMU cannot change its step (canHandleVariableCommunicationStepSize is false), so the step cannot be retried shorter" })]
+    Discarded {
+        /// The model's name.
+        fmu: String,
+        /// The step's start.
+        t: f64,
+        /// Its length.
+        h: f64,
+        /// How far the FMU got.
+        reached: f64,
+        /// Whether the FMU can take steps of other lengths.
+        variable: bool,
+        /// The FMU's last log message, when it logged one.
+        log: Option<String>,
     },
     /// The FMU uses a feature this importer does not handle.
     #[error("FMU \"{fmu}\": {what}\n  help: {help}")]

@@ -21,6 +21,11 @@ pub(crate) const MODEL_EXCHANGE: c_int = 0;
 /// `fmi2Type`: `fmi2CoSimulation`.
 pub(crate) const CO_SIMULATION: c_int = 1;
 
+/// `fmi2StatusKind`: `fmi2LastSuccessfulTime`.
+pub(crate) const LAST_SUCCESSFUL_TIME: c_int = 2;
+/// `fmi2StatusKind`: `fmi2Terminated`.
+pub(crate) const TERMINATED: c_int = 3;
+
 /// `fmi2CallbackLogger`. In C it is variadic (`message` is a printf
 /// format); Rust cannot define variadic functions, so the message is kept
 /// as passed. The fixed arguments are passed alike to variadic and
@@ -68,6 +73,10 @@ functions! {
         fmi2SetReal: fn(Component, *const u32, usize, *const f64) -> Status;
         fmi2SetInteger: fn(Component, *const u32, usize, *const c_int) -> Status;
         fmi2SetBoolean: fn(Component, *const u32, usize, *const Boolean) -> Status;
+        fmi2GetInteger: fn(Component, *const u32, usize, *mut c_int) -> Status;
+        fmi2GetBoolean: fn(Component, *const u32, usize, *mut Boolean) -> Status;
+        fmi2GetString: fn(Component, *const u32, usize, *mut *const c_char) -> Status;
+        fmi2SetString: fn(Component, *const u32, usize, *const *const c_char) -> Status;
     }
 }
 
@@ -90,6 +99,8 @@ functions! {
     /// Functions of the Co-Simulation interface.
     CoSimulation {
         fmi2DoStep: fn(Component, f64, f64, Boolean) -> Status;
+        fmi2GetBooleanStatus: fn(Component, c_int, *mut Boolean) -> Status;
+        fmi2GetRealStatus: fn(Component, c_int, *mut f64) -> Status;
     }
 }
 

@@ -32,6 +32,28 @@ functions! {
         fmi3SetFloat64: fn(Instance, *const u32, usize, *const f64, usize) -> Status;
         fmi3SetInt32: fn(Instance, *const u32, usize, *const i32, usize) -> Status;
         fmi3SetBoolean: fn(Instance, *const u32, usize, *const bool, usize) -> Status;
+        fmi3GetBoolean: fn(Instance, *const u32, usize, *mut bool, usize) -> Status;
+        fmi3GetFloat32: fn(Instance, *const u32, usize, *mut f32, usize) -> Status;
+        fmi3SetFloat32: fn(Instance, *const u32, usize, *const f32, usize) -> Status;
+        fmi3GetInt8: fn(Instance, *const u32, usize, *mut i8, usize) -> Status;
+        fmi3SetInt8: fn(Instance, *const u32, usize, *const i8, usize) -> Status;
+        fmi3GetUInt8: fn(Instance, *const u32, usize, *mut u8, usize) -> Status;
+        fmi3SetUInt8: fn(Instance, *const u32, usize, *const u8, usize) -> Status;
+        fmi3GetInt16: fn(Instance, *const u32, usize, *mut i16, usize) -> Status;
+        fmi3SetInt16: fn(Instance, *const u32, usize, *const i16, usize) -> Status;
+        fmi3GetUInt16: fn(Instance, *const u32, usize, *mut u16, usize) -> Status;
+        fmi3SetUInt16: fn(Instance, *const u32, usize, *const u16, usize) -> Status;
+        fmi3GetInt32: fn(Instance, *const u32, usize, *mut i32, usize) -> Status;
+        fmi3GetUInt32: fn(Instance, *const u32, usize, *mut u32, usize) -> Status;
+        fmi3SetUInt32: fn(Instance, *const u32, usize, *const u32, usize) -> Status;
+        fmi3GetInt64: fn(Instance, *const u32, usize, *mut i64, usize) -> Status;
+        fmi3SetInt64: fn(Instance, *const u32, usize, *const i64, usize) -> Status;
+        fmi3GetUInt64: fn(Instance, *const u32, usize, *mut u64, usize) -> Status;
+        fmi3SetUInt64: fn(Instance, *const u32, usize, *const u64, usize) -> Status;
+        fmi3GetString: fn(Instance, *const u32, usize, *mut *const c_char, usize) -> Status;
+        fmi3SetString: fn(Instance, *const u32, usize, *const *const c_char, usize) -> Status;
+        fmi3GetBinary: fn(Instance, *const u32, usize, *mut usize, *mut *const u8, usize) -> Status;
+        fmi3SetBinary: fn(Instance, *const u32, usize, *const usize, *const *const u8, usize) -> Status;
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use libloading::Library;
 use tempfile::TempDir;
 
-use crate::archive::{read_description, unpack};
+use crate::archive::{read_description, unpack, unpack_cached, Unpack};
 use crate::description::{FmiVersion, Interface, InterfaceKind, ModelDescription};
 use crate::error::FmuError;
 use crate::isolate::Host;
@@ -72,6 +72,8 @@ type CoSimulationApi = Api<ffi2::CoSimulation, ffi3::CoSimulation>;
 enum Folder {
     /// A temporary directory of its own, removed with it.
     Own(TempDir),
+    /// A folder of the cache, kept.
+    Cached(PathBuf),
     /// A directory another process unpacked it into and removes (an
     /// out-of-process instance's).
     Lent(PathBuf),
@@ -81,7 +83,7 @@ impl Folder {
     fn path(&self) -> &Path {
         match self {
             Folder::Own(dir) => dir.path(),
-            Folder::Lent(path) => path,
+            Folder::Cached(path) | Folder::Lent(path) => path,
         }
     }
 }
@@ -145,6 +147,18 @@ impl Loaded {
     }
 }
 
+/// The FMU at `file` unpacked where `place` says (a temporary directory
+/// when the cache cannot be written), and its model description's text.
+fn unpacked(file: &Path, place: &Unpack) -> Result<(Folder, String), FmuError> {
+    if let Unpack::Cache(cache) = place {
+        if let Some((folder, text)) = unpack_cached(file, cache)? {
+            return Ok((Folder::Cached(folder), text));
+        }
+    }
+    let unpacked = unpack(file)?;
+    Ok((Folder::Own(unpacked.dir), unpacked.description))
+}
+
 /// An opened FMU, ready to be instantiated as a model ([`crate::FmuModel`])
 /// or a co-simulation slave ([`crate::FmuSlave`]).
 #[derive(Clone)]
@@ -158,10 +172,15 @@ impl Fmu {
     /// for this platform and resolves every function those interfaces
     /// need.
     pub fn open(path: impl AsRef<Path>) -> Result<Fmu, FmuError> {
+        Fmu::open_with(path, &Unpack::default_place())
+    }
+
+    /// As [`Fmu::open`], unpacked where `place` says.
+    pub fn open_with(path: impl AsRef<Path>, place: &Unpack) -> Result<Fmu, FmuError> {
         let file = path.as_ref();
-        let unpacked = unpack(file)?;
-        let description = ModelDescription::parse(&unpacked.description, file)?;
-        Fmu::loading(file, description, Folder::Own(unpacked.dir))
+        let (folder, text) = unpacked(file, place)?;
+        let description = ModelDescription::parse(&text, file)?;
+        Fmu::loading(file, description, folder)
     }
 
     /// Unpacks and describes the FMU at `path` as [`Fmu::open`] does, but
@@ -171,8 +190,8 @@ impl Fmu {
     /// this process's end (see [`crate::isolate`]).
     pub fn open_isolated(path: impl AsRef<Path>, host: Host) -> Result<Fmu, FmuError> {
         let file = path.as_ref();
-        let unpacked = unpack(file)?;
-        let description = ModelDescription::parse(&unpacked.description, file)?;
+        let (folder, text) = unpacked(file, &Unpack::default_place())?;
+        let description = ModelDescription::parse(&text, file)?;
         Ok(Fmu {
             loaded: Arc::new(Loaded {
                 file: file.to_path_buf(),
@@ -182,7 +201,7 @@ impl Fmu {
                 isolation: Some(host),
                 live: AtomicUsize::new(0),
                 _libraries: Vec::new(),
-                dir: Folder::Own(unpacked.dir),
+                dir: folder,
             }),
         })
     }
@@ -264,8 +283,8 @@ impl Fmu {
         &self.loaded.file
     }
 
-    /// The temporary directory it is unpacked in (removed when the last
-    /// user of the FMU is dropped).
+    /// The folder it is unpacked in: a folder of the cache, or a temporary
+    /// directory removed when the last user of the FMU is dropped.
     pub fn directory(&self) -> &Path {
         self.loaded.directory()
     }

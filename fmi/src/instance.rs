@@ -9,6 +9,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use crate::description::Numeric;
 use crate::error::{FmuError, Status};
 use crate::fmu::Loaded;
 
@@ -34,6 +35,28 @@ pub(crate) struct StepEnd {
     pub terminate: bool,
 }
 
+/// How a communication step ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct StepOutcome {
+    /// The FMU asks to end the simulation (FMI 2: `fmi2Terminated` after a
+    /// Discard; FMI 3: `terminateSimulation`).
+    pub terminate: bool,
+    /// The FMU discarded the step (or returned early): it reached only
+    /// `last_time`.
+    pub discarded: bool,
+    /// The time the FMU reached: the step's end unless it discarded it.
+    pub last_time: f64,
+}
+
+/// Whether a text value is a String (UTF-8) or an FMI 3 Binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Text {
+    /// `fmi2String` / `fmi3String`.
+    String,
+    /// `fmi3Binary`.
+    Binary,
+}
+
 /// Calls common to both interfaces.
 pub(crate) trait Instance: Send {
     /// The state shared by every call: log, health, names.
@@ -51,6 +74,17 @@ pub(crate) trait Instance: Send {
     fn set_integer(&mut self, vr: u32, value: i32) -> Result<(), FmuError>;
     /// Writes one Boolean variable.
     fn set_boolean(&mut self, vr: u32, value: bool) -> Result<(), FmuError>;
+    /// Reads variables of the numeric type `ty` as `f64`s, one value per
+    /// element (an FMI 3 array gives all of its elements, in order).
+    /// Allocates only the first time a buffer of that size is needed.
+    fn get_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &mut [f64]) -> Result<(), FmuError>;
+    /// Writes variables of the numeric type `ty` from `f64`s (converted as
+    /// [`Numeric::coerce`] says), one value per element.
+    fn set_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &[f64]) -> Result<(), FmuError>;
+    /// Reads one String (its UTF-8 bytes) or Binary variable.
+    fn get_text(&mut self, ty: Text, vr: u32) -> Result<Vec<u8>, FmuError>;
+    /// Writes one String (UTF-8, without NUL) or Binary variable.
+    fn set_text(&mut self, ty: Text, vr: u32, value: &[u8]) -> Result<(), FmuError>;
     /// Saves the FMU's state; `state` is a previous one to overwrite, or null.
     fn get_state(&mut self, state: *mut c_void) -> Result<*mut c_void, FmuError>;
     /// Restores a saved state.
@@ -92,9 +126,81 @@ pub(crate) trait ModelExchange: Instance {
 
 /// The Co-Simulation calls.
 pub(crate) trait CoSimulation: Instance {
-    /// Integrates from `t` over `h`; returns whether the FMU asks to end
-    /// the simulation.
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError>;
+    /// Integrates from `t` over `h`: a step the FMU discards (Discard) is
+    /// an outcome, not an error, as the standard makes it one.
+    fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, FmuError>;
+}
+
+/// A C value type the numeric FMI calls take, converted from and to `f64`.
+pub(crate) trait Number: Copy + Default {
+    /// As Tandem holds it.
+    fn to_f64(self) -> f64;
+    /// From Tandem's `f64` (see [`Numeric::coerce`]).
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+
+number!(f32, i8, u8, i16, u16, i32, u32, i64, u64, f64);
+
+impl Number for bool {
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+}
+
+/// Buffers of each C type, kept between calls so that reading or writing
+/// typed variables allocates only when a larger one is first needed.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub f32: Vec<f32>,
+    pub i8: Vec<i8>,
+    pub u8: Vec<u8>,
+    pub i16: Vec<i16>,
+    pub u16: Vec<u16>,
+    pub i32: Vec<i32>,
+    pub u32: Vec<u32>,
+    pub i64: Vec<i64>,
+    pub u64: Vec<u64>,
+    pub bool: Vec<bool>,
+}
+
+/// The first `n` slots of `buffer`, grown to hold them.
+pub(crate) fn slots<T: Copy + Default>(buffer: &mut Vec<T>, n: usize) -> &mut [T] {
+    if buffer.len() < n {
+        buffer.resize(n, T::default());
+    }
+    &mut buffer[..n]
+}
+
+/// `values` converted into the first slots of `buffer`.
+pub(crate) fn converted_into<'b, T: Number>(buffer: &'b mut Vec<T>, values: &[f64]) -> &'b [T] {
+    let slots = slots(buffer, values.len());
+    for (slot, &v) in slots.iter_mut().zip(values) {
+        *slot = T::from_f64(v);
+    }
+    slots
+}
+
+/// Copies `from` into `values` as `f64`s.
+pub(crate) fn widen<T: Number>(from: &[T], values: &mut [f64]) {
+    for (v, &x) in values.iter_mut().zip(from) {
+        *v = x.to_f64();
+    }
 }
 
 /// How many log messages are kept.
@@ -314,6 +420,15 @@ impl Core {
                     log: self.log.last(),
                 })
             }
+        }
+    }
+
+    /// The error of a typed call the FMI version has no function for.
+    pub(crate) fn no_function(&self, what: String) -> FmuError {
+        FmuError::Unsupported {
+            fmu: self.fmu().to_string(),
+            what,
+            help: "this is a bug in Tandem's reading of the model description; report it with the FMU",
         }
     }
 

@@ -4,12 +4,13 @@ use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::description::InterfaceKind;
-use crate::error::FmuError;
+use crate::description::{InterfaceKind, Numeric};
+use crate::error::{FmuError, Status};
 use crate::ffi2::{self, Boolean, CallbackFunctions, EventInfo, FALSE, TRUE};
 use crate::fmu::{Functions2, Loaded};
 use crate::instance::{
-    c_string, fmi_call, CoSimulation, Core, DiscreteUpdate, Instance, LogSink, ModelExchange, StepEnd,
+    c_string, converted_into, fmi_call, slots, widen, CoSimulation, Core, DiscreteUpdate, Instance, LogSink,
+    ModelExchange, Scratch, StepEnd, StepOutcome, Text,
 };
 
 extern "C" {
@@ -37,6 +38,8 @@ pub(crate) struct Instance2<K> {
     core: Core,
     /// Whether the state may be set back (then steps are not final).
     rollback: bool,
+    /// Buffers for typed values.
+    scratch: Scratch,
     /// Kept alive as long as the instance: the FMU may keep the pointer.
     _callbacks: Box<CallbackFunctions>,
 }
@@ -102,6 +105,7 @@ impl<K> Instance2<K> {
             rollback: api.states.is_some(),
             api,
             core,
+            scratch: Scratch::default(),
             _callbacks: callbacks,
         })
     }
@@ -192,6 +196,80 @@ impl<K: Send> Instance for Instance2<K> {
 
     fn set_boolean(&mut self, vr: u32, value: bool) -> Result<(), FmuError> {
         fmi_call!(self, self.api.common => fmi2SetBoolean(&vr, 1, &boolean(value)), &[vr])
+    }
+
+    fn get_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &mut [f64]) -> Result<(), FmuError> {
+        let n = vrs.len().min(values.len());
+        let (vrs, values) = (&vrs[..n], &mut values[..n]);
+        match ty {
+            Numeric::Float64 => self.get_real(vrs, values),
+            Numeric::Int32 => {
+                let buffer = slots(&mut self.scratch.i32, n);
+                fmi_call!(self, self.api.common => fmi2GetInteger(vrs.as_ptr(), n, buffer.as_mut_ptr()), vrs)?;
+                widen(buffer, values);
+                Ok(())
+            }
+            Numeric::Boolean => {
+                let buffer = slots(&mut self.scratch.i32, n);
+                fmi_call!(self, self.api.common => fmi2GetBoolean(vrs.as_ptr(), n, buffer.as_mut_ptr()), vrs)?;
+                for (v, &b) in values.iter_mut().zip(buffer.iter()) {
+                    *v = if b != FALSE { 1.0 } else { 0.0 };
+                }
+                Ok(())
+            }
+            other => Err(self
+                .core
+                .no_function(format!("reading {other:?} variables, which FMI 2 has none of"))),
+        }
+    }
+
+    fn set_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &[f64]) -> Result<(), FmuError> {
+        let n = vrs.len().min(values.len());
+        let (vrs, values) = (&vrs[..n], &values[..n]);
+        match ty {
+            Numeric::Float64 => self.set_real(vrs, values),
+            Numeric::Int32 => {
+                let buffer = converted_into(&mut self.scratch.i32, values);
+                fmi_call!(self, self.api.common => fmi2SetInteger(vrs.as_ptr(), n, buffer.as_ptr()), vrs)
+            }
+            Numeric::Boolean => {
+                let buffer = slots(&mut self.scratch.i32, n);
+                for (b, &v) in buffer.iter_mut().zip(values) {
+                    *b = boolean(v != 0.0);
+                }
+                fmi_call!(self, self.api.common => fmi2SetBoolean(vrs.as_ptr(), n, buffer.as_ptr()), vrs)
+            }
+            other => Err(self
+                .core
+                .no_function(format!("writing {other:?} variables, which FMI 2 has none of"))),
+        }
+    }
+
+    fn get_text(&mut self, ty: Text, vr: u32) -> Result<Vec<u8>, FmuError> {
+        if ty == Text::Binary {
+            return Err(self
+                .core
+                .no_function("reading a Binary variable, which FMI 2 has none of".to_string()));
+        }
+        let mut text: *const c_char = std::ptr::null();
+        fmi_call!(self, self.api.common => fmi2GetString(&vr, 1, &mut text), &[vr])?;
+        // SAFETY: the FMU returns a NUL-terminated string valid until its
+        // next call, copied here at once.
+        Ok(if text.is_null() {
+            Vec::new()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes().to_vec()
+        })
+    }
+
+    fn set_text(&mut self, ty: Text, vr: u32, value: &[u8]) -> Result<(), FmuError> {
+        if ty == Text::Binary {
+            return Err(self
+                .core
+                .no_function("writing a Binary variable, which FMI 2 has none of".to_string()));
+        }
+        let text = c_string(&String::from_utf8_lossy(value));
+        fmi_call!(self, self.api.common => fmi2SetString(&vr, 1, &text.as_ptr()), &[vr])
     }
 
     fn get_state(&mut self, state: *mut c_void) -> Result<*mut c_void, FmuError> {
@@ -295,9 +373,38 @@ impl ModelExchange for Instance2<ffi2::ModelExchange> {
 }
 
 impl CoSimulation for Instance2<ffi2::CoSimulation> {
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError> {
-        fmi_call!(self, self.api.kind => fmi2DoStep(t, h, boolean(!self.rollback)))?;
-        Ok(false)
+    /// On Discard, asks `fmi2Terminated` (the FMU wants the simulation
+    /// ended) and `fmi2LastSuccessfulTime` (how far it got; the step's
+    /// start when the FMU cannot say), as the standard's section 4.2.3 says.
+    fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, FmuError> {
+        self.core.usable("fmi2DoStep")?;
+        crate::isolate::calling("fmi2DoStep\0");
+        // SAFETY: the instance is live, the function has the declared
+        // signature.
+        let code = unsafe { (self.api.kind.fmi2DoStep)(self.instance, t, h, boolean(!self.rollback)) };
+        if Status::from_code(code) != Status::Discard {
+            self.core.check("fmi2DoStep", code, &[])?;
+            return Ok(StepOutcome {
+                terminate: false,
+                discarded: false,
+                last_time: t + h,
+            });
+        }
+        let mut terminated = FALSE;
+        fmi_call!(self, self.api.kind => fmi2GetBooleanStatus(ffi2::TERMINATED, &mut terminated))?;
+        let mut last = t;
+        crate::isolate::calling("fmi2GetRealStatus\0");
+        // SAFETY: as above. Not every FMU answers this one (it may return
+        // Discard): then the step's start is all that is known.
+        let code = unsafe { (self.api.kind.fmi2GetRealStatus)(self.instance, ffi2::LAST_SUCCESSFUL_TIME, &mut last) };
+        if !matches!(Status::from_code(code), Status::Ok | Status::Warning) || !last.is_finite() {
+            last = t;
+        }
+        Ok(StepOutcome {
+            terminate: terminated != FALSE,
+            discarded: true,
+            last_time: last,
+        })
     }
 }
 

@@ -3,12 +3,34 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-use crate::error::FmuError;
+use crate::description::Numeric;
+use crate::error::{FmuError, Status};
 use crate::ffi3;
 use crate::fmu::{Functions3, Loaded};
 use crate::instance::{
-    c_string, fmi_call, CoSimulation, Core, DiscreteUpdate, Instance, LogSink, ModelExchange, StepEnd,
+    c_string, converted_into, fmi_call, slots, widen, CoSimulation, Core, DiscreteUpdate, Instance, LogSink,
+    ModelExchange, Scratch, StepEnd, StepOutcome, Text,
 };
+
+/// Reads `$values.len()` values of the variables `$vrs` with the FMI 3
+/// getter `$get` through the scratch buffer `$buffer`.
+macro_rules! get_typed {
+    ($this:ident, $buffer:ident, $get:ident, $vrs:expr, $values:expr) => {{
+        let buffer = slots(&mut $this.scratch.$buffer, $values.len());
+        fmi_call!($this, $this.api.common => $get($vrs.as_ptr(), $vrs.len(), buffer.as_mut_ptr(), $values.len()), $vrs)?;
+        widen(buffer, $values);
+        Ok(())
+    }};
+}
+
+/// Writes the values `$values` of the variables `$vrs` with the FMI 3
+/// setter `$set` through the scratch buffer `$buffer`.
+macro_rules! set_typed {
+    ($this:ident, $buffer:ident, $set:ident, $vrs:expr, $values:expr) => {{
+        let buffer = converted_into(&mut $this.scratch.$buffer, $values);
+        fmi_call!($this, $this.api.common => $set($vrs.as_ptr(), $vrs.len(), buffer.as_ptr(), $values.len()), $vrs)
+    }};
+}
 
 /// The FMI 3 log callback: keeps the message in the instance's log.
 unsafe extern "C" fn log_message(
@@ -29,6 +51,8 @@ pub(crate) struct Instance3<K> {
     core: Core,
     /// Whether the state may be set back (then steps are not final).
     rollback: bool,
+    /// Buffers for typed values.
+    scratch: Scratch,
 }
 
 // SAFETY: the instance is used through `&mut self` only, one thread at a
@@ -120,6 +144,7 @@ impl<K> Instance3<K> {
             rollback: api.states.is_some(),
             api,
             core,
+            scratch: Scratch::default(),
         })
     }
 
@@ -186,6 +211,81 @@ impl<K: Send> Instance for Instance3<K> {
 
     fn set_boolean(&mut self, vr: u32, value: bool) -> Result<(), FmuError> {
         fmi_call!(self, self.api.common => fmi3SetBoolean(&vr, 1, &value, 1), &[vr])
+    }
+
+    fn get_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &mut [f64]) -> Result<(), FmuError> {
+        match ty {
+            Numeric::Float64 => {
+                fmi_call!(self, self.api.common => fmi3GetFloat64(vrs.as_ptr(), vrs.len(), values.as_mut_ptr(), values.len()), vrs)
+            }
+            Numeric::Float32 => get_typed!(self, f32, fmi3GetFloat32, vrs, values),
+            Numeric::Int8 => get_typed!(self, i8, fmi3GetInt8, vrs, values),
+            Numeric::UInt8 => get_typed!(self, u8, fmi3GetUInt8, vrs, values),
+            Numeric::Int16 => get_typed!(self, i16, fmi3GetInt16, vrs, values),
+            Numeric::UInt16 => get_typed!(self, u16, fmi3GetUInt16, vrs, values),
+            Numeric::Int32 => get_typed!(self, i32, fmi3GetInt32, vrs, values),
+            Numeric::UInt32 => get_typed!(self, u32, fmi3GetUInt32, vrs, values),
+            Numeric::Int64 => get_typed!(self, i64, fmi3GetInt64, vrs, values),
+            Numeric::UInt64 => get_typed!(self, u64, fmi3GetUInt64, vrs, values),
+            Numeric::Boolean => get_typed!(self, bool, fmi3GetBoolean, vrs, values),
+        }
+    }
+
+    fn set_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &[f64]) -> Result<(), FmuError> {
+        match ty {
+            Numeric::Float64 => {
+                fmi_call!(self, self.api.common => fmi3SetFloat64(vrs.as_ptr(), vrs.len(), values.as_ptr(), values.len()), vrs)
+            }
+            Numeric::Float32 => set_typed!(self, f32, fmi3SetFloat32, vrs, values),
+            Numeric::Int8 => set_typed!(self, i8, fmi3SetInt8, vrs, values),
+            Numeric::UInt8 => set_typed!(self, u8, fmi3SetUInt8, vrs, values),
+            Numeric::Int16 => set_typed!(self, i16, fmi3SetInt16, vrs, values),
+            Numeric::UInt16 => set_typed!(self, u16, fmi3SetUInt16, vrs, values),
+            Numeric::Int32 => set_typed!(self, i32, fmi3SetInt32, vrs, values),
+            Numeric::UInt32 => set_typed!(self, u32, fmi3SetUInt32, vrs, values),
+            Numeric::Int64 => set_typed!(self, i64, fmi3SetInt64, vrs, values),
+            Numeric::UInt64 => set_typed!(self, u64, fmi3SetUInt64, vrs, values),
+            Numeric::Boolean => set_typed!(self, bool, fmi3SetBoolean, vrs, values),
+        }
+    }
+
+    fn get_text(&mut self, ty: Text, vr: u32) -> Result<Vec<u8>, FmuError> {
+        match ty {
+            Text::String => {
+                let mut text: *const c_char = std::ptr::null();
+                fmi_call!(self, self.api.common => fmi3GetString(&vr, 1, &mut text, 1), &[vr])?;
+                // SAFETY: the FMU returns a NUL-terminated string valid
+                // until its next call, copied here at once.
+                Ok(if text.is_null() {
+                    Vec::new()
+                } else {
+                    unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes().to_vec()
+                })
+            }
+            Text::Binary => {
+                let (mut size, mut bytes): (usize, *const u8) = (0, std::ptr::null());
+                fmi_call!(self, self.api.common => fmi3GetBinary(&vr, 1, &mut size, &mut bytes, 1), &[vr])?;
+                // SAFETY: the FMU returns `size` bytes valid until its next
+                // call, copied here at once.
+                Ok(if bytes.is_null() {
+                    Vec::new()
+                } else {
+                    unsafe { std::slice::from_raw_parts(bytes, size) }.to_vec()
+                })
+            }
+        }
+    }
+
+    fn set_text(&mut self, ty: Text, vr: u32, value: &[u8]) -> Result<(), FmuError> {
+        match ty {
+            Text::String => {
+                let text = c_string(&String::from_utf8_lossy(value));
+                fmi_call!(self, self.api.common => fmi3SetString(&vr, 1, &text.as_ptr(), 1), &[vr])
+            }
+            Text::Binary => {
+                fmi_call!(self, self.api.common => fmi3SetBinary(&vr, 1, &value.len(), &value.as_ptr(), 1), &[vr])
+            }
+        }
     }
 
     fn get_state(&mut self, state: *mut c_void) -> Result<*mut c_void, FmuError> {
@@ -297,18 +397,39 @@ impl ModelExchange for Instance3<ffi3::ModelExchange> {
 }
 
 impl CoSimulation for Instance3<ffi3::CoSimulation> {
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError> {
+    /// A Discard (or an early return, which this importer does not ask
+    /// for) ends at `lastSuccessfulTime`, as the standard's section 4.2.3
+    /// says; `terminateSimulation` is taken from OK, Warning and Discard.
+    fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, FmuError> {
         let (mut event, mut terminate, mut early) = (false, false, false);
-        let mut last = t;
-        fmi_call!(self, self.api.kind => fmi3DoStep(
-            t,
-            h,
-            !self.rollback,
-            &mut event,
-            &mut terminate,
-            &mut early,
-            &mut last,
-        ))?;
-        Ok(terminate)
+        let mut last = t + h;
+        self.core.usable("fmi3DoStep")?;
+        crate::isolate::calling("fmi3DoStep\0");
+        // SAFETY: the instance is live, the function has the declared
+        // signature, every pointer is to a live local.
+        let code = unsafe {
+            (self.api.kind.fmi3DoStep)(
+                self.instance,
+                t,
+                h,
+                !self.rollback,
+                &mut event,
+                &mut terminate,
+                &mut early,
+                &mut last,
+            )
+        };
+        let discarded = Status::from_code(code) == Status::Discard;
+        if !discarded {
+            self.core.check("fmi3DoStep", code, &[])?;
+        }
+        if !last.is_finite() || !(discarded || early) {
+            last = if discarded { t } else { t + h };
+        }
+        Ok(StepOutcome {
+            terminate,
+            discarded: discarded || (early && last < t + h),
+            last_time: last,
+        })
     }
 }

@@ -1,7 +1,8 @@
 //! Imports FMUs (Functional Mock-up Units, FMI 2.0 and 3.0) into Tandem.
 //!
-//! [`Fmu::open`] unpacks an FMU into a temporary directory (removed with
-//! the last user of the FMU), reads its `modelDescription.xml`, loads the
+//! [`Fmu::open`] unpacks what a run needs of an FMU into a cache folder,
+//! once per content ([`cache_folder`], [`Unpack`]), reads its
+//! `modelDescription.xml`, loads the
 //! binary of each interface it declares for this platform and resolves
 //! every function those interfaces need. Then:
 //!
@@ -62,10 +63,10 @@ mod parse;
 mod signals;
 mod slave;
 
-pub use archive::{MAX_DESCRIPTION, MAX_ENTRIES, MAX_UNPACKED};
+pub use archive::{cache_folder, Unpack, MAX_DESCRIPTION, MAX_ENTRIES, MAX_UNPACKED};
 pub use description::{
-    Causality, DefaultExperiment, FmiVersion, Interface, InterfaceKind, ModelDescription, ModelStructure,
-    ScalarVariable, Unknown, Variability, VariableType,
+    Alias, Causality, DefaultExperiment, Dimension, FmiVersion, Initial, Interface, InterfaceKind, ModelDescription,
+    ModelStructure, Numeric, ScalarVariable, Unknown, Variability, VariableType, MAX_ELEMENTS,
 };
 pub use error::{FmuError, Status};
 pub use fmu::Fmu;
@@ -76,5 +77,5 @@ pub use load::{is_fmu, load, load_with, simulation_def, ModelLoadError, Use};
 pub use model::{FmuModel, InstanceLimit, INNER_CHECKPOINTS, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;
-pub use signals::MAX_FEEDTHROUGH;
-pub use slave::{FmuSlave, FmuState};
+pub use signals::{not_taken, Recorded, MAX_FEEDTHROUGH};
+pub use slave::{FmuSlave, FmuState, StepEnd};

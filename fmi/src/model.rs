@@ -14,7 +14,7 @@ use crate::fmu::{Fmu, Loaded};
 use crate::instance::ModelExchange;
 use crate::instantiate;
 use crate::parameters::{self, Assignment, Parameters};
-use crate::signals::{self, array_error, Inputs};
+use crate::signals::{self, Inputs, Recorded, Signals};
 
 /// The most rounds of the discrete-state update at one event.
 pub const MAX_EVENT_ROUNDS: u32 = 1000;
@@ -41,9 +41,16 @@ pub enum InstanceLimit {
 struct Program {
     loaded: Arc<Loaded>,
     layout: Layout,
-    input_vrs: Vec<u32>,
-    output_vrs: Vec<u32>,
+    /// The continuous inputs (the first signals of the layout's inputs),
+    /// set at every evaluation.
+    continuous: Signals,
+    /// The discrete inputs (the layout's inputs after the continuous
+    /// ones), set in event mode when they change.
+    discrete: Signals,
+    outputs: Signals,
     parameters: Vec<Assignment>,
+    /// The FMU's time at Tandem's t = 0 (the run's start time).
+    start: f64,
     sparsity: Option<Vec<Vec<usize>>>,
     feedthrough: Vec<Vec<usize>>,
     needs_completed_step: bool,
@@ -151,8 +158,13 @@ impl Checkpoints {
 /// A Model Exchange FMU driven as a Tandem model.
 ///
 /// States are the FMU's continuous states, named after the variables
-/// whose derivatives it lists; inputs its continuous Real/Float64 inputs;
-/// outputs its Real/Float64 outputs. The zero crossings are one per event
+/// whose derivatives it lists (an array state by element, `x[1]`); inputs
+/// its inputs of a numeric type, the continuous ones first (set at every
+/// evaluation), then the discrete ones (set at a major step where they
+/// change, in event mode, as the standard says); outputs its outputs of a
+/// numeric type, or the variables a [`Recorded`] chooses (any type whose
+/// values are numbers, Booleans as 0 and 1). Tandem's time 0 is the FMU's
+/// start time ([`FmuModel::with`]). The zero crossings are one per event
 /// indicator (`"<modelName>#indicator <i>"`, positive while the indicator
 /// keeps the sign it had at the last event) and `"<modelName>#time event"`
 /// (the time left to the FMU's next time event, 1 when it has none), so
@@ -188,6 +200,12 @@ pub struct FmuModel {
     indicators: Vec<f64>,
     /// The discrete states after the initial event iteration.
     initial: Vec<f64>,
+    /// The buffer typed reads and writes go through.
+    scratch: Vec<f64>,
+    /// When the FMU asked to end the simulation (Tandem's time).
+    terminated: Option<f64>,
+    /// The discrete inputs as last set (their start values at first).
+    discrete_set: Vec<f64>,
     /// Event iterations run after the initial one.
     events: u64,
     /// The checkpoints of the internal state, when the FMU can save it.
@@ -200,24 +218,44 @@ impl FmuModel {
     /// with the default experiment's tolerance, and runs the initial event
     /// iteration.
     pub fn new(fmu: &Fmu, parameters: &Parameters) -> Result<FmuModel, FmuError> {
+        FmuModel::with(fmu, parameters, &Recorded::outputs(), 0.0)
+    }
+
+    /// As [`FmuModel::new`], its outputs the variables `recorded` chooses,
+    /// initialised at the FMU's time `start` (s), which is Tandem's t = 0.
+    pub fn with(fmu: &Fmu, parameters: &Parameters, recorded: &Recorded, start: f64) -> Result<FmuModel, FmuError> {
         let loaded = &fmu.loaded;
         let description = &loaded.description;
         let interface = loaded.interface(InterfaceKind::ModelExchange)?;
         let states = description.states();
-        if let Some(&s) = states.iter().find(|&&s| description.variables[s].array) {
-            return Err(array_error(description, &description.variables[s], "state"));
+        let mut state_names = Vec::new();
+        for &s in &states {
+            let names = description.element_names(s).ok_or_else(|| FmuError::Unsupported {
+                fmu: description.model_name.clone(),
+                what: format!(
+                    "the size of the state \"{}\" (modelDescription.xml line {}) is not known",
+                    description.variables[s].name, description.variables[s].line
+                ),
+                help: "give the structural parameter of its dimension a start value",
+            })?;
+            state_names.extend(names);
         }
-        let inputs = signals::inputs(description, Inputs::Continuous)?;
-        let outputs = signals::outputs(description)?;
+        let continuous = signals::inputs(description, Inputs::Continuous)?;
+        let discrete = signals::inputs(description, Inputs::Discrete)?;
+        let mut order = signals::input_indices(description, Inputs::Continuous);
+        order.extend(signals::input_indices(description, Inputs::Discrete));
+        let inputs = Signals::of(description, &order)?;
+        let outputs = signals::outputs(description, recorded)?;
         let name = &description.model_name;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
         let indicators = description.structure.event_indicators;
+        let any_array = states.iter().any(|&s| description.variables[s].array);
         let layout = Layout {
-            states: states.iter().map(|&s| description.variables[s].name.clone()).collect(),
+            states: state_names,
             discrete: indicators + 1,
             modes: (0..indicators).collect(),
-            inputs: inputs.variables,
-            outputs: outputs.variables,
+            inputs: inputs.variables.clone(),
+            outputs: outputs.variables.clone(),
             rates: Vec::new(),
             rate_users: Vec::new(),
             zero_crossings: (0..indicators)
@@ -227,10 +265,16 @@ impl FmuModel {
         };
         let program = Program {
             layout,
-            input_vrs: inputs.vrs,
-            output_vrs: outputs.vrs,
+            continuous,
+            discrete,
+            outputs,
             parameters: parameters::resolve(description, parameters)?,
-            sparsity: sparsity(description, &states),
+            start,
+            sparsity: if any_array {
+                None
+            } else {
+                sparsity(description, &states)
+            },
             feedthrough,
             needs_completed_step: interface.needs_completed_integrator_step,
             limit: if interface.once_per_process {
@@ -262,6 +306,14 @@ impl FmuModel {
         self.program.limit
     }
 
+    /// When the FMU asked to end the simulation (`terminateSimulation`
+    /// from its event update or `CompletedIntegratorStep`), in Tandem's
+    /// time: the run ends there normally ([`Model::finished`]). After it
+    /// the FMU is not called again: derivatives are 0, outputs held.
+    pub fn terminated(&self) -> Option<f64> {
+        self.terminated
+    }
+
     /// The first error of an FMI call since the last time it was taken.
     pub fn take_error(&mut self) -> Option<FmuError> {
         self.error.take()
@@ -289,10 +341,13 @@ impl FmuModel {
         let mut instance = instantiate::model_exchange(&program.loaded)?;
         parameters::apply(instance.as_mut(), &program.parameters)?;
         let tolerance = program.loaded.description.default_experiment.tolerance;
-        instance.enter_initialization(0.0, None, tolerance)?;
+        instance.enter_initialization(program.start, None, tolerance)?;
         instance.exit_initialization()?;
         let name = &program.loaded.description.model_name;
-        let next_event = iterate_events(instance.as_mut(), name, 0.0)?.1;
+        let next_event = match iterate_events(instance.as_mut(), name, program.start)? {
+            Events::Settled { next, .. } => next.map(|te| te - program.start),
+            Events::Terminate => return Err(terminated(instance.as_ref(), name, program.start)),
+        };
         instance.enter_continuous_time_mode()?;
         let mut indicators = vec![0.0; program.indicators];
         instance.get_event_indicators(&mut indicators)?;
@@ -309,6 +364,12 @@ impl FmuModel {
             checkpoints,
             error: None,
             instance: Some(instance),
+            scratch: vec![0.0; widest(&program)],
+            terminated: None,
+            discrete_set: program.layout.inputs[program.continuous.len()..]
+                .iter()
+                .map(|v| v.default)
+                .collect(),
             program,
         })
     }
@@ -323,6 +384,9 @@ impl FmuModel {
             checkpoints: None,
             error: Some(error),
             instance: None,
+            scratch: Vec::new(),
+            terminated: None,
+            discrete_set: Vec::new(),
             program,
         }
     }
@@ -338,19 +402,21 @@ impl FmuModel {
         &mut self,
         s: StateRef<'_>,
         out: &mut [f64],
-        read: impl FnOnce(&mut dyn ModelExchange, &Program, &mut [f64]) -> Result<(), FmuError>,
+        read: impl FnOnce(&mut dyn ModelExchange, &Program, &mut [f64], &mut [f64]) -> Result<(), FmuError>,
     ) {
         let FmuModel {
             program,
             instance,
             error,
+            scratch,
             ..
         } = self;
         let (None, Some(instance)) = (&error, instance.as_deref_mut()) else {
             out.fill(f64::NAN);
             return;
         };
-        let result = set_point(instance, program, s.t, s.x, s.u).and_then(|()| read(instance, program, out));
+        let result =
+            set_point(instance, program, s.t, s.x, s.u, scratch).and_then(|()| read(instance, program, out, scratch));
         if let Err(e) = result {
             out.fill(f64::NAN);
             error.get_or_insert(e);
@@ -366,6 +432,9 @@ impl FmuModel {
             program,
             instance,
             indicators,
+            scratch,
+            terminated,
+            discrete_set,
             events,
             checkpoints,
             ..
@@ -373,13 +442,16 @@ impl FmuModel {
         let Some(instance) = instance.as_deref_mut() else {
             return Ok(());
         };
+        let discrete_now = &u[program.continuous.len()..];
+        let inputs_changed = discrete_now != discrete_set.as_slice();
         let name = &program.loaded.description.model_name;
-        set_point(instance, program, t, x, u)?;
+        set_point(instance, program, t, x, u, scratch)?;
         let mut asked = false;
         if program.needs_completed_step {
             let end = instance.completed_integrator_step()?;
             if end.terminate {
-                return Err(terminated(instance, name, t));
+                *terminated = Some(t);
+                return Ok(());
             }
             asked = end.enter_event_mode;
         }
@@ -391,11 +463,21 @@ impl FmuModel {
             .any(|(&z, &mode)| (z > 0.0) != (mode > 0.5));
         let te = next_event[0];
         let timed = te.is_finite() && t >= te - TIME_EVENT_TOLERANCE * te.abs().max(1.0);
-        if !(crossed || timed || asked) {
+        if !(crossed || timed || asked || inputs_changed) {
             return Ok(());
         }
         instance.enter_event_mode()?;
-        let (changed, next) = iterate_events(instance, name, t)?;
+        if inputs_changed {
+            program.discrete.write(instance, discrete_now, scratch)?;
+            discrete_set.copy_from_slice(discrete_now);
+        }
+        let (changed, next) = match iterate_events(instance, name, program.start + t)? {
+            Events::Settled { changed, next } => (changed, next.map(|te| te - program.start)),
+            Events::Terminate => {
+                *terminated = Some(t);
+                return Ok(());
+            }
+        };
         instance.enter_continuous_time_mode()?;
         if changed {
             instance.get_continuous_states(x)?;
@@ -522,37 +604,55 @@ fn write_discrete(indicators: &[f64], next_event: Option<f64>, xd: &mut [f64]) {
     xd[indicators.len()] = next_event.unwrap_or(f64::INFINITY);
 }
 
-/// Sets time, continuous states and inputs.
+/// Sets time (the FMU's: Tandem's `t` after the start), continuous
+/// states and inputs.
 fn set_point(
     instance: &mut dyn ModelExchange,
     program: &Program,
     t: f64,
     x: &[f64],
     u: &[f64],
+    scratch: &mut [f64],
 ) -> Result<(), FmuError> {
-    instance.set_time(t)?;
+    instance.set_time(program.start + t)?;
     instance.set_continuous_states(x)?;
-    if !program.input_vrs.is_empty() {
-        instance.set_real(&program.input_vrs, u)?;
-    }
-    Ok(())
+    program
+        .continuous
+        .write(instance, &u[..program.continuous.len()], scratch)
+}
+
+/// The scratch buffer's length an instance of `program` needs.
+fn widest(program: &Program) -> usize {
+    [&program.continuous, &program.discrete, &program.outputs]
+        .iter()
+        .map(|s| s.widest())
+        .max()
+        .unwrap_or(0)
+}
+
+/// How an event iteration ended.
+enum Events {
+    /// No more rounds needed: whether the continuous states changed, and
+    /// the next time event (the FMU's time; one that is not finite or not
+    /// after the event is none).
+    Settled { changed: bool, next: Option<f64> },
+    /// The FMU asked to end the simulation.
+    Terminate,
 }
 
 /// The discrete-state update repeated until the FMU needs no more (the
-/// instance is in event mode). Returns whether the continuous states
-/// changed, and the next time event (one that is not finite or not after
-/// `t` is no event).
-fn iterate_events(instance: &mut dyn ModelExchange, name: &str, t: f64) -> Result<(bool, Option<f64>), FmuError> {
+/// instance is in event mode) at the FMU's time `t`.
+fn iterate_events(instance: &mut dyn ModelExchange, name: &str, t: f64) -> Result<Events, FmuError> {
     let mut changed = false;
     for _ in 0..MAX_EVENT_ROUNDS {
         let update = instance.update_discrete_states()?;
         changed |= update.states_changed;
         if update.terminate {
-            return Err(terminated(instance, name, t));
+            return Ok(Events::Terminate);
         }
         if !update.again {
             let next = update.next_event.filter(|&te| te.is_finite() && te > t);
-            return Ok((changed, next));
+            return Ok(Events::Settled { changed, next });
         }
     }
     Err(FmuError::EventIteration {
@@ -616,11 +716,25 @@ impl Model for FmuModel {
     }
 
     fn derivatives(&mut self, s: StateRef<'_>, dx: &mut [f64]) {
-        self.evaluate(s, dx, |instance, _, dx| instance.get_derivatives(dx));
+        if self.terminated.is_some() {
+            dx.fill(0.0);
+            return;
+        }
+        self.evaluate(s, dx, |instance, _, dx, _| instance.get_derivatives(dx));
     }
 
+    /// After the FMU asked to terminate, the outputs are held.
     fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]) {
-        self.evaluate(s, y, |instance, program, y| instance.get_real(&program.output_vrs, y));
+        if self.terminated.is_some() {
+            return;
+        }
+        self.evaluate(s, y, |instance, program, y, scratch| {
+            program.outputs.read(instance, y, scratch)
+        });
+    }
+
+    fn finished(&self) -> Option<f64> {
+        self.terminated
     }
 
     fn major_outputs(
@@ -644,7 +758,7 @@ impl Model for FmuModel {
     }
 
     fn update(&mut self, t: f64, _hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
-        if self.error.is_some() {
+        if self.error.is_some() || self.terminated.is_some() {
             return;
         }
         if let Err(e) = self.handle_events(t, x, xd, u) {
@@ -653,10 +767,14 @@ impl Model for FmuModel {
     }
 
     fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
+        if self.terminated.is_some() {
+            z.fill(1.0);
+            return;
+        }
         let n = self.program.indicators;
         let (indicators, time_event) = z.split_at_mut(n);
         if n > 0 {
-            self.evaluate(s, indicators, |instance, _, z| instance.get_event_indicators(z));
+            self.evaluate(s, indicators, |instance, _, z, _| instance.get_event_indicators(z));
         }
         let (modes, next_event) = s.xd.split_at(n);
         for (z, &mode) in indicators.iter_mut().zip(modes) {

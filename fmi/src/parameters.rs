@@ -2,27 +2,47 @@
 //! checked against the model description once, then set on every new
 //! instance.
 
-use crate::description::{Causality, FmiVersion, ModelDescription, ScalarVariable, Variability, VariableType};
+use crate::description::{
+    Causality, FmiVersion, Initial, ModelDescription, Numeric, ScalarVariable, Variability, VariableType,
+};
 use crate::error::FmuError;
-use crate::instance::Instance;
+use crate::instance::{Instance, Text};
 
 /// A value for a variable.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
-    /// For a Real/Float64 variable (or an Integer one, when whole).
+    /// For a variable of a numeric type: a float, an integer (whole and in
+    /// the type's range) or a Boolean (0 or 1).
     Real(f64),
-    /// For an Integer/Int32 or FMI 2 Enumeration variable (or a Real one).
+    /// For a variable of a numeric type (in its range).
     Integer(i32),
     /// For a Boolean variable.
     Boolean(bool),
+    /// For a String variable (its text), a Binary one (hexadecimal digits,
+    /// two per byte), or any other, in its type's notation in
+    /// `modelDescription.xml` (`true`, `-3`, `2.5e-3`).
+    Text(String),
 }
 
 impl Value {
-    fn type_name(self) -> &'static str {
+    fn type_name(&self) -> &'static str {
         match self {
             Value::Real(_) => "Real",
             Value::Integer(_) => "Integer",
             Value::Boolean(_) => "Boolean",
+            Value::Text(_) => "text",
+        }
+    }
+
+    /// The value as a command line or a file writes it: `true`/`false`, a
+    /// number, or else text.
+    pub fn parse(text: &str) -> Value {
+        match text {
+            "true" => Value::Boolean(true),
+            "false" => Value::Boolean(false),
+            _ => text
+                .parse::<f64>()
+                .map_or_else(|_| Value::Text(text.to_string()), Value::Real),
         }
     }
 }
@@ -42,6 +62,12 @@ impl From<i32> for Value {
 impl From<bool> for Value {
     fn from(v: bool) -> Self {
         Value::Boolean(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Text(v.to_string())
     }
 }
 
@@ -88,10 +114,17 @@ impl Parameters {
 }
 
 /// A value checked against the variable it is for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Assignment {
     vr: u32,
-    value: Value,
+    value: Checked,
+}
+
+/// A value in the form its FMI call takes.
+#[derive(Clone, Debug)]
+enum Checked {
+    Number(Numeric, f64),
+    Text(Text, Vec<u8>),
 }
 
 /// Checks every value of `parameters` against `description`.
@@ -111,7 +144,7 @@ pub(crate) fn resolve(description: &ModelDescription, parameters: &Parameters) -
                 name: name.clone(),
                 why,
             })?;
-            let value = converted(description.version, variable, *value).ok_or_else(|| FmuError::WrongType {
+            let value = converted(description.version, variable, value).ok_or_else(|| FmuError::WrongType {
                 fmu: fmu(),
                 name: name.clone(),
                 expected: variable.kind.to_string(),
@@ -128,58 +161,117 @@ pub(crate) fn resolve(description: &ModelDescription, parameters: &Parameters) -
 /// Sets the checked values on a new instance.
 pub(crate) fn apply(instance: &mut dyn Instance, assignments: &[Assignment]) -> Result<(), FmuError> {
     for a in assignments {
-        match a.value {
-            Value::Real(v) => instance.set_real(&[a.vr], &[v])?,
-            Value::Integer(v) => instance.set_integer(a.vr, v)?,
-            Value::Boolean(v) => instance.set_boolean(a.vr, v)?,
+        match &a.value {
+            Checked::Number(Numeric::Float64, v) => instance.set_real(&[a.vr], &[*v])?,
+            Checked::Number(ty, v) => instance.set_numbers(*ty, &[a.vr], &[*v])?,
+            Checked::Text(ty, bytes) => instance.set_text(*ty, a.vr, bytes)?,
         }
     }
     Ok(())
 }
 
-/// Whether a variable may be set before initialisation, and why not.
+/// Whether a variable may be set before initialisation, and why not: as
+/// the standard says (FMI 2 section 3.2.3, FMI 3 section 2.3.3), a
+/// variable that is not a constant and is a parameter or input, or has
+/// `initial="exact"` or `"approx"` (a state's or an output's start value).
 fn settable(version: FmiVersion, variable: &ScalarVariable) -> Result<(), String> {
     if variable.array {
         return Err("it is an array, which this importer does not set".to_string());
     }
-    let typed = match variable.kind {
-        VariableType::Float64 | VariableType::Int32 | VariableType::Boolean => true,
-        VariableType::Enumeration => version == FmiVersion::V2,
-        _ => false,
-    };
-    if !typed {
-        return Err(format!(
-            "its type {} is not one this importer sets (Real/Float64, Integer/Int32, Boolean, FMI 2 Enumeration)",
-            variable.kind
-        ));
+    if matches!(variable.kind, VariableType::Clock | VariableType::Other(_)) {
+        return Err(format!("its type {} has no value to set", variable.kind));
     }
     if variable.variability == Variability::Constant {
         return Err("it is a constant".to_string());
     }
     match variable.causality {
         Causality::Parameter | Causality::Input => Ok(()),
-        other => Err(format!("its causality is \"{}\"", other.name())),
+        Causality::StructuralParameter => Err(
+            "it is a structural parameter, set only in Configuration Mode, which this importer does not enter"
+                .to_string(),
+        ),
+        other => match effective_initial(version, variable) {
+            Some(Initial::Exact) | Some(Initial::Approx) => Ok(()),
+            _ => Err(format!(
+                "its causality is \"{}\" and its initial value is calculated by the FMU (only parameters, inputs \
+                 and variables with initial=\"exact\" or \"approx\" take a start value)",
+                other.name()
+            )),
+        },
     }
 }
 
-/// `value` in the type `variable` takes, if it fits.
-fn converted(version: FmiVersion, variable: &ScalarVariable, value: Value) -> Option<Value> {
-    let integer = |v: f64| (v.fract() == 0.0 && v >= i32::MIN as f64 && v <= i32::MAX as f64).then_some(v as i32);
-    match (&variable.kind, value) {
-        (VariableType::Float64, Value::Real(v)) => Some(Value::Real(v)),
-        (VariableType::Float64, Value::Integer(v)) => Some(Value::Real(v.into())),
-        (VariableType::Int32, Value::Integer(v)) => Some(Value::Integer(v)),
-        (VariableType::Int32, Value::Real(v)) => integer(v).map(Value::Integer),
-        // FMI 2 enumerations are set as Integers; FMI 3 ones are Int64.
-        (VariableType::Enumeration, Value::Integer(v)) if version == FmiVersion::V2 => Some(Value::Integer(v)),
-        (VariableType::Boolean, Value::Boolean(v)) => Some(Value::Boolean(v)),
-        _ => None,
+/// The `initial` a variable has, given or by the standard's default for its
+/// causality and variability (FMI 2 table in section 2.2.7; FMI 3 alike):
+/// calculated parameters, outputs and locals default to calculated, except
+/// constants (exact); a variable with a start value and no `initial` of a
+/// causality that allows exact is taken as exact.
+fn effective_initial(version: FmiVersion, variable: &ScalarVariable) -> Option<Initial> {
+    let _ = version;
+    variable.initial.or(match variable.causality {
+        Causality::Parameter | Causality::Input | Causality::StructuralParameter => Some(Initial::Exact),
+        Causality::Independent => None,
+        _ if variable.variability == Variability::Constant => Some(Initial::Exact),
+        _ => Some(Initial::Calculated),
+    })
+}
+
+/// `value` in the form the call for `variable` takes, if it fits its type.
+fn converted(version: FmiVersion, variable: &ScalarVariable, value: &Value) -> Option<Checked> {
+    match &variable.kind {
+        VariableType::String => {
+            let text = match value {
+                Value::Text(t) => t.clone(),
+                Value::Real(v) => v.to_string(),
+                Value::Integer(v) => v.to_string(),
+                Value::Boolean(v) => v.to_string(),
+            };
+            return Some(Checked::Text(Text::String, text.into_bytes()));
+        }
+        VariableType::Binary => {
+            let Value::Text(t) = value else {
+                return None;
+            };
+            return hex(t).map(|bytes| Checked::Text(Text::Binary, bytes));
+        }
+        _ => {}
     }
+    let ty = variable.kind.numeric(version)?;
+    let number = match value {
+        Value::Real(v) => *v,
+        Value::Integer(v) => f64::from(*v),
+        Value::Boolean(v) if ty == Numeric::Boolean => f64::from(u8::from(*v)),
+        Value::Boolean(_) => return None,
+        Value::Text(t) => match Value::parse(t) {
+            Value::Text(_) => return None,
+            other => return converted(version, variable, &other),
+        },
+    };
+    if ty == Numeric::Boolean && matches!(value, Value::Real(_) | Value::Integer(_)) && number != 0.0 && number != 1.0 {
+        return None;
+    }
+    // A number the type does not hold exactly (a fraction for an integer,
+    // a value out of its range) is refused, not rounded.
+    (ty.coerce(number) == number || (ty == Numeric::Float32 && number.is_finite()))
+        .then_some(Checked::Number(ty, number))
+}
+
+/// The bytes of a Binary value written as hexadecimal digits (two per
+/// byte, an optional `0x` before them).
+fn hex(text: &str) -> Option<Vec<u8>> {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    if !digits.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(digits.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Up to three variable names close to `name`: a few edits away (typing
 /// slips) or sharing most of a prefix (Jaro-Winkler).
-fn near_names(description: &ModelDescription, name: &str) -> Vec<String> {
+pub(crate) fn near_names(description: &ModelDescription, name: &str) -> Vec<String> {
     let wanted = name.to_lowercase();
     let edits_allowed = (wanted.chars().count() / 3).max(1);
     let mut scored: Vec<(usize, f64, &str)> = description

@@ -14,8 +14,8 @@ use std::str::FromStr;
 use roxmltree::{Document, Node};
 
 use crate::description::{
-    Causality, DefaultExperiment, FmiVersion, Interface, ModelDescription, ModelStructure, ScalarVariable, Unknown,
-    Variability, VariableType,
+    Alias, Causality, DefaultExperiment, Dimension, FmiVersion, Initial, Interface, ModelDescription, ModelStructure,
+    ScalarVariable, Unknown, Variability, VariableType,
 };
 use crate::error::FmuError;
 
@@ -51,13 +51,26 @@ const FMI3: Dialect = Dialect {
 #[derive(Clone, Default)]
 struct TypeDefaults {
     unit: Option<String>,
+    display_unit: Option<String>,
     min: Option<f64>,
     max: Option<f64>,
 }
 
-/// The variables read, and for each derivative (by index) the reference
-/// to its state as written.
-type Variables = (Vec<ScalarVariable>, Vec<(usize, RawReference)>);
+/// The references of the variables read that are resolved once all are
+/// read, by the index of the variable holding them.
+#[derive(Default)]
+struct Pending {
+    /// Each derivative's reference to its state.
+    derivatives: Vec<(usize, RawReference)>,
+    /// Each array dimension given by a structural parameter: the variable,
+    /// the dimension's position and the parameter's value reference.
+    dimensions: Vec<(usize, usize, RawReference)>,
+    /// Each variable's clocks.
+    clocks: Vec<(usize, RawReference)>,
+}
+
+/// The variables read, and the references to resolve.
+type Variables = (Vec<ScalarVariable>, Pending);
 
 /// A reference to a variable as written, resolved once all are read.
 struct RawReference {
@@ -128,16 +141,28 @@ impl<'a, 'input> Reader<'a, 'input> {
         let token = self.required(root, self.dialect.token)?.to_string();
         let mut model_exchange = None;
         let mut co_simulation = None;
+        let mut scheduled_execution = false;
         let mut default_experiment = DefaultExperiment::default();
         let mut types = HashMap::new();
         for child in root.children().filter(Node::is_element) {
             match child.tag_name().name() {
                 "ModelExchange" => model_exchange = Some(self.interface(child)?),
                 "CoSimulation" => co_simulation = Some(self.interface(child)?),
+                "ScheduledExecution" => scheduled_execution = true,
                 "DefaultExperiment" => default_experiment = self.default_experiment(child)?,
                 "TypeDefinitions" => types = self.type_definitions(child)?,
                 _ => {}
             }
+        }
+        if model_exchange.is_none() && co_simulation.is_none() && scheduled_execution {
+            return Err(self.error(
+                root,
+                "only <ScheduledExecution> (FMI 3 Scheduled Execution) is declared, which Tandem does not run: it \
+                 runs Model Exchange and Co-Simulation"
+                    .to_string(),
+                "export the FMU with Model Exchange or Co-Simulation (its clocks then tick in event mode), or run \
+                 it with an importer that schedules model partitions",
+            ));
         }
         if model_exchange.is_none() && co_simulation.is_none() {
             return Err(self.error(
@@ -147,10 +172,45 @@ impl<'a, 'input> Reader<'a, 'input> {
             ));
         }
         let variables_node = self.child(root, "ModelVariables")?;
-        let (mut variables, derivatives) = self.variables(variables_node, &types)?;
+        let (mut variables, pending) = self.variables(variables_node, &types)?;
         let index = self.index(&variables);
-        for (i, raw) in derivatives {
+        for (i, raw) in pending.derivatives {
             variables[i].derivative_of = Some(self.resolve(&index, &variables, &raw, "derivative")?);
+        }
+        // Dimensions and clocks are FMI 3's, which refers by value reference.
+        let by_vr: HashMap<u32, usize> = variables
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.value_reference, i))
+            .collect();
+        for (i, position, raw) in pending.dimensions {
+            let p = self.resolve(&by_vr, &variables, &raw, "<Dimension valueReference>")?;
+            let parameter = &variables[p];
+            if !matches!(
+                parameter.causality,
+                Causality::StructuralParameter | Causality::Parameter | Causality::CalculatedParameter
+            ) || parameter.kind.numeric(FmiVersion::V3).is_none_or(|n| !n.is_integer())
+            {
+                return Err(FmuError::Description {
+                    file: self.file.to_path_buf(),
+                    line: raw.line,
+                    column: raw.column,
+                    message: format!(
+                        "a dimension of \"{}\" refers to \"{}\", which is not an integer structural parameter \
+                         (it is a {} {})",
+                        variables[i].name,
+                        parameter.name,
+                        parameter.kind,
+                        parameter.causality.name()
+                    ),
+                    help: "refer to a structural parameter of an integer type (UInt64 as a rule)".to_string(),
+                });
+            }
+            variables[i].dimensions[position] = Dimension::Parameter(p);
+        }
+        for (i, raw) in pending.clocks {
+            let c = self.resolve(&by_vr, &variables, &raw, "clocks")?;
+            variables[i].clocks.push(c);
         }
         let structure = self.structure(self.child(root, "ModelStructure")?, root, &index, &variables)?;
         Ok(ModelDescription {
@@ -159,6 +219,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             token,
             model_exchange,
             co_simulation,
+            scheduled_execution,
             default_experiment,
             variables,
             structure,
@@ -204,6 +265,7 @@ impl<'a, 'input> Reader<'a, 'input> {
             };
             let defaults = TypeDefaults {
                 unit: body.attribute("unit").map(str::to_string),
+                display_unit: body.attribute("displayUnit").map(str::to_string),
                 min: self.number(body, "min")?,
                 max: self.number(body, "max")?,
             };
@@ -212,10 +274,10 @@ impl<'a, 'input> Reader<'a, 'input> {
         Ok(types)
     }
 
-    /// The variables, and the raw `derivative` reference of each derivative.
+    /// The variables, and the references to resolve once all are read.
     fn variables(&self, node: Node<'a, 'input>, types: &HashMap<String, TypeDefaults>) -> Result<Variables, FmuError> {
         let mut variables = Vec::new();
-        let mut derivatives = Vec::new();
+        let mut pending = Pending::default();
         for element in node.children().filter(Node::is_element) {
             if variables.len() == MAX_VARIABLES {
                 return Err(self.error(
@@ -237,7 +299,7 @@ impl<'a, 'input> Reader<'a, 'input> {
                 FmiVersion::V3 => element,
             };
             let name = self.required(element, "name")?.to_string();
-            let kind = variable_type(body.tag_name().name());
+            let kind = VariableType::from_element(body.tag_name().name());
             let declared = body
                 .attribute("declaredType")
                 .and_then(|t| types.get(t))
@@ -249,10 +311,65 @@ impl<'a, 'input> Reader<'a, 'input> {
                 None if matches!(kind, VariableType::Float64 | VariableType::Float32) => Variability::Continuous,
                 None => Variability::Discrete,
             };
-            let start = self.start(body, &name, &kind)?;
+            let initial = match element.attribute("initial") {
+                None => None,
+                Some("exact") => Some(Initial::Exact),
+                Some("approx") => Some(Initial::Approx),
+                Some("calculated") => Some(Initial::Calculated),
+                Some(other) => {
+                    return Err(self.error(
+                        element,
+                        format!("variable \"{name}\": unknown initial=\"{other}\""),
+                        "use exact, approx or calculated",
+                    ))
+                }
+            };
+            let start_text = self.start_text(body);
+            let start = self.start(body, start_text.as_deref(), &name, &kind)?;
+            let index = variables.len();
             if let Some(attr) = body.attribute_node("derivative") {
-                derivatives.push((variables.len(), self.raw_reference(body, attr)?));
+                pending.derivatives.push((index, self.raw_reference(body, attr)?));
             }
+            let mut dimensions = Vec::new();
+            for (position, d) in body.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
+                match (d.attribute("start"), d.attribute_node("valueReference")) {
+                    (Some(_), _) => dimensions.push(Dimension::Fixed(self.parsed(d, "start")?.unwrap_or(0))),
+                    (None, Some(attr)) => {
+                        dimensions.push(Dimension::Fixed(0));
+                        pending.dimensions.push((index, position, self.raw_reference(d, attr)?));
+                    }
+                    (None, None) => {
+                        return Err(self.error(
+                            d,
+                            format!("a <Dimension> of \"{name}\" has neither start nor valueReference"),
+                            "give the dimension its size (start) or the structural parameter holding it",
+                        ))
+                    }
+                }
+            }
+            if let Some(list) = body.attribute("clocks") {
+                let (line, column) = self.position(body);
+                for item in list.split_whitespace() {
+                    let value = item.parse().map_err(|_| {
+                        self.error(
+                            body,
+                            format!("clocks=\"{list}\" of \"{name}\" is not a list of value references"),
+                            "list the clocks' value references separated by spaces",
+                        )
+                    })?;
+                    pending.clocks.push((index, RawReference { value, line, column }));
+                }
+            }
+            let aliases = body
+                .children()
+                .filter(|c| c.has_tag_name("Alias"))
+                .map(|a| {
+                    Ok(Alias {
+                        name: self.required(a, "name")?.to_string(),
+                        display_unit: a.attribute("displayUnit").map(str::to_string),
+                    })
+                })
+                .collect::<Result<Vec<_>, FmuError>>()?;
             variables.push(ScalarVariable {
                 value_reference: self.parsed(element, "valueReference")?.ok_or_else(|| {
                     self.error(
@@ -264,17 +381,26 @@ impl<'a, 'input> Reader<'a, 'input> {
                 name,
                 causality,
                 variability,
+                initial,
                 start,
+                start_text,
                 unit: body.attribute("unit").map(str::to_string).or(declared.unit),
+                display_unit: body
+                    .attribute("displayUnit")
+                    .map(str::to_string)
+                    .or(declared.display_unit),
                 min: self.number(body, "min")?.or(declared.min),
                 max: self.number(body, "max")?.or(declared.max),
                 kind,
                 derivative_of: None,
-                array: body.children().any(|c| c.has_tag_name("Dimension")),
+                array: !dimensions.is_empty(),
+                dimensions,
+                aliases,
+                clocks: Vec::new(),
                 line: self.position(element).0,
             });
         }
-        Ok((variables, derivatives))
+        Ok((variables, pending))
     }
 
     fn causality(&self, node: Node) -> Result<Causality, FmuError> {
@@ -313,9 +439,24 @@ impl<'a, 'input> Reader<'a, 'input> {
         })
     }
 
+    /// The start value as written: the `start` attribute, or FMI 3's
+    /// `<Start value="..."/>` elements of a String or Binary (one per array
+    /// element, joined by spaces).
+    fn start_text(&self, node: Node) -> Option<String> {
+        if let Some(text) = node.attribute("start") {
+            return Some(text.to_string());
+        }
+        let values: Vec<&str> = node
+            .children()
+            .filter(|c| c.has_tag_name("Start"))
+            .filter_map(|c| c.attribute("value"))
+            .collect();
+        (!values.is_empty()).then(|| values.join(" "))
+    }
+
     /// The start value as a number; of an array, its first element.
-    fn start(&self, node: Node, name: &str, kind: &VariableType) -> Result<Option<f64>, FmuError> {
-        let Some(text) = node.attribute("start") else {
+    fn start(&self, node: Node, text: Option<&str>, name: &str, kind: &VariableType) -> Result<Option<f64>, FmuError> {
+        let Some(text) = text else {
             return Ok(None);
         };
         let first = text.split_whitespace().next().unwrap_or("");
@@ -325,7 +466,9 @@ impl<'a, 'input> Reader<'a, 'input> {
                 "false" | "0" => Some(0.0),
                 _ => None,
             },
-            VariableType::String | VariableType::Other(_) => return Ok(None),
+            VariableType::String | VariableType::Binary | VariableType::Clock | VariableType::Other(_) => {
+                return Ok(None)
+            }
             _ => first.parse::<f64>().ok(),
         };
         match value {
@@ -585,22 +728,6 @@ impl<'a, 'input> Reader<'a, 'input> {
     }
 }
 
-/// The type of a variable from the name of its type element.
-fn variable_type(tag: &str) -> VariableType {
-    match tag {
-        "Real" | "Float64" => VariableType::Float64,
-        "Float32" => VariableType::Float32,
-        "Integer" | "Int32" => VariableType::Int32,
-        "Int8" | "UInt8" | "Int16" | "UInt16" | "UInt32" | "Int64" | "UInt64" => {
-            VariableType::OtherInteger(tag.to_string())
-        }
-        "Enumeration" => VariableType::Enumeration,
-        "Boolean" => VariableType::Boolean,
-        "String" => VariableType::String,
-        other => VariableType::Other(other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -673,7 +800,7 @@ mod tests {
         assert_eq!(d.states(), [1]);
         assert!(d.variables[1].array);
         assert_eq!(d.variables[1].start, Some(1.0));
-        assert_eq!(d.variables[3].kind, VariableType::OtherInteger("UInt16".to_string()));
+        assert_eq!(d.variables[3].kind, VariableType::UInt16);
         assert_eq!(d.structure.derivatives[0].dependencies, Some(vec![1]));
         assert_eq!(d.structure.event_indicators, 2);
         // An array of indicators would hide how many there are.

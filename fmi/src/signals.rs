@@ -1,80 +1,399 @@
-//! The FMU's Real/Float64 inputs and outputs as Tandem variables, with
-//! their value references.
+//! The FMU's variables as Tandem's signals: which variables a run reads
+//! out (its outputs by default, or any chosen by name and pattern) and
+//! which it drives (its inputs), each value an `f64` whatever the FMI type
+//! (Booleans 0 and 1, enumerations and integers their numbers), an FMI 3
+//! array one signal per element (`y[1]`, `A[2,1]`).
+//!
+//! Reading and writing them goes by groups of one numeric type, one FMI
+//! call per group, through a buffer allocated when the signals are made.
 
 use std::collections::HashMap;
 
 use tandem_models::Variable;
 
-use crate::description::{Causality, ModelDescription, ScalarVariable, Variability, VariableType};
+use crate::description::{Causality, FmiVersion, ModelDescription, Numeric, ScalarVariable, Variability, VariableType};
 use crate::error::FmuError;
+use crate::instance::Instance;
 
-/// Variables and their value references, in declaration order.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Signals {
-    pub variables: Vec<Variable>,
-    pub vrs: Vec<u32>,
+/// The variables of one numeric type, read or written in one call.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    ty: Numeric,
+    vrs: Vec<u32>,
+    /// The signal each value of the call goes to (or comes from), in
+    /// order; consecutive ones when `contiguous` is set.
+    at: Vec<usize>,
+    /// The first signal, when the values are signals `first..first + n`.
+    contiguous: Option<usize>,
 }
 
-/// Which inputs a run can drive.
+/// Signals and how to read or write them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Signals {
+    /// One per value, in order.
+    pub variables: Vec<Variable>,
+    /// The variable (index in the description) of each signal.
+    pub sources: Vec<usize>,
+    groups: Vec<Group>,
+    /// The largest group's values, for the scratch buffer.
+    widest: usize,
+}
+
+impl Signals {
+    /// The signals of `chosen` (indices of numeric variables whose size is
+    /// known), in that order.
+    pub(crate) fn of(description: &ModelDescription, chosen: &[usize]) -> Result<Signals, FmuError> {
+        let mut signals = Signals::default();
+        let mut groups: Vec<Group> = Vec::new();
+        for &i in chosen {
+            let v = &description.variables[i];
+            let ty = numeric_type(description, v).map_err(|_| FmuError::NotRecordable {
+                fmu: description.model_name.clone(),
+                name: v.name.clone(),
+                kind: v.kind.to_string(),
+                line: v.line,
+            })?;
+            let names = description
+                .element_names(i)
+                .ok_or_else(|| unknown_size(description, v))?;
+            let range = (v.min.is_some() || v.max.is_some())
+                .then(|| (v.min.unwrap_or(f64::NEG_INFINITY), v.max.unwrap_or(f64::INFINITY)));
+            let starts = start_values(v, names.len());
+            let first = signals.variables.len();
+            for (name, start) in names.into_iter().zip(starts) {
+                signals.variables.push(Variable {
+                    name,
+                    unit: v.unit.clone(),
+                    default: if v.causality == Causality::Input { start } else { 0.0 },
+                    range: if v.causality == Causality::Output { range } else { None },
+                });
+                signals.sources.push(i);
+            }
+            let positions = first..signals.variables.len();
+            let group = match groups.iter_mut().find(|g| g.ty == ty) {
+                Some(group) => group,
+                None => {
+                    groups.push(Group {
+                        ty,
+                        vrs: Vec::new(),
+                        at: Vec::new(),
+                        contiguous: Some(first),
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            if group.contiguous.is_some_and(|start| start + group.at.len() != first) {
+                group.contiguous = None;
+            }
+            group.vrs.push(v.value_reference);
+            group.at.extend(positions);
+        }
+        signals.widest = groups.iter().map(|g| g.at.len()).max().unwrap_or(0);
+        signals.groups = groups;
+        Ok(signals)
+    }
+
+    /// How many signals.
+    pub fn len(&self) -> usize {
+        self.variables.len()
+    }
+
+    /// The length of the scratch buffer [`Signals::read`] and
+    /// [`Signals::write`] need, made once per instance.
+    pub fn widest(&self) -> usize {
+        self.widest
+    }
+
+    /// Reads every signal into `y` (one per signal). Allocates nothing.
+    pub fn read(&self, instance: &mut dyn Instance, y: &mut [f64], scratch: &mut [f64]) -> Result<(), FmuError> {
+        for group in &self.groups {
+            let n = group.at.len();
+            match group.contiguous {
+                Some(first) if group.ty == Numeric::Float64 && n == group.vrs.len() => {
+                    instance.get_real(&group.vrs, &mut y[first..first + n])?
+                }
+                Some(first) => instance.get_numbers(group.ty, &group.vrs, &mut y[first..first + n])?,
+                None => {
+                    instance.get_numbers(group.ty, &group.vrs, &mut scratch[..n])?;
+                    for (&at, &v) in group.at.iter().zip(scratch.iter()) {
+                        y[at] = v;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every signal from `u` (one per signal). Allocates nothing.
+    pub fn write(&self, instance: &mut dyn Instance, u: &[f64], scratch: &mut [f64]) -> Result<(), FmuError> {
+        for group in &self.groups {
+            let n = group.at.len();
+            match group.contiguous {
+                Some(first) if group.ty == Numeric::Float64 && n == group.vrs.len() => {
+                    instance.set_real(&group.vrs, &u[first..first + n])?
+                }
+                Some(first) => instance.set_numbers(group.ty, &group.vrs, &u[first..first + n])?,
+                None => {
+                    for (slot, &at) in scratch.iter_mut().zip(&group.at) {
+                        *slot = u[at];
+                    }
+                    instance.set_numbers(group.ty, &group.vrs, &scratch[..n])?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The start values of a variable's `n` elements as numbers (0 where it
+/// has none).
+fn start_values(v: &ScalarVariable, n: usize) -> Vec<f64> {
+    let mut values: Vec<f64> = match &v.start_text {
+        Some(text) => text
+            .split_whitespace()
+            .map(|t| match t {
+                "true" => 1.0,
+                "false" => 0.0,
+                t => t.parse().unwrap_or(0.0),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    values.resize(n, 0.0);
+    values
+}
+
+/// Which inputs, by variability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Inputs {
-    /// Continuous ones only (Model Exchange sets inputs between events).
+    /// Continuous ones (Model Exchange sets them at any time).
     Continuous,
+    /// Discrete ones (Model Exchange sets them in event mode).
+    Discrete,
     /// Any (Co-Simulation sets them between steps).
     All,
 }
 
-/// The Real/Float64 inputs (default: the start value).
+/// The indices of the numeric inputs `which` names: FMI 2 Real, Integer,
+/// Boolean and Enumeration, every FMI 3 numeric type.
+pub(crate) fn input_indices(description: &ModelDescription, which: Inputs) -> Vec<usize> {
+    (0..description.variables.len())
+        .filter(|&i| {
+            let v = &description.variables[i];
+            let continuous = v.variability == Variability::Continuous;
+            v.causality == Causality::Input
+                && numeric_type(description, v).is_ok()
+                && match which {
+                    Inputs::Continuous => continuous,
+                    Inputs::Discrete => !continuous,
+                    Inputs::All => true,
+                }
+        })
+        .collect()
+}
+
+/// The numeric inputs `which` names (default: the start value), arrays by
+/// element.
 pub(crate) fn inputs(description: &ModelDescription, which: Inputs) -> Result<Signals, FmuError> {
-    collect(description, |v| {
-        v.causality == Causality::Input && (which == Inputs::All || v.variability == Variability::Continuous)
-    })
+    Signals::of(description, &input_indices(description, which))
 }
 
-/// The Real/Float64 outputs, with unit and range.
-pub(crate) fn outputs(description: &ModelDescription) -> Result<Signals, FmuError> {
-    collect(description, |v| v.causality == Causality::Output)
+/// The signals a run reads out: those `recorded` chooses, by default the
+/// numeric outputs.
+pub(crate) fn outputs(description: &ModelDescription, recorded: &Recorded) -> Result<Signals, FmuError> {
+    let chosen = recorded.choose(description)?;
+    Signals::of(description, &chosen)
 }
 
-fn collect(description: &ModelDescription, wanted: impl Fn(&ScalarVariable) -> bool) -> Result<Signals, FmuError> {
-    let mut signals = Signals::default();
-    for v in description
-        .variables
-        .iter()
-        .filter(|v| v.kind == VariableType::Float64 && wanted(v))
-    {
-        if v.array {
-            return Err(array_error(description, v, v.causality.name()));
-        }
-        let range = (v.min.is_some() || v.max.is_some())
-            .then(|| (v.min.unwrap_or(f64::NEG_INFINITY), v.max.unwrap_or(f64::INFINITY)));
-        signals.variables.push(Variable {
-            name: v.name.clone(),
-            unit: v.unit.clone(),
-            default: if v.causality == Causality::Input {
-                v.start.unwrap_or(0.0)
-            } else {
-                0.0
-            },
-            range: if v.causality == Causality::Output { range } else { None },
-        });
-        signals.vrs.push(v.value_reference);
+/// Which variables a run reads out as its outputs (and so records): by
+/// default the FMU's outputs; else every variable whose name (or FMI 3
+/// alias) one of the patterns matches, in declaration order. A pattern is
+/// a name, or a glob where `*` stands for any text and `?` for one
+/// character (`der(*)`, `*.phi`, `*`), or one of the words `outputs`,
+/// `states`, `derivatives`, `inputs`, `parameters`, `locals`. Only
+/// variables of a numeric type (numbers, Booleans, enumerations) can be
+/// recorded: a String, Binary or Clock named exactly is refused; one a
+/// glob matches is left out (`tandem check` lists them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    patterns: Vec<String>,
+}
+
+impl Recorded {
+    /// The FMU's outputs.
+    pub fn outputs() -> Recorded {
+        Recorded::default()
     }
-    Ok(signals)
+
+    /// The variables `patterns` choose (none given: the outputs).
+    pub fn patterns<S: Into<String>>(patterns: impl IntoIterator<Item = S>) -> Recorded {
+        Recorded {
+            patterns: patterns.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The patterns given (empty: the outputs).
+    pub fn given(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// The indices of the variables chosen, in declaration order.
+    pub(crate) fn choose(&self, description: &ModelDescription) -> Result<Vec<usize>, FmuError> {
+        let variables = &description.variables;
+        let recordable = |i: usize| numeric_type(description, &variables[i]).is_ok();
+        if self.patterns.is_empty() {
+            return Ok((0..variables.len())
+                .filter(|&i| variables[i].causality == Causality::Output && recordable(i))
+                .collect());
+        }
+        let states = description.states();
+        let derivatives: Vec<usize> = description.structure.derivatives.iter().map(|d| d.variable).collect();
+        let mut chosen = vec![false; variables.len()];
+        for pattern in &self.patterns {
+            let word: Option<Box<dyn Fn(usize) -> bool>> = match pattern.as_str() {
+                "outputs" => Some(Box::new(|i| variables[i].causality == Causality::Output)),
+                "inputs" => Some(Box::new(|i| variables[i].causality == Causality::Input)),
+                "parameters" => Some(Box::new(|i| {
+                    matches!(
+                        variables[i].causality,
+                        Causality::Parameter | Causality::CalculatedParameter | Causality::StructuralParameter
+                    )
+                })),
+                "locals" => Some(Box::new(|i| variables[i].causality == Causality::Local)),
+                "states" => Some(Box::new(|i| states.contains(&i))),
+                "derivatives" => Some(Box::new(|i| derivatives.contains(&i))),
+                _ => None,
+            };
+            let exact = description.index_of(pattern);
+            let mut any = false;
+            match (word, exact) {
+                (Some(word), _) => {
+                    for i in (0..variables.len()).filter(|&i| word(i) && recordable(i)) {
+                        chosen[i] = true;
+                        any = true;
+                    }
+                }
+                (None, Some(i)) => {
+                    numeric_type(description, &variables[i]).map_err(|_| FmuError::NotRecordable {
+                        fmu: description.model_name.clone(),
+                        name: pattern.clone(),
+                        kind: variables[i].kind.to_string(),
+                        line: variables[i].line,
+                    })?;
+                    chosen[i] = true;
+                    any = true;
+                }
+                (None, None) => {
+                    for i in 0..variables.len() {
+                        let v = &variables[i];
+                        let matched = glob(pattern, &v.name) || v.aliases.iter().any(|a| glob(pattern, &a.name));
+                        if matched && recordable(i) {
+                            chosen[i] = true;
+                            any = true;
+                        }
+                    }
+                }
+            }
+            if !any {
+                return Err(FmuError::NoSuchSignals {
+                    fmu: description.model_name.clone(),
+                    pattern: pattern.clone(),
+                    near: crate::parameters::near_names(description, pattern),
+                });
+            }
+        }
+        Ok((0..variables.len()).filter(|&i| chosen[i]).collect())
+    }
+}
+
+/// Whether `text` matches the glob `pattern` (`*` any text, `?` one
+/// character).
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // The classic two-pointer match with one backtrack point.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// The numeric type of `v`, or why it has none a run can read.
+pub(crate) fn numeric_type(description: &ModelDescription, v: &ScalarVariable) -> Result<Numeric, String> {
+    v.kind
+        .numeric(description.version)
+        .ok_or_else(|| format!("its type {} is not a number", v.kind))
+}
+
+/// What `tandem check` says a run does not take of `description`: one line
+/// per variable, naming it, its element and why.
+pub fn not_taken(description: &ModelDescription) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, v) in description.variables.iter().enumerate() {
+        let element = match description.version {
+            FmiVersion::V2 => format!("<ScalarVariable> with <{}>", type_element(description.version, &v.kind)),
+            FmiVersion::V3 => format!("<{}>", type_element(description.version, &v.kind)),
+        };
+        let place = format!("\"{}\" ({element}, line {})", v.name, v.line);
+        match &v.kind {
+            VariableType::String | VariableType::Binary => lines.push(format!(
+                "{place}: a {} is not recorded or connected (runs carry numbers); it can be set before the run \
+                 (--set)",
+                v.kind
+            )),
+            VariableType::Clock => lines.push(format!(
+                "{place}: a Clock is not recorded, connected or ticked from outside (Tandem runs no Scheduled \
+                 Execution and activates no input clocks)"
+            )),
+            VariableType::Other(name) => lines.push(format!("{place}: the type <{name}> is not one of FMI's")),
+            _ if description.elements(i).is_none() => lines.push(format!(
+                "{place}: its size is not known (a dimension's structural parameter has no whole start value, \
+                 or it has more than {} elements)",
+                crate::description::MAX_ELEMENTS
+            )),
+            _ => {}
+        }
+    }
+    lines
+}
+
+/// The name of the type element of `kind` in the schema of `version`.
+fn type_element(version: FmiVersion, kind: &VariableType) -> String {
+    match (version, kind) {
+        (FmiVersion::V2, VariableType::Float64) => "Real".to_string(),
+        (FmiVersion::V2, VariableType::Int32) => "Integer".to_string(),
+        (_, VariableType::Float64) => "Float64".to_string(),
+        (_, VariableType::Int32) => "Int32".to_string(),
+        (_, other) => other.to_string(),
+    }
 }
 
 /// The most (output, input) pairs a feedthrough table holds.
 pub const MAX_FEEDTHROUGH: usize = 10_000_000;
 
-/// For each output of `outputs`, the positions in `inputs` of the inputs it
+/// For each signal of `outputs`, the positions in `inputs` of the inputs it
 /// depends on directly, from the model structure's output dependencies (all
-/// inputs when an output's are not stated, or the output is not listed).
+/// inputs when an output's are not stated, or it is not a listed output).
 pub(crate) fn feedthrough(
     description: &ModelDescription,
     inputs: &Signals,
     outputs: &Signals,
 ) -> Result<Vec<Vec<usize>>, FmuError> {
-    let (n_in, n_out) = (inputs.vrs.len(), outputs.vrs.len());
+    let (n_in, n_out) = (inputs.len(), outputs.len());
     if n_in.saturating_mul(n_out) > MAX_FEEDTHROUGH {
         return Err(FmuError::Unsupported {
             fmu: description.model_name.clone(),
@@ -85,33 +404,61 @@ pub(crate) fn feedthrough(
             help: "group the inputs and outputs into fewer variables",
         });
     }
-    let positions = |of: &Signals| -> HashMap<u32, usize> { of.vrs.iter().enumerate().map(|(i, &r)| (r, i)).collect() };
-    let (input_at, output_at) = (positions(inputs), positions(outputs));
-    let all: Vec<usize> = (0..n_in).collect();
-    let mut lists = vec![all; n_out];
-    for unknown in &description.structure.outputs {
-        let Some(&output) = output_at.get(&description.variables[unknown.variable].value_reference) else {
-            continue;
-        };
-        if let Some(dependencies) = &unknown.dependencies {
-            lists[output] = dependencies
-                .iter()
-                .filter(|&&d| description.variables[d].causality == Causality::Input)
-                .filter_map(|&d| input_at.get(&description.variables[d].value_reference).copied())
-                .collect();
-        }
+    // The signals of each input variable.
+    let mut input_signals: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (position, &source) in inputs.sources.iter().enumerate() {
+        input_signals.entry(source).or_default().push(position);
     }
-    Ok(lists)
+    let stated: HashMap<usize, &Option<Vec<usize>>> = description
+        .structure
+        .outputs
+        .iter()
+        .map(|u| (u.variable, &u.dependencies))
+        .collect();
+    let all: Vec<usize> = (0..n_in).collect();
+    Ok(outputs
+        .sources
+        .iter()
+        .map(|source| match stated.get(source) {
+            Some(Some(dependencies)) => dependencies
+                .iter()
+                .filter_map(|d| input_signals.get(d))
+                .flatten()
+                .copied()
+                .collect(),
+            _ => all.clone(),
+        })
+        .collect())
 }
 
-/// The error of an array where a scalar is needed.
-pub(crate) fn array_error(description: &ModelDescription, v: &ScalarVariable, role: &str) -> FmuError {
+/// The error of a variable whose size is not known.
+fn unknown_size(description: &ModelDescription, v: &ScalarVariable) -> FmuError {
     FmuError::Unsupported {
         fmu: description.model_name.clone(),
         what: format!(
-            "the {role} \"{}\" (modelDescription.xml line {}) is an array, which this importer does not handle",
-            v.name, v.line
+            "the size of the array \"{}\" (modelDescription.xml line {}) is not known: a dimension's structural \
+             parameter has no whole start value, or it has more than {} elements",
+            v.name,
+            v.line,
+            crate::description::MAX_ELEMENTS
         ),
-        help: "export the FMU with scalar variables",
+        help: "give the structural parameter a start value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs_match_any_text_and_one_character() {
+        assert!(glob("der(*)", "der(h)"));
+        assert!(glob("*", ""));
+        assert!(glob("a?c", "abc"));
+        assert!(glob("*.phi", "joint.body.phi"));
+        assert!(!glob("der(*)", "h"));
+        assert!(!glob("a?c", "ac"));
+        assert!(glob("*a*b", "xxaxxb"));
+        assert!(!glob("*a*b", "xxaxxc"));
     }
 }

@@ -8,13 +8,24 @@ use std::sync::Arc;
 
 use tandem_models::Variable;
 
-use crate::description::{InterfaceKind, ModelDescription};
+use crate::description::{InterfaceKind, ModelDescription, VariableType};
 use crate::error::FmuError;
 use crate::fmu::{Fmu, Loaded};
-use crate::instance::CoSimulation;
+use crate::instance::{CoSimulation, Text};
 use crate::instantiate;
 use crate::parameters::{self, Parameters};
-use crate::signals::{self, Inputs, Signals};
+use crate::signals::{self, Inputs, Recorded, Signals};
+
+/// How a communication step ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepEnd {
+    /// The FMU reached the step's end.
+    Done,
+    /// The FMU asked to end the simulation at this time (FMI 2: Discard
+    /// with `fmi2Terminated`; FMI 3: `terminateSimulation`), which the
+    /// standard makes a normal end: no further step is taken.
+    Terminated(f64),
+}
 
 /// Gives each slave a number, to tell whose a saved state is.
 static SLAVES: AtomicU64 = AtomicU64::new(0);
@@ -50,6 +61,8 @@ pub struct FmuSlave {
     variable_step: bool,
     /// When the FMU asked to end the simulation.
     terminated: Option<f64>,
+    /// The buffer typed reads and writes go through.
+    scratch: Vec<f64>,
 }
 
 impl FmuSlave {
@@ -57,18 +70,31 @@ impl FmuSlave {
     /// `parameters` and initialises it at `start` (s) with the default
     /// experiment's tolerance.
     pub fn new(fmu: &Fmu, parameters: &Parameters, start: f64) -> Result<FmuSlave, FmuError> {
+        FmuSlave::with(fmu, parameters, &Recorded::outputs(), start, None)
+    }
+
+    /// As [`FmuSlave::new`], its outputs the variables `recorded` chooses,
+    /// the stop time (s), when given, told to the FMU.
+    pub fn with(
+        fmu: &Fmu,
+        parameters: &Parameters,
+        recorded: &Recorded,
+        start: f64,
+        stop: Option<f64>,
+    ) -> Result<FmuSlave, FmuError> {
         let loaded = &fmu.loaded;
         let description = &loaded.description;
         let interface = loaded.interface(InterfaceKind::CoSimulation)?;
         let assignments = parameters::resolve(description, parameters)?;
         let inputs = signals::inputs(description, Inputs::All)?;
-        let outputs = signals::outputs(description)?;
+        let outputs = signals::outputs(description, recorded)?;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
         let mut instance = instantiate::co_simulation(loaded)?;
         parameters::apply(instance.as_mut(), &assignments)?;
-        instance.enter_initialization(start, None, description.default_experiment.tolerance)?;
+        instance.enter_initialization(start, stop, description.default_experiment.tolerance)?;
         instance.exit_initialization()?;
         Ok(FmuSlave {
+            scratch: vec![0.0; inputs.widest().max(outputs.widest())],
             variable_step: interface.can_handle_variable_step,
             loaded: Arc::clone(loaded),
             instance,
@@ -82,12 +108,14 @@ impl FmuSlave {
         })
     }
 
-    /// The Real/Float64 inputs, in the order [`FmuSlave::set_inputs`] takes.
+    /// The numeric inputs (an array's by element), in the order
+    /// [`FmuSlave::set_inputs`] takes.
     pub fn input_variables(&self) -> &[Variable] {
         &self.inputs.variables
     }
 
-    /// The Real/Float64 outputs, in the order [`FmuSlave::outputs`] gives.
+    /// The numeric outputs, or the variables chosen to be recorded (an
+    /// array's by element), in the order [`FmuSlave::outputs`] gives.
     pub fn output_variables(&self) -> &[Variable] {
         &self.outputs.variables
     }
@@ -99,16 +127,17 @@ impl FmuSlave {
 
     /// Sets the inputs, one value per input variable. Allocates nothing.
     pub fn set_inputs(&mut self, u: &[f64]) -> Result<(), FmuError> {
-        self.check_length("inputs", u.len(), self.inputs.vrs.len())?;
+        self.check_length("inputs", u.len(), self.inputs.len())?;
         if u.is_empty() {
             return Ok(());
         }
-        self.instance.set_real(&self.inputs.vrs, u)
+        self.inputs.write(self.instance.as_mut(), u, &mut self.scratch)
     }
 
     /// Integrates from `t` over `h` seconds. Allocates nothing unless it
-    /// fails.
-    pub fn do_step(&mut self, t: f64, h: f64) -> Result<(), FmuError> {
+    /// fails. A step the FMU discards without asking to end is an error
+    /// ([`FmuError::Discarded`]); a step after it asked to end is one too.
+    pub fn do_step(&mut self, t: f64, h: f64) -> Result<StepEnd, FmuError> {
         if let Some(time) = self.terminated {
             return Err(self.terminated_error(time));
         }
@@ -129,21 +158,68 @@ impl FmuSlave {
                 });
             }
         }
-        if self.instance.do_step(t, h)? {
-            self.terminated = Some(t + h);
-            return Err(self.terminated_error(t + h));
+        let outcome = self.instance.do_step(t, h)?;
+        if outcome.terminate {
+            self.terminated = Some(outcome.last_time);
+            return Ok(StepEnd::Terminated(outcome.last_time));
         }
-        Ok(())
+        if outcome.discarded {
+            return Err(FmuError::Discarded {
+                fmu: self.name().to_string(),
+                t,
+                h,
+                reached: outcome.last_time,
+                variable: self.variable_step,
+                log: self.instance.core().log.last(),
+            });
+        }
+        Ok(StepEnd::Done)
+    }
+
+    /// The value now of the String (its UTF-8 bytes) or Binary variable
+    /// `name` (or alias), which no signal carries.
+    pub fn text(&mut self, name: &str) -> Result<Vec<u8>, FmuError> {
+        let description = &self.loaded.description;
+        let variable = description.variable(name).ok_or_else(|| FmuError::UnknownVariable {
+            fmu: description.model_name.clone(),
+            name: name.to_string(),
+            near: crate::parameters::near_names(description, name),
+        })?;
+        let ty = match variable.kind {
+            VariableType::String => Text::String,
+            VariableType::Binary => Text::Binary,
+            _ => {
+                return Err(FmuError::WrongType {
+                    fmu: description.model_name.clone(),
+                    name: name.to_string(),
+                    expected: variable.kind.to_string(),
+                    given: "String or Binary",
+                })
+            }
+        };
+        let vr = variable.value_reference;
+        self.instance.get_text(ty, vr)
+    }
+
+    /// When the FMU asked to end the simulation, if it did.
+    pub fn terminated(&self) -> Option<f64> {
+        self.terminated
     }
 
     /// Writes the outputs, one value per output variable. Allocates nothing
     /// unless it fails.
     pub fn outputs(&mut self, y: &mut [f64]) -> Result<(), FmuError> {
-        self.check_length("outputs", y.len(), self.outputs.vrs.len())?;
+        self.check_length("outputs", y.len(), self.outputs.len())?;
         if y.is_empty() {
             return Ok(());
         }
-        self.instance.get_real(&self.outputs.vrs, y)
+        self.outputs.read(self.instance.as_mut(), y, &mut self.scratch)
+    }
+
+    /// Whether the FMU takes communication steps of any length
+    /// (`canHandleVariableCommunicationStepSize`).
+    pub fn can_vary_step(&self) -> bool {
+        self.variable_step
     }
 
     /// Whether the FMU can save and restore its state

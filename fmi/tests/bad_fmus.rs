@@ -7,7 +7,8 @@ mod fmus;
 
 use std::path::{Path, PathBuf};
 
-use tandem_fmi::{Fmu, FmuError, FmuModel, Parameters};
+use tandem_fmi::{Fmu, FmuError, FmuModel, Parameters, Unpack};
+use tandem_models::Model;
 
 /// Opens the FMU at `path`, which must fail, and returns the error.
 fn open_error(path: &Path) -> FmuError {
@@ -294,7 +295,8 @@ fn a_file_that_is_no_zip_or_has_no_description_is_refused() {
 #[test]
 fn the_unpacked_files_are_removed_with_the_last_user() {
     let dir = tempfile::tempdir().unwrap();
-    let fmu = Fmu::open(fmus::build("bouncing_ball", dir.path())).unwrap();
+    let path = fmus::build("bouncing_ball", dir.path());
+    let fmu = Fmu::open_with(&path, &Unpack::Temporary).unwrap();
     let unpacked = fmu.directory().to_path_buf();
     assert!(unpacked.join("modelDescription.xml").is_file());
     let model = FmuModel::new(&fmu, &Parameters::new()).unwrap();
@@ -302,4 +304,58 @@ fn the_unpacked_files_are_removed_with_the_last_user() {
     assert!(unpacked.is_dir(), "the model still needs them");
     drop(model);
     assert!(!unpacked.exists());
+}
+
+/// Issue 37: opening unpacked the whole archive every time (157 files of
+/// a Dymola FMU, Windows DLLs included). Now what a run needs is unpacked
+/// once per content and reused.
+#[test]
+fn an_fmu_is_unpacked_once_per_content_and_only_what_a_run_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let built = fmus::build("bouncing_ball", dir.path());
+    // The same FMU with documentation and another platform's binary.
+    let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&built).unwrap()).unwrap();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+        entries.push((entry.name().unwrap().into_owned(), bytes));
+    }
+    entries.push(("documentation/index.html".into(), b"<p>doc</p>".to_vec()));
+    entries.push(("binaries/win64/bouncing_ball.dll".into(), vec![0u8; 1000]));
+    entries.push(("resources/table.txt".into(), b"1 2 3".to_vec()));
+    let path = dir.path().join("wide.fmu");
+    let borrowed: Vec<(&str, &[u8])> = entries.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    fmus::zip_entries(&path, &borrowed);
+    let place = Unpack::Cache(cache.clone());
+    let first = Fmu::open_with(&path, &place).unwrap();
+    let folder = first.directory().to_path_buf();
+    assert!(folder.starts_with(&cache), "{}", folder.display());
+    assert!(folder.join("resources/table.txt").is_file());
+    assert!(!folder.join("documentation").exists());
+    assert!(!folder.join("binaries/win64/bouncing_ball.dll").exists());
+    // The other platform's folder is there, empty, for the message naming
+    // the platforms an FMU has.
+    assert!(folder.join("binaries/win64").is_dir());
+    let model = FmuModel::new(&first, &Parameters::new()).unwrap();
+    assert_eq!(model.layout().states, ["h", "v"]);
+    // A copy under another name is the same content: the same folder, not
+    // unpacked again (the marker's time is unchanged).
+    let marker = folder.join(".tandem-complete");
+    let stamp = std::fs::metadata(&marker).unwrap().modified().unwrap();
+    let copy = dir.path().join("copy.fmu");
+    std::fs::copy(&path, &copy).unwrap();
+    let second = Fmu::open_with(&copy, &place).unwrap();
+    assert_eq!(second.directory(), folder);
+    assert_eq!(std::fs::metadata(&marker).unwrap().modified().unwrap(), stamp);
+    // Dropping every user keeps the cache.
+    drop((model, first, second));
+    assert!(folder.join("modelDescription.xml").is_file());
+    assert_eq!(
+        std::fs::read_dir(&cache).unwrap().count(),
+        1,
+        "no staging folder left behind"
+    );
 }

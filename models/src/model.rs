@@ -219,6 +219,14 @@ pub trait Model: Send {
         None
     }
 
+    /// The time at which the model asked to end the run (an FMU's
+    /// `terminateSimulation`), once it has: an offline run then ends there
+    /// normally, its last row the one recorded at that time. The default:
+    /// never. Must not allocate.
+    fn finished(&self) -> Option<f64> {
+        None
+    }
+
     /// For each state `j`, the derivatives `ẋ_i` that depend on `x_j`, when
     /// known (finite-difference Jacobians then perturb independent states
     /// together). Called once before a run; may allocate.

@@ -22,12 +22,13 @@ pub trait Recorder {
 }
 
 /// Writes `time,<output names>` then one row per instant, and the rows'
-/// labels in a last column when it has one. Values are written with Rust's
-/// shortest round-trip formatting, so reading them back gives the same
-/// bits.
+/// labels in a last column when it has one. Values are written in their
+/// shortest round-trip form ([`write_number`]), so reading them back gives
+/// the same bits.
 pub struct CsvRecorder<W: Write> {
     out: W,
     labelled: bool,
+    digits: ryu::Buffer,
 }
 
 impl CsvRecorder<BufWriter<File>> {
@@ -50,17 +51,29 @@ impl<W: Write> CsvRecorder<W> {
         Ok(CsvRecorder {
             out,
             labelled: label.is_some(),
+            digits: ryu::Buffer::new(),
         })
     }
 
     /// The values of a row, without its end.
     fn values(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
-        write!(self.out, "{t}")?;
-        for v in y {
-            write!(self.out, ",{v}")?;
+        write_number(&mut self.out, &mut self.digits, t)?;
+        for &v in y {
+            self.out.write_all(b",")?;
+            write_number(&mut self.out, &mut self.digits, v)?;
         }
         Ok(())
     }
+}
+
+/// Writes `v` in the shortest form that reads back to the same bits, as
+/// ryu gives it, with an exponent where that is shorter (2.2e-308 takes 8
+/// characters, not 326) and without ryu's trailing `.0` on whole numbers
+/// (`1`, not `1.0`); NaN and the infinities as `NaN`, `inf`, `-inf`.
+/// Allocates nothing.
+pub fn write_number(out: &mut impl Write, digits: &mut ryu::Buffer, v: f64) -> io::Result<()> {
+    let text = digits.format(v);
+    out.write_all(text.strip_suffix(".0").unwrap_or(text).as_bytes())
 }
 
 /// Quotes a header field when it holds a comma or a quote.
@@ -168,6 +181,37 @@ mod tests {
             .map(|v| v.parse().unwrap())
             .collect();
         assert_eq!(row, vec![0.1, 1.0 / 3.0, -2.5e-300]);
+    }
+
+    #[test]
+    fn numbers_are_written_in_their_shortest_round_trip_form() {
+        let written = |v: f64| {
+            let mut out = Vec::new();
+            write_number(&mut out, &mut ryu::Buffer::new(), v).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        // Issue 37: 2.2e-308 was written as a 326-character decimal.
+        let cases = [
+            (2.2e-308, "2.2e-308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (5e-324, "5e-324"),
+            (1e300, "1e300"),
+            (1.0, "1"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (123456.0, "123456"),
+            (0.1, "0.1"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (1e-7, "1e-7"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for (v, text) in cases {
+            assert_eq!(written(v), text);
+            let back: f64 = text.parse().unwrap();
+            assert!(back.to_bits() == v.to_bits() || v.is_nan(), "{text}");
+        }
     }
 
     #[test]

@@ -154,7 +154,14 @@ pub struct Summary {
     pub restarts: u64,
     /// Wall-clock time of the run.
     pub wall: Duration,
+    /// When the model ended the run before its stop time
+    /// ([`Model::finished`]).
+    pub finished: Option<f64>,
 }
+
+/// A stop time this close after a grid point (relative to max(1, stop))
+/// ends the run there instead of taking a last step to it.
+pub const STOP_TOLERANCE: f64 = 1e-12;
 
 /// The model a simulation drives: borrowed from the caller, or owned when
 /// the simulation is kept and stepped by something longer-lived (a
@@ -354,8 +361,9 @@ impl<'m> Simulation<'m> {
             .map_err(SimError::Helpers)
     }
 
-    /// Number of major steps the run takes (the last lands on the stop time,
-    /// or just before it when the stop time is not on the grid).
+    /// Number of whole grid steps the run takes (the last lands on the stop
+    /// time, or just before it when the stop time is not on the grid: a
+    /// shorter step then ends the run at the stop time).
     pub fn total_steps(&self) -> u64 {
         (self.settings.stop / self.settings.step * (1.0 + 1e-12)).floor() as u64
     }
@@ -402,12 +410,28 @@ impl<'m> Simulation<'m> {
             }
             drive(self);
             self.step(recorder)?;
+            if let Some(at) = self.model.finished() {
+                // The model ended the run (an FMU's terminateSimulation):
+                // its row at that time is the last.
+                recorder.finish()?;
+                let mut summary = self.summary(start.elapsed());
+                summary.finished = Some(at);
+                return Ok(summary);
+            }
+        }
+        // A stop time between two grid points: a last, shorter step to it.
+        let stop = self.settings.stop;
+        if stop - self.time() > STOP_TOLERANCE * stop.abs().max(1.0) {
+            drive(self);
+            self.advance_to(stop, recorder)?;
         }
         drive(self);
         self.major_step()?;
         recorder.record(self.time(), &self.y)?;
         recorder.finish()?;
-        Ok(self.summary(start.elapsed()))
+        let mut summary = self.summary(start.elapsed());
+        summary.finished = self.model.finished();
+        Ok(summary)
     }
 
     /// The time the simulation is at: a grid point's, unless
@@ -588,6 +612,7 @@ impl<'m> Simulation<'m> {
             shortened: self.counts.shortened,
             wall,
             disabled: self.events.disabled_blocks(&*self.model),
+            finished: None,
         }
     }
 

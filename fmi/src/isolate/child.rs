@@ -10,11 +10,11 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::wire::{write_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, MAX_FRAME, OK};
+use super::wire::{numeric_of, write_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, MAX_FRAME, OK};
 use crate::description::InterfaceKind;
 use crate::error::FmuError;
 use crate::fmu::Fmu;
-use crate::instance::{CoSimulation, DiscreteUpdate, Instance, ModelExchange, StepEnd};
+use crate::instance::{CoSimulation, DiscreteUpdate, Instance, ModelExchange, StepEnd, StepOutcome, Text};
 use crate::instantiate;
 
 /// Serves one out-of-process instance to the parent that started this
@@ -77,7 +77,7 @@ enum Results {
     Size(u64),
     /// In [`Server::bytes`].
     Bytes,
-    Flag(bool),
+    Step(StepOutcome),
     Update(DiscreteUpdate),
     End(StepEnd),
 }
@@ -175,8 +175,8 @@ impl Server {
             Ok(Results::Bytes) => {
                 w.bytes(&self.bytes);
             }
-            Ok(Results::Flag(flag)) => {
-                w.u8(flag as u8);
+            Ok(Results::Step(step)) => {
+                w.u8(step.terminate as u8).u8(step.discarded as u8).f64(step.last_time);
             }
             Ok(Results::Update(update)) => {
                 w.u8(update.again as u8)
@@ -243,6 +243,37 @@ impl Server {
                 let (vr, value) = (frame.u32()?, frame.u8()? != 0);
                 served.instance().set_boolean(vr, value).map(|()| Results::Nothing)
             }
+            Op::GetNumbers => {
+                let ty = numeric_of(frame.u8()?)?;
+                frame.u32s_to(vrs)?;
+                let n = count(frame)?;
+                values.clear();
+                values.resize(n, 0.0);
+                served.instance().get_numbers(ty, vrs, values).map(|()| Results::Values)
+            }
+            Op::SetNumbers => {
+                let ty = numeric_of(frame.u8()?)?;
+                frame.u32s_to(vrs)?;
+                frame.f64s_to(values)?;
+                served
+                    .instance()
+                    .set_numbers(ty, vrs, values)
+                    .map(|()| Results::Nothing)
+            }
+            Op::GetText => {
+                let ty = if frame.u8()? == 0 { Text::String } else { Text::Binary };
+                let vr = frame.u32()?;
+                served.instance().get_text(ty, vr).map(|text| {
+                    *bytes = text;
+                    Results::Bytes
+                })
+            }
+            Op::SetText => {
+                let ty = if frame.u8()? == 0 { Text::String } else { Text::Binary };
+                let vr = frame.u32()?;
+                let bytes = frame.bytes()?.to_vec();
+                served.instance().set_text(ty, vr, &bytes).map(|()| Results::Nothing)
+            }
             Op::GetState => {
                 let state = frame.u64()? as *mut std::ffi::c_void;
                 served.instance().get_state(state).map(|s| Results::Handle(s as u64))
@@ -306,7 +337,7 @@ impl Server {
             Op::DoStep => {
                 let (t, h) = (frame.f64()?, frame.f64()?);
                 match served {
-                    Served::Slave(slave) => slave.do_step(t, h).map(Results::Flag),
+                    Served::Slave(slave) => slave.do_step(t, h).map(Results::Step),
                     Served::Model(_) => return Err(invalid("a Co-Simulation call to a Model Exchange instance")),
                 }
             }

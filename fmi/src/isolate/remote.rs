@@ -11,12 +11,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::wire::{read_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, OK};
+use super::wire::{numeric_code, read_error, Frame, Inbox, Op, Writer, CRASH, DEFERRED, FAILED, OK};
 use super::Host;
-use crate::description::InterfaceKind;
+use crate::description::{InterfaceKind, Numeric};
 use crate::error::FmuError;
 use crate::fmu::Loaded;
-use crate::instance::{CoSimulation, Core, DiscreteUpdate, Instance, ModelExchange, StepEnd};
+use crate::instance::{CoSimulation, Core, DiscreteUpdate, Instance, ModelExchange, StepEnd, StepOutcome, Text};
 
 /// How long a child may take to terminate and free its instance before it
 /// is killed.
@@ -280,6 +280,32 @@ impl Instance for Remote {
         })
     }
 
+    fn get_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &mut [f64]) -> Result<(), FmuError> {
+        self.out
+            .begin(Op::GetNumbers as u8)
+            .u8(numeric_code(ty))
+            .u32s(vrs)
+            .u32(values.len() as u32);
+        self.call(Op::GetNumbers, |r| r.f64s_into(values))
+    }
+
+    fn set_numbers(&mut self, ty: Numeric, vrs: &[u32], values: &[f64]) -> Result<(), FmuError> {
+        self.defer(Op::SetNumbers, |w| {
+            w.u8(numeric_code(ty)).u32s(vrs).f64s(values);
+        })
+    }
+
+    fn get_text(&mut self, ty: Text, vr: u32) -> Result<Vec<u8>, FmuError> {
+        self.out.begin(Op::GetText as u8).u8((ty == Text::Binary) as u8).u32(vr);
+        self.call(Op::GetText, |r| r.bytes().map(<[u8]>::to_vec))
+    }
+
+    fn set_text(&mut self, ty: Text, vr: u32, value: &[u8]) -> Result<(), FmuError> {
+        self.defer(Op::SetText, |w| {
+            w.u8((ty == Text::Binary) as u8).u32(vr).bytes(value);
+        })
+    }
+
     fn get_state(&mut self, state: *mut c_void) -> Result<*mut c_void, FmuError> {
         // A state is the child's pointer, a handle here.
         self.out.begin(Op::GetState as u8).u64(state as u64);
@@ -388,8 +414,14 @@ impl ModelExchange for Remote {
 }
 
 impl CoSimulation for Remote {
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmuError> {
+    fn do_step(&mut self, t: f64, h: f64) -> Result<StepOutcome, FmuError> {
         self.out.begin(Op::DoStep as u8).f64(t).f64(h);
-        self.call(Op::DoStep, |r| Ok(r.u8()? != 0))
+        self.call(Op::DoStep, |r| {
+            Ok(StepOutcome {
+                terminate: r.u8()? != 0,
+                discarded: r.u8()? != 0,
+                last_time: r.f64()?,
+            })
+        })
     }
 }

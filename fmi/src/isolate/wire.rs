@@ -13,6 +13,7 @@
 
 use std::io::{self, Read, Write};
 
+use crate::description::Numeric;
 use crate::error::{FmuError, Status};
 use crate::{ffi2, ffi3};
 
@@ -60,10 +61,14 @@ pub(crate) enum Op {
     DeserializeState,
     /// Free the instance and exit.
     Free,
+    GetNumbers,
+    SetNumbers,
+    GetText,
+    SetText,
 }
 
 impl Op {
-    const ALL: [Op; 24] = [
+    const ALL: [Op; 28] = [
         Op::Hello,
         Op::EnterInitialization,
         Op::ExitInitialization,
@@ -88,6 +93,10 @@ impl Op {
         Op::SerializeState,
         Op::DeserializeState,
         Op::Free,
+        Op::GetNumbers,
+        Op::SetNumbers,
+        Op::GetText,
+        Op::SetText,
     ];
 
     /// The operation of the code `byte` (without [`DEFERRED`]).
@@ -102,8 +111,8 @@ impl Op {
             Op::Hello => "loading and instantiating the FMU",
             Op::EnterInitialization => "entering initialization mode",
             Op::ExitInitialization => "leaving initialization mode",
-            Op::GetReal => "reading variables",
-            Op::SetReal | Op::SetInteger | Op::SetBoolean => "setting variables",
+            Op::GetReal | Op::GetNumbers | Op::GetText => "reading variables",
+            Op::SetReal | Op::SetInteger | Op::SetBoolean | Op::SetNumbers | Op::SetText => "setting variables",
             Op::GetState | Op::SetState | Op::FreeState => "saving or restoring its state",
             Op::SerializedSize | Op::SerializeState | Op::DeserializeState => "serializing or deserializing its state",
             Op::SetTime | Op::SetContinuousStates => "setting time and states",
@@ -116,6 +125,19 @@ impl Op {
             Op::Free => "terminating and freeing the instance",
         }
     }
+}
+
+/// The code of a numeric type on the wire.
+pub(crate) fn numeric_code(ty: Numeric) -> u8 {
+    Numeric::ALL.iter().position(|&n| n == ty).unwrap_or(0) as u8
+}
+
+/// The numeric type of the code `byte`.
+pub(crate) fn numeric_of(byte: u8) -> io::Result<Numeric> {
+    Numeric::ALL
+        .get(byte as usize)
+        .copied()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unknown numeric type"))
 }
 
 /// The name of an FMI function as a static string (errors hold those),

@@ -23,7 +23,8 @@
  *
  *   - fmi2GetTypesPlatform ("default"), fmi2GetVersion ("2.0") and
  *     fmi2SetDebugLogging (accepted; the test FMUs log errors only);
- *   - the accessors of the Integer, Boolean and String variables, which the
+ *   - unless FMI2_ALL_TYPES is defined, the accessors of the Integer,
+ *     Boolean and String variables, which the
  *     test FMUs have none of: an empty call succeeds, any other fails;
  *   - for Model Exchange, fmi2GetNominalsOfContinuousStates (1.0 for every
  *     state, which the standard says an FMU without nominals returns);
@@ -67,7 +68,10 @@ FMI2_EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean loggingO
 
 FMI2_EXPORT fmi2Status fmi2Reset(fmi2Component c) { FMI2_NOT_SUPPORTED(c, "fmi2Reset"); }
 
-/* The variables of the types the test FMUs have none of. */
+/* The variables of the types the test FMUs have none of (an FMU that
+ * defines FMI2_ALL_TYPES implements these itself). */
+
+#ifndef FMI2_ALL_TYPES
 
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                       fmi2Integer value[]) {
@@ -98,6 +102,7 @@ FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference v
                                      const fmi2String value[]) {
     FMI2_NO_VARIABLE(c, nvr, "fmi2SetString", "String");
 }
+#endif
 
 /* Saving and restoring the state. */
 
@@ -155,7 +160,8 @@ FMI2_EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Re
 #ifdef FMI2_CO_SIMULATION
 
 /* Co-Simulation: input and output derivatives, asynchronous steps and the
- * status queries. */
+ * status queries (fmi2GetRealStatus and fmi2GetBooleanStatus implemented
+ * by an FMU that defines FMI2_STATUS_QUERIES). */
 
 FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                                    const fmi2Integer order[], const fmi2Real value[]) {
@@ -173,16 +179,18 @@ FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fm
     FMI2_NOT_SUPPORTED(c, "fmi2GetStatus");
 }
 
+#ifndef FMI2_STATUS_QUERIES
 FMI2_EXPORT fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *value) {
     FMI2_NOT_SUPPORTED(c, "fmi2GetRealStatus");
 }
 
-FMI2_EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value) {
-    FMI2_NOT_SUPPORTED(c, "fmi2GetIntegerStatus");
-}
-
 FMI2_EXPORT fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *value) {
     FMI2_NOT_SUPPORTED(c, "fmi2GetBooleanStatus");
+}
+#endif
+
+FMI2_EXPORT fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *value) {
+    FMI2_NOT_SUPPORTED(c, "fmi2GetIntegerStatus");
 }
 
 FMI2_EXPORT fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *value) {

@@ -30,8 +30,9 @@
  *
  *   - fmi3GetVersion ("3.0") and fmi3SetDebugLogging (accepted; the test
  *     FMUs log errors only);
- *   - the accessors of the variable types other than Float64, which the
- *     test FMUs have none of: an empty call succeeds, any other fails;
+ *   - unless FMI3_ALL_TYPES is defined, the accessors of the variable
+ *     types other than Float64, which the test FMUs have none of: an empty
+ *     call succeeds, any other fails;
  *   - for Model Exchange, fmi3GetNominalsOfContinuousStates (1.0 for every
  *     state, which the standard says an FMU without nominals returns) and
  *     the numbers of states and event indicators;
@@ -131,7 +132,10 @@ FMI3_EXPORT fmi3Instance fmi3InstantiateScheduledExecution(
 
 FMI3_EXPORT fmi3Status fmi3Reset(fmi3Instance instance) { FMI3_NOT_SUPPORTED(instance, "fmi3Reset"); }
 
-/* The variables of the types the test FMUs have none of. */
+/* The variables of the types the test FMUs have none of (an FMU that
+ * defines FMI3_ALL_TYPES implements these itself). */
+
+#ifndef FMI3_ALL_TYPES
 
 FMI3_NO_VARIABLE(Float32)
 FMI3_NO_VARIABLE(Int8)
@@ -154,6 +158,7 @@ FMI3_EXPORT fmi3Status fmi3SetBinary(fmi3Instance instance, const fmi3ValueRefer
                                      const size_t valueSizes[], const fmi3Binary values[], size_t nValues) {
     return nvr > 0 ? fail(instance, "fmi3SetBinary: the model has no Binary variable") : fmi3OK;
 }
+#endif
 
 FMI3_EXPORT fmi3Status fmi3GetClock(fmi3Instance instance, const fmi3ValueReference vr[], size_t nvr,
                                     fmi3Clock values[]) {
