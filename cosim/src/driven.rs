@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tandem_models::{Layout, Model, NonFinite, StateRef, Variable};
+use tandem_models::{Layout, MajorStep, Model, NonFinite, StateRef, Variable};
 
 use crate::course::Course;
 use crate::curve::Curve;
@@ -118,22 +118,14 @@ impl Model for Driven {
         self.inner.outputs(StateRef { u: &self.u, ..s }, y);
     }
 
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        self.inputs_at(t, u);
-        self.inner.major_outputs(t, x, xd, &self.u, hits, y)
+    fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        self.inputs_at(s.t, s.u);
+        self.inner.major_outputs(&mut s.with_inputs(&self.u))
     }
 
-    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
-        self.inputs_at(t, u);
-        self.inner.update(t, hits, x, xd, &self.u);
+    fn update(&mut self, s: &mut MajorStep<'_>) {
+        self.inputs_at(s.t, s.u);
+        self.inner.update(&mut s.with_inputs(&self.u));
     }
 
     fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {

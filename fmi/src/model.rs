@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use tandem_models::{Layout, Model, NonFinite, StateRef};
+use tandem_models::{Layout, MajorStep, Model, NonFinite, StateRef};
 
 use crate::description::{InterfaceKind, ModelDescription};
 use crate::error::FmuError;
@@ -737,31 +737,24 @@ impl Model for FmuModel {
         self.terminated
     }
 
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        _hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        self.outputs(StateRef { t, x, xd, u }, y);
+    fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        let (state, y) = s.state_and_outputs();
+        self.outputs(state, y);
         match &self.error {
             None => Ok(()),
             Some(e) => Err(NonFinite {
-                time: t,
+                time: s.t,
                 place: e.summary(),
                 value: f64::NAN,
             }),
         }
     }
 
-    fn update(&mut self, t: f64, _hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
+    fn update(&mut self, s: &mut MajorStep<'_>) {
         if self.error.is_some() || self.terminated.is_some() {
             return;
         }
-        if let Err(e) = self.handle_events(t, x, xd, u) {
+        if let Err(e) = self.handle_events(s.t, s.x, s.xd, s.u) {
             self.keep(e);
         }
     }

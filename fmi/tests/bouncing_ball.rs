@@ -6,7 +6,7 @@
 mod fmus;
 
 use tandem_fmi::{Fmu, FmuModel, Parameters};
-use tandem_models::Model;
+use tandem_models::{MajorStep, Model};
 use tandem_runtime::record::Trace;
 use tandem_runtime::{EventSettings, FixedStep, Method, Simulation, Solver};
 
@@ -172,9 +172,24 @@ fn forked_instances_run_independently() {
     model.initial_state(&mut x, &mut xd);
     assert_eq!(x, [1.0, 0.0]);
     // Move the original on; the fork still starts from the top.
-    model.update(0.3, &[], &mut [0.5, -2.0], &mut xd, &[]);
+    model.update(&mut MajorStep {
+        t: 0.3,
+        x: &mut [0.5, -2.0],
+        xd: &mut xd,
+        u: &[],
+        hits: &[],
+        y: &mut [],
+    });
     let mut y = [0.0; 2];
     fork.initial_state(&mut x, &mut xd);
-    fork.major_outputs(0.0, &x, &mut xd, &[], &[], &mut y).unwrap();
+    fork.major_outputs(&mut MajorStep {
+        t: 0.0,
+        x: &mut x,
+        xd: &mut xd,
+        u: &[],
+        hits: &[],
+        y: &mut y,
+    })
+    .unwrap();
     assert_eq!(y, [1.0, 0.0]);
 }

@@ -8,7 +8,7 @@ mod fmus;
 use std::path::PathBuf;
 
 use tandem_fmi::{Fmu, FmuError, FmuModel, InstanceLimit, Parameters, Status};
-use tandem_models::Model;
+use tandem_models::{MajorStep, Model};
 use tandem_runtime::record::Trace;
 use tandem_runtime::{EventSettings, FixedStep, Method, SimError, Simulation, Solver};
 
@@ -158,7 +158,14 @@ fn an_error_status_names_the_fmu_the_call_and_the_variable() {
     // The instance is unusable after Error: later calls are refused, not made.
     let mut y = [0.0];
     let later = model
-        .major_outputs(0.1, &[0.0], &mut [], &[1.0], &[], &mut y)
+        .major_outputs(&mut MajorStep {
+            t: 0.1,
+            x: &mut [0.0],
+            xd: &mut [],
+            u: &[1.0],
+            hits: &[],
+            y: &mut y,
+        })
         .unwrap_err();
     assert!(y[0].is_nan());
     assert!(
@@ -202,7 +209,16 @@ fn a_once_per_process_fmu_refuses_a_second_instance_with_a_clear_message() {
     let mut xd = vec![0.0; fork.layout().discrete];
     fork.initial_state(&mut x, &mut xd);
     assert!(x[0].is_nan());
-    let report = fork.major_outputs(0.0, &x, &mut xd, &[1.0], &[], &mut y).unwrap_err();
+    let report = fork
+        .major_outputs(&mut MajorStep {
+            t: 0.0,
+            x: &mut x,
+            xd: &mut xd,
+            u: &[1.0],
+            hits: &[],
+            y: &mut y,
+        })
+        .unwrap_err();
     assert!(y[0].is_nan());
     assert!(
         report

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use counting_alloc::allocations_in;
 use tandem_fmi::{Fmu, FmuModel, FmuSlave, Parameters};
-use tandem_models::{Model, StateRef};
+use tandem_models::{MajorStep, Model, StateRef};
 use tandem_runtime::tandem::assemble::{assemble, Wiring};
 use tandem_runtime::tandem::clock::{Clock, Nanos};
 use tandem_runtime::tandem::inputs::Profile;
@@ -51,9 +51,25 @@ fn the_model_evaluates_and_handles_events_without_allocating() {
                 };
                 model.derivatives(s, &mut dx);
                 model.zero_crossings(s, &mut z);
-                model.major_outputs(t, &x, &mut xd, &[], &[], &mut y).unwrap();
+                model
+                    .major_outputs(&mut MajorStep {
+                        t: t,
+                        x: &mut x,
+                        xd: &mut xd,
+                        u: &[],
+                        hits: &[],
+                        y: &mut y,
+                    })
+                    .unwrap();
                 let before = x[1];
-                model.update(t, &[], &mut x, &mut xd, &[]);
+                model.update(&mut MajorStep {
+                    t: t,
+                    x: &mut x,
+                    xd: &mut xd,
+                    u: &[],
+                    hits: &[],
+                    y: &mut y,
+                });
                 if before < 0.0 && x[1] > 0.0 {
                     impacts += 1;
                 }

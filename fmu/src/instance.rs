@@ -12,7 +12,7 @@ use tandem_models::Model;
 use tandem_runtime::sim::Snapshot;
 use tandem_runtime::{FixedStep, SimError};
 
-use crate::parameters::{self, Parameter};
+use crate::parameters::{self, PackedError, Parameter};
 use crate::resources::{ResourceError, Resources};
 use crate::run::Run;
 use crate::variables::{self, Counts, Variable};
@@ -156,8 +156,8 @@ pub enum CallError {
     Rebuild {
         /// `of the reset` or `of the FMU state`.
         when: &'static str,
-        /// Why, with the fix.
-        why: String,
+        /// Why.
+        why: PackedError,
     },
     /// The experiment does not start at 0.
     #[error("startTime {0} s: Tandem models start at t = 0; give startTime 0")]
@@ -422,7 +422,7 @@ impl Instance {
                     self.build(&one).is_err()
                 });
                 let (i, _) = alone.or(changes.last()).copied().unwrap_or_default();
-                refused(self, (i, why))
+                refused(self, (i, why.to_string()))
             })?;
             self.model = model;
             if self.mode == Mode::Initialization {
@@ -436,7 +436,7 @@ impl Instance {
     }
 
     /// The model with the parameters at `values`.
-    fn build(&self, values: &[f64]) -> Result<Box<dyn Model>, String> {
+    fn build(&self, values: &[f64]) -> Result<Box<dyn Model>, PackedError> {
         match &self.diagram {
             Some(text) => parameters::compile_with(text, &self.parameters, values, self.model.layout()),
             None => Ok(self.model.fork()),

@@ -67,4 +67,4 @@ mod version;
 
 pub use export::{export, ExportError, ExportReport};
 pub use library::{library_beside, library_file_name, LibraryError, BUILD_COMMAND};
-pub use version::FmiVersion;
+pub use version::{FmiVersion, UnknownVersion};

@@ -9,7 +9,7 @@
 //! into the resources folder; every instance reads it back.
 
 use serde_json::{json, Value};
-use tandem_models::diagram::{compile_str, DiagramModel};
+use tandem_models::diagram::{compile_str, DiagramError, DiagramModel};
 use tandem_models::{Definition, Layout, Model};
 
 /// The most parameters whose variability is found by trying a change (a
@@ -107,9 +107,29 @@ pub fn to_json(parameters: &[Parameter]) -> Vec<u8> {
     serde_json::to_vec_pretty(&list).expect("a list of objects is JSON")
 }
 
+/// Why a packed parameter list or a packed diagram cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PackedError {
+    /// The text is not JSON.
+    #[error("not JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// An entry of the parameter list is not a parameter.
+    #[error("entry {0} is not {{\"block\", \"param\", \"start\" (a number), \"tunable\"}}")]
+    Entry(usize),
+    /// A parameter names a block the diagram does not have.
+    #[error("no block \"{0}\" in the packed model")]
+    NoBlock(String),
+    /// The diagram with these values is refused.
+    #[error(transparent)]
+    Diagram(#[from] DiagramError),
+    /// The values change the diagram's inputs or outputs.
+    #[error("it changes the model's inputs or outputs, which are the FMU's variables")]
+    Interface,
+}
+
 /// The list read back from [`to_json`]'s text.
-pub fn from_json(bytes: &[u8]) -> Result<Vec<Parameter>, String> {
-    let list: Vec<Value> = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+pub fn from_json(bytes: &[u8]) -> Result<Vec<Parameter>, PackedError> {
+    let list: Vec<Value> = serde_json::from_slice(bytes)?;
     list.into_iter()
         .enumerate()
         .map(|(i, item)| {
@@ -121,9 +141,7 @@ pub fn from_json(bytes: &[u8]) -> Result<Vec<Parameter>, String> {
                     start: start.clone(),
                     tunable,
                 }),
-                _ => Err(format!(
-                    "entry {i} is not {{\"block\", \"param\", \"start\" (a number), \"tunable\"}}"
-                )),
+                _ => Err(PackedError::Entry(i)),
             }
         })
         .collect()
@@ -139,21 +157,21 @@ pub fn compile_with(
     parameters: &[Parameter],
     values: &[f64],
     layout: &Layout,
-) -> Result<Box<dyn Model>, String> {
-    let mut diagram: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+) -> Result<Box<dyn Model>, PackedError> {
+    let mut diagram: Value = serde_json::from_str(text)?;
     for (parameter, &x) in parameters.iter().zip(values) {
-        let block = find(&mut diagram, &parameter.block)
-            .ok_or_else(|| format!("no block \"{}\" in the packed model", parameter.block))?;
+        let block =
+            find(&mut diagram, &parameter.block).ok_or_else(|| PackedError::NoBlock(parameter.block.clone()))?;
         block["params"][&parameter.param] = parameter.json(x);
     }
-    let model = compile_str(&diagram.to_string()).map_err(|e| e.to_string())?.model;
+    let model = compile_str(&diagram.to_string())?.model;
     let names = |l: &Layout| {
         (l.inputs.iter().chain(&l.outputs))
             .map(|v| v.name.clone())
             .collect::<Vec<_>>()
     };
     if names(model.layout()) != names(layout) {
-        return Err("it changes the model's inputs or outputs, which are the FMU's variables".into());
+        return Err(PackedError::Interface);
     }
     Ok(Box::new(model))
 }
@@ -228,7 +246,10 @@ mod tests {
         assert_eq!(found[0].json(3.0), json!(3.0));
         let read = from_json(&to_json(&found)).unwrap();
         assert_eq!(read, found);
-        assert!(from_json(br#"[{"block": "k"}]"#).unwrap_err().contains("entry 0"));
+        assert!(from_json(br#"[{"block": "k"}]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("entry 0"));
     }
 
     #[test]
@@ -237,7 +258,7 @@ mod tests {
         let found = of(&model);
         let layout = model.layout();
         let values = [3.0, 0.5, 2.0];
-        let changed = compile_with(MODEL, &found, &values, layout).err().unwrap();
+        let changed = compile_with(MODEL, &found, &values, layout).err().unwrap().to_string();
         assert!(changed.contains("block \"e\""), "{changed}");
         let values = [3.0, 0.25, 1.0];
         let compiled = compile_with(MODEL, &found, &values, layout).unwrap();

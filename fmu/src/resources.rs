@@ -195,9 +195,9 @@ impl Resources {
         };
         let section: SimulationDef = serde_json::from_slice(&self.settings).map_err(|e| invalid(e.to_string()))?;
         let settings = fixed_step(&section, &Overrides::default()).map_err(|e| invalid(e.to_string()))?;
-        let parameters = parameters::from_json(&self.parameters).map_err(|message| ResourceError::Settings {
+        let parameters = parameters::from_json(&self.parameters).map_err(|e| ResourceError::Settings {
             path: dir.join(PARAMETERS),
-            message,
+            message: e.to_string(),
         })?;
         Ok(Packed {
             model,

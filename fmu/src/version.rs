@@ -22,16 +22,19 @@ impl fmt::Display for FmiVersion {
     }
 }
 
+/// A version Tandem does not export, as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no FMI version \"{0}\": Tandem exports FMI 3.0 (3) and FMI 2.0 (2) FMUs")]
+pub struct UnknownVersion(pub String);
+
 impl FromStr for FmiVersion {
-    type Err = String;
+    type Err = UnknownVersion;
     /// `3`, `3.0`, `2` or `2.0`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, UnknownVersion> {
         match s.trim() {
             "3" | "3.0" => Ok(FmiVersion::Fmi3),
             "2" | "2.0" => Ok(FmiVersion::Fmi2),
-            other => Err(format!(
-                "no FMI version \"{other}\": Tandem exports FMI 3.0 (3) and FMI 2.0 (2) FMUs"
-            )),
+            other => Err(UnknownVersion(other.to_string())),
         }
     }
 }

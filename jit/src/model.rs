@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tandem_models::diagram::{Buffers, DiagramModel};
-use tandem_models::{Definition, Layout, Model, NonFinite, RetuneError, StateRef};
+use tandem_models::{Definition, Layout, MajorStep, Model, NonFinite, RetuneError, StateRef};
 
 use crate::compile::Code;
 use crate::shims::Env;
@@ -117,20 +117,12 @@ impl Model for CompiledModel {
         z.copy_from_slice(self.inner.workspace().distance);
     }
 
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        self.inner.major_outputs(t, x, xd, u, hits, y)
+    fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        self.inner.major_outputs(s)
     }
 
-    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
-        self.inner.update(t, hits, x, xd, u);
+    fn update(&mut self, s: &mut MajorStep<'_>) {
+        self.inner.update(s);
     }
 
     fn jacobian(&mut self, s: StateRef<'_>, jac: &mut [f64]) -> bool {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use counting_alloc::allocations_in;
 use tandem_jit::{compile, CompiledModel};
 use tandem_models::diagram::{self, DiagramModel};
-use tandem_models::{Model, StateRef};
+use tandem_models::{MajorStep, Model, StateRef};
 
 /// Evaluates `model` as an integrator would, `rounds` times; returns a sum
 /// of everything it wrote, so that nothing is optimised away.
@@ -27,8 +27,22 @@ fn exercise(model: &mut dyn Model, rounds: usize) -> f64 {
     let n = allocations_in(|| {
         for k in 0..rounds {
             let t = k as f64 * 1e-3;
-            let _ = model.major_outputs(t, &x, &mut xd, &u, &hits, &mut y);
-            model.update(t, &hits, &mut x, &mut xd, &u);
+            let _ = model.major_outputs(&mut MajorStep {
+                t: t,
+                x: &mut x,
+                xd: &mut xd,
+                u: &u,
+                hits: &hits,
+                y: &mut y,
+            });
+            model.update(&mut MajorStep {
+                t: t,
+                x: &mut x,
+                xd: &mut xd,
+                u: &u,
+                hits: &hits,
+                y: &mut y,
+            });
             let s = StateRef {
                 t,
                 x: &x,

@@ -24,5 +24,5 @@ pub mod model;
 pub mod plants;
 pub mod reference;
 
-pub use model::{Definition, Layout, Model, NonFinite, RetuneError, SampleTime, StateRef, Variable};
+pub use model::{Definition, Layout, MajorStep, Model, NonFinite, RetuneError, SampleTime, StateRef, Variable};
 pub use reference::{interpreted, LoadError, LoadedModel, ModelRef, PrepareDiagram};

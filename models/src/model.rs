@@ -106,6 +106,63 @@ pub struct StateRef<'a> {
     pub u: &'a [f64],
 }
 
+/// A model's state at a major step, borrowed as one bundle: the time, the
+/// continuous and discrete states, the inputs, the discrete rates that hit
+/// and the outputs the step writes. [`Model::major_outputs`] writes `y` and
+/// latches discrete outputs into `xd`, leaving `x` as it is;
+/// [`Model::update`] advances `xd` and resets `x`.
+#[derive(Debug)]
+pub struct MajorStep<'a> {
+    /// Time in seconds.
+    pub t: f64,
+    /// Continuous states.
+    pub x: &'a mut [f64],
+    /// Discrete states.
+    pub xd: &'a mut [f64],
+    /// External inputs.
+    pub u: &'a [f64],
+    /// For each discrete rate of the layout, whether it hits now.
+    pub hits: &'a [bool],
+    /// External outputs.
+    pub y: &'a mut [f64],
+}
+
+impl MajorStep<'_> {
+    /// The state as a minor evaluation sees it.
+    pub fn state(&self) -> StateRef<'_> {
+        StateRef {
+            t: self.t,
+            x: &*self.x,
+            xd: &*self.xd,
+            u: self.u,
+        }
+    }
+
+    /// The state as a minor evaluation sees it, and the outputs to write.
+    pub fn state_and_outputs(&mut self) -> (StateRef<'_>, &mut [f64]) {
+        let state = StateRef {
+            t: self.t,
+            x: &*self.x,
+            xd: &*self.xd,
+            u: self.u,
+        };
+        (state, &mut *self.y)
+    }
+
+    /// The same step with the inputs `u` in place of its own (a model that
+    /// feeds another model inputs of its own making).
+    pub fn with_inputs<'b>(&'b mut self, u: &'b [f64]) -> MajorStep<'b> {
+        MajorStep {
+            t: self.t,
+            x: &mut *self.x,
+            xd: &mut *self.xd,
+            u,
+            hits: self.hits,
+            y: &mut *self.y,
+        }
+    }
+}
+
 /// A dynamic system: continuous states with derivatives, discrete states
 /// updated at sample hits, outputs, and zero-crossing functions.
 ///
@@ -141,30 +198,23 @@ pub trait Model: Send {
     /// Writes the outputs at `s` (a minor evaluation: discrete outputs held).
     fn outputs(&mut self, s: StateRef<'_>, y: &mut [f64]);
 
-    /// Writes the outputs at a major step at time `t`. Discrete blocks whose
-    /// rate is in `hits` recompute their outputs and latch them into `xd`.
-    /// When a state or an output is not finite, reports where the first
-    /// non-finite value came from. The default suits models
-    /// without discrete parts.
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        let _ = hits;
-        self.outputs(StateRef { t, x, xd, u }, y);
+    /// Writes the outputs `s.y` at a major step. Discrete blocks whose
+    /// rate is in `s.hits` recompute their outputs and latch them into
+    /// `s.xd`; `s.x` is left as it is. When a state or an output is not
+    /// finite, reports where the first non-finite value came from. The
+    /// default suits models without discrete parts.
+    fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        let (state, y) = s.state_and_outputs();
+        self.outputs(state, y);
         Ok(())
     }
 
-    /// Advances discrete states of the rates in `hits` and applies resets of
-    /// continuous states; called after [`Model::major_outputs`] at the same
-    /// instant. `x` and `xd` are updated in place.
-    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], u: &[f64]) {
-        let _ = (t, hits, x, xd, u);
+    /// Advances discrete states of the rates in `s.hits` and applies resets
+    /// of continuous states; called after [`Model::major_outputs`] at the
+    /// same instant. `s.x` and `s.xd` are updated in place; `s.y` is not
+    /// touched.
+    fn update(&mut self, s: &mut MajorStep<'_>) {
+        let _ = s;
     }
 
     /// Writes the zero-crossing functions at `s`; an event is a sign change.

@@ -92,7 +92,7 @@ impl PyBus {
     /// sent, the byte received), padding with `padding`, and the block size
     /// and STmin asked of the other side.
     #[pyo3(signature = (tx_id, rx_id, fd=false, extended_address=None, padding=None, block_size=0, stmin=0, extended_id=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "the keyword arguments of Bus.isotp in Python")]
     fn isotp(
         &self,
         tx_id: u32,

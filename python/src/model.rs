@@ -311,7 +311,10 @@ impl PyModel {
     /// over its own settings; the interpreter is free meanwhile and
     /// Ctrl-C stops it.
     #[pyo3(signature = (solver=None, step=None, stop=None, rtol=None, atol=None, events=true, event_tolerance=1e-12, chatter="stop", max_consecutive_events=1000, record_events=false, large_output=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the keyword arguments of Model.simulate in Python"
+    )]
     fn simulate(
         &self,
         py: Python<'_>,

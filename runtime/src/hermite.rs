@@ -42,13 +42,20 @@ pub fn hermite_at(a: End<'_>, b: End<'_>, t: f64, out: &mut [f64]) {
 }
 
 /// A step's ends, kept to read the Hermite polynomial through them.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hermite {
-    t0: f64,
-    t1: f64,
-    x0: Vec<f64>,
-    f0: Vec<f64>,
-    x1: Vec<f64>,
-    f1: Vec<f64>,
+    /// Start of the step (s).
+    pub t0: f64,
+    /// End of the step (s).
+    pub t1: f64,
+    /// State at `t0`.
+    pub x0: Vec<f64>,
+    /// Derivative at `t0`.
+    pub f0: Vec<f64>,
+    /// State at `t1`.
+    pub x1: Vec<f64>,
+    /// Derivative at `t1`.
+    pub f1: Vec<f64>,
 }
 
 impl Hermite {
@@ -64,20 +71,20 @@ impl Hermite {
         }
     }
 
-    /// Spans the step from `(t0, x0)` to `(t1, x1)` with `model`'s
-    /// derivatives at both ends (two evaluations, discrete states `xd` and
-    /// inputs `u` held).
-    #[allow(clippy::too_many_arguments)]
-    pub fn span(&mut self, model: &mut dyn Model, t0: f64, x0: &[f64], t1: f64, x1: &[f64], xd: &[f64], u: &[f64]) {
-        self.t0 = t0;
+    /// Spans the step from `start` to `(t1, x1)` with `model`'s
+    /// derivatives at both ends (two evaluations, the discrete states and
+    /// inputs of `start` held).
+    pub fn span(&mut self, model: &mut dyn Model, start: StateRef<'_>, t1: f64, x1: &[f64]) {
+        self.t0 = start.t;
         self.t1 = t1;
-        self.x0.copy_from_slice(x0);
+        self.x0.copy_from_slice(start.x);
         self.x1.copy_from_slice(x1);
-        model.derivatives(StateRef { t: t0, x: x0, xd, u }, &mut self.f0);
-        model.derivatives(StateRef { t: t1, x: x1, xd, u }, &mut self.f1);
+        model.derivatives(start, &mut self.f0);
+        model.derivatives(StateRef { t: t1, x: x1, ..start }, &mut self.f1);
     }
 
-    /// Writes the state at `t` into `out`.
+    /// Writes the state at `t` into `out`; at or beyond an end, that end's
+    /// state exactly.
     pub fn state_at(&self, t: f64, out: &mut [f64]) {
         let a = End {
             t: self.t0,
@@ -123,7 +130,17 @@ mod tests {
             ..Layout::default()
         });
         let mut h = Hermite::new(1);
-        h.span(&mut model, 1.0, &[x(1.0)], 3.0, &[x(3.0)], &[], &[]);
+        h.span(
+            &mut model,
+            StateRef {
+                t: 1.0,
+                x: &[x(1.0)],
+                xd: &[],
+                u: &[],
+            },
+            3.0,
+            &[x(3.0)],
+        );
         let mut out = [0.0];
         for t in [1.3, 2.0, 2.9] {
             h.state_at(t, &mut out);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use std::fmt;
 use std::str::FromStr;
 
-use tandem_models::{Definition, Model, NonFinite, StateRef};
+use tandem_models::{Definition, MajorStep, Model, NonFinite, StateRef};
 
 use crate::bdf::{Bdf, BdfError, BdfOptions, BdfStats, Tolerance};
 use crate::events::locator::{first_nonfinite, EventLocator, Limit, SettleError};
@@ -524,7 +524,14 @@ impl<'m> Simulation<'m> {
             }
             self.major_step()?;
             recorder.record(t, &self.y)?;
-            self.model.update(t, &self.hits, &mut self.x, &mut self.xd, &self.u);
+            self.model.update(&mut MajorStep {
+                t,
+                x: &mut self.x,
+                xd: &mut self.xd,
+                u: &self.u,
+                hits: &self.hits,
+                y: &mut self.y,
+            });
             if self.events.active() {
                 self.settle(t)?;
             }
@@ -591,8 +598,14 @@ impl<'m> Simulation<'m> {
         } else {
             self.hits.fill(false);
         }
-        self.model
-            .major_outputs(t, &self.x, &mut self.xd, &self.u, &self.hits, &mut self.y)?;
+        self.model.major_outputs(&mut MajorStep {
+            t,
+            x: &mut self.x,
+            xd: &mut self.xd,
+            u: &self.u,
+            hits: &self.hits,
+            y: &mut self.y,
+        })?;
         if let Some(e) = first_nonfinite(self.model.layout(), t, &self.x, &self.y) {
             return Err(e.into());
         }

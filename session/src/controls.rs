@@ -172,6 +172,10 @@ impl Clone for Controls {
 }
 
 impl Controls {
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the model and the channels of each control path, made together by the session"
+    )]
     pub(crate) fn new(
         model: Box<dyn Model>,
         retuner: Retuner,

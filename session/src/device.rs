@@ -16,8 +16,8 @@ use std::thread::{self, JoinHandle};
 use tandem_io::Duplex;
 use tandem_runtime::tandem::clock::Nanos;
 use tandem_runtime::tandem::control::RunControl;
+use tandem_runtime::tandem::placement::{keep_off_core, place_current_thread};
 use tandem_runtime::tandem::settings::Placement;
-use tandem_runtime::tandem::threads::{keep_off_core, place_current_thread};
 
 use crate::inputs::ReadHalf;
 use crate::log::LogProducer;

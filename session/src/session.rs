@@ -460,6 +460,10 @@ struct Configured {
 
 /// Builds and configures the buses and serial devices; each bus logs to
 /// `hub` when there is one, stamping sent frames by `log_clock`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the devices, the clocks and the hubs a run wires them to, each from another stage of Session::new"
+)]
 fn configure_devices(
     buses: Vec<BoundBus>,
     serial: Vec<BoundSerial>,

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
 use crate::map::{Kind, Map, Object, CHARACTERISTIC_BASE, VALUE_BYTES};
-use crate::slave::{REFERENCE_PAGE, WORKING_PAGE};
+use crate::map::{REFERENCE_PAGE, WORKING_PAGE};
 use crate::{daq, packet};
 use names::{identifier, quoted, unique, MAX_STRING};
 

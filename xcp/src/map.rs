@@ -13,6 +13,11 @@ pub const MEASUREMENT_BASE: u32 = 0x0001_0000;
 pub const CHARACTERISTIC_BASE: u32 = 0x0002_0000;
 /// Bytes per value (`f64`).
 pub const VALUE_BYTES: u32 = 8;
+/// The calibration page the runtime computes with, and the one a master
+/// reads and writes, start as this page.
+pub const WORKING_PAGE: u8 = 0;
+/// The read-only page holding every characteristic as loaded.
+pub const REFERENCE_PAGE: u8 = 1;
 
 /// What an object is to a master.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

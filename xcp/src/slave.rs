@@ -5,7 +5,7 @@
 
 use crate::a2l::event_cycle;
 use crate::daq::{self, Config, Link, Sampler, MAX_DAQ_LISTS, MAX_ENTRY_BYTES};
-use crate::map::{Kind, Map, CHARACTERISTIC_BASE, MEASUREMENT_BASE, VALUE_BYTES};
+use crate::map::{Kind, Map, CHARACTERISTIC_BASE, MEASUREMENT_BASE, REFERENCE_PAGE, VALUE_BYTES, WORKING_PAGE};
 use crate::packet::{pid, ErrorCode, MAX_CTO, MAX_DTO};
 
 /// Command codes (§1.6, "command codes" table).
@@ -38,12 +38,6 @@ mod cmd {
     pub const ALLOC_ODT: u8 = 0xD4;
     pub const ALLOC_ODT_ENTRY: u8 = 0xD3;
 }
-
-/// The calibration page the runtime computes with, and the one a master
-/// reads and writes, start as this page.
-pub const WORKING_PAGE: u8 = 0;
-/// The read-only page holding every characteristic as loaded.
-pub const REFERENCE_PAGE: u8 = 1;
 
 /// Why a target refused a calibration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

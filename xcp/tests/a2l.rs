@@ -12,7 +12,7 @@ use std::process::Command;
 use a2lfile::{A2lFile, A2lObjectName, CharacteristicType, DataType, GenericIfData};
 use tandem_xcp::a2l::{a2l, event_cycle, Protocol, SlaveInfo, TimeUnit, Transport};
 use tandem_xcp::map::{Event, Kind, Map};
-use tandem_xcp::slave::{REFERENCE_PAGE, WORKING_PAGE};
+use tandem_xcp::map::{REFERENCE_PAGE, WORKING_PAGE};
 
 type Item = (String, Option<String>, Option<(f64, f64)>, String);
 

@@ -30,11 +30,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::wire::{Udp, Wire};
+use crate::frames::{self, FramesError};
 use crate::pdu::{unwrap_seq, DataKind, Pdu, Request, Response};
 use crate::ports::Ports;
 use crate::slave::wiring::Slot;
 use crate::types::{ErrorCode, State, MAX_PDU};
-use crate::{frames, values};
+use crate::values::{self, ValueError};
 
 /// What went wrong with a slave.
 #[derive(Debug, thiserror::Error)]
@@ -77,14 +78,24 @@ pub enum LinkError {
         why: &'static str,
     },
     /// Output data the master cannot read.
-    #[error("slave \"{slave}\" sent output {port} that cannot be read: {message}")]
+    #[error("slave \"{slave}\" sent output {port} that cannot be read: {cause}")]
     Data {
         /// Its name.
         slave: String,
         /// The port.
         port: String,
         /// Why.
-        message: String,
+        cause: DataError,
+    },
+    /// An input value the master cannot encode as its port's type.
+    #[error("slave \"{slave}\": input {port} cannot be sent: {cause}")]
+    Input {
+        /// Its name.
+        slave: String,
+        /// The port.
+        port: String,
+        /// Why.
+        cause: ValueError,
     },
     /// A socket.
     #[error("slave \"{slave}\": {what}: {error}")]
@@ -106,6 +117,7 @@ impl LinkError {
             | LinkError::Refused { slave, .. }
             | LinkError::State { slave, .. }
             | LinkError::Data { slave, .. }
+            | LinkError::Input { slave, .. }
             | LinkError::Io { slave, .. } => slave,
         }
     }
@@ -307,10 +319,10 @@ impl Link {
             self.data_seq = self.data_seq.wrapping_add(1);
             for slot in slots {
                 let v = &ports.inputs[slot.variable];
-                values::encode(slot.data_type, &u[v.elements.clone()], out).map_err(|e| LinkError::Data {
+                values::encode(slot.data_type, &u[v.elements.clone()], out).map_err(|cause| LinkError::Input {
                     slave: self.name.clone(),
                     port: v.name.clone(),
-                    message: format!("the input value cannot be sent: {e}"),
+                    cause,
                 })?;
             }
             n = 1;
@@ -593,12 +605,12 @@ impl Link {
             let read = if v.carries_frames() {
                 count_frames(&payload[at..], into)
             } else {
-                values::decode(slot.data_type, &payload[at..], into).map_err(|e| e.to_string())
+                values::decode(slot.data_type, &payload[at..], into).map_err(DataError::from)
             };
-            at += read.map_err(|message| LinkError::Data {
+            at += read.map_err(|cause| LinkError::Data {
                 slave: self.name.clone(),
                 port: v.name.clone(),
-                message,
+                cause,
             })?;
         }
         self.out_seq = Some(full);
@@ -711,12 +723,23 @@ fn standing(code: ErrorCode, expected: u16, tries: u32) -> String {
 
 /// A value of CAN frames, recorded as how many frames it holds; the bytes
 /// it takes.
-fn count_frames(bytes: &[u8], into: &mut [f64]) -> Result<usize, String> {
-    let (value, used) = frames::value(bytes).map_err(|e| e.to_string())?;
+fn count_frames(bytes: &[u8], into: &mut [f64]) -> Result<usize, DataError> {
+    let (value, used) = frames::value(bytes)?;
     let mut count = 0;
-    frames::decode(value, &mut |_| count += 1).map_err(|e| e.to_string())?;
+    frames::decode(value, &mut |_| count += 1)?;
     into.fill(count as f64);
     Ok(used)
+}
+
+/// Why a slave's output value cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// A value of a numeric type.
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    /// A value of CAN frames.
+    #[error(transparent)]
+    Frames(#[from] FramesError),
 }
 
 /// What one datagram meant to an exchange.

@@ -25,7 +25,7 @@ use tandem_cosim::{assemble, CosimError, Master, Ordering, Participant, PointInp
 use tandem_runtime::record::Recorder;
 
 pub use file::{Federation, Member, GUIDE, MAX_SLAVES};
-pub use link::{LinkError, LinkStats};
+pub use link::{DataError, LinkError, LinkStats};
 pub use realtime::{run_real_time, RealTimeReport, SlaveReception};
 
 use link::Link;

@@ -412,6 +412,10 @@ impl Slave {
     }
 
     /// `STC_register`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of STC_register, as the DCP standard lists them"
+    )]
     fn register(
         &mut self,
         seq: u16,

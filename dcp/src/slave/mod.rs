@@ -50,6 +50,7 @@ mod error;
 mod machine;
 pub mod member;
 pub mod model;
+mod paced;
 mod pacing;
 mod realtime;
 mod serve;

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use tandem_config::ConfigError;
 use tandem_cosim::{load_source, Course, SubModel, SystemError};
+use tandem_runtime::tandem::placement::{lock_memory, place_current_thread};
 use tandem_runtime::tandem::settings::Placement;
-use tandem_runtime::tandem::threads::{lock_memory, place_current_thread};
 
 use super::config::SlaveConfig;
 use super::error::SlaveError;

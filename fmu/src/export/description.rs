@@ -57,6 +57,11 @@ pub struct Description<'a> {
     variables: Vec<Described<'a>>,
 }
 
+/// A name two variables of an exported FMU share.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("two variables are named \"{0}\"")]
+pub struct SharedName(pub String);
+
 impl<'a> Description<'a> {
     /// The description of a model of this layout exposing `parameters`;
     /// the error is a name two variables share.
@@ -67,13 +72,13 @@ impl<'a> Description<'a> {
         layout: &'a Layout,
         parameters: &'a [Parameter],
         settings: &'a FixedStep,
-    ) -> Result<Description<'a>, String> {
+    ) -> Result<Description<'a>, SharedName> {
         let parameter_names: Vec<String> = parameters.iter().map(Parameter::name).collect();
         let mut seen = HashSet::new();
         let names = layout.inputs.iter().chain(&layout.outputs).map(|v| &v.name);
         for name in names.chain(&parameter_names) {
             if !seen.insert(name.as_str()) {
-                return Err(name.clone());
+                return Err(SharedName(name.clone()));
             }
         }
         let counts = Counts::of(layout, parameters.len());
@@ -334,10 +339,10 @@ mod tests {
         let mut layout = layout();
         layout.outputs[1].name = "v".into();
         let e = Description::new("car", "car", "{t}", &layout, &parameters(), &SETTINGS).err();
-        assert_eq!(e.as_deref(), Some("v"));
+        assert_eq!(e, Some(SharedName("v".into())));
         let mut layout = self::layout();
         layout.outputs[1].name = "k.gain".into();
         let e = Description::new("car", "car", "{t}", &layout, &parameters(), &SETTINGS).err();
-        assert_eq!(e.as_deref(), Some("k.gain"));
+        assert_eq!(e, Some(SharedName("k.gain".into())));
     }
 }

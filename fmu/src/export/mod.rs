@@ -17,7 +17,7 @@ use crate::library::platform;
 use crate::parameters;
 use crate::resources::Resources;
 use crate::version::FmiVersion;
-use description::Description;
+use description::{Description, SharedName};
 pub use error::ExportError;
 
 /// What an export wrote.
@@ -114,7 +114,7 @@ pub fn export(
     let model_identifier = identifier(&loaded.name);
     let layout = loaded.model.layout();
     let description = Description::new(&loaded.name, &model_identifier, &token, layout, &exposed, &settings)
-        .map_err(|name| ExportError::DuplicateName { model: shown, name })?;
+        .map_err(|SharedName(name)| ExportError::DuplicateName { model: shown, name })?;
     let binary = std::fs::read(library).map_err(|cause| ExportError::Read {
         path: library.to_owned(),
         cause,
@@ -187,6 +187,7 @@ mod tests {
         assert!("1.0"
             .parse::<FmiVersion>()
             .unwrap_err()
+            .to_string()
             .contains("FMI 3.0 (3) and FMI 2.0 (2)"));
     }
 }

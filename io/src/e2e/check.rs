@@ -2,7 +2,7 @@
 //! the per-message counts of each status.
 
 use super::config::{Config, ConfigError};
-use super::profile;
+use super::profile::{self, CheckError};
 
 /// What a receiver concludes from one cycle's frame (AUTOSAR's
 /// `E2E_PxxCheckStatusType` of profiles 4, 5 and 11).
@@ -26,20 +26,6 @@ pub enum CheckStatus {
     /// No frame arrived in this cycle: the receiver's caller records it
     /// (a checker sees only frames), and the state is unchanged.
     NoNewData,
-}
-
-/// Why a frame is corrupt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckError {
-    /// The CRC (or checksum) does not match the data.
-    Crc,
-    /// The payload is shorter than the protected data length.
-    Length,
-    /// The explicitly sent data ID nibble is not the configured one.
-    DataId,
-    /// The counter holds a value the profile never sends (15 in profiles
-    /// 1 and 11).
-    Counter,
 }
 
 /// The counter state machine every checker shares: compares each correct

@@ -46,6 +46,7 @@
 //! assert!(matches!(rx.check(&payload), CheckStatus::Error(_)));
 //! ```
 
+mod bound;
 mod check;
 mod config;
 pub mod crc;
@@ -53,7 +54,9 @@ mod plain;
 mod profile;
 mod protect;
 
-pub use check::{CheckError, CheckStatus, Checker, ReceiveCounts};
-pub use config::{Bound, Config, ConfigError, DataIdMode, NibbleLayout, Profile};
+pub use bound::Bound;
+pub use check::{CheckStatus, Checker, ReceiveCounts};
+pub use config::{Config, ConfigError, DataIdMode, NibbleLayout, Profile};
 pub use plain::{Checksum, ChecksumSignal, CounterSignal};
+pub use profile::CheckError;
 pub use protect::{Protector, ShortPayload};

@@ -2,7 +2,7 @@
 //! them: a rolling counter somewhere in the payload, and a checksum over a
 //! byte range written at a chosen byte.
 
-use super::config::Bound;
+use super::bound::Bound;
 use super::crc::{CRC16_CCITT_FALSE, CRC32_P4, CRC8_H2F, CRC8_SAE_J1850};
 use crate::dbc::{BitField, ByteOrder};
 

@@ -2,10 +2,23 @@
 //! received header. Callers pass a validated [`Config`] and exactly its
 //! `data_length` bytes, so every index here is in bounds.
 
-use super::check::CheckError;
 use super::config::{Config, DataIdMode, NibbleLayout, Profile};
 use super::crc::{CRC16_CCITT_FALSE, CRC8_H2F, CRC8_SAE_J1850};
 use super::plain;
+
+/// Why a frame is corrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckError {
+    /// The CRC (or checksum) does not match the data.
+    Crc,
+    /// The payload is shorter than the protected data length.
+    Length,
+    /// The explicitly sent data ID nibble is not the configured one.
+    DataId,
+    /// The counter holds a value the profile never sends (15 in profiles
+    /// 1 and 11).
+    Counter,
+}
 
 /// Writes `counter` (and the data ID nibble in `Nibble` mode), then the CRC
 /// over the result, into `data`.

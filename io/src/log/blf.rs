@@ -19,7 +19,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::{ChannelNames, ChannelNumbers, Direction, Entry, LogError, LogRecord, LogWriter, Place};
-use crate::frame::{CanFrame, CanId, FrameKind, FD_LENGTHS, FD_MAX_LEN};
+use crate::frame::{CanFrame, CanId, FrameError, FrameKind, FD_LENGTHS, FD_MAX_LEN};
 
 /// The file header's size.
 const FILE_HEADER: usize = 144;
@@ -627,19 +627,44 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes)
 }
 
+/// What is wrong with a frame object, as the rest of a sentence about it.
+#[derive(Debug, thiserror::Error)]
+enum BadObject {
+    /// Shorter than its kind's fixed part.
+    #[error("has {have} bytes, fewer than the {need} of {what}")]
+    Short {
+        /// Its bytes.
+        have: usize,
+        /// The fixed part's.
+        need: usize,
+        /// Its kind.
+        what: &'static str,
+    },
+    /// A CAN FD frame whose length is not one of CAN FD's.
+    #[error("has {0} data bytes, not a CAN FD length")]
+    FdLength(usize),
+    /// Its identifier or data make no frame.
+    #[error("holds no valid frame: {0}")]
+    Frame(#[from] FrameError),
+}
+
 /// A frame object's channel, frame and direction, or what is wrong with it.
-type Parsed = Result<(u16, CanFrame, Direction), String>;
+type Parsed = Result<(u16, CanFrame, Direction), BadObject>;
 
 /// The identifier of a BLF frame object.
-fn can_id(raw: u32) -> Result<CanId, String> {
-    CanId::new(raw & !EXTENDED, raw & EXTENDED != 0).map_err(|e| e.to_string())
+fn can_id(raw: u32) -> Result<CanId, FrameError> {
+    CanId::new(raw & !EXTENDED, raw & EXTENDED != 0)
 }
 
 /// `CAN_MESSAGE` and `CAN_MESSAGE2`: channel u16, flags u8 (bit 0 sent,
 /// bit 7 remote), DLC u8, identifier u32, 8 data bytes.
 fn classic(body: &[u8]) -> Parsed {
     if body.len() < 16 {
-        return Err(format!("has {} bytes, fewer than the 16 of a CAN message", body.len()));
+        return Err(BadObject::Short {
+            have: body.len(),
+            need: 16,
+            what: "a CAN message",
+        });
     }
     let flags = body[2];
     let len = usize::from(body[3]).min(8);
@@ -648,8 +673,7 @@ fn classic(body: &[u8]) -> Parsed {
         CanFrame::remote(id, len)
     } else {
         CanFrame::data(id, &body[8..8 + len])
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     Ok((u16_at(body, 0), frame, direction(flags & 1 != 0)))
 }
 
@@ -658,10 +682,11 @@ fn classic(body: &[u8]) -> Parsed {
 /// u8, 5 reserved, 64 data bytes.
 fn fd(body: &[u8]) -> Parsed {
     if body.len() < 84 {
-        return Err(format!(
-            "has {} bytes, fewer than the 84 of a CAN FD message",
-            body.len()
-        ));
+        return Err(BadObject::Short {
+            have: body.len(),
+            need: 84,
+            what: "a CAN FD message",
+        });
     }
     let (flags, fd_flags) = (body[2], body[13]);
     let id = can_id(u32_at(body, 4))?;
@@ -669,9 +694,9 @@ fn fd(body: &[u8]) -> Parsed {
     let frame = if fd_flags & 1 != 0 {
         fd_frame(id, &body[20..], len, fd_flags & 2 != 0, fd_flags & 4 != 0)?
     } else if flags & 0x80 != 0 {
-        CanFrame::remote(id, usize::from(body[3]).min(8)).map_err(|e| e.to_string())?
+        CanFrame::remote(id, usize::from(body[3]).min(8))?
     } else {
-        CanFrame::data(id, &body[20..20 + len.min(8)]).map_err(|e| e.to_string())?
+        CanFrame::data(id, &body[20..20 + len.min(8)])?
     };
     Ok((u16_at(body, 0), frame, direction(flags & 1 != 0)))
 }
@@ -683,10 +708,11 @@ fn fd(body: &[u8]) -> Parsed {
 /// as CANoe and python-can do).
 fn fd64(body: &[u8]) -> Parsed {
     if body.len() < 40 {
-        return Err(format!(
-            "has {} bytes, fewer than the 40 of a CAN FD message header",
-            body.len()
-        ));
+        return Err(BadObject::Short {
+            have: body.len(),
+            need: 40,
+            what: "a CAN FD message header",
+        });
     }
     let id = can_id(u32_at(body, 4))?;
     let flags = u32_at(body, 12);
@@ -695,26 +721,26 @@ fn fd64(body: &[u8]) -> Parsed {
     let frame = if flags & 0x1000 != 0 {
         fd_frame(id, data, len, flags & 0x2000 != 0, flags & 0x4000 != 0)?
     } else if flags & 0x10 != 0 {
-        CanFrame::remote(id, usize::from(body[1]).min(8)).map_err(|e| e.to_string())?
+        CanFrame::remote(id, usize::from(body[1]).min(8))?
     } else {
         let mut buf = [0u8; 8];
         let len = len.min(8);
         let there = data.len().min(len);
         buf[..there].copy_from_slice(&data[..there]);
-        CanFrame::data(id, &buf[..len]).map_err(|e| e.to_string())?
+        CanFrame::data(id, &buf[..len])?
     };
     Ok((u16::from(body[0]), frame, direction(body[34] != 0)))
 }
 
 /// A CAN FD frame of `len` bytes from `data` (zeros past its end).
-fn fd_frame(id: CanId, data: &[u8], len: usize, brs: bool, esi: bool) -> Result<CanFrame, String> {
+fn fd_frame(id: CanId, data: &[u8], len: usize, brs: bool, esi: bool) -> Result<CanFrame, BadObject> {
     if !FD_LENGTHS.contains(&len) {
-        return Err(format!("has {len} data bytes, not a CAN FD length"));
+        return Err(BadObject::FdLength(len));
     }
     let mut buf = [0u8; FD_MAX_LEN];
     let there = data.len().min(len);
     buf[..there].copy_from_slice(&data[..there]);
-    CanFrame::fd(id, &buf[..len], brs, esi).map_err(|e| e.to_string())
+    Ok(CanFrame::fd(id, &buf[..len], brs, esi)?)
 }
 
 fn direction(sent: bool) -> Direction {

@@ -287,7 +287,10 @@ impl Blocks {
     }
 
     /// A channel block named `name`.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of an MF4 channel block (CN), in the order the standard lists them"
+    )]
     fn channel(&mut self, name: &str, kind: u8, sync: u8, data_type: u8, offset: usize, bits: u32, flags: u32) -> u64 {
         let name = self.text(b"TX", name);
         let mut d = [0u8; 72];

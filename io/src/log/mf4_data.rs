@@ -5,7 +5,7 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
-use super::mf4_read::{
+use super::mf4_block::{
     read_block, read_exact_at, read_fully, Problem, ReadAt, MAX_CHAIN, MAX_LIST_BLOCK, MAX_META_BLOCK,
 };
 
@@ -104,7 +104,7 @@ impl Data {
                 let before = self.buf.len();
                 self.buf.resize(before + take, 0);
                 self.at = offset;
-                let got = read_fully(input, &mut self.buf[before..], offset).map_err(|e| (offset, e))?;
+                let got = read_fully(input, &mut self.buf[before..], offset)?;
                 if got < take {
                     return Err((offset, "the file ends inside a data block: it is truncated".into()));
                 }

@@ -24,63 +24,21 @@
 //! VLSD value and [`MAX_WAITING`] VLSD records waiting for theirs.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io;
 
+use super::mf4_block::{
+    block_data, read_block, read_exact_at, read_fully, read_text, Block, Problem, ReadAt, MAX_CHAIN, MAX_LIST_BLOCK,
+    MAX_META_BLOCK,
+};
 use super::mf4_data::{Data, Unzipper};
 use super::{ChannelNames, Direction, Entry, LogError, LogRecord, Place};
-use crate::frame::{CanFrame, CanId, FD_LENGTHS, FD_MAX_LEN};
+use crate::frame::{CanFrame, CanId, FrameError, FD_LENGTHS, FD_MAX_LEN};
 
-/// Reading at an offset, without a cursor: files, and bytes in memory.
-pub trait ReadAt {
-    /// Reads into `buf` from `offset`; how many bytes came (0 at the end).
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
-}
-
-impl ReadAt for File {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        std::os::unix::fs::FileExt::read_at(self, buf, offset)
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.len());
-        let n = buf.len().min(self.len() - start);
-        buf[..n].copy_from_slice(&self[start..start + n]);
-        Ok(n)
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        (**self).read_at(buf, offset)
-    }
-}
-
-/// The largest metadata block read (bytes).
-pub(super) const MAX_META_BLOCK: u64 = 1 << 20;
-/// The largest DL block read (bytes: 2 million data blocks).
-pub(super) const MAX_LIST_BLOCK: u64 = 16 << 20;
 /// The longest fixed-length record accepted (bytes; a CAN frame's is
 /// under 100).
 const MAX_RECORD: usize = 1 << 20;
-/// The most blocks followed along any chain (groups, channels, lists).
-pub(super) const MAX_CHAIN: usize = 100_000;
 /// The most records of a VLSD channel group held until the records that
 /// point to them come.
 pub const MAX_WAITING: usize = 4096;
-
-/// What is wrong, and where (a byte offset).
-pub(super) type Problem = (u64, String);
-
-/// A block's header and links.
-pub(super) struct Block {
-    pub(super) length: u64,
-    pub(super) links: Vec<u64>,
-    /// Where its data starts.
-    pub(super) data_at: u64,
-}
 
 /// An unsigned integer member of a record: where and how wide.
 #[derive(Clone, Copy, Debug)]
@@ -231,7 +189,7 @@ impl<R: ReadAt> Mf4Reader<R> {
             message,
         };
         let mut id = [0u8; 64];
-        if read_fully(&input, &mut id, 0).map_err(|e| error((0, e)))? < 64 || &id[0..3] != b"MDF" {
+        if read_fully(&input, &mut id, 0).map_err(error)? < 64 || &id[0..3] != b"MDF" {
             return Err(error((
                 0,
                 "the file does not start with an MDF identification block (`MDF     `); check that this is an MF4 \
@@ -485,7 +443,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                 }
             };
             data.pos += id_size + size;
-            return found.map(Some).map_err(|message| (data.at, message));
+            return found.map(Some).map_err(|e| (data.at, e.to_string()));
         }
     }
 }
@@ -556,8 +514,36 @@ impl<R: ReadAt> Iterator for Mf4Reader<R> {
     }
 }
 
+/// What is wrong with a frame record.
+#[derive(Debug, thiserror::Error)]
+enum BadRecord {
+    /// Its time is not finite or beyond ±9e18 ns from the start.
+    #[error("a frame's time ({0} s) is not a time in range")]
+    TimeRange(f64),
+    /// Its time is beyond what nanoseconds since 1970 hold in an i64.
+    #[error("a frame's time ({0} s) is beyond the year 2262")]
+    TimeBeyond(f64),
+    /// Its identifier is out of range.
+    #[error("a frame's {0}")]
+    Id(FrameError),
+    /// Its DLC is not a DLC.
+    #[error("a frame's DLC {0} is not 0 to 15")]
+    Dlc(u64),
+    /// Its data length exceeds the bytes it has.
+    #[error("a frame's data length {length} exceeds its {have} data bytes")]
+    Length {
+        /// The length it declares.
+        length: usize,
+        /// The bytes there are.
+        have: usize,
+    },
+    /// Its fields make no frame.
+    #[error("a frame: {0}")]
+    Frame(FrameError),
+}
+
 /// The frame in `record`, its data bytes `payload`.
-fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> Result<Found, String> {
+fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> Result<Found, BadRecord> {
     let (at, single) = layout.time;
     let seconds = if single {
         f64::from(f32::from_le_bytes([
@@ -573,11 +559,11 @@ fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> R
     };
     let offset_ns = seconds * 1e9;
     if !offset_ns.is_finite() || offset_ns.abs() > 9.0e18 {
-        return Err(format!("a frame's time ({seconds} s) is not a time in range"));
+        return Err(BadRecord::TimeRange(seconds));
     }
     let time_ns = start_ns
         .checked_add(round_ns(offset_ns))
-        .ok_or_else(|| format!("a frame's time ({seconds} s) is beyond the year 2262"))?;
+        .ok_or(BadRecord::TimeBeyond(seconds))?;
     let get = |field: Option<Field>| field.map_or(0, |f| f.read(record));
     let raw_id = layout.id.read(record);
     let extended = match layout.ide {
@@ -585,7 +571,7 @@ fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> R
         None => raw_id & 0x8000_0000 != 0,
     };
     let raw = (raw_id & 0x1FFF_FFFF) as u32;
-    let id = CanId::new(raw, extended).map_err(|e| format!("a frame's {e}"))?;
+    let id = CanId::new(raw, extended).map_err(BadRecord::Id)?;
     let dlc = get(layout.dlc);
     let fd = get(layout.edl) != 0;
     let length = match layout.length {
@@ -598,16 +584,16 @@ fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> R
                 len.min(8)
             }
         }
-        None => return Err(format!("a frame's DLC {dlc} is not 0 to 15")),
+        None => return Err(BadRecord::Dlc(dlc)),
     };
     let payload = match payload.get(..length) {
         _ if layout.remote => &[][..],
         Some(payload) => payload,
         None => {
-            return Err(format!(
-                "a frame's data length {length} exceeds its {} data bytes",
-                payload.len()
-            ))
+            return Err(BadRecord::Length {
+                length,
+                have: payload.len(),
+            })
         }
     };
     let frame = if layout.remote {
@@ -617,7 +603,7 @@ fn decode(layout: &CanLayout, record: &[u8], payload: &[u8], start_ns: i64) -> R
     } else {
         CanFrame::data(id, payload)
     }
-    .map_err(|e| format!("a frame: {e}"))?;
+    .map_err(BadRecord::Frame)?;
     Ok(Found {
         time_ns,
         channel: u16::try_from(get(layout.bus)).unwrap_or(u16::MAX),
@@ -643,97 +629,6 @@ fn round_ns(ns: f64) -> i64 {
     } else {
         whole
     }
-}
-
-/// Reads until `buf` is full or the input ends; how many bytes came.
-pub(super) fn read_fully(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<usize, String> {
-    let mut got = 0;
-    while got < buf.len() {
-        match input.read_at(&mut buf[got..], offset + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("cannot read: {e}")),
-        }
-    }
-    Ok(got)
-}
-
-/// Fills `buf` from `offset`, or says the file is truncated there.
-pub(super) fn read_exact_at(input: &impl ReadAt, buf: &mut [u8], offset: u64) -> Result<(), Problem> {
-    if read_fully(input, buf, offset).map_err(|e| (offset, e))? < buf.len() {
-        return Err((offset, "the file ends inside a block: it is truncated".into()));
-    }
-    Ok(())
-}
-
-/// The block at `at`, which must be of kind `id` (`##` and two letters;
-/// `##D?` accepts any data block), at most `max` bytes long.
-pub(super) fn read_block(input: &impl ReadAt, at: u64, id: &[u8; 4], max: u64) -> Result<Block, Problem> {
-    if !at.is_multiple_of(8) {
-        return Err((
-            at,
-            format!("a link points to byte {at}, not 8-byte aligned; the file is damaged"),
-        ));
-    }
-    let mut header = [0u8; 24];
-    read_exact_at(input, &mut header, at)?;
-    let kind = [header[0], header[1], header[2], header[3]];
-    if kind != *id && !(id == b"##D?" && kind.starts_with(b"##D")) {
-        return Err((
-            at,
-            format!(
-                "expected a {} block here, found {:?}; the file is damaged",
-                String::from_utf8_lossy(&id[2..]),
-                String::from_utf8_lossy(&kind)
-            ),
-        ));
-    }
-    let length = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default());
-    let links = u64::from_le_bytes(header[16..24].try_into().unwrap_or_default());
-    if length > max || links > MAX_LIST_BLOCK / 8 || links.saturating_mul(8).saturating_add(24) > length {
-        return Err((
-            at,
-            format!(
-                "the {} block declares {length} bytes with {links} links (at most {max} bytes); the file is damaged",
-                String::from_utf8_lossy(&kind[2..])
-            ),
-        ));
-    }
-    let mut raw = vec![0u8; links as usize * 8];
-    read_exact_at(input, &mut raw, at + 24)?;
-    Ok(Block {
-        length,
-        links: raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect(),
-        data_at: at + 24 + links * 8,
-    })
-}
-
-/// The block's data bytes, at most `n`.
-fn block_data(input: &impl ReadAt, block: &Block, n: usize) -> Result<Vec<u8>, Problem> {
-    let len = (block.length - (block.data_at - block_start(block))).min(n as u64) as usize;
-    let mut data = vec![0u8; len];
-    read_exact_at(input, &mut data, block.data_at)?;
-    Ok(data)
-}
-
-/// Where a block starts.
-fn block_start(block: &Block) -> u64 {
-    block.data_at - 24 - 8 * block.links.len() as u64
-}
-
-/// The text of the TX block at `at` (empty for none).
-fn read_text(input: &impl ReadAt, at: u64) -> Result<String, Problem> {
-    if at == 0 {
-        return Ok(String::new());
-    }
-    let block = read_block(input, at, b"##TX", MAX_META_BLOCK)?;
-    let data = block_data(input, &block, 4096)?;
-    let end = data.iter().position(|&b| b == 0).unwrap_or(data.len());
-    Ok(String::from_utf8_lossy(&data[..end]).into_owned())
 }
 
 /// A channel's name and, for the ones read, its place in the record.

@@ -15,6 +15,7 @@ mod asc_read;
 mod blf;
 mod candump;
 mod mf4;
+mod mf4_block;
 mod mf4_data;
 mod mf4_read;
 
@@ -28,7 +29,8 @@ pub use asc_read::AscReader;
 pub use blf::{BlfReader, BlfWriter};
 pub use candump::{parse_entry, parse_line, CandumpLineError, CandumpReader, CandumpWriter, EXPECTED_LINE};
 pub use mf4::Mf4Writer;
-pub use mf4_read::{Mf4Reader, ReadAt};
+pub use mf4_block::ReadAt;
+pub use mf4_read::Mf4Reader;
 
 use crate::frame::CanFrame;
 

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::diagram::{compile_str, DiagramError};
-use crate::model::Model;
+use crate::model::{MajorStep, Model};
 
 /// Builds a model around `block` (a block object without `id`), feeds input
 /// `i` with the constant `inputs[i]`, connects `n_out` outputs, runs one
@@ -32,7 +32,14 @@ pub(crate) fn eval(block: Value, inputs: &[&[f64]], n_out: usize, t: f64) -> Res
     let hits = vec![true; layout.rates.len()];
     let mut y = vec![0.0; layout.outputs.len()];
     c.model
-        .major_outputs(t, &x, &mut xd, &[], &hits, &mut y)
+        .major_outputs(&mut MajorStep {
+            t: t,
+            x: &mut x,
+            xd: &mut xd,
+            u: &[],
+            hits: &hits,
+            y: &mut y,
+        })
         .map_err(|e| DiagramError::at_block(crate::diagram::ErrorKind::Parameter, "b", e.to_string()))?;
     // Split the flat outputs back into ports by name (`o0`, `o1[2]`, ...).
     let mut ports = vec![Vec::new(); n_out];

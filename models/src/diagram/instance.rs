@@ -12,7 +12,7 @@ use super::error::listed;
 use super::plan::Buffers;
 use super::program::Program;
 use super::retune::{retuned, tunables};
-use crate::model::{Definition, Layout, Model, NonFinite, RetuneError, StateRef};
+use crate::model::{Definition, Layout, MajorStep, Model, NonFinite, RetuneError, StateRef};
 
 /// A [`Program`] with a workspace: the [`Model`] of a block diagram.
 pub struct DiagramModel {
@@ -66,6 +66,15 @@ impl DiagramModel {
     /// of the same program.
     pub fn workspace(&mut self) -> Buffers<'_> {
         self.split().1
+    }
+
+    /// Copies the state into the workspace and returns the workspace, for
+    /// a compiled minor pass over it.
+    pub fn load(&mut self, s: StateRef<'_>) -> Buffers<'_> {
+        let w = self.workspace();
+        w.x.copy_from_slice(s.x);
+        w.xd.copy_from_slice(s.xd);
+        w
     }
 
     /// Copies the state into the workspace and runs a minor pass.
@@ -150,16 +159,9 @@ impl Model for DiagramModel {
         self.gather_outputs(y);
     }
 
-    fn major_outputs(
-        &mut self,
-        t: f64,
-        x: &[f64],
-        xd: &mut [f64],
-        u: &[f64],
-        hits: &[bool],
-        y: &mut [f64],
-    ) -> Result<(), NonFinite> {
-        self.x.copy_from_slice(x);
+    fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        let t = s.t;
+        self.x.copy_from_slice(s.x);
         for w in &mut self.loops {
             w.failed = None;
         }
@@ -168,12 +170,12 @@ impl Model for DiagramModel {
             &mut self.distance,
             t,
             &mut self.x,
-            xd,
-            u,
-            Some(hits),
+            s.xd,
+            s.u,
+            Some(s.hits),
             &mut self.loops,
         );
-        self.gather_outputs(y);
+        self.gather_outputs(s.y);
         if let Some((k, residual)) = self
             .loops
             .iter()
@@ -193,7 +195,7 @@ impl Model for DiagramModel {
         // A non-finite value in a branch that nothing uses (the unselected
         // input of a Switch) is harmless; one reaching a state or an output
         // is not.
-        if x.iter().chain(y.iter()).all(|v| v.is_finite()) {
+        if s.x.iter().chain(s.y.iter()).all(|v| v.is_finite()) {
             Ok(())
         } else {
             Err(self
@@ -208,14 +210,14 @@ impl Model for DiagramModel {
         z.copy_from_slice(&self.distance);
     }
 
-    fn update(&mut self, t: f64, hits: &[bool], x: &mut [f64], xd: &mut [f64], _u: &[f64]) {
+    fn update(&mut self, s: &mut MajorStep<'_>) {
         let p = &*self.program;
         for &i in &p.stateful {
             let e = &p.entries[i as usize];
-            if !p.runs(e, &self.signals, Some(hits)) {
+            if !p.runs(e, &self.signals, Some(s.hits)) {
                 continue;
             }
-            let mut c = p.context(e, t, true, &mut self.signals, x, &mut [], xd, &mut self.distance);
+            let mut c = p.context(e, s.t, true, &mut self.signals, s.x, &mut [], s.xd, &mut self.distance);
             p.blocks[i as usize].update(&mut c);
         }
     }

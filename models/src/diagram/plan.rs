@@ -6,10 +6,8 @@
 use std::ops::Range;
 
 use super::entry::{Entry, Exec};
-use super::instance::DiagramModel;
 use super::program::Program;
 use crate::blocks::{Kernel, Slot};
-use crate::model::StateRef;
 
 /// Whether a block runs in a minor pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,7 +48,8 @@ pub struct Step<'a> {
     pub minor: Minor,
 }
 
-/// The buffers a minor pass works in: a [`DiagramModel`]'s workspace.
+/// The buffers a minor pass works in: a
+/// [`DiagramModel`](super::DiagramModel)'s workspace.
 pub struct Buffers<'a> {
     /// Block outputs (offset 0 holds 1.0).
     pub signals: &'a mut [f64],
@@ -133,16 +132,5 @@ fn minor(e: &Entry) -> Minor {
         (Exec::Always, None) => Minor::Runs,
         (Exec::Always, Some(g)) => Minor::Guarded(g as usize),
         _ => Minor::Held(e.hold as usize),
-    }
-}
-
-impl DiagramModel {
-    /// Copies the state into the workspace and returns the workspace, for
-    /// a compiled minor pass over it.
-    pub fn load(&mut self, s: StateRef<'_>) -> Buffers<'_> {
-        let w = self.workspace();
-        w.x.copy_from_slice(s.x);
-        w.xd.copy_from_slice(s.xd);
-        w
     }
 }

@@ -56,7 +56,10 @@ pub struct Program {
 }
 
 impl Program {
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the parts of a compiled diagram, each made by its own compiler pass"
+    )]
     pub(crate) fn new(
         blocks: Vec<Box<dyn Block>>,
         entries: Vec<Entry>,
@@ -196,7 +199,10 @@ impl Program {
 
     /// The evaluation context of block `e`, over whole buffers: `x`, `xd`
     /// and `distance` are the model's, `dx` is the block's own slice.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a block's view of the workspace: each slice is cut at the block's own offsets"
+    )]
     #[inline(always)]
     pub(super) fn context<'c>(
         &'c self,
@@ -246,7 +252,10 @@ impl Program {
     /// (`hits` given), blocks that run latch their outputs into their hold
     /// slots of `xd` and may switch modes; blocks that do not run read their
     /// held outputs and cannot switch.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a whole pass: the workspace slices it writes, the state it reads, and the hits and loop scratch of a major pass"
+    )]
     pub(super) fn pass(
         &self,
         signals: &mut [f64],
@@ -287,7 +296,10 @@ impl Program {
     /// With `latch` (a major pass) running blocks may switch modes and
     /// latch their held outputs; without it (a minor pass, or an algebraic
     /// loop's iterations) nothing is latched.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a pass over a range of blocks: the workspace slices it writes and the time, hits and latch that select what runs"
+    )]
     pub(super) fn run_entries(
         &self,
         range: std::ops::Range<usize>,

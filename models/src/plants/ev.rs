@@ -935,6 +935,10 @@ mod tests {
 
     /// Integrates from `t0` for `steps` RK4 steps of `h`, calling
     /// `observe(t, x)` at the start and after every step.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a test integration: the plant, its start, the steps and the observer"
+    )]
     fn simulate(
         m: &mut EvPlant,
         x: &mut State,

@@ -113,7 +113,10 @@ impl Jacobian {
 
     /// Evaluates `∂f/∂y` at `(t, y)`, where `fy = f(t, y)` is known, with
     /// `increments` (CVODE's use the error `weights` and the step `h`).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "CVODE's difference quotient: the point, f there, the error weights and the step each set the increments"
+    )]
     pub fn evaluate(
         &mut self,
         system: &mut dyn OdeSystem,

@@ -7,7 +7,7 @@
 //!
 //! Nothing here allocates after [`EventLocator::new`].
 
-use tandem_models::{Layout, Model, NonFinite, StateRef};
+use tandem_models::{Layout, MajorStep, Model, NonFinite, StateRef};
 
 use super::{regula_falsi, ChatterWatch, EventSettings};
 
@@ -116,7 +116,10 @@ impl EventLocator {
     /// extension `state_at`, given the distance `at_b < 0` at `b`: returns
     /// the right end of a bracket narrower than the event tolerance, where
     /// the crossing has happened, and leaves `x` at the state there.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the bracket (a, b, at_b) and the state it moves are the regula falsi's own; bundling them would hide which end is which"
+    )]
     pub fn locate(
         &mut self,
         model: &mut dyn Model,
@@ -158,7 +161,8 @@ impl EventLocator {
     }
 
     /// The event iteration at `t`: major outputs (modes switch) and update
-    /// (resets), with no rate hit, repeated until neither changes a state,
+    /// (resets), with no rate hit and outputs written into a scratch of its
+    /// own, repeated until neither changes a state,
     /// as Modelica's event iteration repeats until no discrete variable
     /// changes. Returns whether a state changed.
     pub fn settle(
@@ -173,13 +177,19 @@ impl EventLocator {
         for _ in 0..self.settings.max_iterations {
             self.x_before.copy_from_slice(x);
             self.xd_before.copy_from_slice(xd);
-            model
-                .major_outputs(t, x, xd, u, &self.no_hits, &mut self.y)
-                .map_err(SettleError::NonFinite)?;
-            if let Some(e) = first_nonfinite(model.layout(), t, x, &self.y) {
+            let mut round = MajorStep {
+                t,
+                x: &mut *x,
+                xd: &mut *xd,
+                u,
+                hits: &self.no_hits,
+                y: &mut self.y,
+            };
+            model.major_outputs(&mut round).map_err(SettleError::NonFinite)?;
+            if let Some(e) = first_nonfinite(model.layout(), round.t, round.x, round.y) {
                 return Err(SettleError::NonFinite(e));
             }
-            model.update(t, &self.no_hits, x, xd, u);
+            model.update(&mut round);
             if x == self.x_before.as_slice() && xd == self.xd_before.as_slice() {
                 return Ok(changed);
             }

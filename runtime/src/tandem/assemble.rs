@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use tandem_models::Model;
+use tandem_models::{Model, StateRef};
 
 use super::exchange::{
     frame_ring, inner_exchange, result_exchange, InnerExport, InnerPublisher, InnerReader, RecordShape,
@@ -119,7 +119,16 @@ fn stepper(settings: &TandemSettings, model: &dyn Model) -> Result<(FastStepper,
             let (mut x, mut xd) = (vec![0.0; n], vec![0.0; layout.discrete]);
             first.initial_state(&mut x, &mut xd);
             let u: Vec<f64> = layout.inputs.iter().map(|v| v.default).collect();
-            publisher.prepare(first.as_mut(), 0, 0.0, &x, &xd, &u)?;
+            publisher.prepare(
+                first.as_mut(),
+                0,
+                StateRef {
+                    t: 0.0,
+                    x: &x,
+                    xd: &xd,
+                    u: &u,
+                },
+            )?;
             publisher.publish();
             Ok((FastStepper::linearly_implicit(m, n, reader), Some(publisher)))
         }

@@ -14,7 +14,7 @@ use ringbuf::{HeapCons, HeapProd, HeapRb};
 use triple_buffer::{Input, Output, TripleBuffer};
 
 use super::clock::Nanos;
-use crate::hermite::{hermite_at, End};
+use crate::hermite::Hermite;
 
 /// Sizes of one frame record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +106,7 @@ impl FrameSender {
     /// Sends one record whole, or drops it (and counts) when the ring is
     /// full because the implicit thread has stopped reading. The numbers
     /// travel as the bits of `f64` slots, unchanged.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "the fields of one record, in the ring's order")]
     pub fn send(
         &mut self,
         frame: u64,
@@ -172,22 +172,13 @@ pub struct ImplicitResult {
     pub k0: u64,
     /// The frame it ends at.
     pub k1: u64,
-    /// Start of the step (s), `k0` frames.
-    pub t0: f64,
-    /// End of the step (s), `k1` frames.
-    pub t1: f64,
     /// Nothing discontinuous happened in the step (no event, no major step
     /// that changed a state): the polynomial holds at every frame of it,
     /// with the discrete state `xd1`. Else only `k1` is covered.
     pub smooth: bool,
-    /// State at `t0`.
-    pub x0: Vec<f64>,
-    /// Derivative at `t0`.
-    pub f0: Vec<f64>,
-    /// State at `t1`.
-    pub x1: Vec<f64>,
-    /// Derivative at `t1`.
-    pub f1: Vec<f64>,
+    /// The step's ends, from `k0` frames (`step.t0`) to `k1` (`step.t1`),
+    /// and the polynomial through them.
+    pub step: Hermite,
     /// Discrete state at `t1` (before frame `k1`'s major step).
     pub xd1: Vec<f64>,
     /// The events that had changed the model's inner state by `t1`
@@ -206,13 +197,8 @@ impl ImplicitResult {
             seq: 0,
             k0: 0,
             k1: 0,
-            t0: 0.0,
-            t1: 0.0,
             smooth: false,
-            x0: vec![0.0; n],
-            f0: vec![0.0; n],
-            x1: vec![0.0; n],
-            f1: vec![0.0; n],
+            step: Hermite::new(n),
             xd1: vec![0.0; nd],
             inner1: 0,
             published_at: 0,
@@ -223,22 +209,6 @@ impl ImplicitResult {
     /// frame of a smooth step.
     pub fn covers(&self, k: u64) -> bool {
         self.seq > 0 && (k == self.k1 || (self.smooth && k >= self.k0 && k <= self.k1))
-    }
-
-    /// Writes the state at `t` (inside the step) into `out`. The ends are
-    /// returned exactly.
-    pub fn interpolate(&self, t: f64, out: &mut [f64]) {
-        let a = End {
-            t: self.t0,
-            x: &self.x0,
-            f: &self.f0,
-        };
-        let b = End {
-            t: self.t1,
-            x: &self.x1,
-            f: &self.f1,
-        };
-        hermite_at(a, b, t, out);
     }
 }
 
@@ -390,11 +360,11 @@ mod tests {
         let f = |t: f64| 3.0 * t * t - 2.0;
         let mut r = ImplicitResult::new(1, 0);
         r.seq = 1;
-        (r.k0, r.k1, r.t0, r.t1) = (1, 3, 1.0, 3.0);
-        (r.x0[0], r.f0[0], r.x1[0], r.f1[0]) = (x(1.0), f(1.0), x(3.0), f(3.0));
+        (r.k0, r.k1, r.step.t0, r.step.t1) = (1, 3, 1.0, 3.0);
+        (r.step.x0[0], r.step.f0[0], r.step.x1[0], r.step.f1[0]) = (x(1.0), f(1.0), x(3.0), f(3.0));
         let mut out = [0.0];
         for t in [1.0, 1.3, 2.0, 2.9, 3.0] {
-            r.interpolate(t, &mut out);
+            r.step.state_at(t, &mut out);
             assert!((out[0] - x(t)).abs() < 1e-12, "t = {t}");
         }
         assert!(r.covers(3) && !r.covers(2), "a step with an event covers its end only");
@@ -407,11 +377,11 @@ mod tests {
         let (mut publisher, mut reader) = result_exchange(1, 0);
         assert_eq!(reader.latest().seq, 0);
         for t in [1.0, 2.0] {
-            publisher.buffer().t1 = t;
+            publisher.buffer().step.t1 = t;
             publisher.publish(5);
         }
         let r = reader.latest();
-        assert_eq!((r.seq, r.t1, r.published_at), (2, 2.0, 5));
+        assert_eq!((r.seq, r.step.t1, r.published_at), (2, 2.0, 5));
     }
 
     #[test]

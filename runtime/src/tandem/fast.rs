@@ -57,7 +57,7 @@
 
 use std::sync::Arc;
 
-use tandem_models::{Model, NonFinite, StateRef};
+use tandem_models::{MajorStep, Model, NonFinite, StateRef};
 
 use super::backlog::{Backlog, SlotFate, TooFarBehind};
 use super::clock::{nanos, Clock, Nanos};
@@ -164,6 +164,7 @@ impl Replay {
 
 /// Scratch for naming a model that produced a non-finite value.
 struct Probe {
+    x: Vec<f64>,
     xd: Vec<f64>,
     y: Vec<f64>,
     dx: Vec<f64>,
@@ -377,6 +378,7 @@ impl FastSide {
             boundary: Boundary::new(n, nd),
             flow: FrameFlow::new(n),
             probe: Probe {
+                x: vec![0.0; n],
                 xd: vec![0.0; nd],
                 y: vec![0.0; ny],
                 dx: vec![0.0; n],
@@ -627,17 +629,19 @@ impl FastSide {
         self.guard_state(k, &mut source)?;
         self.rates.hits(k, &mut self.hits);
         self.replay.store(k, &self.u, self.model.inner_events());
-        if self.boundary.major_step(
-            self.model.as_mut(),
-            &mut self.locator,
+        let mut step = MajorStep {
             t,
-            &self.hits,
-            &mut self.x,
-            &mut self.xd,
-            &self.u,
-            &mut self.y,
-            &self.metrics.fast_events,
-        ) {
+            x: &mut self.x,
+            xd: &mut self.xd,
+            u: &self.u,
+            hits: &self.hits,
+            y: &mut self.y,
+        };
+        let counts = &self.metrics.fast_events;
+        if self
+            .boundary
+            .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts)
+        {
             self.discontinuity = k + 1;
         }
         let events = self.model.inner_events();
@@ -749,9 +753,17 @@ impl FastSide {
     /// the state the frame's step started from or the one it reached.
     fn reported_nan(&mut self, t: f64, at_start: bool) -> Option<NonFinite> {
         let p = &mut self.probe;
+        p.x.copy_from_slice(if at_start { &self.flow_start } else { &self.x });
         p.xd.copy_from_slice(&self.xd);
-        let x = if at_start { &self.flow_start } else { &self.x };
-        match self.model.major_outputs(t, x, &mut p.xd, &self.u, &p.no_hits, &mut p.y) {
+        let mut step = MajorStep {
+            t,
+            x: &mut p.x,
+            xd: &mut p.xd,
+            u: &self.u,
+            hits: &p.no_hits,
+            y: &mut p.y,
+        };
+        match self.model.major_outputs(&mut step) {
             Err(e) if e.value.is_nan() => Some(e),
             _ => None,
         }
@@ -861,17 +873,19 @@ impl FastSide {
             self.replay.load(j, &mut self.u);
             self.rates.hits(j, &mut self.hits);
             // Outputs are not sent again.
-            if self.boundary.major_step(
-                self.model.as_mut(),
-                &mut self.locator,
-                tj,
-                &self.hits,
-                &mut self.x,
-                &mut self.xd,
-                &self.u,
-                &mut self.y,
-                &self.metrics.fast_events,
-            ) {
+            let mut step = MajorStep {
+                t: tj,
+                x: &mut self.x,
+                xd: &mut self.xd,
+                u: &self.u,
+                hits: &self.hits,
+                y: &mut self.y,
+            };
+            let counts = &self.metrics.fast_events;
+            if self
+                .boundary
+                .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts)
+            {
                 self.discontinuity = self.discontinuity.max(j + 1);
             }
             steps += 1 + self.flow(j, false).1;
@@ -953,9 +967,9 @@ impl FastSide {
 /// discrete state.
 fn take_state(r: &ImplicitResult, k: u64, t: f64, x: &mut [f64], xd: &mut [f64]) {
     if k == r.k1 {
-        x.copy_from_slice(&r.x1);
+        x.copy_from_slice(&r.step.x1);
     } else {
-        r.interpolate(t, x);
+        r.step.state_at(t, x);
     }
     xd.copy_from_slice(&r.xd1);
 }

@@ -51,7 +51,10 @@ impl FrameFlow {
     /// `step`, handling the events inside (see the module documentation);
     /// counts them in `counts` when given. Returns what the first step
     /// reported and what the flow did.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a step between frames: the model, its locator and stepper, the span, the state it advances and the counts"
+    )]
     pub fn run<R>(
         &mut self,
         model: &mut dyn Model,
@@ -78,7 +81,13 @@ impl FrameFlow {
             if at_end >= 0.0 || at_end.is_nan() || x.iter().any(|v| !v.is_finite()) {
                 break;
             }
-            self.hermite.span(model, t, &self.x_start, t1, x, xd, u);
+            let start = StateRef {
+                t,
+                x: &self.x_start,
+                xd,
+                u,
+            };
+            self.hermite.span(model, start, t1, x);
             let hermite = &self.hermite;
             let mut on_hermite = |_: &mut dyn Model, s: f64, out: &mut [f64]| hermite.state_at(s, out);
             let te = locator.locate(model, &mut on_hermite, t, t1, at_end, x, xd, u);

@@ -78,18 +78,18 @@ impl StateGuard {
         }
         self.two = false;
         if result.covers(k) {
-            result.interpolate(t, &mut self.prediction);
+            result.step.state_at(t, &mut self.prediction);
         } else if k > result.k1 {
-            self.prediction.copy_from_slice(&result.x1);
-            let dt = t - result.t1;
-            for (a, (x1, f1)) in self.along.iter_mut().zip(result.x1.iter().zip(&result.f1)) {
+            self.prediction.copy_from_slice(&result.step.x1);
+            let dt = t - result.step.t1;
+            for (a, (x1, f1)) in self.along.iter_mut().zip(result.step.x1.iter().zip(&result.step.f1)) {
                 *a = x1 + f1 * dt;
             }
             self.two = true;
         } else {
-            result.interpolate(result.t0, &mut self.prediction);
+            result.step.state_at(result.step.t0, &mut self.prediction);
         }
-        for (s, (p, x1)) in self.scale.iter_mut().zip(self.prediction.iter().zip(&result.x1)) {
+        for (s, (p, x1)) in self.scale.iter_mut().zip(self.prediction.iter().zip(&result.step.x1)) {
             *s = s.max(p.abs()).max(x1.abs());
         }
         true
@@ -112,6 +112,10 @@ impl StateGuard {
     /// one. Counts the cause and the substitution in `metrics`. Returns
     /// whether the prediction replaced it: `false` when it was good or
     /// nothing could (then `x` is left as it was).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the state to check, the result to check it against and its horizon, and the metrics that count the outcome"
+    )]
     pub fn check(
         &mut self,
         k: u64,
@@ -195,9 +199,9 @@ mod tests {
         let mut r = ImplicitResult::new(1, 0);
         r.seq = 1;
         r.smooth = true;
-        (r.k0, r.k1, r.t0, r.t1) = (k0, k1, t0, t1);
-        (r.x0[0], r.x1[0]) = (x0, x1);
-        (r.f0[0], r.f1[0]) = ((x1 - x0) / (t1 - t0), (x1 - x0) / (t1 - t0));
+        (r.k0, r.k1, r.step.t0, r.step.t1) = (k0, k1, t0, t1);
+        (r.step.x0[0], r.step.x1[0]) = (x0, x1);
+        (r.step.f0[0], r.step.f1[0]) = ((x1 - x0) / (t1 - t0), (x1 - x0) / (t1 - t0));
         r
     }
 

@@ -3,7 +3,7 @@
 //! update and resets, then the event iteration), and the comparison of two
 //! states' modes, which tells whether they have seen the same events.
 
-use tandem_models::Model;
+use tandem_models::{MajorStep, Model};
 
 use super::metrics::EventCounts;
 use crate::events::locator::{EventLocator, SettleError};
@@ -23,36 +23,30 @@ impl Boundary {
         }
     }
 
-    /// The major step at frame time `t`: outputs into `y` with the rates in
-    /// `hits` (what the frame sends), the discrete update and resets, then,
-    /// when events are located and that changed a state, the event
-    /// iteration (a reset may switch a mode). Returns whether a state
-    /// changed. Non-finite values are the
-    /// guards' to handle; an iteration that runs out of rounds is counted
-    /// in `counts` and its last state stands. Allocates nothing.
-    #[allow(clippy::too_many_arguments)]
+    /// The major step `s`: outputs into `s.y` with the rates in `s.hits`
+    /// (what the frame sends), the discrete update and resets, then, when
+    /// events are located and that changed a state, the event iteration (a
+    /// reset may switch a mode). Returns whether a state changed.
+    /// Non-finite values are the guards' to handle; an iteration that runs
+    /// out of rounds is counted in `counts` and its last state stands.
+    /// Allocates nothing.
     pub fn major_step(
         &mut self,
         model: &mut dyn Model,
         locator: &mut EventLocator,
-        t: f64,
-        hits: &[bool],
-        x: &mut [f64],
-        xd: &mut [f64],
-        u: &[f64],
-        y: &mut [f64],
+        s: &mut MajorStep<'_>,
         counts: &EventCounts,
     ) -> bool {
-        self.x_before.copy_from_slice(x);
-        self.xd_before.copy_from_slice(xd);
+        self.x_before.copy_from_slice(s.x);
+        self.xd_before.copy_from_slice(s.xd);
         // A non-finite output is the output guard's to replace.
-        let _ = model.major_outputs(t, x, xd, u, hits, y);
-        model.update(t, hits, x, xd, u);
-        let changed = x != self.x_before.as_slice() || xd != self.xd_before.as_slice();
+        let _ = model.major_outputs(s);
+        model.update(s);
+        let changed = s.x != self.x_before.as_slice() || s.xd != self.xd_before.as_slice();
         // A round that changed nothing would repeat itself: the iteration
         // only runs after one that did.
         if changed && locator.active() {
-            if let Err(SettleError::Storm { .. }) = locator.settle(model, t, x, xd, u) {
+            if let Err(SettleError::Storm { .. }) = locator.settle(model, s.t, s.x, s.xd, s.u) {
                 counts.storms.increment();
             }
         }

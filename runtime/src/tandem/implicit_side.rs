@@ -38,7 +38,7 @@
 
 use std::sync::Arc;
 
-use tandem_models::{Definition, Model, StateRef};
+use tandem_models::{Definition, MajorStep, Model, StateRef};
 
 use super::clock::{nanos, Nanos};
 use super::exchange::{FrameReceiver, FrameRecord, InnerReader, RecordShape, ResultPublisher, UNSYNCED};
@@ -47,9 +47,9 @@ use super::flow::FrameFlow;
 use super::hybrid::Boundary;
 use super::matrix::MatrixPublisher;
 use super::metrics::Metrics;
+use super::placement::place_current_thread;
 use super::retune::ImplicitRetunes;
 use super::settings::{Extrapolation, ImplicitSolver, Placement, TandemSettings};
-use super::threads::place_current_thread;
 use crate::bdf::helpers::ThreadSetup;
 use crate::bdf::jacobian::{Increments, Jacobian};
 use crate::bdf::{Bdf, BdfError, BdfOptions, Tolerance};
@@ -462,7 +462,16 @@ impl ImplicitSide {
         // A matrix that cannot be factored is not published: the fast side
         // keeps the one it has.
         if matrices
-            .prepare(self.model.as_mut(), frame, t, &r.x, &r.xd, &r.u)
+            .prepare(
+                self.model.as_mut(),
+                frame,
+                StateRef {
+                    t,
+                    x: &r.x,
+                    xd: &r.xd,
+                    u: &r.u,
+                },
+            )
             .is_ok()
         {
             self.metrics.matrix_updates.increment();
@@ -567,17 +576,18 @@ impl ImplicitSide {
             }
             if !std::mem::take(&mut self.past_major) {
                 self.rates.hits(j, &mut self.hits);
-                let changed = self.boundary.major_step(
-                    self.model.as_mut(),
-                    &mut self.locator,
-                    tj,
-                    &self.hits,
-                    &mut self.x,
-                    &mut self.xd,
-                    &self.u,
-                    &mut self.y,
-                    &self.metrics.implicit_events,
-                );
+                let mut step = MajorStep {
+                    t: tj,
+                    x: &mut self.x,
+                    xd: &mut self.xd,
+                    u: &self.u,
+                    hits: &self.hits,
+                    y: &mut self.y,
+                };
+                let counts = &self.metrics.implicit_events;
+                let changed = self
+                    .boundary
+                    .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts);
                 if changed {
                     // A discontinuity the integrator's history must not
                     // straddle.
@@ -645,14 +655,14 @@ impl ImplicitSide {
         };
         let out = publisher.buffer();
         out.k0 = k0;
-        out.t0 = t0;
-        out.x0.copy_from_slice(&self.x);
+        out.step.t0 = t0;
+        out.step.x0.copy_from_slice(&self.x);
         let mut ode = ModelOde {
             model: self.model.as_mut(),
             xd: &self.xd,
             u: &self.u,
         };
-        ode.rhs(t0, &self.x, &mut out.f0);
+        ode.rhs(t0, &self.x, &mut out.step.f0);
     }
 
     /// The end of the result: frame `k1`'s state, derivative and discrete
@@ -664,9 +674,9 @@ impl ImplicitSide {
         let t1 = k1 as f64 * self.frame;
         let out = publisher.buffer();
         out.k1 = k1;
-        out.t1 = t1;
+        out.step.t1 = t1;
         out.smooth = smooth;
-        out.x1.copy_from_slice(&self.x);
+        out.step.x1.copy_from_slice(&self.x);
         out.xd1.copy_from_slice(&self.xd);
         out.inner1 = if self.inner_synced {
             self.model.inner_events()
@@ -678,7 +688,7 @@ impl ImplicitSide {
             xd: &self.xd,
             u: &self.u,
         };
-        ode.rhs(t1, &self.x, &mut out.f1);
+        ode.rhs(t1, &self.x, &mut out.step.f1);
     }
 
     /// Integrates one frame from `tj` to `tj1` with the inputs held,

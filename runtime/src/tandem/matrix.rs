@@ -7,7 +7,7 @@
 //! newest factors and does triangular solves: no Newton iteration, no
 //! factorisation, no allocation, no lock.
 
-use tandem_models::Model;
+use tandem_models::{Model, StateRef};
 use triple_buffer::{Input, Output, TripleBuffer};
 
 use crate::bdf::jacobian::{Increments, Jacobian};
@@ -87,19 +87,10 @@ pub fn matrix_exchange(
 }
 
 impl MatrixPublisher {
-    /// Evaluates `J` at the state `(t, x)` of frame `frame` (discrete state
-    /// `xd`, inputs `u`) and factors `I − hγJ` into the buffer to publish.
-    /// Allocates nothing.
-    #[allow(clippy::too_many_arguments)]
-    pub fn prepare(
-        &mut self,
-        model: &mut dyn Model,
-        frame: u64,
-        t: f64,
-        x: &[f64],
-        xd: &[f64],
-        u: &[f64],
-    ) -> Result<(), MatrixError> {
+    /// Evaluates `J` at the state `s` of frame `frame` and factors
+    /// `I − hγJ` into the buffer to publish. Allocates nothing.
+    pub fn prepare(&mut self, model: &mut dyn Model, frame: u64, s: StateRef<'_>) -> Result<(), MatrixError> {
+        let StateRef { t, x, xd, u } = s;
         let mut ode = ModelOde { model, xd, u };
         ode.rhs(t, x, &mut self.fy);
         // A state at 0 (a current at rest) must still get its column.

@@ -25,6 +25,7 @@ pub mod inputs;
 pub mod matrix;
 pub mod metrics;
 pub mod outputs;
+pub mod placement;
 pub mod preflight;
 pub mod recording;
 pub mod retune;

@@ -7,8 +7,8 @@ use std::fmt;
 use std::fs;
 use std::thread;
 
+use super::placement::{lock_memory, place_current_thread};
 use super::settings::TandemSettings;
-use super::threads::{lock_memory, place_current_thread};
 
 /// The outcome of one check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -43,6 +43,10 @@ impl FastStepper {
     /// Advances `x` from `t` by `h` with `xd` and `u` held; returns the
     /// frame whose state the iteration matrix was taken at (none for an
     /// explicit method).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a step of the state x it advances, from t by h, with xd and u held"
+    )]
     pub fn step(&mut self, model: &mut dyn Model, t: f64, h: f64, x: &mut [f64], xd: &[f64], u: &[f64]) -> Option<u64> {
         let mut system = ModelOde { model, xd, u };
         match self {
