@@ -53,7 +53,7 @@ fn the_model_evaluates_and_handles_events_without_allocating() {
                 model.zero_crossings(s, &mut z);
                 model
                     .major_outputs(&mut MajorStep {
-                        t: t,
+                        t,
                         x: &mut x,
                         xd: &mut xd,
                         u: &[],
@@ -63,7 +63,7 @@ fn the_model_evaluates_and_handles_events_without_allocating() {
                     .unwrap();
                 let before = x[1];
                 model.update(&mut MajorStep {
-                    t: t,
+                    t,
                     x: &mut x,
                     xd: &mut xd,
                     u: &[],

@@ -157,7 +157,7 @@ pub enum CallError {
         /// `of the reset` or `of the FMU state`.
         when: &'static str,
         /// Why.
-        why: PackedError,
+        why: Box<PackedError>,
     },
     /// The experiment does not start at 0.
     #[error("startTime {0} s: Tandem models start at t = 0; give startTime 0")]
@@ -554,7 +554,7 @@ impl Instance {
         if starts != self.values {
             self.model = self.build(&starts).map_err(|why| CallError::Rebuild {
                 when: "of the reset (the packed ones)",
-                why,
+                why: Box::new(why),
             })?;
             self.values = starts;
         }
@@ -604,7 +604,7 @@ impl Instance {
             // state into.
             self.model = self.build(&state.values).map_err(|why| CallError::Rebuild {
                 when: "of the FMU state",
-                why,
+                why: Box::new(why),
             })?;
             self.values.clone_from(&state.values);
             self.start_run()?;

@@ -28,7 +28,7 @@ fn exercise(model: &mut dyn Model, rounds: usize) -> f64 {
         for k in 0..rounds {
             let t = k as f64 * 1e-3;
             let _ = model.major_outputs(&mut MajorStep {
-                t: t,
+                t,
                 x: &mut x,
                 xd: &mut xd,
                 u: &u,
@@ -36,7 +36,7 @@ fn exercise(model: &mut dyn Model, rounds: usize) -> f64 {
                 y: &mut y,
             });
             model.update(&mut MajorStep {
-                t: t,
+                t,
                 x: &mut x,
                 xd: &mut xd,
                 u: &u,

@@ -543,6 +543,10 @@ mod tests {
 
     /// Integrates `model` from `t = 0`, `x0` to `stop` in steps of `h`,
     /// factoring `I − hγ matrix(t, x)` before every step.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a test's whole integration: the method, the model, the span and the matrix it factors"
+    )]
     fn integrate(
         method: WMethod,
         time: TimeDerivative,

@@ -1,7 +1,5 @@
 //! What a user configures per message, and its validation.
 
-use std::fmt;
-
 use super::bound::Bound;
 use super::plain::{self, ChecksumSignal, CounterSignal};
 

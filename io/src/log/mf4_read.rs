@@ -26,8 +26,7 @@
 use std::collections::VecDeque;
 
 use super::mf4_block::{
-    block_data, read_block, read_exact_at, read_fully, read_text, Block, Problem, ReadAt, MAX_CHAIN, MAX_LIST_BLOCK,
-    MAX_META_BLOCK,
+    block_data, read_block, read_exact_at, read_fully, read_text, Problem, ReadAt, MAX_CHAIN, MAX_META_BLOCK,
 };
 use super::mf4_data::{Data, Unzipper};
 use super::{ChannelNames, Direction, Entry, LogError, LogRecord, Place};

@@ -33,7 +33,7 @@ pub(crate) fn eval(block: Value, inputs: &[&[f64]], n_out: usize, t: f64) -> Res
     let mut y = vec![0.0; layout.outputs.len()];
     c.model
         .major_outputs(&mut MajorStep {
-            t: t,
+            t,
             x: &mut x,
             xd: &mut xd,
             u: &[],

@@ -198,6 +198,10 @@ impl Jacobian {
     }
 
     /// Differences the columns of groups `range` on the calling thread.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the point, f there and the increments of a difference quotient, and the groups this thread takes"
+    )]
     fn difference_groups(
         &mut self,
         system: &mut dyn OdeSystem,

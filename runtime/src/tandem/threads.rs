@@ -16,7 +16,7 @@ use super::control::RunControl;
 use super::fast::{FastError, FastSide};
 use super::implicit_side::{ImplicitSide, StepOutcome};
 use super::placement::{lock_memory, place_current_thread, LowLatency, Refused, ThreadSetup};
-use super::settings::{Placement, TandemSettings};
+use super::settings::TandemSettings;
 
 /// Touches `bytes` of stack so that no page fault happens there later.
 fn prefault_stack() {
