@@ -238,7 +238,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let report = match dashboard {
         Some((run, observer)) => {
             let report = session.run(&mut (PrintLive, observer));
-            run.finish(report.as_ref().map_err(ToString::to_string));
+            run.finish(report.as_ref());
             report
         }
         None => session.run(&mut PrintLive),

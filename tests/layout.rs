@@ -57,7 +57,8 @@ fn use_paths(declaration: &str) -> Vec<String> {
         return vec![text];
     };
     let prefix = &text[..open];
-    let inner = &text[open + 1..text.rfind('}').unwrap_or(text.len())];
+    let close = text.rfind('}').filter(|&c| c > open).unwrap_or(text.len());
+    let inner = &text[open + 1..close];
     let (mut items, mut depth, mut item) = (Vec::new(), 0, String::new());
     for c in inner.chars() {
         match c {

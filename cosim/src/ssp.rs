@@ -724,7 +724,8 @@ fn read_connection(
         unit_of(from_element, from_connector),
         unit_of(to_element, to_connector),
     ) {
-        (scale, offset) = conversion(units, a, b).map_err(|why| reader.error(connection, why, UNIT_HELP))?;
+        (scale, offset) =
+            conversion(units, a, b).map_err(|why| reader.error(connection, why.to_string(), UNIT_HELP))?;
     }
     for transformation in connection.children().filter(Node::is_element) {
         match transformation.tag_name().name() {
@@ -755,23 +756,49 @@ fn read_connection(
 const UNIT_HELP: &str =
     "declare both units with their base units in <ssd:Units>, or set suppressUnitConversion=\"true\"";
 
+/// Why a value in one unit cannot be converted into another.
+#[derive(Debug, thiserror::Error)]
+enum Unconvertible {
+    /// One of the units is not declared.
+    #[error("unit \"{name}\" is not declared in <ssd:Units>, so \"{from}\" cannot be converted to \"{to}\"")]
+    Undeclared {
+        /// The unit not declared.
+        name: String,
+        /// The unit converted from.
+        from: String,
+        /// The unit converted to.
+        to: String,
+    },
+    /// Their base units differ.
+    #[error("unit \"{from}\" cannot be converted to \"{to}\": their base units differ")]
+    BaseUnits {
+        /// The unit converted from.
+        from: String,
+        /// The unit converted to.
+        to: String,
+    },
+}
+
 /// The scale and offset converting a value in unit `from` into unit `to`
 /// (their factors and offsets to the SI base units, as `BaseUnit` gives
 /// them): equal names convert by nothing.
-fn conversion(units: &HashMap<String, Unit>, from: &str, to: &str) -> Result<(f64, f64), String> {
+fn conversion(units: &HashMap<String, Unit>, from: &str, to: &str) -> Result<(f64, f64), Unconvertible> {
     if from == to {
         return Ok((1.0, 0.0));
     }
     let find = |name: &str| {
-        units.get(name).ok_or_else(|| {
-            format!("unit \"{name}\" is not declared in <ssd:Units>, so \"{from}\" cannot be converted to \"{to}\"")
+        units.get(name).ok_or_else(|| Unconvertible::Undeclared {
+            name: name.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
         })
     };
     let (a, b) = (find(from)?, find(to)?);
     if a.exponents != b.exponents {
-        return Err(format!(
-            "unit \"{from}\" cannot be converted to \"{to}\": their base units differ"
-        ));
+        return Err(Unconvertible::BaseUnits {
+            from: from.to_string(),
+            to: to.to_string(),
+        });
     }
     // SI value = factor * value + offset, in each unit.
     Ok((a.factor / b.factor, (a.offset - b.offset) / b.factor))

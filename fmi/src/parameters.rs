@@ -139,10 +139,10 @@ pub(crate) fn resolve(description: &ModelDescription, parameters: &Parameters) -
                 name: name.clone(),
                 near: near_names(description, name),
             })?;
-            settable(description.version, variable).map_err(|why| FmuError::NotSettable {
+            settable(description.version, variable).map_err(|reason| FmuError::NotSettable {
                 fmu: fmu(),
                 name: name.clone(),
-                why,
+                why: reason.to_string(),
             })?;
             let value = converted(description.version, variable, value).ok_or_else(|| FmuError::WrongType {
                 fmu: fmu(),
@@ -174,31 +174,47 @@ pub(crate) fn apply(instance: &mut dyn Instance, assignments: &[Assignment]) -> 
 /// the standard says (FMI 2 section 3.2.3, FMI 3 section 2.3.3), a
 /// variable that is not a constant and is a parameter or input, or has
 /// `initial="exact"` or `"approx"` (a state's or an output's start value).
-fn settable(version: FmiVersion, variable: &ScalarVariable) -> Result<(), String> {
+fn settable(version: FmiVersion, variable: &ScalarVariable) -> Result<(), NotSettable> {
     if variable.array {
-        return Err("it is an array, which this importer does not set".to_string());
+        return Err(NotSettable::Array);
     }
     if matches!(variable.kind, VariableType::Clock | VariableType::Other(_)) {
-        return Err(format!("its type {} has no value to set", variable.kind));
+        return Err(NotSettable::NoValue(variable.kind.to_string()));
     }
     if variable.variability == Variability::Constant {
-        return Err("it is a constant".to_string());
+        return Err(NotSettable::Constant);
     }
     match variable.causality {
         Causality::Parameter | Causality::Input => Ok(()),
-        Causality::StructuralParameter => Err(
-            "it is a structural parameter, set only in Configuration Mode, which this importer does not enter"
-                .to_string(),
-        ),
+        Causality::StructuralParameter => Err(NotSettable::Structural),
         other => match effective_initial(version, variable) {
             Some(Initial::Exact) | Some(Initial::Approx) => Ok(()),
-            _ => Err(format!(
-                "its causality is \"{}\" and its initial value is calculated by the FMU (only parameters, inputs \
-                 and variables with initial=\"exact\" or \"approx\" take a start value)",
-                other.name()
-            )),
+            _ => Err(NotSettable::Calculated(other.name())),
         },
     }
+}
+
+/// Why a variable takes no start value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum NotSettable {
+    /// An array.
+    #[error("it is an array, which this importer does not set")]
+    Array,
+    /// A type with no value (a Clock), by name.
+    #[error("its type {0} has no value to set")]
+    NoValue(String),
+    /// A constant.
+    #[error("it is a constant")]
+    Constant,
+    /// A structural parameter.
+    #[error("it is a structural parameter, set only in Configuration Mode, which this importer does not enter")]
+    Structural,
+    /// Its initial value is the FMU's to calculate; its causality.
+    #[error(
+        "its causality is \"{0}\" and its initial value is calculated by the FMU (only parameters, inputs and \
+         variables with initial=\"exact\" or \"approx\" take a start value)"
+    )]
+    Calculated(&'static str),
 }
 
 /// The `initial` a variable has, given or by the standard's default for its

@@ -47,7 +47,7 @@ impl Signals {
         let mut groups: Vec<Group> = Vec::new();
         for &i in chosen {
             let v = &description.variables[i];
-            let ty = numeric_type(description, v).map_err(|_| FmuError::NotRecordable {
+            let ty = numeric_type(description, v).ok_or_else(|| FmuError::NotRecordable {
                 fmu: description.model_name.clone(),
                 name: v.name.clone(),
                 kind: v.kind.to_string(),
@@ -182,7 +182,7 @@ pub(crate) fn input_indices(description: &ModelDescription, which: Inputs) -> Ve
             let v = &description.variables[i];
             let continuous = v.variability == Variability::Continuous;
             v.causality == Causality::Input
-                && numeric_type(description, v).is_ok()
+                && numeric_type(description, v).is_some()
                 && match which {
                     Inputs::Continuous => continuous,
                     Inputs::Discrete => !continuous,
@@ -240,7 +240,7 @@ impl Recorded {
     /// The indices of the variables chosen, in declaration order.
     pub(crate) fn choose(&self, description: &ModelDescription) -> Result<Vec<usize>, FmuError> {
         let variables = &description.variables;
-        let recordable = |i: usize| numeric_type(description, &variables[i]).is_ok();
+        let recordable = |i: usize| numeric_type(description, &variables[i]).is_some();
         if self.patterns.is_empty() {
             return Ok((0..variables.len())
                 .filter(|&i| variables[i].causality == Causality::Output && recordable(i))
@@ -274,7 +274,7 @@ impl Recorded {
                     }
                 }
                 (None, Some(i)) => {
-                    numeric_type(description, &variables[i]).map_err(|_| FmuError::NotRecordable {
+                    numeric_type(description, &variables[i]).ok_or_else(|| FmuError::NotRecordable {
                         fmu: description.model_name.clone(),
                         name: pattern.clone(),
                         kind: variables[i].kind.to_string(),
@@ -332,11 +332,9 @@ pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// The numeric type of `v`, or why it has none a run can read.
-pub(crate) fn numeric_type(description: &ModelDescription, v: &ScalarVariable) -> Result<Numeric, String> {
-    v.kind
-        .numeric(description.version)
-        .ok_or_else(|| format!("its type {} is not a number", v.kind))
+/// The numeric type of `v`, if it has one a run can read.
+pub(crate) fn numeric_type(description: &ModelDescription, v: &ScalarVariable) -> Option<Numeric> {
+    v.kind.numeric(description.version)
 }
 
 /// What `tandem check` says a run does not take of `description`: one line

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use http_body::Frame;
 use http_body_util::BodyExt;
 
-use crate::error::ApiError;
+use crate::error::{too_large, ApiError};
 use crate::slots::Slot;
 use crate::state::App;
 
@@ -65,14 +65,6 @@ pub async fn read(body: Body, limit: usize) -> Result<Bytes, ApiError> {
             }
         }
     }
-}
-
-/// 413: a body over `limit` bytes.
-pub fn too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("the request body has more than the {limit} bytes this server takes; send a smaller one"),
-    )
 }
 
 /// The body's length, when the request declares it.

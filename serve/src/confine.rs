@@ -18,6 +18,9 @@ use std::path::{Component, Path, PathBuf};
 use rustix::fs::{openat, openat2, statat, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+/// The folder of the served folder that runs write into.
+pub const RESULTS: &str = "results";
+
 /// Why a path cannot be used.
 #[derive(Debug)]
 pub enum Refused {

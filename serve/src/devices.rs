@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use tandem_config::{parse_run_config, PathUse};
 use tandem_models::plants;
 
-use crate::runconfig::RESULTS;
+use crate::confine::RESULTS;
 
 /// How deep the start-up scan looks below the folder.
 const SCAN_DEPTH: usize = 4;

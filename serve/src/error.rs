@@ -1,18 +1,11 @@
 //! API errors: a 4xx status and a JSON body naming the place and the fix.
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use tandem_models::diagram::DiagramError;
-
-use crate::body::too_large;
-use crate::state::App;
 
 /// An error answered to a request.
 #[derive(Debug)]
@@ -154,45 +147,10 @@ pub async fn blocking<T: Send + 'static>(
     })
 }
 
-/// The most of a plain-text error body kept when it is made JSON.
-const PLAIN_ERROR: usize = 1024;
-
-/// Every response: a 4xx whose body is not JSON (the framework's own
-/// refusals: a method not allowed, a body over the bound, a path or query
-/// that cannot be decoded, a WebSocket request without its upgrade) gets
-/// the API's JSON error body, naming the method, the path and the fix
-/// (its other headers kept).
-pub async fn json_errors(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let (method, path) = (request.method().clone(), request.uri().path().to_string());
-    let response = next.run(request).await;
-    let json = HeaderValue::from_static("application/json");
-    if !response.status().is_client_error() || response.headers().get(header::CONTENT_TYPE) == Some(&json) {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    let text = axum::body::to_bytes(body, PLAIN_ERROR).await.unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let error = match parts.status {
-        StatusCode::METHOD_NOT_ALLOWED => ApiError::new(
-            parts.status,
-            format!(
-                "{method} is not allowed on {path}; the Allow header lists the methods it takes (see serve/API.md)"
-            ),
-        ),
-        StatusCode::PAYLOAD_TOO_LARGE => too_large(app.limits.body),
-        status => ApiError::new(
-            status,
-            format!(
-                "{method} {path}: {}; see serve/API.md",
-                text.trim().trim_end_matches('.')
-            ),
-        ),
-    };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    parts.headers.remove(header::CONTENT_TYPE);
-    let mut answer = error.into_response();
-    for (name, value) in parts.headers.iter() {
-        answer.headers_mut().entry(name).or_insert_with(|| value.clone());
-    }
-    answer
+/// 413: a body over `limit` bytes.
+pub fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the request body has more than the {limit} bytes this server takes; send a smaller one"),
+    )
 }

@@ -33,6 +33,7 @@ mod devices;
 mod error;
 mod folder;
 mod guard;
+mod hosts;
 mod job;
 mod library;
 mod live;
@@ -49,59 +50,16 @@ mod token;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::confine::Root;
 use crate::devices::Devices;
-use crate::guard::Hosts;
+use crate::hosts::Hosts;
 use crate::state::App;
 
 pub use live::{attach, LiveRun, RunObserver};
 pub use page::{Page, PageError, MAX_PAGE_BYTES, MAX_PAGE_FILES};
+pub use state::Limits;
 pub use token::{check_token, generate_token, TokenError, MIN_TOKEN_CHARS};
-
-/// The bounds the server keeps to.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    /// The largest request body (bytes).
-    pub body: usize,
-    /// Simulations running at once.
-    pub simulations: usize,
-    /// Models compiled at once: checks, and the starts of simulations and
-    /// runs.
-    pub checks: usize,
-    /// Real-time runs running at once.
-    pub runs: usize,
-    /// Values (rows × columns) one simulation may keep.
-    pub values: usize,
-    /// Wall time of one simulation.
-    pub wall: Duration,
-    /// Values a run's live table keeps (the oldest rows go first).
-    pub run_values: usize,
-    /// Ended simulations and runs kept for their results.
-    pub kept: usize,
-    /// Bytes the rows of simulations and runs may take in all (running
-    /// ones counted at the most they will hold): the rows of the oldest
-    /// ended ones are dropped beyond it, and a start that does not fit
-    /// beside the running ones is refused.
-    pub memory: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            body: 16 << 20,
-            simulations: 4,
-            checks: 4,
-            runs: 2,
-            values: 20_000_000,
-            wall: Duration::from_secs(600),
-            run_values: 4_000_000,
-            kept: 32,
-            memory: 1 << 30,
-        }
-    }
-}
 
 /// How the server runs.
 #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tandem_runtime::tandem::metrics::Metrics;
 use tandem_session::report::devices::DeviceView;
 use tandem_session::report::live::counters_json;
-use tandem_session::{ClockMode, Controls, Observer, Report, Session};
+use tandem_session::{ClockMode, Controls, Observer, Report, Session, SessionError};
 
 use crate::confine::{relative, relative_json};
 use crate::registry::Entry;
@@ -114,10 +114,10 @@ impl LiveRun {
     }
 
     /// Records the run's end.
-    pub fn finish(&self, outcome: Result<&Report, String>) {
+    pub fn finish(&self, outcome: Result<&Report, &SessionError>) {
         let (mut failure, mut report) = match outcome {
             Ok(report) => (report.failure.clone(), report.json()),
-            Err(e) => (Some(e), Value::Null),
+            Err(e) => (Some(e.to_string()), Value::Null),
         };
         if let Some(folder) = &self.folder {
             failure = failure.map(|f| relative(folder, &f));

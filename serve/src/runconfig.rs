@@ -11,14 +11,11 @@ use rustix::fs::FileType;
 use tandem_config::{load_run_config, ConfigError, NamedPath, PathUse, RunConfig};
 use tandem_models::plants;
 
-use crate::confine::{Refused, Root};
+use crate::confine::{Refused, Root, RESULTS};
 use crate::devices::Devices;
 use crate::error::ApiError;
 use crate::folder::{api_path, refused};
 use crate::state::App;
-
-/// The folder of the served folder that runs write into.
-pub const RESULTS: &str = "results";
 
 /// A 422 for a configuration error, at its place; paths relative to the
 /// served folder.
@@ -52,12 +49,12 @@ pub fn load(app: &App, relative: &str) -> Result<RunConfig, ApiError> {
     }
     let config = load_run_config(&app.root.path().join(path), plants::PROFILES).map_err(|e| config_error(app, &e))?;
     for named in config.paths() {
-        check(&app.root, &app.devices, &named).map_err(|message| {
+        check(&app.root, &app.devices, &named).map_err(|refused| {
             let e = ConfigError {
                 file: config.file.clone(),
                 location: named.location,
                 key: named.key.clone(),
-                message,
+                message: refused.to_string(),
             };
             config_error(app, &e)
         })?;
@@ -65,24 +62,58 @@ pub fn load(app: &App, relative: &str) -> Result<RunConfig, ApiError> {
     Ok(config)
 }
 
-/// Checks one path a configuration names (a device against `devices`);
-/// what is wrong and the fix.
-fn check(root: &Root, devices: &Devices, named: &NamedPath<'_>) -> Result<(), String> {
-    let shown = named.path.display();
+/// Why a path a configuration names is not taken through the server.
+#[derive(Debug, thiserror::Error)]
+enum PathRefused {
+    /// A file read from outside the served folder.
+    #[error(
+        "\"{0}\" is outside the served folder; through the server a configuration names files inside it, \
+         relative to the configuration"
+    )]
+    ReadOutside(String),
+    /// A file written outside `results/`; why.
+    #[error(
+        "\"{shown}\" {why}; through the server a run writes only into the served folder's {RESULTS}/: give a \
+         path relative to it, without `..`"
+    )]
+    WriteOutside {
+        /// The path as named.
+        shown: String,
+        /// How it leads out.
+        why: &'static str,
+    },
+    /// The folder refused the path.
+    #[error("\"{shown}\": {cause}")]
+    Refused {
+        /// The path as named.
+        shown: String,
+        /// What the folder said.
+        cause: Refused,
+    },
+    /// A device the server was not started to allow.
+    #[error(
+        "\"{0}\" is not a serial device this server was started to allow; start it with --device {0} (repeat \
+         for each device), or name the device in a configuration in the folder before starting it"
+    )]
+    Device(String),
+}
+
+/// Checks one path a configuration names (a device against `devices`).
+fn check(root: &Root, devices: &Devices, named: &NamedPath<'_>) -> Result<(), PathRefused> {
+    let shown = named.path.display().to_string();
     match named.usage {
         PathUse::Read => {
-            let outside = || {
-                format!(
-                    "\"{shown}\" is outside the served folder; through the server a configuration names files \
-                     inside it, relative to the configuration"
-                )
-            };
+            let outside = || PathRefused::ReadOutside(shown.clone());
             let inside = named.path.strip_prefix(root.path()).map_err(|_| outside())?;
+            let refused = |cause| PathRefused::Refused {
+                shown: inside.display().to_string(),
+                cause,
+            };
             match root.kind(inside) {
                 Ok(FileType::RegularFile) => Ok(()),
-                Ok(_) => Err(format!("\"{}\": {}", inside.display(), Refused::NotAFile)),
+                Ok(_) => Err(refused(Refused::NotAFile)),
                 Err(Refused::Outside) => Err(outside()),
-                Err(e) => Err(format!("\"{}\": {e}", inside.display())),
+                Err(e) => Err(refused(e)),
             }
         }
         PathUse::Write => {
@@ -92,11 +123,9 @@ fn check(root: &Root, devices: &Devices, named: &NamedPath<'_>) -> Result<(), St
             } else {
                 named.path
             };
-            let outside = |why: &str| {
-                format!(
-                    "\"{shown}\" {why}; through the server a run writes only into the served folder's \
-                     {RESULTS}/: give a path relative to it, without `..`"
-                )
+            let outside = |why| PathRefused::WriteOutside {
+                shown: shown.clone(),
+                why,
             };
             if !inside.components().all(|c| matches!(c, Component::Normal(_))) {
                 return Err(outside("leads out of results/"));
@@ -110,16 +139,15 @@ fn check(root: &Root, devices: &Devices, named: &NamedPath<'_>) -> Result<(), St
             }
             .map_err(|e| match e {
                 Refused::Outside => outside("leads out of results/ through a symbolic link"),
-                e => format!("\"{shown}\": {e}"),
+                cause => PathRefused::Refused {
+                    shown: shown.clone(),
+                    cause,
+                },
             })
         }
         PathUse::Device => match devices.allows(named.path) {
             true => Ok(()),
-            false => Err(format!(
-                "\"{shown}\" is not a serial device this server was started to allow; start it with --device \
-                 {shown} (repeat for each device), or name the device in a configuration in the folder before \
-                 starting it"
-            )),
+            false => Err(PathRefused::Device(shown)),
         },
     }
 }

@@ -18,9 +18,10 @@ use tandem_config::bounds::check_duration;
 use tandem_session::{bind, ClockMode, ControlError, Options, Session};
 
 use crate::body::{Compiled, JsonBody};
+use crate::confine::RESULTS;
 use crate::error::{blocking, parse_body, ApiError};
 use crate::live::attach_in;
-use crate::runconfig::{self, RESULTS};
+use crate::runconfig;
 use crate::state::App;
 use crate::table;
 
@@ -100,7 +101,7 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         .name(format!("run {}", run.id))
         .spawn(move || {
             let report = session.run(&mut observer);
-            ended.finish(report.as_ref().map_err(|e| e.to_string()));
+            ended.finish(report.as_ref());
             kept.ended();
         })
         .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("cannot start a thread: {e}")))?;

@@ -3,18 +3,61 @@
 //! and the simulations and runs.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::http::StatusCode;
 
 use crate::confine::{self, Root};
 use crate::devices::Devices;
 use crate::error::ApiError;
-use crate::guard::Hosts;
+use crate::hosts::Hosts;
 use crate::job::Job;
 use crate::live::LiveRun;
 use crate::registry::Registry;
 use crate::slots::Slots;
-use crate::Limits;
+
+/// The bounds the server keeps to.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// The largest request body (bytes).
+    pub body: usize,
+    /// Simulations running at once.
+    pub simulations: usize,
+    /// Models compiled at once: checks, and the starts of simulations and
+    /// runs.
+    pub checks: usize,
+    /// Real-time runs running at once.
+    pub runs: usize,
+    /// Values (rows × columns) one simulation may keep.
+    pub values: usize,
+    /// Wall time of one simulation.
+    pub wall: Duration,
+    /// Values a run's live table keeps (the oldest rows go first).
+    pub run_values: usize,
+    /// Ended simulations and runs kept for their results.
+    pub kept: usize,
+    /// Bytes the rows of simulations and runs may take in all (running
+    /// ones counted at the most they will hold): the rows of the oldest
+    /// ended ones are dropped beyond it, and a start that does not fit
+    /// beside the running ones is refused.
+    pub memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            body: 16 << 20,
+            simulations: 4,
+            checks: 4,
+            runs: 2,
+            values: 20_000_000,
+            wall: Duration::from_secs(600),
+            run_values: 4_000_000,
+            kept: 32,
+            memory: 1 << 30,
+        }
+    }
+}
 
 /// What every request handler shares.
 pub struct App {
