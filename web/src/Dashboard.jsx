@@ -104,7 +104,10 @@ function StartForm({ onStarted }) {
   );
 }
 
-/** The dashboard of real-time runs; polls the list while `active`. */
+/**
+ * The dashboard of real-time runs; polls the list while `active`, and
+ * shows the only run under way when none is picked.
+ */
 export function Dashboard({ active }) {
   const [runs, setRuns] = useState([]);
   const [selected, setSelected] = useState(null);
@@ -119,6 +122,9 @@ export function Dashboard({ active }) {
       const listed = r.json.runs;
       fresh.current = fresh.current.filter((run) => !listed.some((l) => l.id === run.id));
       setRuns([...listed, ...fresh.current]);
+      // Nothing picked yet and one run under way: that is the run to watch.
+      const running = listed.filter((l) => l.state === 'running');
+      if (running.length === 1) setSelected((s) => s ?? running[0].id);
     };
     poll();
     const timer = setInterval(poll, 1000);

@@ -58,11 +58,22 @@ export function byUnit(names, units) {
   return groups;
 }
 
-/** An axis title: its signals, then its unit in brackets. */
-export function axisTitle(names, unit) {
-  const list = names.length > 3 ? `${names.slice(0, 3).join(', ')}, …` : names.join(', ');
-  return unit ? `${list} [${unit}]` : list;
+/**
+ * An axis title: its signals, then its unit in brackets, in at most `room`
+ * characters: as many signals as fit (the rest as "…"), else the unit
+ * alone, so that no title is cut where the axis ends.
+ */
+export function axisTitle(names, unit, room = Infinity) {
+  const withUnit = (list) => (unit ? `${list} [${unit}]` : list);
+  for (let k = names.length; k > 0; k--) {
+    const title = withUnit(k === names.length ? names.join(', ') : `${names.slice(0, k).join(', ')}, …`);
+    if (title.length <= room) return title;
+  }
+  return unit ? `[${unit}]` : '';
 }
+
+/** The characters an axis title of 11 px has along a y axis of a chart `height` pixels high. */
+export const titleRoom = (height) => Math.floor((height - 50) / 6.5);
 
 /**
  * A chart of `names` (time first) in `element`. `options`: `units` (by
@@ -99,7 +110,7 @@ export function chart(element, names, width = 900, height = 360, options = {}) {
       ...axis,
       scale: key,
       side: k % 2 === 0 ? 3 : 1,
-      label: axisTitle(g.columns.map((c) => names[c]), g.unit),
+      label: axisTitle(g.columns.map((c) => names[c]), g.unit, titleRoom(height)),
       grid: { show: k === 0, stroke: colors.grid, width: 1 },
       ticks: { stroke: colors.tick, width: 1 },
       size: 56,

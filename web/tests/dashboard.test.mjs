@@ -95,7 +95,7 @@ test("a running session's counters advance, a new gain shows in its output, and 
 
   // Values carry the units of the model's Output blocks (v and v_ref in m/s, force in N).
   const vRef = page.getByTestId('live-v_ref');
-  assert.equal(await until(vRef, (t) => t === '25 m/s'), '25 m/s', 'v_ref = 50 × 0.5 before the change');
+  assert.equal(await until(vRef, (t) => t === '25.00 m/s'), '25.00 m/s', 'v_ref = 50 × 0.5 before the change');
   assert.match(await page.getByTestId('live-v').textContent(), /^-?[\d.,e-]+ m\/s$/);
   assert.match(await page.getByTestId('live-force').textContent(), /^-?[\d.,e-]+ N$/);
   // The block list holds only blocks with tunable parameters.
@@ -108,7 +108,7 @@ test("a running session's counters advance, a new gain shows in its output, and 
   await page.getByLabel('parameter').selectOption('gain');
   await page.getByLabel('new value').fill('30');
   await page.getByRole('button', { name: 'Change' }).click();
-  assert.equal(await until(vRef, (t) => t === '15 m/s'), '15 m/s', 'v_ref = 30 × 0.5 after it');
+  assert.equal(await until(vRef, (t) => t === '15.00 m/s'), '15.00 m/s', 'v_ref = 30 × 0.5 after it');
   await until(page.getByTestId('change-log'), (t) => /applied at frame [\d,]+/.test(t));
   await shot(page, 'dashboard-2-changed');
 
@@ -190,6 +190,47 @@ test("a built-in plant offers its declared parameters beside its inputs", async 
   assert.match(await until(page.getByTestId('live-vehicle_speed'), (t) => / m\/s$/.test(t)), /^-?[0-9.,e+-]+ m\/s$/);
   assert.match(await page.getByTestId('live-dc_voltage').textContent(), / V$/);
   await shot(page, 'dashboard-5-plant-parameters');
+  await stopRun(page);
+});
+
+test('the live chart plots like the Run view: one y axis per unit, titles never cut, a legend of values without noise (issue 41, 1 and 7)', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await startRun(page, 'config/examples/ev.toml', { duration: '30' });
+  const id = (await page.locator('[aria-current="true"]').getAttribute('data-testid')).slice('run-'.length);
+  const status = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}`)).json(), id);
+  const units = [...new Set(status.outputs.map((o) => status.units[o] ?? ''))];
+  assert.ok(units.length >= 2, `the EV plant's outputs come in several units: ${units}`);
+  // One y axis per unit, each titled with its unit, the title within the axis's length.
+  await until(page.getByTestId(`live-${status.outputs[0]}`), (t) => t !== '' && t !== '–');
+  const axes = await page.evaluate(() => {
+    const u = document.querySelector('[data-testid="live-chart"]').uplot;
+    return u.axes.slice(1).map((a) => ({ label: a.label, scale: a.scale }));
+  });
+  assert.equal(axes.length, units.length, `axes ${JSON.stringify(axes)} for units ${units}`);
+  for (const unit of units.filter(Boolean)) assert.ok(axes.some((a) => a.label.endsWith(`[${unit}]`)), `an axis in ${unit}: ${JSON.stringify(axes)}`);
+  const room = Math.floor((260 - 50) / 6.5);
+  for (const a of axes) assert.ok(a.label.length <= room && !/…$/.test(a.label.replace(/ \[.*\]$/, '')) || /, …/.test(a.label), `a whole title: ${a.label}`);
+  // The legend: a value with its unit for every output, read at a fixed number
+  // of digits, never a "--", never noise such as 1e-61.
+  await new Promise((r) => setTimeout(r, 1500));
+  for (const o of status.outputs) {
+    const text = await page.getByTestId(`live-${o}`).textContent();
+    assert.match(text, /^(0|-?\d+\.?\d*|-?\d\.\d{3}e[-+]?\d+)( \S+)?$/, `${o}: ${text}`);
+    assert.ok(!/e-(1\d|[2-9]\d)/.test(text), `${o} reads noise: ${text}`);
+    if (!text.startsWith('0 ') && text !== '0') assert.equal(text.split(' ')[0].replace(/^-|e.*$/g, '').replace('.', '').replace(/^0+/, '').length, 4, `four digits: ${text}`);
+  }
+  // Under the cursor, the legend reads the row there.
+  const over = await page.locator('[data-testid="live-chart"] .u-over').boundingBox();
+  await page.mouse.move(over.x + over.width * 0.1, over.y + over.height / 2);
+  await shot(page, 'dashboard-6-live-chart');
+  await page.mouse.move(0, 0);
+  // Opened again, the dashboard shows the only run under way.
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await until(page.getByTestId('live-state'), (t) => t === 'running');
+  assert.equal(await page.locator('[aria-current="true"]').getAttribute('data-testid'), `run-${id}`);
   await stopRun(page);
 });
 
