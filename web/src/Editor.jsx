@@ -73,7 +73,7 @@ const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p
 
 const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
-function Canvas({ model, text, setModel, library, active }) {
+function Canvas({ model, text, setModel, library, active, focus }) {
   const { doc, generation } = model;
   // Which opening is shown, for what awaits the server across one.
   const generationRef = useRef(generation);
@@ -96,6 +96,8 @@ function Canvas({ model, text, setModel, library, active }) {
   const toSelect = useRef(null);
   // Whether the view should show the whole diagram once it is drawn.
   const toFit = useRef(true);
+  // A block to bring into view once it is drawn (named by another view).
+  const toShow = useRef(null);
   const diagram = diagramAt(doc, path);
   const prefix = path.length ? path.join('/') + '/' : '';
 
@@ -177,6 +179,19 @@ function Canvas({ model, text, setModel, library, active }) {
     };
   }, [text]);
 
+  // A block another view names (`focus`, a new object each time): its
+  // diagram opened, the block selected and brought into view.
+  useEffect(() => {
+    if (!focus?.block) return;
+    const inside = focus.block.split('/');
+    const id = inside.pop();
+    toShow.current = id;
+    if (inside.join('/') !== path.join('/')) {
+      toSelect.current = new Set([id]);
+      setPath(inside);
+    } else setNodes((ns) => ns.map((n) => ({ ...n, selected: n.id === id })));
+  }, [focus]);
+
   const sizeOf = useCallback((b) => blockSize(b, ports[b.id]), [ports]);
   // Blocks the file places nowhere are laid out along the links.
   const auto = useMemo(
@@ -241,8 +256,16 @@ function Canvas({ model, text, setModel, library, active }) {
   );
   const shownEdges = useMemo(() => edges.map((e) => ({ ...e, markerEnd: e.selected ? ARROW_SELECTED : ARROW })), [edges]);
 
-  // Show the whole diagram once its blocks are measured (an empty one at scale 1).
+  // Show the whole diagram once its blocks are measured (an empty one at
+  // scale 1), or the block to show.
   useEffect(() => {
+    const shown = toShow.current && nodes.find((n) => n.id === toShow.current);
+    if (active && shown?.measured?.width) {
+      toShow.current = null;
+      toFit.current = false;
+      flow.fitView({ nodes: [{ id: shown.id }], maxZoom: 1, minZoom: 1, duration: 200 });
+      return;
+    }
     if (!toFit.current || !active) return;
     if (nodes.length === 0) {
       toFit.current = false;

@@ -2,14 +2,19 @@
 // rows plotted as they stream in (per pixel column, the extremes of each
 // series), one y axis per unit, a legend of the values under the cursor,
 // zoom (drag on the chart, double-click to reset) redrawn from the full
-// rows, the final values, and the results as CSV, PNG or SVG.
+// rows, the final values, and the results as CSV, PNG or SVG. A Run that
+// fails before it begins leaves the previous result shown as out of date,
+// its error in words with a button to the block it names.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Badge, Box, Button, Callout, Card, Checkbox, Flex, Heading, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
-import { DownloadIcon, ExclamationTriangleIcon, ImageIcon, PlayIcon, ResetIcon, StopIcon, TableIcon } from '@radix-ui/react-icons';
+import { Badge, Box, Button, Callout, Card, Flex, Heading, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { Crosshair1Icon, DownloadIcon, ExclamationTriangleIcon, ImageIcon, PlayIcon, ResetIcon, StopIcon, TableIcon } from '@radix-ui/react-icons';
 import { api, readBatch, socket } from './api.js';
 import { Columns, Envelope, visible } from './envelope.js';
+import { describeError } from './editor/errors.js';
 import { serialize } from './format.js';
 import { chart, download, outputUnits, palette, pngOf, svgOf, throttled, unitOf } from './plot.js';
+import { Legend } from './Legend.jsx';
+import { formatSignal } from './readout.js';
 import { TableRoot } from './TableRoot.jsx';
 import './run.css';
 
@@ -30,11 +35,6 @@ function optionsOf(sim = {}) {
   };
 }
 
-/** A number for people: six significant digits, no trailing zeros. */
-function shown6(v) {
-  return v == null || Number.isNaN(v) ? '—' : String(Number(v.toPrecision(6)));
-}
-
 /** The progress of the run under way, from the `progress` events on `bus`. */
 function Live({ bus }) {
   const [progress, setProgress] = useState({ progress: 0, rows: 0 });
@@ -51,11 +51,12 @@ function Live({ bus }) {
 }
 
 /**
- * The signals: each one's colour, name, unit, whether it is shown, and its
- * value in the row under the cursor (`hover` events on `bus`), else in the
- * last row so far (updated on each `progress` event).
+ * The signals (Legend.jsx): each one's colour, name, unit, whether it is
+ * shown, and its value (six digits) in the row under the cursor (`hover`
+ * events on `bus`), else in the last row so far (updated on each
+ * `progress` event).
  */
-function Legend({ bus, run: r, names, shown, toggle }) {
+function Signals({ bus, run: r, names, shown, toggle }) {
   const [hover, setHover] = useState(-1);
   const [, setTick] = useState(0);
   useEffect(() => {
@@ -75,13 +76,12 @@ function Legend({ bus, run: r, names, shown, toggle }) {
   }, [bus]);
   const rows = r?.columns.rows ?? 0;
   const row = rows > 0 ? (hover >= 0 && hover < rows ? hover : rows - 1) : -1;
-  const colors = r?.colors?.series ?? [];
   return (
     <>
       <Flex justify="between" align="baseline" mb="2">
         <Heading size="2">Signals</Heading>
         <Text size="1" color="gray" data-testid="legend-time">
-          {row >= 0 ? `t = ${shown6(r.columns.data[0][row])} s` : ''}
+          {row >= 0 ? `t = ${Number(r.columns.data[0][row].toPrecision(6))} s` : ''}
         </Text>
       </Flex>
       {!names && (
@@ -90,23 +90,15 @@ function Legend({ bus, run: r, names, shown, toggle }) {
         </Text>
       )}
       {names && (
-        <div className="run-legend" role="list" aria-label="legend">
-          {names.slice(1).map((n, i) => (
-            <label key={n} className="run-legend-row" role="listitem" data-off={!shown.includes(i + 1) || undefined}>
-              <Checkbox size="1" aria-label={`show ${n}`} checked={shown.includes(i + 1)} onCheckedChange={() => toggle(i + 1)} />
-              <span className="run-swatch" style={{ background: colors[i % colors.length] }} />
-              <Text size="2" className="run-legend-name" truncate>
-                {n}
-              </Text>
-              <Text size="1" color="gray">
-                {unitOf(r?.units ?? {}, n)}
-              </Text>
-              <Text size="2" className="run-legend-value" data-testid={`legend-${n}`}>
-                {row >= 0 ? shown6(r.columns.data[i + 1][row]) : '—'}
-              </Text>
-            </label>
-          ))}
-        </div>
+        <Legend
+          names={names}
+          units={r?.units ?? {}}
+          colors={r?.colors?.series ?? []}
+          shown={shown}
+          toggle={toggle}
+          testid="legend"
+          value={(c) => (row >= 0 ? formatSignal(r.columns.data[c][row], r.columns.size[c], '', 6) : '—')}
+        />
       )}
     </>
   );
@@ -125,10 +117,12 @@ function Field({ label, name, value, onChange, unit, width = 96 }) {
   );
 }
 
-export function Run({ model, active = true }) {
+export function Run({ model, active = true, onShowBlock }) {
   const [options, setOptions] = useState(() => optionsOf(model.doc.simulation));
   const [job, setJob] = useState(null);
   const [state, setState] = useState({ phase: 'idle' });
+  // Whether the result shown is a previous run's: the last Run failed before it began.
+  const [stale, setStale] = useState(false);
   const [finals, setFinals] = useState([]);
   const [shown, setShown] = useState([]);
   const [zoom, setZoom] = useState(null);
@@ -139,7 +133,7 @@ export function Run({ model, active = true }) {
   // the whole run, the time range it spans, and the zoomed range (or null).
   const run = useRef(null);
   // Progress while running and the row under the cursor go to <Live> and
-  // <Legend> alone: the rest of the view does not render again for them.
+  // <Signals> alone: the rest of the view does not render again for them.
   const bus = useRef(new EventTarget());
 
   // The options follow the model's own settings: another model opened, or
@@ -274,12 +268,18 @@ export function Run({ model, active = true }) {
     for (const k of keys) {
       const text = options[k].trim();
       if (text === '') continue;
-      if (!Number.isFinite(Number(text))) return setState({ phase: 'failed', error: `${k}: “${text}” is not a number; give one such as 0.001 or 1e-6` });
+      if (!Number.isFinite(Number(text))) {
+        setStale(run.current !== null);
+        return setState({ phase: 'failed', error: `${k}: “${text}” is not a number; give one such as 0.001 or 1e-6` });
+      }
       body[k] = Number(text);
     }
     setState({ phase: 'starting' });
     const r = await api('POST', '/api/simulations', body);
-    if (!r.ok) return setState({ phase: 'failed', error: r.json?.error ?? r.text, place: r.json?.place });
+    if (!r.ok) {
+      setStale(run.current !== null);
+      return setState({ phase: 'failed', error: describeError(r.json ?? { error: r.text }), place: r.json?.place });
+    }
     const status = r.json;
     const names = status.columns;
     const stop = Number(options.stop.trim() === '' ? (model.doc.simulation?.stop ?? 10) : options.stop);
@@ -297,6 +297,7 @@ export function Run({ model, active = true }) {
     run.current = current;
     envelope(current);
     setJob(status);
+    setStale(false);
     setFinals([]);
     setShown(current.shown);
     setZoom(null);
@@ -443,18 +444,29 @@ export function Run({ model, active = true }) {
           <Callout.Icon>
             <ExclamationTriangleIcon />
           </Callout.Icon>
-          <Callout.Text data-testid="run-error">
+          <Callout.Text data-testid="run-error" className="run-error">
             {state.error}
-            {state.place && ` (${Object.entries(state.place).map(([k, v]) => `${k} ${v}`).join(', ')})`}
           </Callout.Text>
+          {state.place?.block && onShowBlock && (
+            <Box>
+              <Button size="1" variant="soft" color="red" onClick={() => onShowBlock(state.place)}>
+                <Crosshair1Icon /> Show block {state.place.block} in the editor
+              </Button>
+            </Box>
+          )}
         </Callout.Root>
       )}
-      <div className="run-body">
+      <div className="run-body" data-stale={stale || undefined} data-testid="run-body">
         <Card className="run-chart-card" size="1">
           <Flex className="run-chart-head" align="center" gap="2">
             <Heading size="2" className="run-title">
               {job ? job.name || model.doc.name : 'Outputs'}
             </Heading>
+            {stale && (
+              <Badge color="amber" variant="soft" data-testid="run-stale">
+                previous run {job.id}: out of date, the last Run failed
+              </Badge>
+            )}
             {zoom && (
               <Badge variant="soft" color="indigo">
                 {Number(zoom[0].toPrecision(4))} – {Number(zoom[1].toPrecision(4))} s
@@ -501,7 +513,7 @@ export function Run({ model, active = true }) {
         <Card className="run-side" size="1">
           <div className="run-side-scroll">
             <Box p="1">
-              <Legend bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
+              <Signals bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
               {finals.length > 0 && (
                 <>
                   <Heading size="2" mt="4" mb="2">

@@ -27,12 +27,28 @@ const SINES = {
   simulation: { solver: 'rk4', step: 0.001, stop: 200 },
 };
 
+// A Sum whose second input is not linked: a model error at block `sum`, port 2.
+const UNWIRED = {
+  name: 'Unwired',
+  blocks: [
+    { id: 'c', type: 'Constant', params: { value: 1 }, layout: { x: 0, y: 0 } },
+    { id: 'sum', type: 'Sum', params: { signs: '+-' }, layout: { x: 200, y: 0 } },
+    { id: 'y', type: 'Output', layout: { x: 400, y: 0 } },
+  ],
+  links: [
+    { from: 'c', to: 'sum.1' },
+    { from: 'sum', to: 'y' },
+  ],
+  simulation: { solver: 'rk4', step: 0.01, stop: 1 },
+};
+
 const shared = {};
 before(async () => {
   const folder = mkdtempSync(join(tmpdir(), 'tandem-run-'));
   mkdirSync(join(folder, 'models/examples'), { recursive: true });
   copyFileSync(join(root, 'models/examples/cruise_control.json'), join(folder, 'models/examples/cruise_control.json'));
   writeFileSync(join(folder, 'models/examples/sines.json'), JSON.stringify(SINES, null, 2));
+  writeFileSync(join(folder, 'models/examples/unwired.json'), JSON.stringify(UNWIRED, null, 2));
   shared.server = await serve(folder);
   Object.assign(shared, await browser(1400, 900));
 });
@@ -311,4 +327,45 @@ test('Ctrl+Enter runs; a bad setting is shown as an error', async () => {
   await page.getByLabel('stop').fill('ten');
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByRole('alert').filter({ hasText: 'stop: “ten” is not a number' }).waitFor();
+});
+
+test('a Run that fails leaves the previous result marked out of date, its error in words and a way to the block (issue 41, 2)', async () => {
+  const { page } = shared;
+  await open('cruise_control.json', 'vehicle');
+  await page.getByLabel('stop').fill('20');
+  const id = await run();
+  assert.equal(await page.getByTestId('run-stale').count(), 0, 'a fresh result is not out of date');
+  // Over the server's limit: the previous result is dimmed and labelled; the
+  // error names the setting, without a "(key stop)" tail.
+  await page.getByLabel('step').fill('1e-9');
+  await page.getByLabel('stop').fill('1e6');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const error = page.getByTestId('run-error');
+  await error.waitFor();
+  const text = await error.textContent();
+  assert.match(text, /^`stop`: the result would hold/);
+  assert.doesNotMatch(text, /\(key|line \d|column \d/);
+  assert.match(await page.getByTestId('run-stale').textContent(), new RegExp(`previous run ${id}`));
+  assert.equal(await page.getByTestId('run-body').getAttribute('data-stale'), 'true');
+  await shot(page, 'run-failed-stale');
+  // A good Run again: nothing is out of date.
+  await page.getByLabel('step').fill('0.01');
+  await page.getByLabel('stop').fill('5');
+  await run();
+  assert.equal(await page.getByTestId('run-stale').count(), 0);
+  assert.equal(await page.getByTestId('run-body').getAttribute('data-stale'), null);
+
+  // A model error: block and port in words, and a button that shows the block in the editor.
+  await open('unwired.json', 'sum');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await error.waitFor();
+  const model = await error.textContent();
+  assert.match(model, /^block `sum`, port `2`: /);
+  assert.doesNotMatch(model, /^\d+:\d+|line \d|column \d|\(block/);
+  await shot(page, 'run-model-error');
+  await page.getByRole('button', { name: 'Show block sum in the editor' }).click();
+  assert.equal(await page.getByRole('tab', { name: 'Editor' }).getAttribute('aria-selected'), 'true');
+  await page.locator('.react-flow__node.selected[data-id="sum"]').waitFor();
+  assert.equal(await page.locator('.react-flow__node.selected').count(), 1, 'the block alone is selected');
+  await shot(page, 'run-model-error-shown');
 });

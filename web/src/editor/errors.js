@@ -53,7 +53,7 @@ export function describeError(json) {
     const name = place.block.split('/').pop();
     first = first.replace(new RegExp(`^block "${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}":\\s*`), '');
     first = `block \`${place.block}\`${place.port ? `, port \`${place.port}\`` : ''}: ${first}`;
-  } else if (place.key) {
+  } else if (place.key && !first.startsWith(`${place.key}:`)) {
     first = `\`${place.key}\`: ${first}`;
   }
   const help = rest.map((l) => l.trim().replace(/^help:\s*/, 'Fix: ')).filter(Boolean);
