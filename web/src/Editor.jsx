@@ -73,6 +73,15 @@ const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p
 
 const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
+/**
+ * The zoom below which "fit" does not go: the smallest text on a block
+ * (11 px, its type and port names) stays at least 11 px on screen. A
+ * diagram larger than the canvas at this zoom is shown from its left
+ * edge, where its signals start, and scrolled.
+ */
+const READABLE_ZOOM = 1;
+const FIT_PADDING = 0.1;
+
 function Canvas({ model, text, setModel, library, active, focus }) {
   const { doc, generation } = model;
   // Which opening is shown, for what awaits the server across one.
@@ -272,9 +281,22 @@ function Canvas({ model, text, setModel, library, active, focus }) {
       flow.setViewport({ x: 0, y: 0, zoom: 1 });
     } else if (nodes.every((n) => n.data.ports && n.measured?.width)) {
       toFit.current = false;
-      flow.fitView({ maxZoom: 1, padding: 0.15 });
+      fitReadable();
     }
   }, [nodes, active, flow]);
+
+  /** The whole diagram in view, at no less than READABLE_ZOOM: centred where it fits, else from its left edge. */
+  function fitReadable(duration = 0) {
+    const pane = canvasRef.current?.querySelector('.react-flow');
+    if (!pane || nodes.length === 0) return;
+    const bounds = flow.getNodesBounds(nodes);
+    const [w, h] = [pane.clientWidth, pane.clientHeight];
+    const pad = 1 + 2 * FIT_PADDING;
+    const zoom = Math.max(READABLE_ZOOM, Math.min(1, w / (bounds.width * pad), h / (bounds.height * pad)));
+    const place = (size, start, length) =>
+      length * zoom <= size * (1 - FIT_PADDING) ? (size - length * zoom) / 2 - start * zoom : (size * FIT_PADDING) / 2 - start * zoom;
+    flow.setViewport({ x: place(w, bounds.x, bounds.width), y: place(h, bounds.y, bounds.height), zoom }, { duration });
+  }
 
   const selectedIds = nodes.filter((n) => n.selected).map((n) => n.id);
   const selectedBlocks = (diagram.blocks || []).filter((b) => selectedIds.includes(b.id));
@@ -501,7 +523,7 @@ function Canvas({ model, text, setModel, library, active, focus }) {
             copy: copySelection,
             paste: pasteClipboard,
             remove: removeSelection,
-            fit: () => flow.fitView({ maxZoom: 1, padding: 0.15, duration: 200 }),
+            fit: () => fitReadable(200),
           }}
           can={{
             undo: history.current.undo.length > 0,
@@ -564,7 +586,8 @@ function Canvas({ model, text, setModel, library, active, focus }) {
             colorMode={appearance === 'dark' ? 'dark' : 'light'}
           >
             <Background variant={BackgroundVariant.Dots} gap={16} size={1.2} />
-            <Controls showInteractive={false} position="bottom-left" />
+            {/* Its fit button shows the whole diagram however small (an overview); the toolbar's fits at a readable zoom. */}
+            <Controls showInteractive={false} position="bottom-left" fitViewOptions={{ maxZoom: 1, padding: FIT_PADDING }} />
             {nodes.length > 0 && (
               <MiniMap
                 pannable
