@@ -51,7 +51,7 @@ import { SidePanel } from './editor/SidePanel.jsx';
 import { Toolbar } from './editor/Toolbar.jsx';
 import { categoryOf } from './editor/categories.js';
 import { describeError } from './editor/errors.js';
-import { blockSize } from './editor/geometry.js';
+import { blockSize, freeSpot } from './editor/geometry.js';
 import './editor.css';
 
 const NODE_TYPES = { block: BlockNode };
@@ -97,6 +97,8 @@ function Canvas({ model, text, setModel, library, active, focus }) {
   const [edges, setEdges] = useState([]);
   const [dragged, setDragged] = useState(null);
   const [note, setNote] = useState('');
+  // A link refused at its drop, and why.
+  const [refused, setRefused] = useState('');
   const [, setSteps] = useState(0);
   const history = useRef({ undo: [], redo: [] });
   const searchRef = useRef(null);
@@ -302,13 +304,18 @@ function Canvas({ model, text, setModel, library, active, focus }) {
   const selectedBlocks = (diagram.blocks || []).filter((b) => selectedIds.includes(b.id));
   const selectedEdges = edges.filter((e) => e.selected);
 
+  // A link into an input that already has one is refused at the drop, with the link there named.
   const onConnect = ({ source, sourceHandle, target, targetHandle }) => {
     const out = sourceHandle.slice(4);
     const inp = targetHandle.slice(3);
+    const there = edges.find((e) => e.target === target && e.targetHandle === targetHandle);
+    if (there) return setRefused(`Not linked: ${target}'s input ${inp} already comes from ${there.data.from}; remove that link first`);
+    setRefused('');
     update((d) => addLink(d, endOf(source, out, ports[source]?.outputs), endOf(target, inp, ports[target]?.inputs)));
   };
-  // A new block of `type` centred on `at` (flow coordinates), selected.
-  const add = async (type, at) => {
+  // A new block of `type` centred on `at` (flow coordinates), or at the
+  // free place nearest it when `free`, selected.
+  const add = async (type, at, free = false) => {
     // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
     setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
     const opening = generation;
@@ -322,7 +329,8 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
     setPorts((p) => ({ ...p, [block.id]: { key, ...found } }));
     const size = blockSize(block, found);
-    block.layout = { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
+    const boxes = (diagramAt(latest.current, path).blocks || []).map((b) => ({ ...placeOf.current(b), ...blockSize(b, ports[b.id]) }));
+    block.layout = free ? freeSpot(boxes, size, at) : { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
     toSelect.current = new Set([block.id]);
     update((d) => {
       d.blocks = d.blocks || [];
@@ -334,10 +342,10 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     const type = e.dataTransfer.getData('application/tandem-block');
     if (type) add(type, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
   };
+  // Added from the palette (double-click, Enter): the free place nearest the middle of the view.
   const addInView = (type) => {
     const box = canvasRef.current.querySelector('.react-flow').getBoundingClientRect();
-    const n = (diagramAt(latest.current, path).blocks || []).length % 6;
-    add(type, flow.screenToFlowPosition({ x: box.x + box.width / 2 + 24 * n, y: box.y + box.height / 2 + 24 * n }));
+    add(type, flow.screenToFlowPosition({ x: box.x + box.width / 2, y: box.y + box.height / 2 }), true);
   };
 
   const copySelection = async () => {
@@ -499,18 +507,24 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     return () => window.removeEventListener('keydown', key);
   });
 
-  // A note in the status bar (copied, pasted) fades after a while.
+  // A note in the status bar (copied, pasted, a link refused) fades after a while.
   useEffect(() => {
     if (!note) return undefined;
     const timer = setTimeout(() => setNote(''), 5000);
     return () => clearTimeout(timer);
   }, [note]);
+  useEffect(() => {
+    if (!refused) return undefined;
+    const timer = setTimeout(() => setRefused(''), 8000);
+    return () => clearTimeout(timer);
+  }, [refused]);
 
   const links = (diagram.links || []).reduce((n, l) => n + targets(l).length, 0);
   const crumbs = [doc.name ? String(doc.name) : 'model', ...path];
   return (
     <div className="editor">
-      <Palette ref={searchRef} library={library} onAdd={addInView} />
+      {/* At the top level an Outport is an Output: only Output is offered there. */}
+      <Palette ref={searchRef} library={path.length ? library : library.filter((e) => e.type !== 'Outport')} onAdd={addInView} />
       <section className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
         <Toolbar
           act={{
@@ -603,6 +617,11 @@ function Canvas({ model, text, setModel, library, active, focus }) {
         </WaypointContext.Provider>
         <Flex className={check ? 'status status-error' : 'status'} align="center" gap="2" px="3">
           {check ? <CrossCircledIcon className="status-icon" /> : <CheckCircledIcon className="status-icon" />}
+          {refused && (
+            <Text size="1" color="amber" data-testid="refused" role="alert">
+              {refused}
+            </Text>
+          )}
           <Text size="1" className="status-message" data-testid="check-status">
             {check ? check.message : 'model checks'}
           </Text>

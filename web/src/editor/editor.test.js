@@ -168,3 +168,20 @@ test('a feedback link is routed around the blocks between its ends, the shorter 
   // A link that runs forward is drawn as before.
   assert.equal(feedbackRoute(boxes, { x: 100, y: 30 }, { x: 200, y: 40 }), null);
 });
+
+test('a block added from the palette goes to the nearest free place (issue 41, 4)', async () => {
+  const { freeSpot } = await import('./geometry.js');
+  const size = { width: 100, height: 50 };
+  assert.deepEqual(freeSpot([], size, { x: 50, y: 25 }), { x: 0, y: 0 }, 'an empty canvas: where asked');
+  const taken = [{ x: 0, y: 0, width: 100, height: 50 }];
+  const spot = freeSpot(taken, size, { x: 50, y: 25 });
+  assert.ok(spot.x >= 124 || spot.x <= -124 || spot.y >= 74 || spot.y <= -74, `clear of the block: ${JSON.stringify(spot)}`);
+  assert.ok(Math.hypot(spot.x, spot.y) <= 130, 'and near it');
+  // Again and again: each new block clear of all the others.
+  const boxes = [...taken];
+  for (let k = 0; k < 12; k++) {
+    const s = freeSpot(boxes, size, { x: 50, y: 25 });
+    for (const b of boxes) assert.ok(s.x + 100 <= b.x || b.x + b.width <= s.x || s.y + 50 <= b.y || b.y + b.height <= s.y, `block ${k} overlaps`);
+    boxes.push({ ...s, ...size });
+  }
+});

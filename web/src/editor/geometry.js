@@ -92,3 +92,27 @@ export function feedbackRoute(boxes, from, to) {
   }
   return [from, { x: right, y: from.y }, { x: right, y }, { x: left, y }, { x: left, y: to.y }, to];
 }
+
+/** The room kept free around a block placed from the palette (px). */
+const ROOM = 24;
+
+/**
+ * Where a block of `size` goes near `at` (its wished centre) without
+ * touching any of `boxes`: the nearest free place on rings of a grid
+ * around `at`; its top left corner.
+ */
+export function freeSpot(boxes, size, at) {
+  const step = { x: size.width + ROOM, y: size.height + ROOM };
+  const free = (x, y) =>
+    boxes.every((b) => x + size.width + ROOM <= b.x || b.x + b.width + ROOM <= x || y + size.height + ROOM <= b.y || b.y + b.height + ROOM <= y);
+  const origin = { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
+  for (let ring = 0; ring < 50; ring++) {
+    const places = [];
+    for (let i = -ring; i <= ring; i++)
+      for (let j = -ring; j <= ring; j++) if (Math.max(Math.abs(i), Math.abs(j)) === ring) places.push({ x: origin.x + i * step.x, y: origin.y + j * step.y });
+    places.sort((a, b) => Math.hypot(a.x - origin.x, a.y - origin.y) - Math.hypot(b.x - origin.x, b.y - origin.y));
+    const found = places.find((p) => free(p.x, p.y));
+    if (found) return found;
+  }
+  return origin;
+}
