@@ -3,9 +3,10 @@
 // waypoints, a form for the selected block's parameters (or the model's
 // settings), subsystems opened in place, the automatic layout, selection,
 // clipboard, alignment, turning and mirroring, undo and redo, and the
-// server's check shown on the block and port it names.
+// server's check shown on the block and port it names, an unlinked input's
+// fix offered as actions (a link from an output here, a Constant fed in).
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { Flex, Text, useThemeContext } from '@radix-ui/themes';
+import { Button, Flex, Text, useThemeContext } from '@radix-ui/themes';
 import { CheckCircledIcon, CrossCircledIcon } from '@radix-ui/react-icons';
 import {
   Background,
@@ -182,7 +183,7 @@ function Canvas({ model, text, setModel, library, active, focus }) {
       const r = await api('POST', '/api/check', text);
       if (!current) return;
       const place = r.json?.place || {};
-      setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port });
+      setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port, kind: r.json?.kind });
     }, 300);
     return () => {
       current = false;
@@ -314,8 +315,9 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     update((d) => addLink(d, endOf(source, out, ports[source]?.outputs), endOf(target, inp, ports[target]?.inputs)));
   };
   // A new block of `type` centred on `at` (flow coordinates), or at the
-  // free place nearest it when `free`, selected.
-  const add = async (type, at, free = false) => {
+  // free place nearest it when `free`, selected; `also(diagram, block)`
+  // is done in the same step (a link to it).
+  const add = async (type, at, free = false, also = () => {}) => {
     // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
     setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
     const opening = generation;
@@ -335,6 +337,7 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     update((d) => {
       d.blocks = d.blocks || [];
       d.blocks.push(block);
+      also(d, block);
     });
   };
   const onDrop = (e) => {
@@ -519,6 +522,25 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     return () => clearTimeout(timer);
   }, [refused]);
 
+  // An input the check finds unlinked in the diagram shown: the fix offered
+  // as actions, a link from one of the outputs here or a Constant fed in.
+  const unlinked =
+    check?.kind === 'Unconnected' && check.port && check.block?.startsWith(prefix) && !check.block.slice(prefix.length).includes('/')
+      ? { id: check.block.slice(prefix.length), port: check.port }
+      : null;
+  const into = unlinked && endOf(unlinked.id, unlinked.port, ports[unlinked.id]?.inputs);
+  const sources = unlinked
+    ? (diagram.blocks || [])
+        .filter((b) => b.id !== unlinked.id)
+        .flatMap((b) => (ports[b.id]?.outputs || []).map((o) => endOf(b.id, o, ports[b.id].outputs)))
+    : [];
+  const linkInto = (from) => update((d) => addLink(d, from, into));
+  const feedConstant = async () => {
+    const target = nodes.find((n) => n.id === unlinked.id);
+    const at = target ? { x: target.position.x - 120, y: target.position.y + (target.measured?.height ?? 56) / 2 } : { x: 0, y: 0 };
+    await add('Constant', at, true, (d, block) => addLink(d, block.id, into));
+  };
+
   const links = (diagram.links || []).reduce((n, l) => n + targets(l).length, 0);
   const crumbs = [doc.name ? String(doc.name) : 'model', ...path];
   return (
@@ -625,6 +647,25 @@ function Canvas({ model, text, setModel, library, active, focus }) {
           <Text size="1" className="status-message" data-testid="check-status">
             {check ? check.message : 'model checks'}
           </Text>
+          {unlinked && (
+            <Flex gap="2" align="center" className="fix-actions">
+              {sources.length > 0 && (
+                <select className="native-select fix-select" aria-label={`link into ${into}`} value="" onChange={(e) => linkInto(e.target.value)}>
+                  <option value="" disabled>
+                    Link from…
+                  </option>
+                  {sources.map((o) => (
+                    <option key={o} value={o}>
+                      {o}
+                    </option>
+                  ))}
+                </select>
+              )}
+              <Button size="1" variant="soft" onClick={feedConstant}>
+                Feed a Constant
+              </Button>
+            </Flex>
+          )}
           <Text size="1" color="gray" className="status-counts" data-testid="status-counts">
             {note && `${note} · `}
             {(diagram.blocks || []).length} blocks · {links} links

@@ -48,7 +48,7 @@ function BlockNodeView({ id, data, selected }) {
       </div>
       {error && (
         <div className="block-error-note" role="note">
-          {error.message.split('\n')[0].replace(/^block `[^`]*`(, port `[^`]*`)?: /, '')}
+          {error.message.replace(/^block `[^`]*`(, port `[^`]*`)?: /, '')}
         </div>
       )}
       {places.map((p) => {

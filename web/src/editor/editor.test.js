@@ -185,3 +185,12 @@ test('a block added from the palette goes to the nearest free place (issue 41, 4
     boxes.push({ ...s, ...size });
   }
 });
+
+test('a fix that names a link in JSON says it in words (issue 41, 5)', () => {
+  const json = {
+    error: '8:6: block "error": (Sum) input 2 ("2") is not connected\n  help: add a link {"from": "<block>.<port>", "to": "error.2"}, or feed it a Constant',
+    kind: 'Unconnected',
+    place: { block: 'error', port: '2', line: 8, column: 6 },
+  };
+  assert.equal(describeError(json), 'block `error`, port `2`: (Sum) input 2 ("2") is not connected\nFix: link an output to `error.2`, or feed it a Constant');
+});
