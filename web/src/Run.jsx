@@ -263,6 +263,17 @@ export function Run({ model, active = true, onShowBlock }) {
   const start = async () => {
     if (state.phase === 'running' || state.phase === 'starting') return;
     const started = performance.now();
+    // A model with no outputs would run and plot nothing: said instead.
+    if (Object.keys(outputUnits(model.doc)).length === 0) {
+      setStale(run.current !== null);
+      const empty = (model.doc.blocks ?? []).length === 0;
+      return setState({
+        phase: 'failed',
+        error: empty
+          ? 'The model is empty: add blocks from the palette in the editor, and an Output for each signal to plot.'
+          : 'The model has nothing to plot: add an Output block (in the Routing group) for each signal to record and plot.',
+      });
+    }
     const body = { model: serialize(model.doc, model.style), solver: options.solver };
     const keys = options.solver === 'bdf' ? ['step', 'stop', 'rtol', 'atol'] : ['step', 'stop'];
     for (const k of keys) {

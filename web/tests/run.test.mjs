@@ -369,3 +369,19 @@ test('a Run that fails leaves the previous result marked out of date, its error 
   assert.equal(await page.locator('.react-flow__node.selected').count(), 1, 'the block alone is selected');
   await shot(page, 'run-model-error-shown');
 });
+
+test('a model with nothing to plot is not run: an empty one, or one without an Output, says what to add (issue 41, 8)', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  assert.match(await page.getByTestId('run-error').textContent(), /^The model is empty: add blocks/);
+  assert.match(await page.getByTestId('run-state').textContent(), /failed/);
+  await page.getByRole('tab', { name: 'Editor' }).click();
+  await page.getByTestId('palette-Constant').dblclick();
+  await page.getByTestId('block-constant1').waitFor();
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByTestId('run-error').filter({ hasText: 'nothing to plot: add an Output block' }).waitFor();
+  assert.equal(await page.getByTestId('run-state').getAttribute('data-run'), '', 'no simulation was started');
+});
