@@ -76,6 +76,19 @@ export function axisTitle(names, unit, room = Infinity) {
 export const titleRoom = (height) => Math.floor((height - 50) / 6.5);
 
 /**
+ * A y axis's range for values from `min` to `max`: uPlot's own, except
+ * that a spread below 1e-9 of their size (numerical noise on a constant,
+ * such as a state of charge of 80 ± 1e-14) is drawn flat, as the constant;
+ * uPlot's ticks would otherwise step by less than a double resolves there
+ * and never end.
+ */
+export function unitRange(min, max) {
+  if (min == null || max == null) return [min, max];
+  if (max - min < 1e-9 * Math.max(Math.abs(min), Math.abs(max))) min = max = (min + max) / 2;
+  return uPlot.rangeNum(min, max, 0.1, true);
+}
+
+/**
  * A chart of `names` (time first) in `element`. `options`: `units` (by
  * column name) gives one y axis per unit; `shown` (column indices) the
  * series drawn; `colors` from `palette`; `legend: false` for a legend of
@@ -105,7 +118,7 @@ export function chart(element, names, width = 900, height = 360, options = {}) {
   ];
   groups.forEach((g, k) => {
     const key = `unit:${g.unit}`;
-    scales[key] = { auto: true };
+    scales[key] = { auto: true, range: (u, min, max) => unitRange(min, max) };
     axes.push({
       ...axis,
       scale: key,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { axisTitle, byUnit, outputUnits, ticks, titleRoom, unitOf } from './plot.js';
+import { axisTitle, byUnit, outputUnits, ticks, titleRoom, unitOf, unitRange } from './plot.js';
 
 const examples = join(dirname(fileURLToPath(import.meta.url)), '../../models/examples');
 
@@ -53,4 +53,14 @@ test('an axis title is whole or shortened by signals, never cut (issue 41, 1)', 
   assert.equal(axisTitle(names, '', 10), '');
   // The dashboard's chart, 260 px high, has room for about 32 characters.
   assert.ok(titleRoom(260) >= 30 && titleRoom(260) * 6.5 <= 260 - 50);
+});
+
+test('an axis over a constant with numerical noise is drawn flat, with a range ticks can step through', () => {
+  const [lo, hi] = unitRange(80 - 1e-14, 80 + 1e-14);
+  assert.ok(lo < 80 && hi > 80 && hi - lo > 1e-3, `${lo} .. ${hi}`);
+  const [a, b] = unitRange(0, 2500);
+  assert.ok(a <= 0 && b >= 2500);
+  const [z0, z1] = unitRange(0, 0);
+  assert.ok(z0 < 0 || z1 > 0, 'a constant zero still has a range');
+  assert.deepEqual(unitRange(null, null), [null, null]);
 });
