@@ -1,22 +1,23 @@
 // One real-time run, live: its state and progress, counters, the recorded
 // outputs (a chart of the last 2000 rows with one y axis per unit, as the
 // Run view draws it, and a legend of the values under the cursor or the
-// latest, with units), the latency histogram,
+// latest, with units), the files it writes to download, whether its
+// [ecu] was left unstarted, the latency histogram,
 // the buses' counters, and changes of inputs and block parameters with
 // their log; stopping it asks first. Tables are plain ones: Radix Themes'
 // Table writes an inline style element, which the page's content security
 // policy refuses.
 import { useEffect, useRef, useState } from 'react';
 import { Badge, Box, Button, Callout, Card, Flex, Grid, Heading, Progress, Text, TextField } from '@radix-ui/themes';
-import { ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
-import { api, readBatch, socket } from './api.js';
+import { DownloadIcon, ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
+import { api, fetchFile, readBatch, socket } from './api.js';
 import { useConfirm } from './confirm.jsx';
 import { LatencyHistogram } from './LatencyHistogram.jsx';
 import { Legend } from './Legend.jsx';
-import { Columns, chart, palette, throttled, unitOf } from './plot.js';
+import { Columns, chart, download, palette, throttled, unitOf } from './plot.js';
 import { formatCount, formatNs, formatSignal, formatValue } from './readout.js';
 
-const STATE_COLOR = { running: 'blue', done: 'green', failed: 'red' };
+const STATE_COLOR = { running: 'blue', done: 'green', stopped: 'amber', failed: 'red' };
 /** The live chart's height in pixels. */
 const CHART_HEIGHT = 260;
 
@@ -387,6 +388,11 @@ export function LiveRun({ run }) {
   const error = end?.error ?? run.error;
   const total = Math.round(run.duration / run.frame);
   const frames = stats?.frames ?? run.frames;
+  // A file the run writes, downloaded through the API (with the token, when the server asks for one).
+  const save = async (file) => {
+    const r = await fetchFile(file);
+    if (r) download(r, file.split('/').pop());
+  };
   const stop = async () => {
     const yes = await ask({
       title: `Stop run ${run.id}?`,
@@ -427,6 +433,26 @@ export function LiveRun({ run }) {
           </Text>
         </Flex>
       </Box>
+      {run.ecu && (
+        <Callout.Root color="amber" size="1" data-testid="run-ecu">
+          <Callout.Icon>
+            <ExclamationTriangleIcon />
+          </Callout.Icon>
+          <Callout.Text>{run.ecu}</Callout.Text>
+        </Callout.Root>
+      )}
+      {run.files?.length > 0 && (
+        <Flex gap="2" align="center" wrap="wrap">
+          <Text size="1" color="gray">
+            Writes
+          </Text>
+          {run.files.map((f) => (
+            <Button key={f} size="1" variant="soft" color="gray" onClick={() => save(f)} data-testid={`run-file-${f}`} aria-label={`download ${f}`}>
+              <DownloadIcon /> {f}
+            </Button>
+          ))}
+        </Flex>
+      )}
       {error && (
         <Callout.Root color="red" role="alert">
           <Callout.Icon>

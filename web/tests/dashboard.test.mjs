@@ -53,11 +53,11 @@ function evOnAVirtualBus(name, channel) {
   return folder;
 }
 
-/** Stops the shown run through the question Stop asks, and waits for its end. */
+/** Stops the shown run through the question Stop asks, and waits for its end (stopped; done if it ended first). */
 async function stopRun(page) {
-  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Stop run' }).click();
-  await until(page.getByTestId('live-state'), (t) => t === 'done');
+  await until(page.getByTestId('live-state'), (t) => t === 'stopped' || t === 'done');
 }
 
 test("a running session's counters advance, a new gain shows in its output, and Stop asks first", async () => {
@@ -113,7 +113,7 @@ test("a running session's counters advance, a new gain shows in its output, and 
   await shot(page, 'dashboard-2-changed');
 
   // Stop asks; Cancel keeps the run going.
-  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   const question = page.getByRole('alertdialog');
   assert.match(await question.textContent(), /Stop run r1\?/);
   await shot(page, 'dashboard-3-stop-asks');
@@ -124,13 +124,13 @@ test("a running session's counters advance, a new gain shows in its output, and 
   // Confirmed, it stops before its duration, and nothing can be changed any more.
   await stopRun(page);
   const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
-  assert.equal(status.state, 'done');
+  assert.equal(status.state, 'stopped', 'a run stopped before its end is not done');
   assert.ok(status.frames < 6000, `stopped at frame ${status.frames} of 6000`);
   for (const label of ['change kind', 'parameter', 'new value']) {
     assert.equal(await page.getByLabel(label, { exact: true }).isDisabled(), true, `${label} after the end`);
   }
   assert.equal(await page.getByRole('button', { name: 'Change' }).isDisabled(), true);
-  assert.equal(await page.getByRole('button', { name: 'Stop' }).isDisabled(), true);
+  assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled(), true);
 });
 
 test('the latency histogram of a run on the real clock has log axes; on the virtual clock it says why there is none', async () => {
@@ -221,9 +221,14 @@ test('the live chart plots like the Run view: one y axis per unit, titles never 
     assert.ok(!/e-(1\d|[2-9]\d)/.test(text), `${o} reads noise: ${text}`);
     if (!text.startsWith('0 ') && text !== '0') assert.equal(text.split(' ')[0].replace(/^-|e.*$/g, '').replace('.', '').replace(/^0+/, '').length, 4, `four digits: ${text}`);
   }
-  // Under the cursor, the legend reads the row there.
+  // Under the cursor, the legend reads the row there: an earlier one than the latest.
+  const readAll = () => Promise.all(status.outputs.map((o) => page.getByTestId(`live-${o}`).textContent()));
+  const latest = await readAll();
   const over = await page.locator('[data-testid="live-chart"] .u-over').boundingBox();
-  await page.mouse.move(over.x + over.width * 0.1, over.y + over.height / 2);
+  await page.mouse.move(over.x + 2, over.y + over.height / 2);
+  await page.waitForTimeout(300);
+  const earlier = await readAll();
+  assert.notDeepEqual(earlier, latest, 'the values under the cursor at the chart’s left edge');
   await shot(page, 'dashboard-6-live-chart');
   await page.mouse.move(0, 0);
   // Opened again, the dashboard shows the only run under way.
@@ -232,6 +237,51 @@ test('the live chart plots like the Run view: one y axis per unit, titles never 
   await until(page.getByTestId('live-state'), (t) => t === 'running');
   assert.equal(await page.locator('[aria-current="true"]').getAttribute('data-testid'), `run-${id}`);
   await stopRun(page);
+});
+
+test("a run's entry names its configuration and start time; its files are offered, an [ecu] left unstarted said, a stop read as stopped (issue 41, 6)", async () => {
+  // ev-can.toml on an in-process bus, its recording, bus log and [ecu] kept.
+  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  mkdirSync(join(folder, 'config'));
+  for (const f of ['ev.dbc', 'ecu.toml']) copyFileSync(join(root, 'config/examples', f), join(folder, 'config', f));
+  const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
+    .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dash-ecu"')
+    .replace(/^(group|port) = .*$/gm, '');
+  writeFileSync(join(folder, 'config/ev-can.toml'), config);
+  const server = await serve(folder);
+  const { browser: b, page, violations } = await browser();
+  try {
+    await page.goto(server.url);
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    const before = Date.now() / 1000;
+    await startRun(page, 'config/ev-can.toml', { duration: '60' });
+    const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
+    assert.ok(status.started >= before - 5 && status.started <= Date.now() / 1000 + 5, `started ${status.started}`);
+    assert.deepEqual(status.files, ['results/ev-can.csv', 'results/ev-can.log']);
+    assert.match(status.ecu, /\[ecu\] is not started/);
+    // The list: the configuration's file and the time it started.
+    const about = await until(page.getByTestId('about-r1'), (t) => t.includes('ev-can.toml'));
+    assert.match(about, /^ev-can\.toml · \d\d:\d\d:\d\d$/);
+    assert.ok(await page.getByTestId('about-r1').evaluate((e) => e.scrollWidth <= e.clientWidth), 'the entry is not cut');
+    // The run says its ECU is not running, and offers what it writes.
+    assert.match(await page.getByTestId('run-ecu').textContent(), /\[ecu\] is not started by a run started here/);
+    await page.getByTestId('run-file-results/ev-can.csv').waitFor();
+    await page.getByTestId('run-file-results/ev-can.log').waitFor();
+    await shot(page, 'dashboard-9-run-files');
+    await stopRun(page);
+    assert.equal(await page.getByTestId('live-state').textContent(), 'stopped', 'stopped 60 s before its end');
+    await until(page.getByTestId('run-r1').locator('.rt-Badge').last(), (t) => t === 'stopped');
+    // Once it has ended, its recording downloads through the API.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('run-file-results/ev-can.csv').click()]);
+    assert.equal(download.suggestedFilename(), 'ev-can.csv');
+    const text = readFileSync(await download.path(), 'utf8');
+    assert.match(text.split('\n')[0], /vehicle_speed/);
+  } finally {
+    await b.close();
+    server.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+  assert.deepEqual(violations, []);
 });
 
 test('runs are numbered apart from simulations', async () => {
