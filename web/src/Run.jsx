@@ -1,4 +1,5 @@
 // An offline simulation of the model being edited: the solver options,
+// values for its inputs and probes of its signals (RunInputs.jsx),
 // rows plotted as they stream in (per pixel column, the extremes of each
 // series), one y axis per unit, a legend of the values under the cursor,
 // zoom (drag on the chart, double-click to reset) redrawn from the full
@@ -14,6 +15,8 @@ import { describeError } from './editor/errors.js';
 import { serialize } from './format.js';
 import { chart, download, outputUnits, palette, pngOf, svgOf, throttled, unitOf } from './plot.js';
 import { Legend } from './Legend.jsx';
+import { prepared } from './offline.js';
+import { RunInputs } from './RunInputs.jsx';
 import { formatSignal } from './readout.js';
 import { TableRoot } from './TableRoot.jsx';
 import './run.css';
@@ -123,6 +126,13 @@ export function Run({ model, active = true, onShowBlock }) {
   const [state, setState] = useState({ phase: 'idle' });
   // Whether the result shown is a previous run's: the last Run failed before it began.
   const [stale, setStale] = useState(false);
+  // Values for the model's inputs and the signals probed, for the runs only (RunInputs.jsx).
+  const [inputs, setInputs] = useState({});
+  const [probes, setProbes] = useState([]);
+  useEffect(() => {
+    setInputs({});
+    setProbes([]);
+  }, [model.generation]);
   const [finals, setFinals] = useState([]);
   const [shown, setShown] = useState([]);
   const [zoom, setZoom] = useState(null);
@@ -263,18 +273,25 @@ export function Run({ model, active = true, onShowBlock }) {
   const start = async () => {
     if (state.phase === 'running' || state.phase === 'starting') return;
     const started = performance.now();
+    let doc;
+    try {
+      doc = prepared(model.doc, inputs, probes);
+    } catch (e) {
+      setStale(run.current !== null);
+      return setState({ phase: 'failed', error: e.message });
+    }
     // A model with no outputs would run and plot nothing: said instead.
-    if (Object.keys(outputUnits(model.doc)).length === 0) {
+    if (Object.keys(outputUnits(doc)).length === 0) {
       setStale(run.current !== null);
       const empty = (model.doc.blocks ?? []).length === 0;
       return setState({
         phase: 'failed',
         error: empty
           ? 'The model is empty: add blocks from the palette in the editor, and an Output for each signal to plot.'
-          : 'The model has nothing to plot: add an Output block (in the Routing group) for each signal to record and plot.',
+          : 'The model has nothing to plot: add an Output block (in the Routing group) for each signal to record and plot, or probe a signal.',
       });
     }
-    const body = { model: serialize(model.doc, model.style), solver: options.solver };
+    const body = { model: serialize(doc, model.style), solver: options.solver };
     const keys = options.solver === 'bdf' ? ['step', 'stop', 'rtol', 'atol'] : ['step', 'stop'];
     for (const k of keys) {
       const text = options[k].trim();
@@ -298,7 +315,7 @@ export function Run({ model, active = true, onShowBlock }) {
     const current = {
       id: status.id,
       names,
-      units: outputUnits(model.doc),
+      units: outputUnits(doc),
       columns: new Columns(names, status.expected_rows),
       range: [0, stop > 0 ? stop : 1],
       view: null,
@@ -524,6 +541,7 @@ export function Run({ model, active = true, onShowBlock }) {
         <Card className="run-side" size="1">
           <div className="run-side-scroll">
             <Box p="1">
+              <RunInputs doc={model.doc} inputs={inputs} setInputs={setInputs} probes={probes} setProbes={setProbes} />
               <Signals bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
               {finals.length > 0 && (
                 <>

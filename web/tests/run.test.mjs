@@ -47,6 +47,7 @@ before(async () => {
   const folder = mkdtempSync(join(tmpdir(), 'tandem-run-'));
   mkdirSync(join(folder, 'models/examples'), { recursive: true });
   copyFileSync(join(root, 'models/examples/cruise_control.json'), join(folder, 'models/examples/cruise_control.json'));
+  copyFileSync(join(root, 'models/examples/ev_speed_controller.json'), join(folder, 'models/examples/ev_speed_controller.json'));
   writeFileSync(join(folder, 'models/examples/sines.json'), JSON.stringify(SINES, null, 2));
   writeFileSync(join(folder, 'models/examples/unwired.json'), JSON.stringify(UNWIRED, null, 2));
   shared.server = await serve(folder);
@@ -384,4 +385,40 @@ test('a model with nothing to plot is not run: an empty one, or one without an O
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByTestId('run-error').filter({ hasText: 'nothing to plot: add an Output block' }).waitFor();
   assert.equal(await page.getByTestId('run-state').getAttribute('data-run'), '', 'no simulation was started');
+});
+
+test('an offline run takes values for its inputs and records probed signals, the file unchanged (issue 41, 8)', async () => {
+  const { page } = shared;
+  await open('ev_speed_controller.json', 'error');
+  // Its Inports took their defaults: every plot was flat zero. A set point of
+  // 15 m/s from the start, the vehicle at 5 m/s from 2 s on.
+  await page.getByLabel('input speed_setpoint', { exact: true }).fill('15');
+  await page.getByLabel('input vehicle_speed', { exact: true }).fill('5');
+  await page.getByLabel('input vehicle_speed from', { exact: true }).fill('2');
+  for (const p of ['error', 'pi']) {
+    await page.getByLabel('probe signal').fill(p);
+    await page.getByRole('button', { name: 'Probe', exact: true }).click();
+  }
+  await page.getByLabel('stop').fill('4');
+  const id = await run();
+  const { names, rows } = await csv(id);
+  assert.ok(names.includes('probe_error') && names.includes('probe_pi'), names.join(','));
+  const at = (t) => rows.reduce((best, r) => (Math.abs(r[0] - t) < Math.abs(best[0] - t) ? r : best));
+  const error = names.indexOf('probe_error');
+  assert.equal(at(1)[error], 15, 'set point 15, vehicle 0 before 2 s');
+  assert.equal(at(3)[error], 10, 'set point 15, vehicle 5 after');
+  const torque = names.indexOf('torque_request');
+  assert.ok(rows.some((r) => r[torque] !== 0), 'the torque request is no longer flat zero');
+  assert.match(await page.getByTestId('legend-probe_pi').textContent(), /\d/);
+  await shot(page, 'run-inputs-probes');
+  // The model as saved is the file: no Constant, Step or probe in it.
+  await page.getByRole('tab', { name: 'Editor' }).click();
+  assert.equal(await page.getByTestId('block-probe_error').count(), 0);
+  assert.match(await page.getByTestId('block-speed_setpoint').textContent(), /Inport/);
+  // A probe of a block that is not there is refused in words.
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByLabel('probe signal').fill('nowhere');
+  await page.getByRole('button', { name: 'Probe', exact: true }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByTestId('run-error').filter({ hasText: 'probe nowhere: the model has no block nowhere' }).waitFor();
 });
