@@ -75,12 +75,11 @@ const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p
 const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
 /**
- * The zoom below which "fit" does not go: the smallest text on a block
- * (11 px, its type and port names) stays at least 11 px on screen. A
- * diagram larger than the canvas at this zoom is shown from its left
- * edge, where its signals start, and scrolled.
+ * Fitting keeps the zoom at 1, where the smallest text on a block (its
+ * type and port names, 11 px) is 11 px on screen: a diagram larger than
+ * the canvas is shown from its left and top edges, where its signals
+ * start, and scrolled, instead of shrunk to unreadable text.
  */
-const READABLE_ZOOM = 1;
 const FIT_PADDING = 0.1;
 
 function Canvas({ model, text, setModel, library, active, focus }) {
@@ -288,17 +287,14 @@ function Canvas({ model, text, setModel, library, active, focus }) {
     }
   }, [nodes, active, flow]);
 
-  /** The whole diagram in view, at no less than READABLE_ZOOM: centred where it fits, else from its left edge. */
+  /** The diagram at zoom 1: centred where it fits the canvas, else from its left or top edge. */
   function fitReadable(duration = 0) {
     const pane = canvasRef.current?.querySelector('.react-flow');
     if (!pane || nodes.length === 0) return;
     const bounds = flow.getNodesBounds(nodes);
-    const [w, h] = [pane.clientWidth, pane.clientHeight];
-    const pad = 1 + 2 * FIT_PADDING;
-    const zoom = Math.max(READABLE_ZOOM, Math.min(1, w / (bounds.width * pad), h / (bounds.height * pad)));
     const place = (size, start, length) =>
-      length * zoom <= size * (1 - FIT_PADDING) ? (size - length * zoom) / 2 - start * zoom : (size * FIT_PADDING) / 2 - start * zoom;
-    flow.setViewport({ x: place(w, bounds.x, bounds.width), y: place(h, bounds.y, bounds.height), zoom }, { duration });
+      length <= size * (1 - FIT_PADDING) ? (size - length) / 2 - start : (size * FIT_PADDING) / 2 - start;
+    flow.setViewport({ x: place(pane.clientWidth, bounds.x, bounds.width), y: place(pane.clientHeight, bounds.y, bounds.height), zoom: 1 }, { duration });
   }
 
   const selectedIds = nodes.filter((n) => n.selected).map((n) => n.id);
