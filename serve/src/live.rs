@@ -261,7 +261,9 @@ pub(crate) fn attach_in(
         changes: Mutex::new(Vec::new()),
         state: Mutex::new(RunState::Running),
         folder,
-        started: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()),
+        started: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
         stop_asked: AtomicBool::new(false),
         about,
     });

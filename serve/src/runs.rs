@@ -84,11 +84,21 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     }
     // In results/ (an absolute path is one inside it, as runconfig checked).
     let in_results = |p: &std::path::Path| {
-        let p = if p.is_absolute() { p.to_path_buf() } else { app.root.path().join(RESULTS).join(p) };
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            app.root.path().join(RESULTS).join(p)
+        };
         p.strip_prefix(app.root.path()).unwrap_or(&p).display().to_string()
     };
     let about = About {
-        files: config.record.iter().map(|r| &r.file).chain(config.bus_log.iter()).map(|p| in_results(p)).collect(),
+        files: config
+            .record
+            .iter()
+            .map(|r| &r.file)
+            .chain(config.bus_log.iter())
+            .map(|p| in_results(p.as_path()))
+            .collect(),
         ecu: config.ecu.is_some(),
     };
     let plan = bind(config).map_err(|e| unprocessable(&e))?;
@@ -99,8 +109,15 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
     let id = app.run_id();
     let folder = Some(app.root.path().to_path_buf());
-    let (run, mut observer) = attach_in(&mut session, id, request.config.clone(), app.limits.run_values, folder, about)
-        .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    let (run, mut observer) = attach_in(
+        &mut session,
+        id,
+        request.config.clone(),
+        app.limits.run_values,
+        folder,
+        about,
+    )
+    .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
     let room = app.make_room(run.table.bytes(true))?;
     app.runs.add(Arc::clone(&run), app.limits.runs)?;
     drop(room);
