@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use tandem_runtime::tandem::metrics::Metrics;
@@ -17,6 +18,10 @@ use crate::confine::{relative, relative_json};
 use crate::registry::Entry;
 use crate::table::Table;
 
+/// What the status of a run whose configuration has an `[ecu]` says of it.
+const ECU_NOT_STARTED: &str = "this configuration's [ecu] is not started by a run started here; start the ECU \
+                               yourself, or run the configuration with `tandem run`, which starts it";
+
 /// How often the observer hands recorded rows to the table.
 const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
@@ -25,6 +30,15 @@ const FLUSH_EVERY: Duration = Duration::from_millis(50);
 enum RunState {
     Running,
     Ended { failure: Option<String>, report: Value },
+}
+
+/// What a run started here writes and leaves out, for its status.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct About {
+    /// The files it writes (its recording, its bus log), in the served folder.
+    pub(crate) files: Vec<String>,
+    /// Whether its configuration has an `[ecu]`, which a run started here does not start.
+    pub(crate) ecu: bool,
 }
 
 /// A real-time run seen from the server.
@@ -46,11 +60,35 @@ pub struct LiveRun {
     state: Mutex<RunState>,
     /// The served folder, whose absolute path its end shows relative.
     folder: Option<PathBuf>,
+    /// When it started (s since the Unix epoch).
+    started: f64,
+    /// Whether a stop was asked while it ran: it ends "stopped", not "done".
+    stop_asked: AtomicBool,
+    about: About,
 }
 
 impl LiveRun {
     pub(crate) fn is_running(&self) -> bool {
         matches!(*self.state.lock().unwrap_or_else(|e| e.into_inner()), RunState::Running)
+    }
+
+    /// Asks the run to stop at its next frame; one still running then ends "stopped".
+    pub(crate) fn stop(&self) {
+        if self.is_running() {
+            self.stop_asked.store(true, Ordering::Relaxed);
+        }
+        self.controls.lock().unwrap_or_else(|e| e.into_inner()).stop();
+    }
+
+    /// How an ended run ended: failed, stopped when asked, else done.
+    fn ended(&self, failure: &Option<String>) -> &'static str {
+        if failure.is_some() {
+            "failed"
+        } else if self.stop_asked.load(Ordering::Relaxed) {
+            "stopped"
+        } else {
+            "done"
+        }
     }
 
     /// Run time now (s), from the frames run.
@@ -73,11 +111,7 @@ impl LiveRun {
         drop(controls);
         let (state, error, report) = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
             RunState::Running => ("running", None, Value::Null),
-            RunState::Ended { failure, report } => (
-                if failure.is_some() { "failed" } else { "done" },
-                failure.clone(),
-                report.clone(),
-            ),
+            RunState::Ended { failure, report } => (self.ended(failure), failure.clone(), report.clone()),
         };
         json!({
             "id": self.id,
@@ -96,6 +130,9 @@ impl LiveRun {
             "error": error,
             "report": report,
             "dropped": self.table.dropped().then_some(crate::job::DROPPED),
+            "started": self.started,
+            "files": self.about.files,
+            "ecu": self.about.ecu.then_some(ECU_NOT_STARTED),
         })
     }
 
@@ -123,7 +160,7 @@ impl LiveRun {
             failure = failure.map(|f| relative(folder, &f));
             relative_json(folder, &mut report);
         }
-        let state = if failure.is_some() { "failed" } else { "done" };
+        let state = self.ended(&failure);
         let end = json!({"type": "end", "state": state, "error": failure, "report": report});
         // Ended before the stream says so: a client told of the end finds
         // the run ended.
@@ -191,17 +228,18 @@ impl Observer for RunObserver {
 /// `config`), keeping at most `keep` recorded values, and the observer to
 /// run it with.
 pub fn attach(session: &mut Session, id: String, config: String, keep: usize) -> Option<(Arc<LiveRun>, RunObserver)> {
-    attach_in(session, id, config, keep, None)
+    attach_in(session, id, config, keep, None, About::default())
 }
 
 /// As [`attach`], for a run of the served `folder`, whose absolute path
-/// its end shows relative.
+/// its end shows relative, with what it writes and leaves out (`about`).
 pub(crate) fn attach_in(
     session: &mut Session,
     id: String,
     config: String,
     keep: usize,
     folder: Option<PathBuf>,
+    about: About,
 ) -> Option<(Arc<LiveRun>, RunObserver)> {
     let controls = session.controls()?;
     let settings = session.settings();
@@ -223,6 +261,11 @@ pub(crate) fn attach_in(
         changes: Mutex::new(Vec::new()),
         state: Mutex::new(RunState::Running),
         folder,
+        started: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+        stop_asked: AtomicBool::new(false),
+        about,
     });
     let observer = RunObserver {
         run: Arc::clone(&run),

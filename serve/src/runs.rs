@@ -20,7 +20,7 @@ use tandem_session::{bind, ClockMode, ControlError, Options, Session};
 use crate::body::{Compiled, JsonBody};
 use crate::confine::RESULTS;
 use crate::error::{blocking, parse_body, ApiError};
-use crate::live::attach_in;
+use crate::live::{attach_in, About};
 use crate::runconfig;
 use crate::state::App;
 use crate::table;
@@ -83,6 +83,25 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         }
         config.settings.duration = d;
     }
+    // In results/ (an absolute path is one inside it, as runconfig checked).
+    let in_results = |p: &std::path::Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            app.root.path().join(RESULTS).join(p)
+        };
+        p.strip_prefix(app.root.path()).unwrap_or(&p).display().to_string()
+    };
+    let about = About {
+        files: config
+            .record
+            .iter()
+            .map(|r| &r.file)
+            .chain(config.bus_log.iter())
+            .map(|p| in_results(p.as_path()))
+            .collect(),
+        ecu: config.ecu.is_some(),
+    };
     let plan = bind(config).map_err(|e| unprocessable(&e))?;
     let options = Options {
         pace: request.pace.filter(|_| clock == ClockMode::Virtual),
@@ -91,8 +110,15 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
     let mut session = Session::new(plan, options).map_err(|e| unprocessable(&e))?;
     let id = app.run_id();
     let folder = Some(app.root.path().to_path_buf());
-    let (run, mut observer) = attach_in(&mut session, id, request.config.clone(), app.limits.run_values, folder)
-        .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
+    let (run, mut observer) = attach_in(
+        &mut session,
+        id,
+        request.config.clone(),
+        app.limits.run_values,
+        folder,
+        about,
+    )
+    .ok_or_else(|| ApiError::unprocessable("this session's controls are taken"))?;
     let room = app.make_room(run.table.bytes(true))?;
     app.runs.add(Arc::clone(&run), app.limits.runs)?;
     drop(room);
@@ -122,7 +148,7 @@ pub async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Resu
 /// `DELETE /api/runs/ID`: asks the run to stop.
 pub async fn stop(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     let run = app.runs.get(&id)?;
-    run.controls.lock().unwrap_or_else(|e| e.into_inner()).stop();
+    run.stop();
     Ok(StatusCode::ACCEPTED)
 }
 

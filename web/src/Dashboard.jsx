@@ -1,12 +1,20 @@
 // Real-time runs: a run started from a configuration in the served
 // folder (picked from config/ and config/examples/, or typed), the list
-// of runs with their state, and the selected run live (LiveRun.jsx).
+// of runs with their configuration, start time and state, and the
+// selected run live (LiveRun.jsx).
 import { useEffect, useRef, useState } from 'react';
 import { Badge, Button, Callout, Card, Checkbox, Flex, Heading, Text, TextField } from '@radix-ui/themes';
 import { ExclamationTriangleIcon, PlayIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
 import { Choice, LiveRun, StateBadge } from './LiveRun.jsx';
 import './dashboard.css';
+
+/** A run's start (s since the Unix epoch) as the list shows it: the time of day, and the date when not today. */
+function startTime(seconds) {
+  const at = new Date(seconds * 1000);
+  const time = at.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return at.toDateString() === new Date().toDateString() ? time : `${at.toLocaleDateString('en-GB')} ${time}`;
+}
 
 /** Where run configurations are looked for. */
 const CONFIG_DIRS = ['config', 'config/examples'];
@@ -104,7 +112,10 @@ function StartForm({ onStarted }) {
   );
 }
 
-/** The dashboard of real-time runs; polls the list while `active`. */
+/**
+ * The dashboard of real-time runs; polls the list while `active`, and
+ * shows the only run under way when none is picked.
+ */
 export function Dashboard({ active }) {
   const [runs, setRuns] = useState([]);
   const [selected, setSelected] = useState(null);
@@ -119,6 +130,9 @@ export function Dashboard({ active }) {
       const listed = r.json.runs;
       fresh.current = fresh.current.filter((run) => !listed.some((l) => l.id === run.id));
       setRuns([...listed, ...fresh.current]);
+      // Nothing picked yet and one run under way: that is the run to watch.
+      const running = listed.filter((l) => l.state === 'running');
+      if (running.length === 1) setSelected((s) => s ?? running[0].id);
     };
     poll();
     const timer = setInterval(poll, 1000);
@@ -151,12 +165,18 @@ export function Dashboard({ active }) {
                       <Badge variant="outline" color="gray" className="number">
                         {r.id}
                       </Badge>
-                      <Text size="2" weight="medium" truncate className="run-name">
-                        {r.name}
-                      </Text>
-                      <Text size="1" color="gray">
-                        {r.clock}
-                      </Text>
+                      <span className="run-name">
+                        <Text as="div" size="2" truncate>
+                          <Text weight="medium">{r.name}</Text>{' '}
+                          <Text size="1" color="gray">
+                            {r.clock}
+                          </Text>
+                        </Text>
+                        <Text as="div" size="1" color="gray" truncate data-testid={`about-${r.id}`} title={r.config}>
+                          {r.config?.split('/').pop()}
+                          {r.started ? ` · ${startTime(r.started)}` : ''}
+                        </Text>
+                      </span>
                       <StateBadge state={r.state} />
                     </button>
                   </li>

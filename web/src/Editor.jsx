@@ -3,9 +3,10 @@
 // waypoints, a form for the selected block's parameters (or the model's
 // settings), subsystems opened in place, the automatic layout, selection,
 // clipboard, alignment, turning and mirroring, undo and redo, and the
-// server's check shown on the block and port it names.
+// server's check shown on the block and port it names, an unlinked input's
+// fix offered as actions (a link from an output here, a Constant fed in).
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { Flex, Text, useThemeContext } from '@radix-ui/themes';
+import { Button, Flex, Text, useThemeContext } from '@radix-ui/themes';
 import { CheckCircledIcon, CrossCircledIcon } from '@radix-ui/react-icons';
 import {
   Background,
@@ -51,7 +52,7 @@ import { SidePanel } from './editor/SidePanel.jsx';
 import { Toolbar } from './editor/Toolbar.jsx';
 import { categoryOf } from './editor/categories.js';
 import { describeError } from './editor/errors.js';
-import { blockSize } from './editor/geometry.js';
+import { blockSize, freeSpot } from './editor/geometry.js';
 import './editor.css';
 
 const NODE_TYPES = { block: BlockNode };
@@ -73,7 +74,15 @@ const pointsOf = (link) => (link.layout?.waypoints || []).map((p) => ({ x: num(p
 
 const distance = (a, b) => Math.hypot(a.x - b.x, a.y - b.y);
 
-function Canvas({ model, text, setModel, library, active }) {
+/**
+ * Fitting keeps the zoom at 1, where the smallest text on a block (its
+ * type and port names, 11 px) is 11 px on screen: a diagram larger than
+ * the canvas is shown from its left and top edges, where its signals
+ * start, and scrolled, instead of shrunk to unreadable text.
+ */
+const FIT_PADDING = 0.1;
+
+function Canvas({ model, text, setModel, library, active, focus }) {
   const { doc, generation } = model;
   // Which opening is shown, for what awaits the server across one.
   const generationRef = useRef(generation);
@@ -88,6 +97,8 @@ function Canvas({ model, text, setModel, library, active }) {
   const [edges, setEdges] = useState([]);
   const [dragged, setDragged] = useState(null);
   const [note, setNote] = useState('');
+  // A link refused at its drop, and why.
+  const [refused, setRefused] = useState('');
   const [, setSteps] = useState(0);
   const history = useRef({ undo: [], redo: [] });
   const searchRef = useRef(null);
@@ -96,6 +107,8 @@ function Canvas({ model, text, setModel, library, active }) {
   const toSelect = useRef(null);
   // Whether the view should show the whole diagram once it is drawn.
   const toFit = useRef(true);
+  // A block to bring into view once it is drawn (named by another view).
+  const toShow = useRef(null);
   const diagram = diagramAt(doc, path);
   const prefix = path.length ? path.join('/') + '/' : '';
 
@@ -169,13 +182,26 @@ function Canvas({ model, text, setModel, library, active }) {
       const r = await api('POST', '/api/check', text);
       if (!current) return;
       const place = r.json?.place || {};
-      setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port });
+      setCheck(r.ok ? null : { message: describeError(r.json || { error: r.text }), block: place.block, port: place.port, kind: r.json?.kind });
     }, 300);
     return () => {
       current = false;
       clearTimeout(timer);
     };
   }, [text]);
+
+  // A block another view names (`focus`, a new object each time): its
+  // diagram opened, the block selected and brought into view.
+  useEffect(() => {
+    if (!focus?.block) return;
+    const inside = focus.block.split('/');
+    const id = inside.pop();
+    toShow.current = id;
+    if (inside.join('/') !== path.join('/')) {
+      toSelect.current = new Set([id]);
+      setPath(inside);
+    } else setNodes((ns) => ns.map((n) => ({ ...n, selected: n.id === id })));
+  }, [focus]);
 
   const sizeOf = useCallback((b) => blockSize(b, ports[b.id]), [ports]);
   // Blocks the file places nowhere are laid out along the links.
@@ -241,29 +267,53 @@ function Canvas({ model, text, setModel, library, active }) {
   );
   const shownEdges = useMemo(() => edges.map((e) => ({ ...e, markerEnd: e.selected ? ARROW_SELECTED : ARROW })), [edges]);
 
-  // Show the whole diagram once its blocks are measured (an empty one at scale 1).
+  // Show the whole diagram once its blocks are measured (an empty one at
+  // scale 1), or the block to show.
   useEffect(() => {
+    const shown = toShow.current && nodes.find((n) => n.id === toShow.current);
+    if (active && shown?.measured?.width) {
+      toShow.current = null;
+      toFit.current = false;
+      flow.fitView({ nodes: [{ id: shown.id }], maxZoom: 1, minZoom: 1, duration: 200 });
+      return;
+    }
     if (!toFit.current || !active) return;
     if (nodes.length === 0) {
       toFit.current = false;
       flow.setViewport({ x: 0, y: 0, zoom: 1 });
     } else if (nodes.every((n) => n.data.ports && n.measured?.width)) {
       toFit.current = false;
-      flow.fitView({ maxZoom: 1, padding: 0.15 });
+      fitReadable();
     }
   }, [nodes, active, flow]);
+
+  /** The diagram at zoom 1: centred where it fits the canvas, else from its left or top edge. */
+  function fitReadable(duration = 0) {
+    const pane = canvasRef.current?.querySelector('.react-flow');
+    if (!pane || nodes.length === 0) return;
+    const bounds = flow.getNodesBounds(nodes);
+    const place = (size, start, length) =>
+      length <= size * (1 - FIT_PADDING) ? (size - length) / 2 - start : (size * FIT_PADDING) / 2 - start;
+    flow.setViewport({ x: place(pane.clientWidth, bounds.x, bounds.width), y: place(pane.clientHeight, bounds.y, bounds.height), zoom: 1 }, { duration });
+  }
 
   const selectedIds = nodes.filter((n) => n.selected).map((n) => n.id);
   const selectedBlocks = (diagram.blocks || []).filter((b) => selectedIds.includes(b.id));
   const selectedEdges = edges.filter((e) => e.selected);
 
+  // A link into an input that already has one is refused at the drop, with the link there named.
   const onConnect = ({ source, sourceHandle, target, targetHandle }) => {
     const out = sourceHandle.slice(4);
     const inp = targetHandle.slice(3);
+    const there = edges.find((e) => e.target === target && e.targetHandle === targetHandle);
+    if (there) return setRefused(`Not linked: ${target}'s input ${inp} already comes from ${there.data.from}; remove that link first`);
+    setRefused('');
     update((d) => addLink(d, endOf(source, out, ports[source]?.outputs), endOf(target, inp, ports[target]?.inputs)));
   };
-  // A new block of `type` centred on `at` (flow coordinates), selected.
-  const add = async (type, at) => {
+  // A new block of `type` centred on `at` (flow coordinates), or at the
+  // free place nearest it when `free`, selected; `also(diagram, block)`
+  // is done in the same step (a link to it).
+  const add = async (type, at, free = false, also = () => {}) => {
     // Nothing stays selected (nor its form shown) while the new block's ports are asked for.
     setNodes((ns) => ns.map((n) => (n.selected ? { ...n, selected: false } : n)));
     const opening = generation;
@@ -277,11 +327,13 @@ function Canvas({ model, text, setModel, library, active }) {
     const block = newBlock(diagramAt(latest.current, path), type, library, { x: 0, y: 0 });
     setPorts((p) => ({ ...p, [block.id]: { key, ...found } }));
     const size = blockSize(block, found);
-    block.layout = { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
+    const boxes = (diagramAt(latest.current, path).blocks || []).map((b) => ({ ...placeOf.current(b), ...blockSize(b, ports[b.id]) }));
+    block.layout = free ? freeSpot(boxes, size, at) : { x: Math.round(at.x - size.width / 2), y: Math.round(at.y - size.height / 2) };
     toSelect.current = new Set([block.id]);
     update((d) => {
       d.blocks = d.blocks || [];
       d.blocks.push(block);
+      also(d, block);
     });
   };
   const onDrop = (e) => {
@@ -289,10 +341,10 @@ function Canvas({ model, text, setModel, library, active }) {
     const type = e.dataTransfer.getData('application/tandem-block');
     if (type) add(type, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
   };
+  // Added from the palette (double-click, Enter): the free place nearest the middle of the view.
   const addInView = (type) => {
     const box = canvasRef.current.querySelector('.react-flow').getBoundingClientRect();
-    const n = (diagramAt(latest.current, path).blocks || []).length % 6;
-    add(type, flow.screenToFlowPosition({ x: box.x + box.width / 2 + 24 * n, y: box.y + box.height / 2 + 24 * n }));
+    add(type, flow.screenToFlowPosition({ x: box.x + box.width / 2, y: box.y + box.height / 2 }), true);
   };
 
   const copySelection = async () => {
@@ -454,18 +506,43 @@ function Canvas({ model, text, setModel, library, active }) {
     return () => window.removeEventListener('keydown', key);
   });
 
-  // A note in the status bar (copied, pasted) fades after a while.
+  // A note in the status bar (copied, pasted, a link refused) fades after a while.
   useEffect(() => {
     if (!note) return undefined;
     const timer = setTimeout(() => setNote(''), 5000);
     return () => clearTimeout(timer);
   }, [note]);
+  useEffect(() => {
+    if (!refused) return undefined;
+    const timer = setTimeout(() => setRefused(''), 8000);
+    return () => clearTimeout(timer);
+  }, [refused]);
+
+  // An input the check finds unlinked in the diagram shown: the fix offered
+  // as actions, a link from one of the outputs here or a Constant fed in.
+  const unlinked =
+    check?.kind === 'Unconnected' && check.port && check.block?.startsWith(prefix) && !check.block.slice(prefix.length).includes('/')
+      ? { id: check.block.slice(prefix.length), port: check.port }
+      : null;
+  const into = unlinked && endOf(unlinked.id, unlinked.port, ports[unlinked.id]?.inputs);
+  const sources = unlinked
+    ? (diagram.blocks || [])
+        .filter((b) => b.id !== unlinked.id)
+        .flatMap((b) => (ports[b.id]?.outputs || []).map((o) => endOf(b.id, o, ports[b.id].outputs)))
+    : [];
+  const linkInto = (from) => update((d) => addLink(d, from, into));
+  const feedConstant = async () => {
+    const target = nodes.find((n) => n.id === unlinked.id);
+    const at = target ? { x: target.position.x - 120, y: target.position.y + (target.measured?.height ?? 56) / 2 } : { x: 0, y: 0 };
+    await add('Constant', at, true, (d, block) => addLink(d, block.id, into));
+  };
 
   const links = (diagram.links || []).reduce((n, l) => n + targets(l).length, 0);
   const crumbs = [doc.name ? String(doc.name) : 'model', ...path];
   return (
     <div className="editor">
-      <Palette ref={searchRef} library={library} onAdd={addInView} />
+      {/* At the top level an Outport is an Output: only Output is offered there. */}
+      <Palette ref={searchRef} library={path.length ? library : library.filter((e) => e.type !== 'Outport')} onAdd={addInView} />
       <section className="canvas" ref={canvasRef} onDragOver={(e) => e.preventDefault()} onDrop={onDrop}>
         <Toolbar
           act={{
@@ -478,7 +555,7 @@ function Canvas({ model, text, setModel, library, active }) {
             copy: copySelection,
             paste: pasteClipboard,
             remove: removeSelection,
-            fit: () => flow.fitView({ maxZoom: 1, padding: 0.15, duration: 200 }),
+            fit: () => fitReadable(200),
           }}
           can={{
             undo: history.current.undo.length > 0,
@@ -541,7 +618,8 @@ function Canvas({ model, text, setModel, library, active }) {
             colorMode={appearance === 'dark' ? 'dark' : 'light'}
           >
             <Background variant={BackgroundVariant.Dots} gap={16} size={1.2} />
-            <Controls showInteractive={false} position="bottom-left" />
+            {/* Its fit button shows the whole diagram however small (an overview); the toolbar's fits at a readable zoom. */}
+            <Controls showInteractive={false} position="bottom-left" fitViewOptions={{ maxZoom: 1, padding: FIT_PADDING }} />
             {nodes.length > 0 && (
               <MiniMap
                 pannable
@@ -557,9 +635,33 @@ function Canvas({ model, text, setModel, library, active }) {
         </WaypointContext.Provider>
         <Flex className={check ? 'status status-error' : 'status'} align="center" gap="2" px="3">
           {check ? <CrossCircledIcon className="status-icon" /> : <CheckCircledIcon className="status-icon" />}
+          {refused && (
+            <Text size="1" color="amber" data-testid="refused" role="alert">
+              {refused}
+            </Text>
+          )}
           <Text size="1" className="status-message" data-testid="check-status">
             {check ? check.message : 'model checks'}
           </Text>
+          {unlinked && (
+            <Flex gap="2" align="center" className="fix-actions">
+              {sources.length > 0 && (
+                <select className="native-select fix-select" aria-label={`link into ${into}`} value="" onChange={(e) => linkInto(e.target.value)}>
+                  <option value="" disabled>
+                    Link from…
+                  </option>
+                  {sources.map((o) => (
+                    <option key={o} value={o}>
+                      {o}
+                    </option>
+                  ))}
+                </select>
+              )}
+              <Button size="1" variant="soft" onClick={feedConstant}>
+                Feed a Constant
+              </Button>
+            </Flex>
+          )}
           <Text size="1" color="gray" className="status-counts" data-testid="status-counts">
             {note && `${note} · `}
             {(diagram.blocks || []).length} blocks · {links} links

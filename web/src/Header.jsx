@@ -23,6 +23,10 @@ export function opened(doc, style, file, generation) {
 
 const EMPTY_DOC = { name: 'untitled', blocks: [], links: [] };
 
+/** The open list's values that browse instead of opening: up a folder, and into one (its name after). */
+const UP = 'folder:..';
+const FOLDER = 'folder:';
+
 /** The folder part and the name part of `path`. */
 function split(path) {
   const at = path.lastIndexOf('/');
@@ -54,6 +58,12 @@ function Files({ model, setModel, unsaved }) {
     });
   const replace = (doc, style, file) => setModel((m) => opened(doc, style, file, m.generation + 1));
 
+  // The list opens a model, or browses: into a folder listed, or up one.
+  const choose = (value) => {
+    if (value === UP) setDir(split(dir)[0] || '.');
+    else if (value.startsWith(FOLDER)) setDir(dir === '.' ? value.slice(FOLDER.length) : `${dir}/${value.slice(FOLDER.length)}`);
+    else if (value) open(dir === '.' ? value : `${dir}/${value}`);
+  };
   const open = async (file) => {
     if (!(await mayDiscard())) return;
     const r = await api('GET', `/api/files/${file}`);
@@ -124,13 +134,23 @@ function Files({ model, setModel, unsaved }) {
           </TextField.Root>
         </Popover.Content>
       </Popover.Root>
-      <select className="native-select open-select" aria-label="open model" value="" onChange={(e) => e.target.value && open(`${dir}/${e.target.value}`)}>
+      <select className="native-select open-select" aria-label="open model" value="" onChange={(e) => choose(e.target.value)}>
         <option value="">Open…</option>
-        {entries
-          .filter((e) => e.kind === 'file' && e.name.endsWith('.json'))
-          .map((e) => (
-            <option key={e.name}>{e.name}</option>
-          ))}
+        <optgroup label={`in ${dir}/`}>
+          {dir !== '.' && <option value={UP}>↑ up a folder</option>}
+          {entries
+            .filter((e) => e.kind === 'dir')
+            .map((e) => (
+              <option key={`dir ${e.name}`} value={`${FOLDER}${e.name}`}>
+                {e.name}/
+              </option>
+            ))}
+          {entries
+            .filter((e) => e.kind === 'file' && e.name.endsWith('.json'))
+            .map((e) => (
+              <option key={e.name}>{e.name}</option>
+            ))}
+        </optgroup>
       </select>
       <TextField.Root
         size="1"

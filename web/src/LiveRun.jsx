@@ -1,19 +1,25 @@
 // One real-time run, live: its state and progress, counters, the recorded
-// outputs (latest values with units, and a chart), the latency histogram,
+// outputs (a chart of the last 2000 rows with one y axis per unit, as the
+// Run view draws it, and a legend of the values under the cursor or the
+// latest, with units), the files it writes to download, whether its
+// [ecu] was left unstarted, the latency histogram,
 // the buses' counters, and changes of inputs and block parameters with
 // their log; stopping it asks first. Tables are plain ones: Radix Themes'
 // Table writes an inline style element, which the page's content security
 // policy refuses.
 import { useEffect, useRef, useState } from 'react';
 import { Badge, Box, Button, Callout, Card, Flex, Grid, Heading, Progress, Text, TextField } from '@radix-ui/themes';
-import { ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
-import { api, readBatch, socket } from './api.js';
+import { DownloadIcon, ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
+import { api, fetchFile, readBatch, socket } from './api.js';
 import { useConfirm } from './confirm.jsx';
 import { LatencyHistogram } from './LatencyHistogram.jsx';
-import { Columns, chart, throttled } from './plot.js';
-import { formatCount, formatNs, formatValue } from './readout.js';
+import { Legend } from './Legend.jsx';
+import { Columns, chart, download, palette, throttled, unitOf } from './plot.js';
+import { formatCount, formatNs, formatSignal, formatValue } from './readout.js';
 
-const STATE_COLOR = { running: 'blue', done: 'green', failed: 'red' };
+const STATE_COLOR = { running: 'blue', done: 'green', stopped: 'amber', failed: 'red' };
+/** The live chart's height in pixels. */
+const CHART_HEIGHT = 260;
 
 /** A run's state as a badge. */
 export function StateBadge({ state, ...rest }) {
@@ -138,29 +144,6 @@ function Bus({ name, counts }) {
         </tbody>
       </table>
     </Card>
-  );
-}
-
-function Outputs({ latest, units }) {
-  return (
-    <table className="dash-table" aria-label="live outputs">
-      <thead>
-        <tr>
-          <th scope="col">Output</th>
-          <th scope="col" className="end">Latest value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {Object.entries(latest).map(([n, v]) => (
-          <tr key={n}>
-            <th scope="row">{n}</th>
-            <td className="number end" data-testid={`live-${n}`}>
-              {formatValue(v, units[n])}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
   );
 }
 
@@ -328,7 +311,10 @@ function Faults({ run, ended }) {
 export function LiveRun({ run }) {
   const ask = useConfirm();
   const [stats, setStats] = useState(null);
-  const [latest, setLatest] = useState({});
+  // The chart's columns and colours, and the value of each in the row
+  // under the cursor, else in the latest row.
+  const [signals, setSignals] = useState(null);
+  const [values, setValues] = useState([]);
   const [changes, setChanges] = useState([]);
   const [end, setEnd] = useState(null);
   const units = run.units ?? {};
@@ -336,12 +322,19 @@ export function LiveRun({ run }) {
   useEffect(() => {
     let plot = null;
     let columns = null;
+    // The time under the cursor (null: the latest row is read).
+    let hover = null;
+    const read = () => {
+      const row = hover === null ? columns.rows - 1 : columns.nearest(hover);
+      setValues(columns.names.map((n, c) => (row < 0 ? '–' : formatSignal(columns.data[c][row], columns.size[c], unitOf(units, n)))));
+    };
     const ws = socket(`/api/runs/${run.id}/stream`);
     const redraw = throttled(() => {
       const from = Math.max(0, columns.rows - 2000);
       plot.setData(columns.view(from));
-      setLatest(Object.fromEntries(columns.names.slice(1).map((n, i) => [n, columns.last(i + 1)])));
+      read();
     });
+    let frame = 0;
     ws.onmessage = (m) => {
       if (typeof m.data !== 'string') {
         columns.add(readBatch(m.data));
@@ -354,19 +347,38 @@ export function LiveRun({ run }) {
         plot?.destroy();
         columns = new Columns(message.columns);
         element.current.innerHTML = '';
-        plot = chart(element.current, message.columns, Math.max(300, element.current.clientWidth), 260);
+        const colors = palette(element.current);
+        plot = chart(element.current, message.columns, Math.max(300, element.current.clientWidth), CHART_HEIGHT, {
+          units,
+          colors,
+          legend: false,
+          cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
+          hooks: {
+            setCursor: [
+              (u) => {
+                const left = u.cursor.left;
+                hover = left == null || left < 0 ? null : u.posToVal(left, 'x');
+                cancelAnimationFrame(frame);
+                frame = requestAnimationFrame(() => columns.rows > 0 && read());
+              },
+            ],
+          },
+        });
+        element.current.uplot = plot;
+        setSignals({ names: message.columns, colors: colors.series });
       } else if (message.type === 'stats') setStats(message);
       else if (message.type === 'change') setChanges((c) => [...c, message]);
       else if (message.type === 'end') setEnd(message);
     };
     const resize = new ResizeObserver(([entry]) => {
       const width = Math.floor(entry.contentRect.width);
-      if (plot && width > 0) plot.setSize({ width, height: 260 });
+      if (plot && width > 0) plot.setSize({ width, height: CHART_HEIGHT });
     });
     resize.observe(element.current);
     return () => {
       ws.close();
       redraw.cancel();
+      cancelAnimationFrame(frame);
       resize.disconnect();
       plot?.destroy();
     };
@@ -376,6 +388,11 @@ export function LiveRun({ run }) {
   const error = end?.error ?? run.error;
   const total = Math.round(run.duration / run.frame);
   const frames = stats?.frames ?? run.frames;
+  // A file the run writes, downloaded through the API (with the token, when the server asks for one).
+  const save = async (file) => {
+    const r = await fetchFile(file);
+    if (r) download(r, file.split('/').pop());
+  };
   const stop = async () => {
     const yes = await ask({
       title: `Stop run ${run.id}?`,
@@ -416,6 +433,26 @@ export function LiveRun({ run }) {
           </Text>
         </Flex>
       </Box>
+      {run.ecu && (
+        <Callout.Root color="amber" size="1" data-testid="run-ecu">
+          <Callout.Icon>
+            <ExclamationTriangleIcon />
+          </Callout.Icon>
+          <Callout.Text>{run.ecu}</Callout.Text>
+        </Callout.Root>
+      )}
+      {run.files?.length > 0 && (
+        <Flex gap="2" align="center" wrap="wrap">
+          <Text size="1" color="gray">
+            Writes
+          </Text>
+          {run.files.map((f) => (
+            <Button key={f} size="1" variant="soft" color="gray" onClick={() => save(f)} data-testid={`run-file-${f}`} aria-label={`download ${f}`}>
+              <DownloadIcon /> {f}
+            </Button>
+          ))}
+        </Flex>
+      )}
       {error && (
         <Callout.Root color="red" role="alert">
           <Callout.Icon>
@@ -425,25 +462,30 @@ export function LiveRun({ run }) {
         </Callout.Root>
       )}
       <Counters stats={stats} run={run} />
-      <Grid columns={{ initial: '1', md: '2' }} gap="3">
-        <Card>
-          <Heading size="3" mb="2">
-            Outputs
-          </Heading>
-          {Object.keys(latest).length > 0 ? (
-            <Outputs latest={latest} units={units} />
-          ) : (
-            <Text size="2" color="gray">
-              {run.outputs.length > 0 ? 'Waiting for the first recorded rows…' : 'This run records no outputs.'}
-            </Text>
-          )}
-        </Card>
-        <Card>
-          <LatencyHistogram stats={stats} clock={run.clock} />
-        </Card>
-      </Grid>
       <Card className="chart-card" hidden={run.outputs.length === 0}>
-        <div ref={element} className="live-chart" />
+        <Heading size="3" mb="2">
+          Outputs
+        </Heading>
+        <div className="live-plot">
+          <div ref={element} className="live-chart" data-testid="live-chart" />
+          <div className="live-legend">
+            {signals && values.length > 0 ? (
+              <Legend names={signals.names} colors={signals.colors} testid="live" value={(c) => values[c]} />
+            ) : (
+              <Text size="2" color="gray">
+                Waiting for the first recorded rows…
+              </Text>
+            )}
+          </div>
+        </div>
+      </Card>
+      {run.outputs.length === 0 && (
+        <Text size="2" color="gray">
+          This run records no outputs.
+        </Text>
+      )}
+      <Card>
+        <LatencyHistogram stats={stats} clock={run.clock} />
       </Card>
       {devices.length > 0 && (
         <Grid columns={{ initial: '1', md: '2' }} gap="3">

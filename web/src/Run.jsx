@@ -1,15 +1,23 @@
 // An offline simulation of the model being edited: the solver options,
+// values for its inputs and probes of its signals (RunInputs.jsx),
 // rows plotted as they stream in (per pixel column, the extremes of each
 // series), one y axis per unit, a legend of the values under the cursor,
 // zoom (drag on the chart, double-click to reset) redrawn from the full
-// rows, the final values, and the results as CSV, PNG or SVG.
+// rows, the final values, and the results as CSV, PNG or SVG. A Run that
+// fails before it begins leaves the previous result shown as out of date,
+// its error in words with a button to the block it names.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Badge, Box, Button, Callout, Card, Checkbox, Flex, Heading, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
-import { DownloadIcon, ExclamationTriangleIcon, ImageIcon, PlayIcon, ResetIcon, StopIcon, TableIcon } from '@radix-ui/react-icons';
+import { Badge, Box, Button, Callout, Card, Flex, Heading, Table, Text, TextField, Tooltip } from '@radix-ui/themes';
+import { Crosshair1Icon, DownloadIcon, ExclamationTriangleIcon, ImageIcon, PlayIcon, ResetIcon, StopIcon, TableIcon } from '@radix-ui/react-icons';
 import { api, readBatch, socket } from './api.js';
 import { Columns, Envelope, visible } from './envelope.js';
+import { describeError } from './editor/errors.js';
 import { serialize } from './format.js';
 import { chart, download, outputUnits, palette, pngOf, svgOf, throttled, unitOf } from './plot.js';
+import { Legend } from './Legend.jsx';
+import { prepared } from './offline.js';
+import { RunInputs } from './RunInputs.jsx';
+import { formatSignal } from './readout.js';
 import { TableRoot } from './TableRoot.jsx';
 import './run.css';
 
@@ -30,11 +38,6 @@ function optionsOf(sim = {}) {
   };
 }
 
-/** A number for people: six significant digits, no trailing zeros. */
-function shown6(v) {
-  return v == null || Number.isNaN(v) ? '—' : String(Number(v.toPrecision(6)));
-}
-
 /** The progress of the run under way, from the `progress` events on `bus`. */
 function Live({ bus }) {
   const [progress, setProgress] = useState({ progress: 0, rows: 0 });
@@ -51,11 +54,12 @@ function Live({ bus }) {
 }
 
 /**
- * The signals: each one's colour, name, unit, whether it is shown, and its
- * value in the row under the cursor (`hover` events on `bus`), else in the
- * last row so far (updated on each `progress` event).
+ * The signals (Legend.jsx): each one's colour, name, unit, whether it is
+ * shown, and its value (six digits) in the row under the cursor (`hover`
+ * events on `bus`), else in the last row so far (updated on each
+ * `progress` event).
  */
-function Legend({ bus, run: r, names, shown, toggle }) {
+function Signals({ bus, run: r, names, shown, toggle }) {
   const [hover, setHover] = useState(-1);
   const [, setTick] = useState(0);
   useEffect(() => {
@@ -75,13 +79,12 @@ function Legend({ bus, run: r, names, shown, toggle }) {
   }, [bus]);
   const rows = r?.columns.rows ?? 0;
   const row = rows > 0 ? (hover >= 0 && hover < rows ? hover : rows - 1) : -1;
-  const colors = r?.colors?.series ?? [];
   return (
     <>
       <Flex justify="between" align="baseline" mb="2">
         <Heading size="2">Signals</Heading>
         <Text size="1" color="gray" data-testid="legend-time">
-          {row >= 0 ? `t = ${shown6(r.columns.data[0][row])} s` : ''}
+          {row >= 0 ? `t = ${Number(r.columns.data[0][row].toPrecision(6))} s` : ''}
         </Text>
       </Flex>
       {!names && (
@@ -90,23 +93,15 @@ function Legend({ bus, run: r, names, shown, toggle }) {
         </Text>
       )}
       {names && (
-        <div className="run-legend" role="list" aria-label="legend">
-          {names.slice(1).map((n, i) => (
-            <label key={n} className="run-legend-row" role="listitem" data-off={!shown.includes(i + 1) || undefined}>
-              <Checkbox size="1" aria-label={`show ${n}`} checked={shown.includes(i + 1)} onCheckedChange={() => toggle(i + 1)} />
-              <span className="run-swatch" style={{ background: colors[i % colors.length] }} />
-              <Text size="2" className="run-legend-name" truncate>
-                {n}
-              </Text>
-              <Text size="1" color="gray">
-                {unitOf(r?.units ?? {}, n)}
-              </Text>
-              <Text size="2" className="run-legend-value" data-testid={`legend-${n}`}>
-                {row >= 0 ? shown6(r.columns.data[i + 1][row]) : '—'}
-              </Text>
-            </label>
-          ))}
-        </div>
+        <Legend
+          names={names}
+          units={r?.units ?? {}}
+          colors={r?.colors?.series ?? []}
+          shown={shown}
+          toggle={toggle}
+          testid="legend"
+          value={(c) => (row >= 0 ? formatSignal(r.columns.data[c][row], r.columns.size[c], '', 6) : '—')}
+        />
       )}
     </>
   );
@@ -125,10 +120,19 @@ function Field({ label, name, value, onChange, unit, width = 96 }) {
   );
 }
 
-export function Run({ model, active = true }) {
+export function Run({ model, active = true, onShowBlock }) {
   const [options, setOptions] = useState(() => optionsOf(model.doc.simulation));
   const [job, setJob] = useState(null);
   const [state, setState] = useState({ phase: 'idle' });
+  // Whether the result shown is a previous run's: the last Run failed before it began.
+  const [stale, setStale] = useState(false);
+  // Values for the model's inputs and the signals probed, for the runs only (RunInputs.jsx).
+  const [inputs, setInputs] = useState({});
+  const [probes, setProbes] = useState([]);
+  useEffect(() => {
+    setInputs({});
+    setProbes([]);
+  }, [model.generation]);
   const [finals, setFinals] = useState([]);
   const [shown, setShown] = useState([]);
   const [zoom, setZoom] = useState(null);
@@ -139,7 +143,7 @@ export function Run({ model, active = true }) {
   // the whole run, the time range it spans, and the zoomed range (or null).
   const run = useRef(null);
   // Progress while running and the row under the cursor go to <Live> and
-  // <Legend> alone: the rest of the view does not render again for them.
+  // <Signals> alone: the rest of the view does not render again for them.
   const bus = useRef(new EventTarget());
 
   // The options follow the model's own settings: another model opened, or
@@ -269,17 +273,41 @@ export function Run({ model, active = true }) {
   const start = async () => {
     if (state.phase === 'running' || state.phase === 'starting') return;
     const started = performance.now();
-    const body = { model: serialize(model.doc, model.style), solver: options.solver };
+    let doc;
+    try {
+      doc = prepared(model.doc, inputs, probes);
+    } catch (e) {
+      setStale(run.current !== null);
+      return setState({ phase: 'failed', error: e.message });
+    }
+    // A model with no outputs would run and plot nothing: said instead.
+    if (Object.keys(outputUnits(doc)).length === 0) {
+      setStale(run.current !== null);
+      const empty = (model.doc.blocks ?? []).length === 0;
+      return setState({
+        phase: 'failed',
+        error: empty
+          ? 'The model is empty: add blocks from the palette in the editor, and an Output for each signal to plot.'
+          : 'The model has nothing to plot: add an Output block (in the Routing group) for each signal to record and plot, or probe a signal.',
+      });
+    }
+    const body = { model: serialize(doc, model.style), solver: options.solver };
     const keys = options.solver === 'bdf' ? ['step', 'stop', 'rtol', 'atol'] : ['step', 'stop'];
     for (const k of keys) {
       const text = options[k].trim();
       if (text === '') continue;
-      if (!Number.isFinite(Number(text))) return setState({ phase: 'failed', error: `${k}: “${text}” is not a number; give one such as 0.001 or 1e-6` });
+      if (!Number.isFinite(Number(text))) {
+        setStale(run.current !== null);
+        return setState({ phase: 'failed', error: `${k}: “${text}” is not a number; give one such as 0.001 or 1e-6` });
+      }
       body[k] = Number(text);
     }
     setState({ phase: 'starting' });
     const r = await api('POST', '/api/simulations', body);
-    if (!r.ok) return setState({ phase: 'failed', error: r.json?.error ?? r.text, place: r.json?.place });
+    if (!r.ok) {
+      setStale(run.current !== null);
+      return setState({ phase: 'failed', error: describeError(r.json ?? { error: r.text }), place: r.json?.place });
+    }
     const status = r.json;
     const names = status.columns;
     const stop = Number(options.stop.trim() === '' ? (model.doc.simulation?.stop ?? 10) : options.stop);
@@ -287,7 +315,7 @@ export function Run({ model, active = true }) {
     const current = {
       id: status.id,
       names,
-      units: outputUnits(model.doc),
+      units: outputUnits(doc),
       columns: new Columns(names, status.expected_rows),
       range: [0, stop > 0 ? stop : 1],
       view: null,
@@ -297,6 +325,7 @@ export function Run({ model, active = true }) {
     run.current = current;
     envelope(current);
     setJob(status);
+    setStale(false);
     setFinals([]);
     setShown(current.shown);
     setZoom(null);
@@ -443,18 +472,29 @@ export function Run({ model, active = true }) {
           <Callout.Icon>
             <ExclamationTriangleIcon />
           </Callout.Icon>
-          <Callout.Text data-testid="run-error">
+          <Callout.Text data-testid="run-error" className="run-error">
             {state.error}
-            {state.place && ` (${Object.entries(state.place).map(([k, v]) => `${k} ${v}`).join(', ')})`}
           </Callout.Text>
+          {state.place?.block && onShowBlock && (
+            <Box>
+              <Button size="1" variant="soft" color="red" onClick={() => onShowBlock(state.place)}>
+                <Crosshair1Icon /> Show block {state.place.block} in the editor
+              </Button>
+            </Box>
+          )}
         </Callout.Root>
       )}
-      <div className="run-body">
+      <div className="run-body" data-stale={stale || undefined} data-testid="run-body">
         <Card className="run-chart-card" size="1">
           <Flex className="run-chart-head" align="center" gap="2">
             <Heading size="2" className="run-title">
               {job ? job.name || model.doc.name : 'Outputs'}
             </Heading>
+            {stale && (
+              <Badge color="amber" variant="soft" data-testid="run-stale">
+                previous run {job.id}: out of date, the last Run failed
+              </Badge>
+            )}
             {zoom && (
               <Badge variant="soft" color="indigo">
                 {Number(zoom[0].toPrecision(4))} – {Number(zoom[1].toPrecision(4))} s
@@ -501,7 +541,8 @@ export function Run({ model, active = true }) {
         <Card className="run-side" size="1">
           <div className="run-side-scroll">
             <Box p="1">
-              <Legend bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
+              <RunInputs doc={model.doc} inputs={inputs} setInputs={setInputs} probes={probes} setProbes={setProbes} />
+              <Signals bus={bus.current} run={r} names={job?.columns} shown={shown} toggle={toggle} />
               {finals.length > 0 && (
                 <>
                   <Heading size="2" mt="4" mb="2">

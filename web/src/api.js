@@ -31,6 +31,12 @@ export async function api(method, path, body) {
   return { ok: response.ok, status: response.status, json, text };
 }
 
+/** The file at `path` in the served folder as a blob, with the token; null when it cannot be read. */
+export async function fetchFile(path) {
+  const response = await fetch(`/api/files/${path.split('/').map(encodeURIComponent).join('/')}`, { headers: authHeaders() });
+  return response.ok ? response.blob() : null;
+}
+
 /** A WebSocket on `path`, with the token when there is one. */
 export function socket(path) {
   const token = sessionStorage.getItem(TOKEN);

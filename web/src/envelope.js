@@ -4,12 +4,17 @@
 // envelope draws the same pixels as every row would, at a cost bounded by
 // the width instead of the row count.
 
-/** Column arrays with room for `capacity` rows, grown by doubling. */
+/**
+ * Column arrays with room for `capacity` rows, grown by doubling, and each
+ * column's largest finite magnitude so far (`size`, the scale its values
+ * are read against).
+ */
 export class Columns {
   constructor(names, capacity = 1024) {
     this.names = names;
     this.rows = 0;
     this.data = names.map(() => new Float64Array(Math.max(capacity, 16)));
+    this.size = new Float64Array(names.length);
   }
 
   /** Adds a batch from `readBatch` (rows past the end are appended). */
@@ -26,7 +31,14 @@ export class Columns {
     const width = Math.min(columns, this.data.length);
     for (let c = 0; c < width; c++) {
       const column = this.data[c];
-      for (let r = 0, i = c; r < rows; r++, i += columns) column[first + r] = values[i];
+      let size = this.size[c];
+      for (let r = 0, i = c; r < rows; r++, i += columns) {
+        const v = values[i];
+        column[first + r] = v;
+        const a = v < 0 ? -v : v;
+        if (a > size && a !== Infinity) size = a;
+      }
+      this.size[c] = size;
     }
     this.rows = Math.max(this.rows, end);
   }

@@ -108,3 +108,11 @@ test('the nearest row to a time', () => {
   assert.equal(columns.nearest(-5), 0);
   assert.equal(columns.nearest(50), 10);
 });
+
+test("each column's size is its largest finite magnitude so far", () => {
+  const columns = new Columns(['time', 'a'], 16);
+  columns.add({ first: 0, rows: 3, columns: 2, values: new Float64Array([0, -3, 1, 2, 2, NaN]) });
+  assert.deepEqual(Array.from(columns.size), [2, 3]);
+  columns.add({ first: 3, rows: 2, columns: 2, values: new Float64Array([3, -Infinity, 4, 5]) });
+  assert.deepEqual(Array.from(columns.size), [4, 5]);
+});

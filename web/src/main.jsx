@@ -33,6 +33,12 @@ function App() {
   const [library, setLibrary] = useState([]);
   const [appearance, setAppearance] = useState(initialAppearance);
   const [help, setHelp] = useState(false);
+  // A block another view names (a Run's error), to be shown in the editor.
+  const [focus, setFocus] = useState(null);
+  const showBlock = useCallback((place) => {
+    setFocus({ block: place.block, port: place.port });
+    setView('editor');
+  }, []);
   // The model's text, made once per change: the editor's check sends it,
   // and it differs from the text last opened or saved while unsaved.
   const text = useMemo(() => serialize(model.doc, model.style), [model.doc, model.style]);
@@ -86,10 +92,10 @@ function App() {
           />
           <main>
             <section className="view" hidden={view !== 'editor'} aria-label="Editor">
-              <Editor model={model} text={text} setModel={setModel} library={library} active={view === 'editor'} />
+              <Editor model={model} text={text} setModel={setModel} library={library} active={view === 'editor'} focus={focus} />
             </section>
             <section className="view" hidden={view !== 'run'} aria-label="Run">
-              <Run model={model} active={view === 'run'} />
+              <Run model={model} active={view === 'run'} onShowBlock={showBlock} />
             </section>
             <section className="view" hidden={view !== 'dashboard'} aria-label="Dashboard">
               <Dashboard active={view === 'dashboard'} />

@@ -58,10 +58,34 @@ export function byUnit(names, units) {
   return groups;
 }
 
-/** An axis title: its signals, then its unit in brackets. */
-export function axisTitle(names, unit) {
-  const list = names.length > 3 ? `${names.slice(0, 3).join(', ')}, …` : names.join(', ');
-  return unit ? `${list} [${unit}]` : list;
+/**
+ * An axis title: its signals, then its unit in brackets, in at most `room`
+ * characters: as many signals as fit (the rest as "…"), else the unit
+ * alone, so that no title is cut where the axis ends.
+ */
+export function axisTitle(names, unit, room = Infinity) {
+  const withUnit = (list) => (unit ? `${list} [${unit}]` : list);
+  for (let k = names.length; k > 0; k--) {
+    const title = withUnit(k === names.length ? names.join(', ') : `${names.slice(0, k).join(', ')}, …`);
+    if (title.length <= room) return title;
+  }
+  return unit ? `[${unit}]` : '';
+}
+
+/** The characters an axis title of 11 px has along a y axis of a chart `height` pixels high. */
+export const titleRoom = (height) => Math.floor((height - 50) / 6.5);
+
+/**
+ * A y axis's range for values from `min` to `max`: uPlot's own, except
+ * that a spread below 1e-9 of their size (numerical noise on a constant,
+ * such as a state of charge of 80 ± 1e-14) is drawn flat, as the constant;
+ * uPlot's ticks would otherwise step by less than a double resolves there
+ * and never end.
+ */
+export function unitRange(min, max) {
+  if (min == null || max == null) return [min, max];
+  if (max - min < 1e-9 * Math.max(Math.abs(min), Math.abs(max))) min = max = (min + max) / 2;
+  return uPlot.rangeNum(min, max, 0.1, true);
 }
 
 /**
@@ -94,12 +118,12 @@ export function chart(element, names, width = 900, height = 360, options = {}) {
   ];
   groups.forEach((g, k) => {
     const key = `unit:${g.unit}`;
-    scales[key] = { auto: true };
+    scales[key] = { auto: true, range: (u, min, max) => unitRange(min, max) };
     axes.push({
       ...axis,
       scale: key,
       side: k % 2 === 0 ? 3 : 1,
-      label: axisTitle(g.columns.map((c) => names[c]), g.unit),
+      label: axisTitle(g.columns.map((c) => names[c]), g.unit, titleRoom(height)),
       grid: { show: k === 0, stroke: colors.grid, width: 1 },
       ticks: { stroke: colors.tick, width: 1 },
       size: 56,

@@ -53,11 +53,11 @@ function evOnAVirtualBus(name, channel) {
   return folder;
 }
 
-/** Stops the shown run through the question Stop asks, and waits for its end. */
+/** Stops the shown run through the question Stop asks, and waits for its end (stopped; done if it ended first). */
 async function stopRun(page) {
-  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await page.getByRole('alertdialog').getByRole('button', { name: 'Stop run' }).click();
-  await until(page.getByTestId('live-state'), (t) => t === 'done');
+  await until(page.getByTestId('live-state'), (t) => t === 'stopped' || t === 'done');
 }
 
 test("a running session's counters advance, a new gain shows in its output, and Stop asks first", async () => {
@@ -95,7 +95,7 @@ test("a running session's counters advance, a new gain shows in its output, and 
 
   // Values carry the units of the model's Output blocks (v and v_ref in m/s, force in N).
   const vRef = page.getByTestId('live-v_ref');
-  assert.equal(await until(vRef, (t) => t === '25 m/s'), '25 m/s', 'v_ref = 50 × 0.5 before the change');
+  assert.equal(await until(vRef, (t) => t === '25.00 m/s'), '25.00 m/s', 'v_ref = 50 × 0.5 before the change');
   assert.match(await page.getByTestId('live-v').textContent(), /^-?[\d.,e-]+ m\/s$/);
   assert.match(await page.getByTestId('live-force').textContent(), /^-?[\d.,e-]+ N$/);
   // The block list holds only blocks with tunable parameters.
@@ -108,12 +108,12 @@ test("a running session's counters advance, a new gain shows in its output, and 
   await page.getByLabel('parameter').selectOption('gain');
   await page.getByLabel('new value').fill('30');
   await page.getByRole('button', { name: 'Change' }).click();
-  assert.equal(await until(vRef, (t) => t === '15 m/s'), '15 m/s', 'v_ref = 30 × 0.5 after it');
+  assert.equal(await until(vRef, (t) => t === '15.00 m/s'), '15.00 m/s', 'v_ref = 30 × 0.5 after it');
   await until(page.getByTestId('change-log'), (t) => /applied at frame [\d,]+/.test(t));
   await shot(page, 'dashboard-2-changed');
 
   // Stop asks; Cancel keeps the run going.
-  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
   const question = page.getByRole('alertdialog');
   assert.match(await question.textContent(), /Stop run r1\?/);
   await shot(page, 'dashboard-3-stop-asks');
@@ -124,13 +124,13 @@ test("a running session's counters advance, a new gain shows in its output, and 
   // Confirmed, it stops before its duration, and nothing can be changed any more.
   await stopRun(page);
   const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
-  assert.equal(status.state, 'done');
+  assert.equal(status.state, 'stopped', 'a run stopped before its end is not done');
   assert.ok(status.frames < 6000, `stopped at frame ${status.frames} of 6000`);
   for (const label of ['change kind', 'parameter', 'new value']) {
     assert.equal(await page.getByLabel(label, { exact: true }).isDisabled(), true, `${label} after the end`);
   }
   assert.equal(await page.getByRole('button', { name: 'Change' }).isDisabled(), true);
-  assert.equal(await page.getByRole('button', { name: 'Stop' }).isDisabled(), true);
+  assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled(), true);
 });
 
 test('the latency histogram of a run on the real clock has log axes; on the virtual clock it says why there is none', async () => {
@@ -191,6 +191,97 @@ test("a built-in plant offers its declared parameters beside its inputs", async 
   assert.match(await page.getByTestId('live-dc_voltage').textContent(), / V$/);
   await shot(page, 'dashboard-5-plant-parameters');
   await stopRun(page);
+});
+
+test('the live chart plots like the Run view: one y axis per unit, titles never cut, a legend of values without noise (issue 41, 1 and 7)', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await startRun(page, 'config/examples/ev.toml', { duration: '30' });
+  const id = (await page.locator('[aria-current="true"]').getAttribute('data-testid')).slice('run-'.length);
+  const status = await page.evaluate(async (id) => (await fetch(`/api/runs/${id}`)).json(), id);
+  const units = [...new Set(status.outputs.map((o) => status.units[o] ?? ''))];
+  assert.ok(units.length >= 2, `the EV plant's outputs come in several units: ${units}`);
+  // One y axis per unit, each titled with its unit, the title within the axis's length.
+  await until(page.getByTestId(`live-${status.outputs[0]}`), (t) => t !== '' && t !== '–');
+  const axes = await page.evaluate(() => {
+    const u = document.querySelector('[data-testid="live-chart"]').uplot;
+    return u.axes.slice(1).map((a) => ({ label: a.label, scale: a.scale }));
+  });
+  assert.equal(axes.length, units.length, `axes ${JSON.stringify(axes)} for units ${units}`);
+  for (const unit of units.filter(Boolean)) assert.ok(axes.some((a) => a.label.endsWith(`[${unit}]`)), `an axis in ${unit}: ${JSON.stringify(axes)}`);
+  const room = Math.floor((260 - 50) / 6.5);
+  for (const a of axes) assert.ok(a.label.length <= room && !/…$/.test(a.label.replace(/ \[.*\]$/, '')) || /, …/.test(a.label), `a whole title: ${a.label}`);
+  // The legend: a value with its unit for every output, read at a fixed number
+  // of digits, never a "--", never noise such as 1e-61.
+  await new Promise((r) => setTimeout(r, 1500));
+  for (const o of status.outputs) {
+    const text = await page.getByTestId(`live-${o}`).textContent();
+    assert.match(text, /^(0|-?\d+\.?\d*|-?\d\.\d{3}e[-+]?\d+)( \S+)?$/, `${o}: ${text}`);
+    assert.ok(!/e-(1\d|[2-9]\d)/.test(text), `${o} reads noise: ${text}`);
+    if (!text.startsWith('0 ') && text !== '0') assert.equal(text.split(' ')[0].replace(/^-|e.*$/g, '').replace('.', '').replace(/^0+/, '').length, 4, `four digits: ${text}`);
+  }
+  // Under the cursor, the legend reads the row there: an earlier one than the latest.
+  const readAll = () => Promise.all(status.outputs.map((o) => page.getByTestId(`live-${o}`).textContent()));
+  const latest = await readAll();
+  const over = await page.locator('[data-testid="live-chart"] .u-over').boundingBox();
+  await page.mouse.move(over.x + 2, over.y + over.height / 2);
+  await page.waitForTimeout(300);
+  const earlier = await readAll();
+  assert.notDeepEqual(earlier, latest, 'the values under the cursor at the chart’s left edge');
+  await shot(page, 'dashboard-6-live-chart');
+  await page.mouse.move(0, 0);
+  // Opened again, the dashboard shows the only run under way.
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Dashboard' }).click();
+  await until(page.getByTestId('live-state'), (t) => t === 'running');
+  assert.equal(await page.locator('[aria-current="true"]').getAttribute('data-testid'), `run-${id}`);
+  await stopRun(page);
+});
+
+test("a run's entry names its configuration and start time; its files are offered, an [ecu] left unstarted said, a stop read as stopped (issue 41, 6)", async () => {
+  // ev-can.toml on an in-process bus, its recording, bus log and [ecu] kept.
+  const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
+  mkdirSync(join(folder, 'config'));
+  for (const f of ['ev.dbc', 'ecu.toml']) copyFileSync(join(root, 'config/examples', f), join(folder, 'config', f));
+  const config = readFileSync(join(root, 'config/examples/ev-can.toml'), 'utf8')
+    .replace(/^transport = "udp".*$/m, 'transport = "virtual"\nchannel = "dash-ecu"')
+    .replace(/^(group|port) = .*$/gm, '');
+  writeFileSync(join(folder, 'config/ev-can.toml'), config);
+  const server = await serve(folder);
+  const { browser: b, page, violations } = await browser();
+  try {
+    await page.goto(server.url);
+    await page.getByRole('tab', { name: 'Dashboard' }).click();
+    const before = Date.now() / 1000;
+    await startRun(page, 'config/ev-can.toml', { duration: '60' });
+    const status = await page.evaluate(async () => (await fetch('/api/runs/r1')).json());
+    assert.ok(status.started >= before - 5 && status.started <= Date.now() / 1000 + 5, `started ${status.started}`);
+    assert.deepEqual(status.files, ['results/ev-can.csv', 'results/ev-can.log']);
+    assert.match(status.ecu, /\[ecu\] is not started/);
+    // The list: the configuration's file and the time it started.
+    const about = await until(page.getByTestId('about-r1'), (t) => t.includes('ev-can.toml'));
+    assert.match(about, /^ev-can\.toml · \d\d:\d\d:\d\d$/);
+    assert.ok(await page.getByTestId('about-r1').evaluate((e) => e.scrollWidth <= e.clientWidth), 'the entry is not cut');
+    // The run says its ECU is not running, and offers what it writes.
+    assert.match(await page.getByTestId('run-ecu').textContent(), /\[ecu\] is not started by a run started here/);
+    await page.getByTestId('run-file-results/ev-can.csv').waitFor();
+    await page.getByTestId('run-file-results/ev-can.log').waitFor();
+    await shot(page, 'dashboard-9-run-files');
+    await stopRun(page);
+    assert.equal(await page.getByTestId('live-state').textContent(), 'stopped', 'stopped 60 s before its end');
+    await until(page.getByTestId('run-r1').locator('.rt-Badge').last(), (t) => t === 'stopped');
+    // Once it has ended, its recording downloads through the API.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('run-file-results/ev-can.csv').click()]);
+    assert.equal(download.suggestedFilename(), 'ev-can.csv');
+    const text = readFileSync(await download.path(), 'utf8');
+    assert.match(text.split('\n')[0], /vehicle_speed/);
+  } finally {
+    await b.close();
+    server.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+  assert.deepEqual(violations, []);
 });
 
 test('runs are numbered apart from simulations', async () => {

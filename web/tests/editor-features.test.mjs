@@ -431,6 +431,9 @@ test('the first block dropped after New lands where it was dropped', async () =>
 
 test('a double-clicked subsystem opens in place; a block turned inside is saved inside it', async () => {
   const page = await open('abs_slip.json', 'sliding');
+  // Opened at zoom 1 from its left edge, the diagram runs past the canvas: the overview shows it whole.
+  await page.locator('.react-flow__controls-fitview').click();
+  await page.waitForTimeout(300);
   await page.getByTestId('block-sliding').dblclick();
   await page.getByTestId('block-falling').waitFor();
   assert.equal(await page.getByTestId('block-merge').count(), 0, 'only the subsystem\'s blocks shown');

@@ -297,3 +297,26 @@ test('the Run view follows the model\'s settings edited in the editor; the dashb
     await b.close();
   }
 });
+
+test('the open list browses the folder: up a folder and into another, then a model opens (issue 41, 8)', async () => {
+  const { browser: b, page } = await browser(1400, 900);
+  try {
+    await page.goto(shared.server.url);
+    const list = page.getByLabel('open model');
+    await list.locator('option', { hasText: 'cruise_control.json' }).waitFor({ state: 'attached' });
+    await list.selectOption({ label: '↑ up a folder' });
+    await list.locator('option', { hasText: 'examples/' }).waitFor({ state: 'attached' });
+    assert.equal(await list.locator('option', { hasText: 'cruise_control.json' }).count(), 0, 'models/ holds no model itself');
+    await list.selectOption({ label: '↑ up a folder' });
+    await list.locator('option', { hasText: 'models/' }).waitFor({ state: 'attached' });
+    assert.equal(await list.locator('option', { hasText: 'up a folder' }).count(), 0, 'nothing above the served folder');
+    await list.selectOption({ label: 'models/' });
+    await list.locator('option', { hasText: 'examples/' }).waitFor({ state: 'attached' });
+    await list.selectOption({ label: 'examples/' });
+    await list.locator('option', { hasText: 'cruise_control.json' }).waitFor({ state: 'attached' });
+    await list.selectOption('cruise_control.json');
+    await page.getByTestId('block-vehicle').waitFor();
+  } finally {
+    await b.close();
+  }
+});

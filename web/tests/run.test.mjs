@@ -27,12 +27,29 @@ const SINES = {
   simulation: { solver: 'rk4', step: 0.001, stop: 200 },
 };
 
+// A Sum whose second input is not linked: a model error at block `sum`, port 2.
+const UNWIRED = {
+  name: 'Unwired',
+  blocks: [
+    { id: 'c', type: 'Constant', params: { value: 1 }, layout: { x: 0, y: 0 } },
+    { id: 'sum', type: 'Sum', params: { signs: '+-' }, layout: { x: 200, y: 0 } },
+    { id: 'y', type: 'Output', layout: { x: 400, y: 0 } },
+  ],
+  links: [
+    { from: 'c', to: 'sum.1' },
+    { from: 'sum', to: 'y' },
+  ],
+  simulation: { solver: 'rk4', step: 0.01, stop: 1 },
+};
+
 const shared = {};
 before(async () => {
   const folder = mkdtempSync(join(tmpdir(), 'tandem-run-'));
   mkdirSync(join(folder, 'models/examples'), { recursive: true });
   copyFileSync(join(root, 'models/examples/cruise_control.json'), join(folder, 'models/examples/cruise_control.json'));
+  copyFileSync(join(root, 'models/examples/ev_speed_controller.json'), join(folder, 'models/examples/ev_speed_controller.json'));
   writeFileSync(join(folder, 'models/examples/sines.json'), JSON.stringify(SINES, null, 2));
+  writeFileSync(join(folder, 'models/examples/unwired.json'), JSON.stringify(UNWIRED, null, 2));
   shared.server = await serve(folder);
   Object.assign(shared, await browser(1400, 900));
 });
@@ -311,4 +328,97 @@ test('Ctrl+Enter runs; a bad setting is shown as an error', async () => {
   await page.getByLabel('stop').fill('ten');
   await page.getByRole('button', { name: 'Run' }).click();
   await page.getByRole('alert').filter({ hasText: 'stop: “ten” is not a number' }).waitFor();
+});
+
+test('a Run that fails leaves the previous result marked out of date, its error in words and a way to the block (issue 41, 2)', async () => {
+  const { page } = shared;
+  await open('cruise_control.json', 'vehicle');
+  await page.getByLabel('stop').fill('20');
+  const id = await run();
+  assert.equal(await page.getByTestId('run-stale').count(), 0, 'a fresh result is not out of date');
+  // Over the server's limit: the previous result is dimmed and labelled; the
+  // error names the setting, without a "(key stop)" tail.
+  await page.getByLabel('step').fill('1e-9');
+  await page.getByLabel('stop').fill('1e6');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const error = page.getByTestId('run-error');
+  await error.waitFor();
+  const text = await error.textContent();
+  assert.match(text, /^`stop`: the result would hold/);
+  assert.doesNotMatch(text, /\(key|line \d|column \d/);
+  assert.match(await page.getByTestId('run-stale').textContent(), new RegExp(`previous run ${id}`));
+  assert.equal(await page.getByTestId('run-body').getAttribute('data-stale'), 'true');
+  await shot(page, 'run-failed-stale');
+  // A good Run again: nothing is out of date.
+  await page.getByLabel('step').fill('0.01');
+  await page.getByLabel('stop').fill('5');
+  await run();
+  assert.equal(await page.getByTestId('run-stale').count(), 0);
+  assert.equal(await page.getByTestId('run-body').getAttribute('data-stale'), null);
+
+  // A model error: block and port in words, and a button that shows the block in the editor.
+  await open('unwired.json', 'sum');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await error.waitFor();
+  const model = await error.textContent();
+  assert.match(model, /^block `sum`, port `2`: /);
+  assert.doesNotMatch(model, /^\d+:\d+|line \d|column \d|\(block/);
+  await shot(page, 'run-model-error');
+  await page.getByRole('button', { name: 'Show block sum in the editor' }).click();
+  assert.equal(await page.getByRole('tab', { name: 'Editor' }).getAttribute('aria-selected'), 'true');
+  await page.locator('.react-flow__node.selected[data-id="sum"]').waitFor();
+  assert.equal(await page.locator('.react-flow__node.selected').count(), 1, 'the block alone is selected');
+  await shot(page, 'run-model-error-shown');
+});
+
+test('a model with nothing to plot is not run: an empty one, or one without an Output, says what to add (issue 41, 8)', async () => {
+  const { page, server } = shared;
+  await page.goto(server.url);
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  assert.match(await page.getByTestId('run-error').textContent(), /^The model is empty: add blocks/);
+  assert.match(await page.getByTestId('run-state').textContent(), /failed/);
+  await page.getByRole('tab', { name: 'Editor' }).click();
+  await page.getByTestId('palette-Constant').dblclick();
+  await page.getByTestId('block-constant1').waitFor();
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByTestId('run-error').filter({ hasText: 'nothing to plot: add an Output block' }).waitFor();
+  assert.equal(await page.getByTestId('run-state').getAttribute('data-run'), '', 'no simulation was started');
+});
+
+test('an offline run takes values for its inputs and records probed signals, the file unchanged (issue 41, 8)', async () => {
+  const { page } = shared;
+  await open('ev_speed_controller.json', 'error');
+  // Its Inports took their defaults: every plot was flat zero. A set point of
+  // 15 m/s from the start, the vehicle at 5 m/s from 2 s on.
+  await page.getByLabel('input speed_setpoint', { exact: true }).fill('15');
+  await page.getByLabel('input vehicle_speed', { exact: true }).fill('5');
+  await page.getByLabel('input vehicle_speed from', { exact: true }).fill('2');
+  for (const p of ['error', 'pi']) {
+    await page.getByLabel('probe signal').fill(p);
+    await page.getByRole('button', { name: 'Probe', exact: true }).click();
+  }
+  await page.getByLabel('stop').fill('4');
+  const id = await run();
+  const { names, rows } = await csv(id);
+  assert.ok(names.includes('probe_error') && names.includes('probe_pi'), names.join(','));
+  const at = (t) => rows.reduce((best, r) => (Math.abs(r[0] - t) < Math.abs(best[0] - t) ? r : best));
+  const error = names.indexOf('probe_error');
+  assert.equal(at(1)[error], 15, 'set point 15, vehicle 0 before 2 s');
+  assert.equal(at(3)[error], 10, 'set point 15, vehicle 5 after');
+  const torque = names.indexOf('torque_request');
+  assert.ok(rows.some((r) => r[torque] !== 0), 'the torque request is no longer flat zero');
+  assert.match(await page.getByTestId('legend-probe_pi').textContent(), /\d/);
+  await shot(page, 'run-inputs-probes');
+  // The model as saved is the file: no Constant, Step or probe in it.
+  await page.getByRole('tab', { name: 'Editor' }).click();
+  assert.equal(await page.getByTestId('block-probe_error').count(), 0);
+  assert.match(await page.getByTestId('block-speed_setpoint').textContent(), /Inport/);
+  // A probe of a block that is not there is refused in words.
+  await page.getByRole('tab', { name: 'Run' }).click();
+  await page.getByLabel('probe signal').fill('nowhere');
+  await page.getByRole('button', { name: 'Probe', exact: true }).click();
+  await page.getByRole('button', { name: 'Run' }).click();
+  await page.getByTestId('run-error').filter({ hasText: 'probe nowhere: the model has no block nowhere' }).waitFor();
 });

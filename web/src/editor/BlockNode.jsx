@@ -1,9 +1,11 @@
 // A block on the canvas: a card with its category's glyph and colour, its
-// id and type, and each port's handle with the port's name beside it,
-// on the side the block's turn and mirror put it.
+// id, type and key parameter (face.js), and each port's handle with the
+// port's name (a Sum's sign) beside it, on the side the block's turn and
+// mirror put it.
 import { memo, useEffect } from 'react';
 import { Handle, Position, useUpdateNodeInternals } from '@xyflow/react';
 import { categoryOf } from './categories.js';
+import { faceOf, inputLabel } from './face.js';
 import { blockSize, portPlaces } from './geometry.js';
 
 const SIDES = { left: Position.Left, right: Position.Right, top: Position.Top, bottom: Position.Bottom };
@@ -13,6 +15,8 @@ function BlockNodeView({ id, data, selected }) {
   const places = portPlaces(block, ports);
   const size = blockSize(block, ports);
   const category = categoryOf(block.type);
+  const face = faceOf(block);
+  const inputs = ports?.inputs ?? [];
   // Handles move with the ports and the turn: React Flow measures them again.
   const updateNodeInternals = useUpdateNodeInternals();
   const shape = places.map((p) => `${p.kind}${p.name}${p.side}${p.at}`).join('|');
@@ -35,11 +39,16 @@ function BlockNodeView({ id, data, selected }) {
         <span className="block-text">
           <span className="block-id">{block.id}</span>
           <span className="block-type">{block.type}</span>
+          {face && (
+            <span className="block-face" data-testid={`face-${block.id}`}>
+              {face}
+            </span>
+          )}
         </span>
       </div>
       {error && (
         <div className="block-error-note" role="note">
-          {error.message.split('\n')[0].replace(/^block `[^`]*`(, port `[^`]*`)?: /, '')}
+          {error.message.replace(/^block `[^`]*`(, port `[^`]*`)?: /, '')}
         </div>
       )}
       {places.map((p) => {
@@ -59,7 +68,7 @@ function BlockNodeView({ id, data, selected }) {
               title={`${p.kind === 'in' ? 'input' : 'output'} ${p.name}`}
             />
             <span className={`port-label port-label-${p.side}`} style={offset} data-testid={`label-${block.id}-${p.kind}-${p.name}`}>
-              {p.name}
+              {p.kind === 'in' ? inputLabel(block, p.name, inputs.indexOf(p.name)) : p.name}
             </span>
           </div>
         );

@@ -1,12 +1,25 @@
 // A link on the canvas: an arrow from an output to an input, straight
-// through its waypoints when it has some; selected, it shows a handle on
+// through its waypoints when it has some, around the blocks when it runs
+// back (a feedback) and has none; selected, it shows a handle on
 // each waypoint (drag to move, double-click to remove) and one in the
 // middle of each stretch (drag to bend the link there).
 import { createContext, memo, useContext } from 'react';
-import { BaseEdge, EdgeLabelRenderer, getSmoothStepPath } from '@xyflow/react';
+import { BaseEdge, EdgeLabelRenderer, Position, getSmoothStepPath, useStore } from '@xyflow/react';
+import { feedbackRoute } from './geometry.js';
 
 /** What the links ask of the editor: `startDrag(event, link, index, insert)` (a waypoint moved, or added when `insert`; two clicks remove one), `dragged` (link, index, point). */
 export const WaypointContext = createContext(null);
+
+/** The blocks' boxes on the canvas. */
+const boxesOf = (state) =>
+  Array.from(state.nodeLookup.values(), (n) => ({
+    x: n.internals.positionAbsolute.x,
+    y: n.internals.positionAbsolute.y,
+    width: n.measured?.width ?? 0,
+    height: n.measured?.height ?? 0,
+  }));
+
+const sameRoute = (a, b) => a === b || (a !== null && b !== null && a.every((p, i) => p.x === b[i].x && p.y === b[i].y));
 
 // Events on the handles reach the link through React's tree (a double-click would bend it there): stop them.
 const stop = (e) => e.stopPropagation();
@@ -20,8 +33,16 @@ function LinkEdgeView({ id, sourceX, sourceY, targetX, targetY, sourcePosition, 
     if (drag.insert) points.splice(drag.index, 0, drag.point);
     else points[drag.index] = drag.point;
   }
+  // A link without waypoints from an output on the right back to an input on the left: around the blocks.
+  const back = points.length === 0 && sourcePosition === Position.Right && targetPosition === Position.Left;
+  const route = useStore(
+    (state) => (back ? feedbackRoute(boxesOf(state), { x: sourceX, y: sourceY }, { x: targetX, y: targetY }) : null),
+    sameRoute,
+  );
   let path;
-  if (points.length) {
+  if (route) {
+    path = route.map((p, i) => `${i ? 'L' : 'M'} ${p.x} ${p.y}`).join(' ');
+  } else if (points.length) {
     const all = [{ x: sourceX, y: sourceY }, ...points, { x: targetX, y: targetY }];
     path = all.map((p, i) => `${i ? 'L' : 'M'} ${p.x} ${p.y}`).join(' ');
   } else {

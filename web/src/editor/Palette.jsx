@@ -1,6 +1,7 @@
 // The palette: the block library grouped by category, searched by name,
 // summary and parameter documentation, with the documentation of the
-// entry under the pointer (or focused) shown below the list.
+// entry under the pointer (or focused) shown below the list, and which
+// to use where a name alone does not say (Output or Outport).
 import { forwardRef, useState } from 'react';
 import { Badge, Box, Flex, Text, TextField } from '@radix-ui/themes';
 import { MagnifyingGlassIcon } from '@radix-ui/react-icons';
@@ -10,6 +11,12 @@ import { categoryOf, searchLibrary } from './categories.js';
 function describe(param) {
   return param?.description || (param?.enum ? `one of ${param.enum.filter((v) => v !== null).join(', ')}` : '');
 }
+
+/** Which block to use, for those whose names alone do not say it. */
+const WHICH = {
+  Output: 'Use Output to record a signal of the model and expose it to I/O. Inside a subsystem, an Outport is the subsystem’s own output port instead.',
+  Outport: 'A subsystem’s output port, linked outside it. At the top level use Output (an Outport there is one, so only Output is offered).',
+};
 
 function Docs({ entry }) {
   if (!entry) {
@@ -34,6 +41,11 @@ function Docs({ entry }) {
       <Text size="1" as="p" className="docs-summary">
         {entry.summary}
       </Text>
+      {WHICH[entry.type] && (
+        <Text size="1" as="p" className="docs-which" data-testid="block-which">
+          {WHICH[entry.type]}
+        </Text>
+      )}
       {params.length > 0 && (
         <dl className="docs-params">
           {params.map(([name, p]) => (

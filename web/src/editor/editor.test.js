@@ -119,3 +119,78 @@ test('a file that does not parse is described by line, column and what was expec
   // Line 3 is `  "blocks": [1 2]`: the 2 is its 16th character.
   assert.equal(unreadable(text, error), "The file is not valid JSON (line 3, column 16): comma ',' expected after value but got '2'.");
 });
+
+test("a block's face shows its key parameter, a Sum's inputs their signs (issue 41, 3)", async () => {
+  const { faceOf, inputLabel, short } = await import('./face.js');
+  assert.equal(faceOf({ type: 'Gain', params: { gain: 50 } }), 'K = 50');
+  assert.equal(faceOf({ type: 'Sum', params: { signs: '+-' } }), '+-');
+  assert.equal(faceOf({ type: 'Constant', params: { value: [1, 2, 3, 4] } }), '[1, 2, 3, …]');
+  assert.equal(faceOf({ type: 'Saturation', params: { lower: -1, upper: 1 } }), '[-1, 1]');
+  assert.equal(faceOf({ type: 'PID', params: { kp: 2, ki: 0.5 } }), 'P 2  I 0.5');
+  assert.equal(faceOf({ type: 'Output', params: { unit: 'm/s' } }), '[m/s]');
+  assert.equal(faceOf({ type: 'Gain' }), '', 'a parameter not set shows nothing');
+  assert.equal(faceOf({ type: 'Abs', params: {} }), '');
+  assert.equal(inputLabel({ type: 'Sum', params: { signs: '+-' } }, '2', 1), '−');
+  assert.equal(inputLabel({ type: 'Sum', params: { signs: '+-' } }, '1', 0), '+');
+  assert.equal(inputLabel({ type: 'Product', params: { ops: '*/' } }, '2', 1), '÷');
+  assert.equal(inputLabel({ type: 'Gain', params: {} }, 'in', 0), 'in');
+  assert.equal(short('x'.repeat(40)).length, 22);
+  assert.equal(faceOf({ type: 'Gain', params: { gain: 1 / 1500 } }), 'K = 0.0006667');
+  assert.equal(short(123456789), '123500000');
+  // Numbers keep the literal the file wrote (lossless-json's numbers).
+  assert.equal(short({ isLosslessNumber: true, toString: () => '1e-3' }), '1e-3');
+});
+
+test('a feedback link is routed around the blocks between its ends, the shorter way (issue 41, 3)', async () => {
+  const { feedbackRoute } = await import('./geometry.js');
+  const boxes = [
+    { x: 0, y: 0, width: 100, height: 60 },
+    { x: 200, y: 10, width: 100, height: 60 },
+  ];
+  // From the right block's output back to the left block's input: below both.
+  const route = feedbackRoute(boxes, { x: 300, y: 40 }, { x: 0, y: 30 });
+  assert.deepEqual(route, [
+    { x: 300, y: 40 },
+    { x: 318, y: 40 },
+    { x: 318, y: 88 },
+    { x: -18, y: 88 },
+    { x: -18, y: 30 },
+    { x: 0, y: 30 },
+  ]);
+  // Nearer the top: above them.
+  assert.equal(feedbackRoute(boxes, { x: 300, y: 12 }, { x: 0, y: 5 })[2].y, -18);
+  // A block in the way of the line below counts: then the way above is the shorter.
+  assert.equal(feedbackRoute(boxes, { x: 300, y: 50 }, { x: 0, y: 45 })[2].y, 88);
+  const below = [...boxes, { x: 120, y: 80, width: 50, height: 40 }];
+  assert.equal(feedbackRoute(below, { x: 300, y: 50 }, { x: 0, y: 45 })[2].y, -18);
+  // Down and back to a block of another row, past none: drawn as before.
+  assert.equal(feedbackRoute(boxes, { x: 300, y: 40 }, { x: 120, y: 300 }), null);
+  // A link that runs forward is drawn as before.
+  assert.equal(feedbackRoute(boxes, { x: 100, y: 30 }, { x: 200, y: 40 }), null);
+});
+
+test('a block added from the palette goes to the nearest free place (issue 41, 4)', async () => {
+  const { freeSpot } = await import('./geometry.js');
+  const size = { width: 100, height: 50 };
+  assert.deepEqual(freeSpot([], size, { x: 50, y: 25 }), { x: 0, y: 0 }, 'an empty canvas: where asked');
+  const taken = [{ x: 0, y: 0, width: 100, height: 50 }];
+  const spot = freeSpot(taken, size, { x: 50, y: 25 });
+  assert.ok(spot.x >= 124 || spot.x <= -124 || spot.y >= 74 || spot.y <= -74, `clear of the block: ${JSON.stringify(spot)}`);
+  assert.ok(Math.hypot(spot.x, spot.y) <= 130, 'and near it');
+  // Again and again: each new block clear of all the others.
+  const boxes = [...taken];
+  for (let k = 0; k < 12; k++) {
+    const s = freeSpot(boxes, size, { x: 50, y: 25 });
+    for (const b of boxes) assert.ok(s.x + 100 <= b.x || b.x + b.width <= s.x || s.y + 50 <= b.y || b.y + b.height <= s.y, `block ${k} overlaps`);
+    boxes.push({ ...s, ...size });
+  }
+});
+
+test('a fix that names a link in JSON says it in words (issue 41, 5)', () => {
+  const json = {
+    error: '8:6: block "error": (Sum) input 2 ("2") is not connected\n  help: add a link {"from": "<block>.<port>", "to": "error.2"}, or feed it a Constant',
+    kind: 'Unconnected',
+    place: { block: 'error', port: '2', line: 8, column: 6 },
+  };
+  assert.equal(describeError(json), 'block `error`, port `2`: (Sum) input 2 ("2") is not connected\nFix: link an output to `error.2`, or feed it a Constant');
+});

@@ -1,6 +1,7 @@
 // The server's check errors as the user reads them: the block and port
 // first, in words, without the `line:column:` of a text the editor writes
-// itself; a JSON syntax error as a plain sentence.
+// itself, a fix's JSON link in words; a JSON syntax error as a plain
+// sentence.
 
 const SYNTAX = [
   [/EOF while parsing/i, 'the text ends before the model is complete'],
@@ -42,6 +43,11 @@ export function unreadable(text, error) {
   return `The file is not valid JSON${where}: ${what}.`;
 }
 
+/** A fix's JSON link (`add a link {"from": "<block>.<port>", "to": "b.2"}`) in words. */
+export function inWords(fix) {
+  return fix.replace(/add a link \{"from": "<block>\.<port>", "to": "([^"]+)"\}/g, 'link an output to `$1`');
+}
+
 /** The server's check error `{error, kind, place}` as the status bar and the block show it. */
 export function describeError(json) {
   const message = String(json?.error ?? 'the check failed');
@@ -53,9 +59,9 @@ export function describeError(json) {
     const name = place.block.split('/').pop();
     first = first.replace(new RegExp(`^block "${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}":\\s*`), '');
     first = `block \`${place.block}\`${place.port ? `, port \`${place.port}\`` : ''}: ${first}`;
-  } else if (place.key) {
+  } else if (place.key && !first.startsWith(`${place.key}:`)) {
     first = `\`${place.key}\`: ${first}`;
   }
-  const help = rest.map((l) => l.trim().replace(/^help:\s*/, 'Fix: ')).filter(Boolean);
+  const help = rest.map((l) => inWords(l.trim().replace(/^help:\s*/, 'Fix: '))).filter(Boolean);
   return [first, ...help].join('\n');
 }
