@@ -629,19 +629,7 @@ impl FastSide {
         self.guard_state(k, &mut source)?;
         self.rates.hits(k, &mut self.hits);
         self.replay.store(k, &self.u, self.model.inner_events());
-        let mut step = MajorStep {
-            t,
-            x: &mut self.x,
-            xd: &mut self.xd,
-            u: &self.u,
-            hits: &self.hits,
-            y: &mut self.y,
-        };
-        let counts = &self.metrics.fast_events;
-        if self
-            .boundary
-            .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts)
-        {
+        if self.major_step(t) {
             self.discontinuity = k + 1;
         }
         let events = self.model.inner_events();
@@ -668,6 +656,22 @@ impl FastSide {
             self.metrics.event_compute.record(took);
         }
         Ok(Outcome { source, fault })
+    }
+
+    /// The major step at `t` on this side's state, with its inputs and
+    /// rate hits, its outputs into `y`; whether it changed a state.
+    fn major_step(&mut self, t: f64) -> bool {
+        let mut step = MajorStep {
+            t,
+            x: &mut self.x,
+            xd: &mut self.xd,
+            u: &self.u,
+            hits: &self.hits,
+            y: &mut self.y,
+        };
+        let counts = &self.metrics.fast_events;
+        self.boundary
+            .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts)
     }
 
     /// Publishes the model's inner state after `events` events to the
@@ -873,19 +877,7 @@ impl FastSide {
             self.replay.load(j, &mut self.u);
             self.rates.hits(j, &mut self.hits);
             // Outputs are not sent again.
-            let mut step = MajorStep {
-                t: tj,
-                x: &mut self.x,
-                xd: &mut self.xd,
-                u: &self.u,
-                hits: &self.hits,
-                y: &mut self.y,
-            };
-            let counts = &self.metrics.fast_events;
-            if self
-                .boundary
-                .major_step(self.model.as_mut(), &mut self.locator, &mut step, counts)
-            {
+            if self.major_step(tj) {
                 self.discontinuity = self.discontinuity.max(j + 1);
             }
             steps += 1 + self.flow(j, false).1;
