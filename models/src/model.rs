@@ -128,16 +128,6 @@ pub struct MajorStep<'a> {
 }
 
 impl MajorStep<'_> {
-    /// The state as a minor evaluation sees it.
-    pub fn state(&self) -> StateRef<'_> {
-        StateRef {
-            t: self.t,
-            x: &*self.x,
-            xd: &*self.xd,
-            u: self.u,
-        }
-    }
-
     /// The state as a minor evaluation sees it, and the outputs to write.
     pub fn state_and_outputs(&mut self) -> (StateRef<'_>, &mut [f64]) {
         let state = StateRef {

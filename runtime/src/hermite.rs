@@ -8,18 +8,18 @@ use tandem_models::{Model, StateRef};
 
 /// One end of a step: time, state and derivative.
 #[derive(Clone, Copy, Debug)]
-pub struct End<'a> {
+struct End<'a> {
     /// Time (s).
-    pub t: f64,
+    t: f64,
     /// State.
-    pub x: &'a [f64],
+    x: &'a [f64],
     /// Derivative.
-    pub f: &'a [f64],
+    f: &'a [f64],
 }
 
 /// Writes the Hermite polynomial through `a` and `b` at `t` into `out`;
 /// at or beyond an end (or on an empty step) that end's state, exactly.
-pub fn hermite_at(a: End<'_>, b: End<'_>, t: f64, out: &mut [f64]) {
+fn hermite_at(a: End<'_>, b: End<'_>, t: f64, out: &mut [f64]) {
     let h = b.t - a.t;
     if t >= b.t || h <= 0.0 {
         out.copy_from_slice(b.x);
