@@ -13,14 +13,16 @@
 use std::collections::HashMap;
 use std::mem::offset_of;
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, SigRef, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Kernel, Logic, Relation, Unary, Wave};
+use tandem_models::blocks::kernel::{Criterion, FoldOp, Kernel, Relation, Unary};
 use tandem_models::blocks::Slot;
 use tandem_models::diagram::{Minor, Program, Step};
 
 use crate::shims::{self, Env};
+
+mod outputs;
 
 /// The buffers compiled code reads and writes, in the order of their
 /// pointers in [`Env`].
@@ -235,6 +237,10 @@ fn count(what: &str, have: usize, want: usize) -> Result<(), Refusal> {
 /// What [`Emitter::outputs`] takes as given of a translated block's kernel.
 /// The match has no catch-all: a kernel the compiler learns does not
 /// compile until its proof is written here.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per kernel, each a few shape checks; no catch-all, so that a new kernel must state its proof here"
+)]
 fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
     let p = ports(s);
     match s.kernel {
@@ -778,350 +784,42 @@ impl<'f> Emitter<'f> {
         }
         let w = Self::out_width(s, 0);
         match s.kernel {
-            Kernel::Opaque | Kernel::Merge { .. } => return Err("its kernel is not translated".into()),
-            Kernel::Pulse => {
-                let next = self.xd(s, 0)?;
-                let z = self.b.ins().fsub(next, self.t);
-                self.side(s, 0, z)?;
-                let v = self.xd(s, 1)?;
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::Edge => {
-                let v = self.xd(s, 1)?;
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::HitCrossing { offset } => {
-                let (u, offset) = (self.u(s, 0, 0)?, self.konst(offset));
-                let z = self.b.ins().fsub(u, offset);
-                self.side(s, 0, z)?;
-                let v = self.xd(s, 1)?;
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::Derivative => {
-                let (t_prev, valid) = (self.xd(s, w)?, self.xd(s, w + 1)?);
-                let zero = self.konst(0.0);
-                let sampled = self.b.ins().fcmp(FloatCC::GreaterThan, valid, zero);
-                let later = self.b.ins().fcmp(FloatCC::GreaterThan, self.t, t_prev);
-                let known = self.b.ins().band(sampled, later);
-                let dt = self.b.ins().fsub(self.t, t_prev);
-                for k in 0..w {
-                    let (u, before) = (self.u(s, 0, k)?, self.xd(s, k)?);
-                    let du = self.b.ins().fsub(u, before);
-                    let slope = self.b.ins().fdiv(du, dt);
-                    let v = self.b.ins().select(known, slope, zero);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Compare { relation, constant } => {
-                for k in 0..w {
-                    let a = self.u(s, 0, k)?;
-                    let b = match constant {
-                        Some(c) => self.konst(c),
-                        None => self.u(s, 1, k)?,
-                    };
-                    let (holds, negated) = match relation {
-                        Relation::Ge => (self.side_of_difference(s, k, a, b)?, false),
-                        Relation::Lt => (self.side_of_difference(s, k, a, b)?, true),
-                        Relation::Le => (self.side_of_difference(s, k, b, a)?, false),
-                        Relation::Gt => (self.side_of_difference(s, k, b, a)?, true),
-                        Relation::Eq => (self.b.ins().fcmp(FloatCC::Equal, a, b), false),
-                        Relation::Ne => (self.b.ins().fcmp(FloatCC::NotEqual, a, b), false),
-                    };
-                    let v = self.truth(holds, negated);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Logical(logic) => {
-                let n = s.inputs.len() as i64;
-                for k in 0..w {
-                    let mut trues = self.b.ins().iconst(types::I32, 0);
-                    for i in 0..s.inputs.len() {
-                        let (u, zero) = (self.u(s, i, k)?, self.konst(0.0));
-                        let nonzero = self.b.ins().fcmp(FloatCC::NotEqual, u, zero);
-                        let one = self.b.ins().uextend(types::I32, nonzero);
-                        trues = self.b.ins().iadd(trues, one);
-                    }
-                    let holds = match logic {
-                        Logic::And => self.b.ins().icmp_imm(IntCC::Equal, trues, n),
-                        Logic::Or => self.b.ins().icmp_imm(IntCC::UnsignedGreaterThan, trues, 0),
-                        Logic::Nand => self.b.ins().icmp_imm(IntCC::UnsignedLessThan, trues, n),
-                        Logic::Nor | Logic::Not => self.b.ins().icmp_imm(IntCC::Equal, trues, 0),
-                        Logic::Xor => {
-                            let odd = self.b.ins().band_imm(trues, 1);
-                            self.b.ins().icmp_imm(IntCC::Equal, odd, 1)
-                        }
-                    };
-                    let v = self.truth(holds, false);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Nothing => {}
-            Kernel::Pass => {
-                for k in 0..w {
-                    let v = self.u(s, 0, k)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Mux => {
-                let mut k = 0;
-                for i in 0..s.inputs.len() {
-                    for e in 0..s.inputs[i].width as usize {
-                        let v = self.u(s, i, e)?;
-                        self.set(s, 0, k, v)?;
-                        k += 1;
-                    }
-                }
-            }
-            Kernel::Demux => {
-                let mut k = 0;
-                for j in 0..s.outputs.len() {
-                    for e in 0..Self::out_width(s, j) {
-                        let v = self.u(s, 0, k)?;
-                        self.set(s, j, e, v)?;
-                        k += 1;
-                    }
-                }
-            }
-            Kernel::Switch(criterion) => {
-                let control = self.u(s, 1, 0)?;
-                let (pass, negated) = match criterion {
-                    Criterion::AtLeast(th) => {
-                        let th = self.konst(th);
-                        let z = self.b.ins().fsub(control, th);
-                        (self.side(s, 0, z)?, false)
-                    }
-                    Criterion::Above(th) => {
-                        let th = self.konst(th);
-                        let z = self.b.ins().fsub(th, control);
-                        (self.side(s, 0, z)?, true)
-                    }
-                    Criterion::NonZero => {
-                        let zero = self.konst(0.0);
-                        (self.b.ins().fcmp(FloatCC::NotEqual, control, zero), false)
-                    }
-                };
-                for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 2, k)?);
-                    let v = if negated {
-                        self.b.ins().select(pass, b, a)
-                    } else {
-                        self.b.ins().select(pass, a, b)
-                    };
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Gain(g) => {
-                for k in 0..w {
-                    let gain = self.param("gain", g, if g.len() == 1 { 0 } else { k })?;
-                    let u = self.u(s, 0, k)?;
-                    let v = self.b.ins().fmul(gain, u);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Fold { op, inverse } => {
-                if let [inverse] = inverse[..] {
-                    let mut acc = self.konst(op.identity());
-                    for k in 0..s.inputs.first().map_or(0, |i| i.width as usize) {
-                        let u = self.u(s, 0, k)?;
-                        acc = self.fold(op, acc, u, inverse)?;
-                    }
-                    self.set(s, 0, 0, acc)?;
-                } else {
-                    for k in 0..w {
-                        let mut acc = self.konst(op.identity());
-                        for (i, &inverse) in inverse.iter().enumerate() {
-                            let u = self.u(s, i, k)?;
-                            acc = self.fold(op, acc, u, inverse)?;
-                        }
-                        self.set(s, 0, k, acc)?;
-                    }
-                }
-            }
-            Kernel::Unary(f) => {
-                for k in 0..w {
-                    let u = self.u(s, 0, k)?;
-                    let v = self.unary(f, u)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Binary(f) => {
-                let code = code_of(&Binary::ALL, f)?;
-                for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 1, k)?);
-                    let code = self.b.ins().iconst(types::I64, code);
-                    let v = self.call_value(self.sigs.binary, shims::binary as *const (), &[code, a, b])?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Abs => {
-                for k in 0..w {
-                    let u = self.u(s, 0, k)?;
-                    let side = self.side(s, k, u)?;
-                    let minus = self.b.ins().fneg(u);
-                    let v = self.b.ins().select(side, u, minus);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Sign => {
-                for k in 0..w {
-                    let u = self.u(s, 0, k)?;
-                    let side = self.side(s, k, u)?;
-                    let (one, minus) = (self.konst(1.0), self.konst(-1.0));
-                    let v = self.b.ins().select(side, one, minus);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::MinMax { max } => {
-                for k in 0..w {
-                    let (a, b) = (self.u(s, 0, k)?, self.u(s, 1, k)?);
-                    let z = self.b.ins().fsub(a, b);
-                    let first_larger = self.side(s, k, z)?;
-                    let v = if max {
-                        self.b.ins().select(first_larger, a, b)
-                    } else {
-                        self.b.ins().select(first_larger, b, a)
-                    };
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Saturation { lower, upper } => {
-                for k in 0..w {
-                    let (u, lo, hi) = (self.u(s, 0, k)?, self.konst(lower), self.konst(upper));
-                    let (above, below) = self.region(s, k, u, lo, hi)?;
-                    let inner = self.b.ins().select(below, u, hi);
-                    let v = self.b.ins().select(above, inner, lo);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::DeadZone { start, end } => {
-                for k in 0..w {
-                    let (u, lo, hi) = (self.u(s, 0, k)?, self.konst(start), self.konst(end));
-                    let (above, below) = self.region(s, k, u, lo, hi)?;
-                    let zero = self.konst(0.0);
-                    let beyond = self.b.ins().fsub(u, hi);
-                    let before = self.b.ins().fsub(u, lo);
-                    let inner = self.b.ins().select(below, zero, beyond);
-                    let v = self.b.ins().select(above, inner, before);
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Constant(values) => {
-                for k in 0..values.len() {
-                    let v = self.param("value", values, k)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Sine(Wave {
-                amplitude,
-                frequency,
-                phase,
-                bias,
-            }) => {
-                let (f, p, a, b) = (
-                    self.konst(frequency),
-                    self.konst(phase),
-                    self.konst(amplitude),
-                    self.konst(bias),
-                );
-                let ft = self.b.ins().fmul(f, self.t);
-                let arg = self.b.ins().fadd(ft, p);
-                let sin = self.unary(Unary::Sin, arg)?;
-                let scaled = self.b.ins().fmul(a, sin);
-                let v = self.b.ins().fadd(b, scaled);
-                self.set(s, 0, 0, v)?;
-            }
+            Kernel::Opaque | Kernel::Merge { .. } => Err("its kernel is not translated".into()),
+            Kernel::Pulse => self.pulse_outputs(s),
+            Kernel::Edge => self.edge_outputs(s),
+            Kernel::HitCrossing { offset } => self.hit_crossing_outputs(s, offset),
+            Kernel::Derivative => self.derivative_outputs(s, w),
+            Kernel::Compare { relation, constant } => self.compare_outputs(s, w, relation, constant),
+            Kernel::Logical(logic) => self.logical_outputs(s, w, logic),
+            Kernel::Nothing => Ok(()),
+            Kernel::Pass => self.pass_outputs(s, w),
+            Kernel::Mux => self.mux_outputs(s),
+            Kernel::Demux => self.demux_outputs(s),
+            Kernel::Switch(criterion) => self.switch_outputs(s, w, criterion),
+            Kernel::Gain(g) => self.gain_outputs(s, w, g),
+            Kernel::Fold { op, inverse } => self.fold_outputs(s, w, op, inverse),
+            Kernel::Unary(f) => self.unary_outputs(s, w, f),
+            Kernel::Binary(f) => self.binary_outputs(s, w, f),
+            Kernel::Abs => self.abs_outputs(s, w),
+            Kernel::Sign => self.sign_outputs(s, w),
+            Kernel::MinMax { max } => self.min_max_outputs(s, w, max),
+            Kernel::Saturation { lower, upper } => self.saturation_outputs(s, w, lower, upper),
+            Kernel::DeadZone { start, end } => self.dead_zone_outputs(s, w, start, end),
+            Kernel::Constant(values) => self.constant_outputs(s, values),
+            Kernel::Sine(wave) => self.sine_outputs(s, wave),
             Kernel::Clock => {
                 let t = self.t;
-                self.set(s, 0, 0, t)?;
+                self.set(s, 0, 0, t)
             }
-            Kernel::Step { time, before, after } => {
-                let time = self.konst(time);
-                let z = self.b.ins().fsub(self.t, time);
-                let side = self.side(s, 0, z)?;
-                let (a, b) = (self.konst(after), self.konst(before));
-                let v = self.b.ins().select(side, a, b);
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::Ramp { slope, start, initial } => {
-                let start = self.konst(start);
-                let z = self.b.ins().fsub(self.t, start);
-                let side = self.side(s, 0, z)?;
-                let (slope, initial) = (self.konst(slope), self.konst(initial));
-                let dt = self.b.ins().fsub(self.t, start);
-                let rise = self.b.ins().fmul(slope, dt);
-                let on = self.b.ins().fadd(initial, rise);
-                let v = self.b.ins().select(side, on, initial);
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::TimeTable(curves) => {
-                for (k, c) in curves.iter().enumerate() {
-                    let t = self.t;
-                    let v = self.curve(c, t)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Lookup(c) => {
-                for k in 0..w {
-                    let u = self.u(s, 0, k)?;
-                    let v = self.curve(c, u)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
-            Kernel::Integrator { lower, upper } => {
-                let mut i = 0;
-                for k in 0..s.x.len() {
-                    let x = self.x(s, k)?;
-                    let (lo, hi) = (self.konst(lower), self.konst(upper));
-                    if upper.is_finite() {
-                        let z = self.b.ins().fsub(hi, x);
-                        self.side(s, i, z)?;
-                        i += 1;
-                    }
-                    if lower.is_finite() {
-                        let z = self.b.ins().fsub(x, lo);
-                        self.side(s, i, z)?;
-                        i += 1;
-                    }
-                    // `f64::clamp`: below `lower` (never when -inf), then
-                    // above `upper` (never when +inf).
-                    let mut y = x;
-                    if lower != f64::NEG_INFINITY {
-                        let under = self.b.ins().fcmp(FloatCC::LessThan, y, lo);
-                        y = self.b.ins().select(under, lo, y);
-                    }
-                    if upper != f64::INFINITY {
-                        let over = self.b.ins().fcmp(FloatCC::GreaterThan, y, hi);
-                        y = self.b.ins().select(over, hi, y);
-                    }
-                    self.set(s, 0, k, y)?;
-                }
-            }
-            Kernel::Linear { n, m, p, c, d, .. } => {
-                for i in 0..p {
-                    let y = self.affine(s, ("C", c, i * n, n), ("D", d, i * m, m))?;
-                    self.set(s, 0, i, y)?;
-                }
-            }
-            Kernel::Pid { kp, ki, kd, n } => {
-                let e = self.u(s, 0, 0)?;
-                let (x0, x1) = (self.x(s, 0)?, self.x(s, 1)?);
-                let (kp, ki, kdn) = (self.konst(kp), self.konst(ki), self.konst(kd * n));
-                let p = self.b.ins().fmul(kp, e);
-                let i = self.b.ins().fmul(ki, x0);
-                let pi = self.b.ins().fadd(p, i);
-                let de = self.b.ins().fsub(e, x1);
-                let d = self.b.ins().fmul(kdn, de);
-                let v = self.b.ins().fadd(pi, d);
-                self.set(s, 0, 0, v)?;
-            }
-            Kernel::Delay => {
-                for k in 0..s.xd.len() {
-                    let v = self.xd(s, k)?;
-                    self.set(s, 0, k, v)?;
-                }
-            }
+            Kernel::Step { time, before, after } => self.step_outputs(s, time, before, after),
+            Kernel::Ramp { slope, start, initial } => self.ramp_outputs(s, slope, start, initial),
+            Kernel::TimeTable(curves) => self.time_table_outputs(s, curves),
+            Kernel::Lookup(c) => self.lookup_outputs(s, w, c),
+            Kernel::Integrator { lower, upper } => self.integrator_outputs(s, lower, upper),
+            Kernel::Linear { n, m, p, c, d, .. } => self.linear_outputs(s, (n, m, p), c, d),
+            Kernel::Pid { kp, ki, kd, n } => self.pid_outputs(s, kp, ki, kd, n),
+            Kernel::Delay => self.delay_outputs(s),
         }
-        Ok(())
     }
 
     /// The side of zero crossing `k` at `a - b`.

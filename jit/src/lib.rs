@@ -1,5 +1,8 @@
 //! Compiles Tandem's block diagrams to machine code with Cranelift.
 //!
+//! It depends on the model crate alone (it compiles a `Program` and runs
+//! it through the same `Model` trait); never on the runtime or any I/O.
+//!
 //! The minor pass of a diagram's flat program (every block's outputs and
 //! switching distances, then the derivatives: what integrators call at
 //! every stage) becomes straight-line machine code that performs each
