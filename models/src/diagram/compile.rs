@@ -17,7 +17,7 @@ use super::format::{Diagram, LoopPolicy};
 use super::program::{BlockInfo, Program};
 use super::tearing::{tear_and_order, InEdges, LoopPlan};
 use crate::blocks::{Block, BlockError, Build, External, InPort, OutPort, Params, Rate, Slot, WidthMode};
-use crate::model::{Layout, SampleTime};
+use crate::model::{Layout, SampleTime, Variable};
 
 /// What feeds an input port.
 #[derive(Clone, Debug)]
@@ -716,17 +716,13 @@ fn strongly_connected(deps: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
     t.out
 }
 
-/// Lays out the signal buffer, states and holds, and builds the program.
-fn assemble(
-    blocks: &[FlatBlock],
-    nodes: Vec<Node>,
-    sources: &[Vec<Source>],
-    rates: &[Resolved],
-    order: &[usize],
-    loops: &[LoopPlan],
-) -> Program {
-    let mut layout = Layout::default();
-    // Offset 0 of the signal buffer always holds 1.0.
+/// A torn loop input `(block, input)`, the slot of its guess and the slot
+/// of the output it is torn from.
+type Guess = ((usize, usize), Slot, Slot);
+
+/// Every block's output slots, laid out in execution order after offset 0
+/// (which always holds 1.0), and the signal count so far.
+fn output_slots_in_order(nodes: &[Node], order: &[usize]) -> (Vec<Vec<Slot>>, u32) {
     let mut n_signals = 1u32;
     let mut out_slots: Vec<Vec<Slot>> = vec![Vec::new(); nodes.len()];
     for &b in order {
@@ -738,29 +734,79 @@ fn assemble(
             n_signals += p.width as u32;
         }
     }
-    // Each torn input reads a guess of its own, after all outputs.
-    let mut guesses: Vec<((usize, usize), Slot, Slot)> = Vec::new();
+    (out_slots, n_signals)
+}
+
+/// A guess slot of its own for each torn input, after all outputs.
+fn torn_guesses(
+    loops: &[LoopPlan],
+    sources: &[Vec<Source>],
+    out_slots: &[Vec<Slot>],
+    n_signals: &mut u32,
+) -> Vec<Guess> {
+    let mut guesses = Vec::new();
     for plan in loops {
         for &(b, i) in &plan.torn {
             if let Source::Port { from, out, .. } = sources[b][i] {
                 let source = out_slots[from][out];
                 let guess = Slot {
-                    offset: n_signals,
+                    offset: *n_signals,
                     width: source.width,
                 };
-                n_signals += source.width;
+                *n_signals += source.width;
                 guesses.push(((b, i), guess, source));
             }
         }
     }
-    let mut slots = Vec::new();
-    let mut entries = Vec::with_capacity(order.len());
-    let mut info = Vec::with_capacity(order.len());
-    let (mut x0, mut xd0) = (Vec::new(), Vec::new());
-    let mut holds = Vec::new();
-    let mut input_copies = Vec::new();
-    let mut output_slots = Vec::new();
-    let torn_names: Vec<Vec<String>> = loops
+    guesses
+}
+
+/// The model variable `v` once per element of `slot`, named `v[k]` when
+/// the slot is wider than one, with each element's signal offset.
+fn elements(v: &Variable, slot: Slot) -> impl Iterator<Item = (Variable, u32)> + '_ {
+    (0..slot.width).map(move |k| {
+        let mut var = v.clone();
+        if slot.width > 1 {
+            var.name = format!("{}[{k}]", v.name);
+        }
+        (var, slot.offset + k)
+    })
+}
+
+/// Each planned loop as the program runs it: its entries in execution
+/// order, its (guess, source) signal pairs, its blocks and torn inputs.
+fn algebraic_loops(
+    blocks: &[FlatBlock],
+    order: &[usize],
+    loops: &[LoopPlan],
+    torn_names: Vec<Vec<String>>,
+    guesses: &[Guess],
+) -> Vec<AlgebraicLoop> {
+    let position = |b: usize| order.iter().position(|&o| o == b).expect("every block is ordered");
+    loops
+        .iter()
+        .zip(torn_names)
+        .map(|(plan, torn)| {
+            let first = position(plan.members[0]);
+            let mut pairs = Vec::new();
+            for ((b, _), guess, source) in guesses {
+                if plan.members.contains(b) {
+                    pairs.extend((0..guess.width).map(|k| (guess.offset + k, source.offset + k)));
+                }
+            }
+            AlgebraicLoop {
+                entries: first..first + plan.members.len(),
+                pairs,
+                blocks: plan.members.iter().map(|&b| blocks[b].path.clone()).collect(),
+                torn,
+            }
+        })
+        .collect()
+}
+
+/// The names of each loop's torn inputs, `<block>.<input>`.
+fn torn_input_names(blocks: &[FlatBlock], nodes: &[Node], loops: &[LoopPlan]) -> Vec<Vec<String>> {
+    loops
         .iter()
         .map(|plan| {
             plan.torn
@@ -768,7 +814,63 @@ fn assemble(
                 .map(|&(b, i)| format!("{}.{}", blocks[b].path, nodes[b].inputs[i].name))
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// The names of a block's `n` states or zero crossings: its path alone
+/// when it has one, else its path with each one's `suffix`.
+fn element_names<'p>(
+    path: &'p str,
+    n: usize,
+    suffix: impl Fn(usize) -> String + 'p,
+) -> impl Iterator<Item = String> + 'p {
+    (0..n).map(move |k| {
+        if n == 1 {
+            path.to_string()
+        } else {
+            format!("{path}{}", suffix(k))
+        }
+    })
+}
+
+/// When a block of resolved rate `rate` runs, and its period (0 unless
+/// discrete); a discrete rate not seen before is added to `layout` with
+/// `path` as its first user.
+fn execution(rate: Resolved, layout: &mut Layout, path: &str) -> (Exec, f64) {
+    match rate {
+        Resolved::Constant | Resolved::Continuous => (Exec::Always, 0.0),
+        Resolved::Major => (Exec::Major, 0.0),
+        Resolved::Discrete(st) => {
+            let r = layout.rates.iter().position(|s| *s == st).unwrap_or_else(|| {
+                layout.rates.push(st);
+                layout.rate_users.push(path.to_string());
+                layout.rates.len() - 1
+            });
+            (Exec::Discrete(r as u16), st.period)
+        }
+    }
+}
+
+/// Lays out the signal buffer, states and holds, and builds the program.
+fn assemble(
+    blocks: &[FlatBlock],
+    nodes: Vec<Node>,
+    sources: &[Vec<Source>],
+    rates: &[Resolved],
+    order: &[usize],
+    loops: &[LoopPlan],
+) -> Program {
+    let mut layout = Layout::default();
+    let (out_slots, mut n_signals) = output_slots_in_order(&nodes, order);
+    let guesses = torn_guesses(loops, sources, &out_slots, &mut n_signals);
+    let mut slots = Vec::new();
+    let mut entries = Vec::with_capacity(order.len());
+    let mut info = Vec::with_capacity(order.len());
+    let (mut x0, mut xd0) = (Vec::new(), Vec::new());
+    let mut holds = Vec::new();
+    let mut input_copies = Vec::new();
+    let mut output_slots = Vec::new();
+    let torn_names = torn_input_names(blocks, &nodes, loops);
     let mut nodes: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     let mut blocks_in_order = Vec::with_capacity(order.len());
     for &b in order {
@@ -793,13 +895,9 @@ fn assemble(
         let outs_start = slots.len() as u32;
         slots.extend_from_slice(&out_slots[b]);
         let x = (x0.len() as u32, (x0.len() + node.x0.len()) as u32);
-        for k in 0..node.x0.len() {
-            layout.states.push(if node.x0.len() == 1 {
-                fb.path.clone()
-            } else {
-                format!("{}[{k}]", fb.path)
-            });
-        }
+        layout
+            .states
+            .extend(element_names(&fb.path, node.x0.len(), |k| format!("[{k}]")));
         x0.extend_from_slice(&node.x0);
         let xd = (xd0.len() as u32, (xd0.len() + node.xd0.len()) as u32);
         xd0.extend_from_slice(&node.xd0);
@@ -811,46 +909,23 @@ fn assemble(
             layout.zero_crossings.len() as u32,
             (layout.zero_crossings.len() + node.zero_crossings) as u32,
         );
-        for k in 0..node.zero_crossings {
-            layout.zero_crossings.push(if node.zero_crossings == 1 {
-                fb.path.clone()
-            } else {
-                format!("{}#{}", fb.path, k + 1)
-            });
-        }
-        let (exec, period) = match rates[b] {
-            Resolved::Constant | Resolved::Continuous => (Exec::Always, 0.0),
-            Resolved::Major => (Exec::Major, 0.0),
-            Resolved::Discrete(st) => {
-                let r = layout.rates.iter().position(|s| *s == st).unwrap_or_else(|| {
-                    layout.rates.push(st);
-                    layout.rate_users.push(fb.path.clone());
-                    layout.rates.len() - 1
-                });
-                (Exec::Discrete(r as u16), st.period)
-            }
-        };
+        layout
+            .zero_crossings
+            .extend(element_names(&fb.path, node.zero_crossings, |k| format!("#{}", k + 1)));
+        let (exec, period) = execution(rates[b], &mut layout, &fb.path);
         let needs_hold = exec != Exec::Always || fb.guard.is_some();
         holds.push(needs_hold.then(|| out_slots[b].iter().map(|s| s.width).sum::<u32>()));
         let guard = fb.guard.map(|g| out_slots[g].first().map_or(0, |s| s.offset));
         match &node.external {
             Some(External::Input(v)) => {
-                for k in 0..out_slots[b][0].width {
-                    let mut var = v.clone();
-                    if out_slots[b][0].width > 1 {
-                        var.name = format!("{}[{k}]", v.name);
-                    }
-                    input_copies.push((layout.inputs.len(), out_slots[b][0].offset + k));
+                for (var, offset) in elements(v, out_slots[b][0]) {
+                    input_copies.push((layout.inputs.len(), offset));
                     layout.inputs.push(var);
                 }
             }
             Some(External::Output(v)) => {
-                for k in 0..in_slots[0].width {
-                    let mut var = v.clone();
-                    if in_slots[0].width > 1 {
-                        var.name = format!("{}[{k}]", v.name);
-                    }
-                    output_slots.push(in_slots[0].offset + k);
+                for (var, offset) in elements(v, in_slots[0]) {
+                    output_slots.push(offset);
                     layout.outputs.push(var);
                 }
             }
@@ -889,26 +964,7 @@ fn assemble(
         }
     }
     layout.discrete = xd0.len();
-    let position = |b: usize| order.iter().position(|&o| o == b).expect("every block is ordered");
-    let algebraic = loops
-        .iter()
-        .zip(torn_names)
-        .map(|(plan, torn)| {
-            let first = position(plan.members[0]);
-            let mut pairs = Vec::new();
-            for ((b, _), guess, source) in &guesses {
-                if plan.members.contains(b) {
-                    pairs.extend((0..guess.width).map(|k| (guess.offset + k, source.offset + k)));
-                }
-            }
-            AlgebraicLoop {
-                entries: first..first + plan.members.len(),
-                pairs,
-                blocks: plan.members.iter().map(|&b| blocks[b].path.clone()).collect(),
-                torn,
-            }
-        })
-        .collect();
+    let algebraic = algebraic_loops(blocks, order, loops, torn_names, &guesses);
     Program::new(
         blocks_in_order,
         entries,
