@@ -118,32 +118,16 @@ pub fn run_realtime(
             let setup = place_current_thread(fast_placement);
             prefault_stack();
             s.ready.fetch_add(1, Ordering::AcqRel);
-            let mut failure = None;
-            if let Some(origin) = s.control.wait_for_origin() {
+            let failure = s.control.wait_for_origin().and_then(|origin| {
                 let mut clock = MonotonicClock::with_origin(origin);
-                let mut slot = 0;
-                while slot < frames && !s.control.stop_requested() {
-                    clock.sleep_until(slot as Nanos * frame);
-                    match fast.frame(slot, &mut clock) {
-                        Ok(next) => slot = next,
-                        Err(e) => {
-                            failure = Some(e);
-                            break;
-                        }
-                    }
-                }
-                if slot == frames {
-                    clock.sleep_until(frames as Nanos * frame);
-                    failure = fast.close(frames, &mut clock).err();
-                }
-            }
+                run_fast_frames(&mut fast, &s.control, &mut clock, frames, frame)
+            });
             s.done.store(true, Ordering::Release);
             (fast, failure, setup)
         })
         .expect("spawning the fast thread");
 
     let implicit_placement = settings.implicit.placement;
-    let poll_implicit = (frame / 20).max(5_000);
     let s = Arc::clone(&shared);
     let implicit_thread = implicit.map(|mut side| {
         thread::Builder::new()
@@ -155,24 +139,7 @@ pub fn run_realtime(
                 s.ready.fetch_add(1, Ordering::AcqRel);
                 let origin = s.control.wait_for_origin().unwrap_or_else(MonotonicClock::raw_now);
                 let mut clock = MonotonicClock::with_origin(origin);
-                while !s.done.load(Ordering::Acquire) {
-                    let began = clock.now();
-                    match side.try_step() {
-                        StepOutcome::Stepped => {
-                            let now = clock.now();
-                            side.metrics().implicit_compute.record((now - began) as f64);
-                            side.publish(now);
-                        }
-                        StepOutcome::Failed | StepOutcome::Resynced => {}
-                        StepOutcome::Waiting => {
-                            // Sleep until the awaited frame should have been
-                            // sent, then poll at a twentieth of a frame.
-                            let now = clock.now();
-                            let due = side.awaited_frame() as Nanos * frame + poll_implicit;
-                            clock.sleep_until(due.max(now + poll_implicit));
-                        }
-                    }
-                }
+                run_implicit_steps(&mut side, &s.done, &mut clock, frame);
                 (side, setup)
             })
             .expect("spawning the implicit thread")
@@ -234,5 +201,54 @@ pub fn run_realtime(
         memory_locked,
         low_latency: low_latency.map(drop),
         late_start,
+    }
+}
+
+/// The fast side's frames on `clock` from slot 0 until `frames` (then its
+/// close) or until `control` asks it to stop; the fault that ended them
+/// early, if one did.
+fn run_fast_frames(
+    fast: &mut FastSide,
+    control: &RunControl,
+    clock: &mut MonotonicClock,
+    frames: u64,
+    frame: Nanos,
+) -> Option<FastError> {
+    let mut slot = 0;
+    while slot < frames && !control.stop_requested() {
+        clock.sleep_until(slot as Nanos * frame);
+        match fast.frame(slot, clock) {
+            Ok(next) => slot = next,
+            Err(e) => return Some(e),
+        }
+    }
+    if slot == frames {
+        clock.sleep_until(frames as Nanos * frame);
+        return fast.close(frames, clock).err();
+    }
+    None
+}
+
+/// The implicit side's steps on `clock` until `done`: each step's compute
+/// time recorded and its result published; while it waits for a frame, it
+/// sleeps until that frame should have been sent, then polls at a
+/// twentieth of a frame.
+fn run_implicit_steps(side: &mut ImplicitSide, done: &AtomicBool, clock: &mut MonotonicClock, frame: Nanos) {
+    let poll = (frame / 20).max(5_000);
+    while !done.load(Ordering::Acquire) {
+        let began = clock.now();
+        match side.try_step() {
+            StepOutcome::Stepped => {
+                let now = clock.now();
+                side.metrics().implicit_compute.record((now - began) as f64);
+                side.publish(now);
+            }
+            StepOutcome::Failed | StepOutcome::Resynced => {}
+            StepOutcome::Waiting => {
+                let now = clock.now();
+                let due = side.awaited_frame() as Nanos * frame + poll;
+                clock.sleep_until(due.max(now + poll));
+            }
+        }
     }
 }
