@@ -1,5 +1,8 @@
 //! Imports FMUs (Functional Mock-up Units, FMI 2.0 and 3.0) into Tandem.
 //!
+//! It depends on the model crate alone (an FMU is one more `Model`);
+//! never on the runtime's drivers, the session or any I/O.
+//!
 //! [`Fmu::open`] unpacks what a run needs of an FMU into a cache folder,
 //! once per content ([`cache_folder`], [`Unpack`]), reads its
 //! `modelDescription.xml`, loads the

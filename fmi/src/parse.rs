@@ -311,55 +311,15 @@ impl<'a, 'input> Reader<'a, 'input> {
                 None if matches!(kind, VariableType::Float64 | VariableType::Float32) => Variability::Continuous,
                 None => Variability::Discrete,
             };
-            let initial = match element.attribute("initial") {
-                None => None,
-                Some("exact") => Some(Initial::Exact),
-                Some("approx") => Some(Initial::Approx),
-                Some("calculated") => Some(Initial::Calculated),
-                Some(other) => {
-                    return Err(self.error(
-                        element,
-                        format!("variable \"{name}\": unknown initial=\"{other}\""),
-                        "use exact, approx or calculated",
-                    ))
-                }
-            };
+            let initial = self.initial(element, &name)?;
             let start_text = self.start_text(body);
             let start = self.start(body, start_text.as_deref(), &name, &kind)?;
             let index = variables.len();
             if let Some(attr) = body.attribute_node("derivative") {
                 pending.derivatives.push((index, self.raw_reference(body, attr)?));
             }
-            let mut dimensions = Vec::new();
-            for (position, d) in body.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
-                match (d.attribute("start"), d.attribute_node("valueReference")) {
-                    (Some(_), _) => dimensions.push(Dimension::Fixed(self.parsed(d, "start")?.unwrap_or(0))),
-                    (None, Some(attr)) => {
-                        dimensions.push(Dimension::Fixed(0));
-                        pending.dimensions.push((index, position, self.raw_reference(d, attr)?));
-                    }
-                    (None, None) => {
-                        return Err(self.error(
-                            d,
-                            format!("a <Dimension> of \"{name}\" has neither start nor valueReference"),
-                            "give the dimension its size (start) or the structural parameter holding it",
-                        ))
-                    }
-                }
-            }
-            if let Some(list) = body.attribute("clocks") {
-                let (line, column) = self.position(body);
-                for item in list.split_whitespace() {
-                    let value = item.parse().map_err(|_| {
-                        self.error(
-                            body,
-                            format!("clocks=\"{list}\" of \"{name}\" is not a list of value references"),
-                            "list the clocks' value references separated by spaces",
-                        )
-                    })?;
-                    pending.clocks.push((index, RawReference { value, line, column }));
-                }
-            }
+            let dimensions = self.dimensions(body, index, &name, &mut pending)?;
+            self.clocks(body, index, &name, &mut pending)?;
             let aliases = body
                 .children()
                 .filter(|c| c.has_tag_name("Alias"))
@@ -401,6 +361,70 @@ impl<'a, 'input> Reader<'a, 'input> {
             });
         }
         Ok((variables, pending))
+    }
+
+    /// The `initial` attribute of the variable `name`, if it has one.
+    fn initial(&self, element: Node, name: &str) -> Result<Option<Initial>, FmuError> {
+        Ok(match element.attribute("initial") {
+            None => None,
+            Some("exact") => Some(Initial::Exact),
+            Some("approx") => Some(Initial::Approx),
+            Some("calculated") => Some(Initial::Calculated),
+            Some(other) => {
+                return Err(self.error(
+                    element,
+                    format!("variable \"{name}\": unknown initial=\"{other}\""),
+                    "use exact, approx or calculated",
+                ))
+            }
+        })
+    }
+
+    /// The `<Dimension>`s of the array variable `index` (none for a
+    /// scalar); sizes held by structural parameters are left to resolve.
+    fn dimensions(
+        &self,
+        body: Node,
+        index: usize,
+        name: &str,
+        pending: &mut Pending,
+    ) -> Result<Vec<Dimension>, FmuError> {
+        let mut dimensions = Vec::new();
+        for (position, d) in body.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
+            match (d.attribute("start"), d.attribute_node("valueReference")) {
+                (Some(_), _) => dimensions.push(Dimension::Fixed(self.parsed(d, "start")?.unwrap_or(0))),
+                (None, Some(attr)) => {
+                    dimensions.push(Dimension::Fixed(0));
+                    pending.dimensions.push((index, position, self.raw_reference(d, attr)?));
+                }
+                (None, None) => {
+                    return Err(self.error(
+                        d,
+                        format!("a <Dimension> of \"{name}\" has neither start nor valueReference"),
+                        "give the dimension its size (start) or the structural parameter holding it",
+                    ))
+                }
+            }
+        }
+        Ok(dimensions)
+    }
+
+    /// The clocks the variable `index` is attached to, left to resolve.
+    fn clocks(&self, body: Node, index: usize, name: &str, pending: &mut Pending) -> Result<(), FmuError> {
+        if let Some(list) = body.attribute("clocks") {
+            let (line, column) = self.position(body);
+            for item in list.split_whitespace() {
+                let value = item.parse().map_err(|_| {
+                    self.error(
+                        body,
+                        format!("clocks=\"{list}\" of \"{name}\" is not a list of value references"),
+                        "list the clocks' value references separated by spaces",
+                    )
+                })?;
+                pending.clocks.push((index, RawReference { value, line, column }));
+            }
+        }
+        Ok(())
     }
 
     fn causality(&self, node: Node) -> Result<Causality, FmuError> {

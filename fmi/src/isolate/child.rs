@@ -204,13 +204,6 @@ impl Server {
         let Some(served) = self.served.as_mut() else {
             return Err(invalid("a call before the FMU was instantiated"));
         };
-        let count = |frame: &mut Frame<'_>| -> io::Result<usize> {
-            let n = frame.u32()? as usize;
-            if n > MAX_FRAME / 8 {
-                return Err(invalid("too many values asked for"));
-            }
-            Ok(n)
-        };
         let values = &mut self.values;
         let vrs = &mut self.vrs;
         let bytes = &mut self.bytes;
@@ -274,66 +267,21 @@ impl Server {
                 let bytes = frame.bytes()?.to_vec();
                 served.instance().set_text(ty, vr, &bytes).map(|()| Results::Nothing)
             }
-            Op::GetState => {
-                let state = frame.u64()? as *mut std::ffi::c_void;
-                served.instance().get_state(state).map(|s| Results::Handle(s as u64))
-            }
-            Op::SetState => {
-                let state = frame.u64()? as *mut std::ffi::c_void;
-                served.instance().set_state(state).map(|()| Results::Nothing)
-            }
-            Op::FreeState => {
-                let state = frame.u64()? as *mut std::ffi::c_void;
-                served.instance().free_state(state).map(|()| Results::Nothing)
-            }
-            Op::SerializedSize => {
-                let state = frame.u64()? as *mut std::ffi::c_void;
-                served
-                    .instance()
-                    .serialized_size(state)
-                    .map(|size| Results::Size(size as u64))
-            }
-            Op::SerializeState => {
-                let state = frame.u64()? as *mut std::ffi::c_void;
-                let size = frame.u32()? as usize;
-                if size > MAX_FRAME {
-                    return Err(invalid("a state larger than a frame asked for"));
-                }
-                bytes.clear();
-                bytes.resize(size, 0);
-                served.instance().serialize_state(state, bytes).map(|()| Results::Bytes)
-            }
-            Op::DeserializeState => {
-                let serialized = frame.bytes()?;
-                served
-                    .instance()
-                    .deserialize_state(serialized)
-                    .map(|state| Results::Handle(state as u64))
-            }
-            Op::SetTime => {
-                let t = frame.f64()?;
-                served.model()?.set_time(t).map(|()| Results::Nothing)
-            }
-            Op::SetContinuousStates => {
-                frame.f64s_to(values)?;
-                served.model()?.set_continuous_states(values).map(|()| Results::Nothing)
-            }
-            Op::GetContinuousStates | Op::GetDerivatives | Op::GetEventIndicators => {
-                let n = count(frame)?;
-                values.clear();
-                values.resize(n, 0.0);
-                let model = served.model()?;
-                match op {
-                    Op::GetContinuousStates => model.get_continuous_states(values),
-                    Op::GetDerivatives => model.get_derivatives(values),
-                    _ => model.get_event_indicators(values),
-                }
-                .map(|()| Results::Values)
-            }
-            Op::EnterEventMode => served.model()?.enter_event_mode().map(|()| Results::Nothing),
-            Op::UpdateDiscreteStates => served.model()?.update_discrete_states().map(Results::Update),
-            Op::EnterContinuousTimeMode => served.model()?.enter_continuous_time_mode().map(|()| Results::Nothing),
-            Op::CompletedIntegratorStep => served.model()?.completed_integrator_step().map(Results::End),
+            Op::GetState
+            | Op::SetState
+            | Op::FreeState
+            | Op::SerializedSize
+            | Op::SerializeState
+            | Op::DeserializeState => return state_call(op, served.instance(), frame, bytes),
+            Op::SetTime
+            | Op::SetContinuousStates
+            | Op::GetContinuousStates
+            | Op::GetDerivatives
+            | Op::GetEventIndicators
+            | Op::EnterEventMode
+            | Op::UpdateDiscreteStates
+            | Op::EnterContinuousTimeMode
+            | Op::CompletedIntegratorStep => return model_call(op, served.model()?, frame, values),
             Op::DoStep => {
                 let (t, h) = (frame.f64()?, frame.f64()?);
                 match served {
@@ -425,4 +373,94 @@ extern "C" fn on_crash(signal: c_int) {
     unsafe {
         libc::write(0, frame.as_ptr().cast(), 13 + length);
     }
+}
+
+/// How many values a request asks for, bounded by what a frame can carry.
+fn count(frame: &mut Frame<'_>) -> io::Result<usize> {
+    let n = frame.u32()? as usize;
+    if n > MAX_FRAME / 8 {
+        return Err(invalid("too many values asked for"));
+    }
+    Ok(n)
+}
+
+/// The FMU state calls (get, set, free, serialize): a state travels as
+/// the FMU's own pointer, a serialized one in `bytes`.
+fn state_call(
+    op: Op,
+    instance: &mut dyn Instance,
+    frame: &mut Frame<'_>,
+    bytes: &mut Vec<u8>,
+) -> io::Result<Result<Results, FmuError>> {
+    Ok(match op {
+        Op::GetState => {
+            let state = frame.u64()? as *mut std::ffi::c_void;
+            instance.get_state(state).map(|s| Results::Handle(s as u64))
+        }
+        Op::SetState => {
+            let state = frame.u64()? as *mut std::ffi::c_void;
+            instance.set_state(state).map(|()| Results::Nothing)
+        }
+        Op::FreeState => {
+            let state = frame.u64()? as *mut std::ffi::c_void;
+            instance.free_state(state).map(|()| Results::Nothing)
+        }
+        Op::SerializedSize => {
+            let state = frame.u64()? as *mut std::ffi::c_void;
+            instance.serialized_size(state).map(|size| Results::Size(size as u64))
+        }
+        Op::SerializeState => {
+            let state = frame.u64()? as *mut std::ffi::c_void;
+            let size = frame.u32()? as usize;
+            if size > MAX_FRAME {
+                return Err(invalid("a state larger than a frame asked for"));
+            }
+            bytes.clear();
+            bytes.resize(size, 0);
+            instance.serialize_state(state, bytes).map(|()| Results::Bytes)
+        }
+        Op::DeserializeState => {
+            let serialized = frame.bytes()?;
+            instance
+                .deserialize_state(serialized)
+                .map(|state| Results::Handle(state as u64))
+        }
+        _ => unreachable!("only state calls come here"),
+    })
+}
+
+/// The Model Exchange calls: time, states, derivatives, event indicators
+/// and the event mode's transitions; values travel in `values`.
+fn model_call(
+    op: Op,
+    model: &mut dyn ModelExchange,
+    frame: &mut Frame<'_>,
+    values: &mut Vec<f64>,
+) -> io::Result<Result<Results, FmuError>> {
+    Ok(match op {
+        Op::SetTime => {
+            let t = frame.f64()?;
+            model.set_time(t).map(|()| Results::Nothing)
+        }
+        Op::SetContinuousStates => {
+            frame.f64s_to(values)?;
+            model.set_continuous_states(values).map(|()| Results::Nothing)
+        }
+        Op::GetContinuousStates | Op::GetDerivatives | Op::GetEventIndicators => {
+            let n = count(frame)?;
+            values.clear();
+            values.resize(n, 0.0);
+            match op {
+                Op::GetContinuousStates => model.get_continuous_states(values),
+                Op::GetDerivatives => model.get_derivatives(values),
+                _ => model.get_event_indicators(values),
+            }
+            .map(|()| Results::Values)
+        }
+        Op::EnterEventMode => model.enter_event_mode().map(|()| Results::Nothing),
+        Op::UpdateDiscreteStates => model.update_discrete_states().map(Results::Update),
+        Op::EnterContinuousTimeMode => model.enter_continuous_time_mode().map(|()| Results::Nothing),
+        Op::CompletedIntegratorStep => model.completed_integrator_step().map(Results::End),
+        _ => unreachable!("only Model Exchange calls come here"),
+    })
 }
