@@ -303,24 +303,7 @@ struct Element {
 /// The SSD as a system file.
 fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, SspError> {
     let root = doc.root_element();
-    if root.tag_name().name() != "SystemStructureDescription" {
-        return Err(reader.error(
-            root,
-            format!(
-                "the root element is <{}>, not <ssd:SystemStructureDescription>",
-                root.tag_name().name()
-            ),
-            "this is not an SSP system structure description",
-        ));
-    }
-    let version = reader.required(root, "version")?;
-    if !(version.starts_with("1.") || version.starts_with("2.")) {
-        return Err(reader.error(
-            root,
-            format!("SSP version \"{version}\" is not one this import takes (1.0, 2.0)"),
-            "export the package as SSP 1.0 or 2.0",
-        ));
-    }
+    check_root(reader, root)?;
     let mut units = read_units(reader, root)?;
     let system = child(root, "System")
         .ok_or_else(|| reader.error(root, "no <ssd:System>".to_string(), "the SSP standard requires one"))?;
@@ -334,50 +317,8 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
             "connect the components' connectors directly",
         ));
     }
-    let experiment = child(root, "DefaultExperiment");
-    let start = experiment.map(|e| reader.number(e, "startTime", 0.0)).transpose()?;
-    let stop = experiment
-        .map(|e| reader.number(e, "stopTime", 1.0))
-        .transpose()?
-        .unwrap_or(1.0);
-    if let (Some(start), Some(experiment)) = (start, experiment) {
-        if start != 0.0 {
-            return Err(reader.error(
-                experiment,
-                format!("startTime=\"{start}\": a co-simulation starts at t = 0"),
-                "give the default experiment startTime 0",
-            ));
-        }
-    }
-    if stop <= 0.0 {
-        return Err(reader.error(
-            experiment.unwrap_or(root),
-            format!("stopTime=\"{stop}\" is not after the start at t = 0"),
-            "give the default experiment a positive stopTime",
-        ));
-    }
-    // System-level parameter bindings: names are `<element>.<variable>`.
-    let mut system_values: HashMap<String, Vec<Value>> = HashMap::new();
-    if let Some(bindings) = child(system, "ParameterBindings") {
-        for value in read_bindings(reader, bindings, dir, "", &mut units)? {
-            match value.name.split_once('.') {
-                Some((element, variable)) => system_values.entry(element.to_string()).or_default().push(Value {
-                    name: variable.to_string(),
-                    ..value
-                }),
-                None => {
-                    return Err(reader.error(
-                        bindings,
-                        format!(
-                            "the system's parameter \"{}\" names no component (write <component>.<variable>)",
-                            value.name
-                        ),
-                        "bind parameters of the components, by their dotted names",
-                    ))
-                }
-            }
-        }
-    }
+    let stop = experiment_stop(reader, root)?;
+    let mut system_values = system_bindings(reader, system, dir, &mut units)?;
     let mut elements = Vec::new();
     // The elements refused, whose connections and bindings are not named
     // again.
@@ -408,14 +349,7 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
             "bind parameters of the components, by their dotted names",
         ));
     }
-    // The macro step: the FMUs' default steps, at most a 500th of the
-    // run, then a whole number of them to the stop time.
-    let step = elements
-        .iter()
-        .filter_map(|e| e.opened.description().default_experiment.step)
-        .filter(|s| *s > 0.0)
-        .fold(stop / STEPS_AT_LEAST, f64::min);
-    let step = stop / (stop / step - 1e-9).ceil().max(1.0);
+    let step = macro_step(&elements, stop);
     let mut text = String::new();
     let mut summary = Vec::new();
     let _ = writeln!(
@@ -467,16 +401,7 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
             number(line.scale),
             number(line.offset)
         );
-        summary.push(format!(
-            "connection {} → {}{}",
-            line.from,
-            line.to,
-            if line.scale != 1.0 || line.offset != 0.0 {
-                format!(" (× {} + {})", line.scale, line.offset)
-            } else {
-                String::new()
-            }
-        ));
+        summary.push(line.summary());
     }
     match refused.len() {
         0 => {}
@@ -494,6 +419,100 @@ fn translate(reader: &Reader, doc: &Document, dir: &Path) -> Result<Translated, 
         summary,
         components,
     })
+}
+
+/// Refuses a document that is not an SSD of SSP 1.x or 2.x.
+fn check_root(reader: &Reader, root: Node) -> Result<(), SspError> {
+    if root.tag_name().name() != "SystemStructureDescription" {
+        return Err(reader.error(
+            root,
+            format!(
+                "the root element is <{}>, not <ssd:SystemStructureDescription>",
+                root.tag_name().name()
+            ),
+            "this is not an SSP system structure description",
+        ));
+    }
+    let version = reader.required(root, "version")?;
+    if !(version.starts_with("1.") || version.starts_with("2.")) {
+        return Err(reader.error(
+            root,
+            format!("SSP version \"{version}\" is not one this import takes (1.0, 2.0)"),
+            "export the package as SSP 1.0 or 2.0",
+        ));
+    }
+    Ok(())
+}
+
+/// The default experiment's stop time (1 s without one); a start other
+/// than 0 and a stop not after it are refused.
+fn experiment_stop(reader: &Reader, root: Node) -> Result<f64, SspError> {
+    let experiment = child(root, "DefaultExperiment");
+    let start = experiment.map(|e| reader.number(e, "startTime", 0.0)).transpose()?;
+    let stop = experiment
+        .map(|e| reader.number(e, "stopTime", 1.0))
+        .transpose()?
+        .unwrap_or(1.0);
+    if let (Some(start), Some(experiment)) = (start, experiment) {
+        if start != 0.0 {
+            return Err(reader.error(
+                experiment,
+                format!("startTime=\"{start}\": a co-simulation starts at t = 0"),
+                "give the default experiment startTime 0",
+            ));
+        }
+    }
+    if stop <= 0.0 {
+        return Err(reader.error(
+            experiment.unwrap_or(root),
+            format!("stopTime=\"{stop}\" is not after the start at t = 0"),
+            "give the default experiment a positive stopTime",
+        ));
+    }
+    Ok(stop)
+}
+
+/// The system-level parameter bindings by component: their names are
+/// `<element>.<variable>`.
+fn system_bindings(
+    reader: &Reader,
+    system: Node,
+    dir: &Path,
+    units: &mut HashMap<String, Unit>,
+) -> Result<HashMap<String, Vec<Value>>, SspError> {
+    let mut system_values: HashMap<String, Vec<Value>> = HashMap::new();
+    if let Some(bindings) = child(system, "ParameterBindings") {
+        for value in read_bindings(reader, bindings, dir, "", units)? {
+            match value.name.split_once('.') {
+                Some((element, variable)) => system_values.entry(element.to_string()).or_default().push(Value {
+                    name: variable.to_string(),
+                    ..value
+                }),
+                None => {
+                    return Err(reader.error(
+                        bindings,
+                        format!(
+                            "the system's parameter \"{}\" names no component (write <component>.<variable>)",
+                            value.name
+                        ),
+                        "bind parameters of the components, by their dotted names",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(system_values)
+}
+
+/// The macro step: the FMUs' default steps, at most a 500th of the run,
+/// then a whole number of them to the stop time.
+fn macro_step(elements: &[Element], stop: f64) -> f64 {
+    let step = elements
+        .iter()
+        .filter_map(|e| e.opened.description().default_experiment.step)
+        .filter(|s| *s > 0.0)
+        .fold(stop / STEPS_AT_LEAST, f64::min);
+    stop / (stop / step - 1e-9).ceil().max(1.0)
 }
 
 /// One `ssd:Component`: its FMU opened, its connectors recorded in
@@ -651,6 +670,19 @@ struct Line {
     to: String,
     scale: f64,
     offset: f64,
+}
+
+impl Line {
+    /// The connection as the summary lists it, with its conversion when
+    /// it has one.
+    fn summary(&self) -> String {
+        let conversion = if self.scale != 1.0 || self.offset != 0.0 {
+            format!(" (× {} + {})", self.scale, self.offset)
+        } else {
+            String::new()
+        };
+        format!("connection {} → {}{conversion}", self.from, self.to)
+    }
 }
 
 /// One `ssd:Connection`: its ends checked against the components, its
