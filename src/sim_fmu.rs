@@ -16,7 +16,7 @@ use tandem_fmi::{Fmu, FmuModel, FmuSlave, Host, InterfaceKind, Parameters, Recor
 use tandem_models::reference::file_stem;
 use tandem_models::Model;
 use tandem_runtime::record::{Both, Recorder, Trace};
-use tandem_runtime::Simulation;
+use tandem_runtime::{FixedStep, Simulation};
 
 use crate::out::say;
 use crate::progress::{human, Progress};
@@ -86,162 +86,224 @@ pub fn run(args: &SimArgs, fmu_args: &FmuArgs) -> anyhow::Result<()> {
         Some(file) => Some(InputTable::read(file)?),
         None => None,
     };
-    let failed = |e: tandem_fmi::FmuError| anyhow::anyhow!("{}: {e}", path.display());
-    let mut progress = Progress::new();
+    let run = FmuRun {
+        args,
+        path,
+        fmu: &fmu,
+        parameters,
+        recorded,
+        start,
+        settings,
+        inputs,
+    };
     match interface {
-        InterfaceKind::ModelExchange => {
-            let mut model = FmuModel::with(&fmu, &parameters, &recorded, start).map_err(failed)?;
-            let layout = model.layout().clone();
-            let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
-            let rows = (settings.stop / settings.step).ceil() + 2.0;
-            check_output_size(rows, names.len() + 1, args.output.large_output)
-                .with_context(|| path.display().to_string())?;
-            let columns = inputs
-                .as_ref()
-                .map(|table| table.columns(&layout.inputs.iter().map(|v| v.name.as_str()).collect::<Vec<_>>()))
-                .transpose()?;
-            let (out, mut csv) = csv_file(&args.output, path, &names)?;
-            let mut trace = Trace::default();
-            let mut sim = Simulation::new(&mut model, settings)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
-                .with_events(args.event_settings()?);
-            let result = {
-                let mut both;
-                let inner: &mut dyn Recorder = if args.output.plot.is_some() {
-                    both = Both(&mut csv, &mut trace);
-                    &mut both
-                } else {
-                    &mut csv
-                };
-                let mut shifted = Shifted { start, inner };
-                match (&inputs, &columns) {
-                    (Some(table), Some(columns)) => {
-                        let discrete = vec![false; columns.len()];
-                        sim.run_driven(&mut shifted, &mut |f| progress.update(f), &mut |t, u| {
-                            table.sample(start + t, columns, &discrete, u)
-                        })
-                    }
-                    _ => sim.run(&mut shifted, &mut |f| progress.update(f)),
-                }
+        InterfaceKind::ModelExchange => run.model_exchange(),
+        InterfaceKind::CoSimulation => run.co_simulation(),
+    }
+}
+
+/// What both interfaces' runs of `tandem sim` on an FMU share.
+struct FmuRun<'a> {
+    args: &'a SimArgs,
+    path: &'a Path,
+    fmu: &'a Fmu,
+    parameters: Parameters,
+    recorded: Recorded,
+    start: f64,
+    settings: FixedStep,
+    inputs: Option<InputTable>,
+}
+
+impl FmuRun<'_> {
+    /// The error of a call into the FMU, named by its file.
+    fn failed(&self, e: tandem_fmi::FmuError) -> anyhow::Error {
+        anyhow::anyhow!("{}: {e}", self.path.display())
+    }
+
+    /// Integrates the FMU's Model Exchange interface with Tandem's solver.
+    fn model_exchange(&self) -> anyhow::Result<()> {
+        let FmuRun {
+            args,
+            path,
+            fmu,
+            parameters,
+            recorded,
+            start,
+            settings,
+            inputs,
+        } = self;
+        let (path, start, settings) = (*path, *start, *settings);
+        let failed = |e| self.failed(e);
+        let mut progress = Progress::new();
+        let mut model = FmuModel::with(fmu, parameters, recorded, start).map_err(failed)?;
+        let layout = model.layout().clone();
+        let names: Vec<String> = layout.outputs.iter().map(|v| v.name.clone()).collect();
+        let rows = (settings.stop / settings.step).ceil() + 2.0;
+        check_output_size(rows, names.len() + 1, args.output.large_output)
+            .with_context(|| path.display().to_string())?;
+        let columns = inputs
+            .as_ref()
+            .map(|table| table.columns(&layout.inputs.iter().map(|v| v.name.as_str()).collect::<Vec<_>>()))
+            .transpose()?;
+        let (out, mut csv) = csv_file(&args.output, path, &names)?;
+        let mut trace = Trace::default();
+        let mut sim = Simulation::new(&mut model, settings)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
+            .with_events(args.event_settings()?);
+        let result = {
+            let mut both;
+            let inner: &mut dyn Recorder = if args.output.plot.is_some() {
+                both = Both(&mut csv, &mut trace);
+                &mut both
+            } else {
+                &mut csv
             };
-            progress.finish();
-            let summary = result.map_err(|e| {
+            let mut shifted = Shifted { start, inner };
+            match (&inputs, &columns) {
+                (Some(table), Some(columns)) => {
+                    let discrete = vec![false; columns.len()];
+                    sim.run_driven(&mut shifted, &mut |f| progress.update(f), &mut |t, u| {
+                        table.sample(start + t, columns, &discrete, u)
+                    })
+                }
+                _ => sim.run(&mut shifted, &mut |f| progress.update(f)),
+            }
+        };
+        progress.finish();
+        let summary = result.map_err(|e| {
+            anyhow::anyhow!(
+                "{}: {e} (the rows before this are in {})",
+                path.display(),
+                out.display()
+            )
+        })?;
+        plot(args, path, &trace, &layout.outputs, start)?;
+        let end = summary.finished.map_or(String::new(), |t| {
+            format!("; the FMU ended the simulation at t = {} s", start + t)
+        });
+        say!(
+            "{}: Model Exchange, {} steps of {} (step {} s) from t = {start} s in {} ({} events){end}; wrote {}",
+            file_stem(path),
+            summary.steps,
+            settings.solver,
+            settings.step,
+            human(summary.wall),
+            summary.events,
+            out.display()
+        );
+        Ok(())
+    }
+
+    /// Steps the FMU's Co-Simulation interface to the stop time, the last
+    /// step shortened to it where the FMU allows.
+    fn co_simulation(&self) -> anyhow::Result<()> {
+        let FmuRun {
+            args,
+            path,
+            fmu,
+            parameters,
+            recorded,
+            start,
+            settings,
+            inputs,
+        } = self;
+        let (path, start, settings) = (*path, *start, *settings);
+        let description = fmu.description();
+        let failed = |e| self.failed(e);
+        let mut progress = Progress::new();
+        let stop = start + settings.stop;
+        let mut slave = FmuSlave::with(fmu, parameters, recorded, start, Some(stop)).map_err(failed)?;
+        let names: Vec<String> = slave.output_variables().iter().map(|v| v.name.clone()).collect();
+        let input_names: Vec<String> = slave.input_variables().iter().map(|v| v.name.clone()).collect();
+        let rows = (settings.stop / settings.step).ceil() + 2.0;
+        check_output_size(rows, names.len() + 1, args.output.large_output)
+            .with_context(|| path.display().to_string())?;
+        let columns = inputs
+            .as_ref()
+            .map(|table| table.columns(&input_names.iter().map(String::as_str).collect::<Vec<_>>()))
+            .transpose()?;
+        let discrete: Vec<bool> = slave
+            .input_variables()
+            .iter()
+            .map(|v| {
+                let base = v.name.split('[').next().unwrap_or(&v.name);
+                description
+                    .variable(base)
+                    .is_some_and(|d| d.variability != tandem_fmi::Variability::Continuous)
+            })
+            .collect();
+        let (out, mut csv) = csv_file(&args.output, path, &names)?;
+        let mut trace = Trace::default();
+        let mut u: Vec<f64> = slave.input_variables().iter().map(|v| v.default).collect();
+        let mut y = vec![0.0; names.len()];
+        let wall = std::time::Instant::now();
+        let step = settings.step;
+        let whole = (settings.stop / step * (1.0 + 1e-12)).floor() as u64;
+        let mut n = 0u64;
+        let mut t = start;
+        let mut ended = None;
+        let record = |t: f64, y: &[f64], csv: &mut dyn Recorder, trace: &mut Trace| -> anyhow::Result<()> {
+            csv.record(t, y)?;
+            if args.output.plot.is_some() {
+                trace.record(t, y)?;
+            }
+            Ok(())
+        };
+        loop {
+            if let (Some(table), Some(columns)) = (&inputs, &columns) {
+                table.sample(t, columns, &discrete, &mut u);
+                slave.set_inputs(&u).map_err(failed)?;
+            }
+            slave.outputs(&mut y).map_err(failed)?;
+            record(t, &y, &mut csv, &mut trace)?;
+            if ended.is_some() {
+                break;
+            }
+            let next = if n < whole { start + (n + 1) as f64 * step } else { stop };
+            let h = next - t;
+            if h <= 1e-12 * stop.abs().max(1.0) {
+                break;
+            }
+            if n >= whole && !slave.can_vary_step() {
+                say!(
+                    "{}: the FMU cannot take the shorter last step to t = {stop} s \
+                 (canHandleVariableCommunicationStepSize is false): the run ends at t = {t} s",
+                    file_stem(path)
+                );
+                break;
+            }
+            match slave.do_step(t, h).map_err(|e| {
                 anyhow::anyhow!(
                     "{}: {e} (the rows before this are in {})",
                     path.display(),
                     out.display()
                 )
-            })?;
-            plot(args, path, &trace, &layout.outputs, start)?;
-            let end = summary.finished.map_or(String::new(), |t| {
-                format!("; the FMU ended the simulation at t = {} s", start + t)
-            });
-            say!(
-                "{}: Model Exchange, {} steps of {} (step {} s) from t = {start} s in {} ({} events){end}; wrote {}",
-                file_stem(path),
-                summary.steps,
-                settings.solver,
-                settings.step,
-                human(summary.wall),
-                summary.events,
-                out.display()
-            );
-        }
-        InterfaceKind::CoSimulation => {
-            let stop = start + settings.stop;
-            let mut slave = FmuSlave::with(&fmu, &parameters, &recorded, start, Some(stop)).map_err(failed)?;
-            let names: Vec<String> = slave.output_variables().iter().map(|v| v.name.clone()).collect();
-            let input_names: Vec<String> = slave.input_variables().iter().map(|v| v.name.clone()).collect();
-            let rows = (settings.stop / settings.step).ceil() + 2.0;
-            check_output_size(rows, names.len() + 1, args.output.large_output)
-                .with_context(|| path.display().to_string())?;
-            let columns = inputs
-                .as_ref()
-                .map(|table| table.columns(&input_names.iter().map(String::as_str).collect::<Vec<_>>()))
-                .transpose()?;
-            let discrete: Vec<bool> = slave
-                .input_variables()
-                .iter()
-                .map(|v| {
-                    let base = v.name.split('[').next().unwrap_or(&v.name);
-                    description
-                        .variable(base)
-                        .is_some_and(|d| d.variability != tandem_fmi::Variability::Continuous)
-                })
-                .collect();
-            let (out, mut csv) = csv_file(&args.output, path, &names)?;
-            let mut trace = Trace::default();
-            let mut u: Vec<f64> = slave.input_variables().iter().map(|v| v.default).collect();
-            let mut y = vec![0.0; names.len()];
-            let wall = std::time::Instant::now();
-            let step = settings.step;
-            let whole = (settings.stop / step * (1.0 + 1e-12)).floor() as u64;
-            let mut n = 0u64;
-            let mut t = start;
-            let mut ended = None;
-            let record = |t: f64, y: &[f64], csv: &mut dyn Recorder, trace: &mut Trace| -> anyhow::Result<()> {
-                csv.record(t, y)?;
-                if args.output.plot.is_some() {
-                    trace.record(t, y)?;
-                }
-                Ok(())
-            };
-            loop {
-                if let (Some(table), Some(columns)) = (&inputs, &columns) {
-                    table.sample(t, columns, &discrete, &mut u);
-                    slave.set_inputs(&u).map_err(failed)?;
-                }
-                slave.outputs(&mut y).map_err(failed)?;
-                record(t, &y, &mut csv, &mut trace)?;
-                if ended.is_some() {
-                    break;
-                }
-                let next = if n < whole { start + (n + 1) as f64 * step } else { stop };
-                let h = next - t;
-                if h <= 1e-12 * stop.abs().max(1.0) {
-                    break;
-                }
-                if n >= whole && !slave.can_vary_step() {
-                    say!(
-                        "{}: the FMU cannot take the shorter last step to t = {stop} s \
-                         (canHandleVariableCommunicationStepSize is false): the run ends at t = {t} s",
-                        file_stem(path)
-                    );
-                    break;
-                }
-                match slave.do_step(t, h).map_err(|e| {
-                    anyhow::anyhow!(
-                        "{}: {e} (the rows before this are in {})",
-                        path.display(),
-                        out.display()
-                    )
-                })? {
-                    StepEnd::Done => t = next,
-                    StepEnd::Terminated(at) => {
-                        t = at;
-                        ended = Some(at);
-                    }
-                }
-                n += 1;
-                if n.is_multiple_of((whole / 100).max(1)) {
-                    progress.update(n as f64 / whole.max(1) as f64);
+            })? {
+                StepEnd::Done => t = next,
+                StepEnd::Terminated(at) => {
+                    t = at;
+                    ended = Some(at);
                 }
             }
-            csv.finish()?;
-            progress.finish();
-            plot(args, path, &trace, slave.output_variables(), 0.0)?;
-            let end = ended.map_or(String::new(), |t| {
-                format!("; the FMU ended the simulation at t = {t} s")
-            });
-            say!(
-                "{}: Co-Simulation, {n} communication steps of {step} s from t = {start} s to t = {t} s in {}{end}; wrote {}",
-                file_stem(path),
-                human(wall.elapsed()),
-                out.display()
-            );
+            n += 1;
+            if n.is_multiple_of((whole / 100).max(1)) {
+                progress.update(n as f64 / whole.max(1) as f64);
+            }
         }
+        csv.finish()?;
+        progress.finish();
+        plot(args, path, &trace, slave.output_variables(), 0.0)?;
+        let end = ended.map_or(String::new(), |t| {
+            format!("; the FMU ended the simulation at t = {t} s")
+        });
+        say!(
+        "{}: Co-Simulation, {n} communication steps of {step} s from t = {start} s to t = {t} s in {}{end}; wrote {}",
+        file_stem(path),
+        human(wall.elapsed()),
+        out.display()
+    );
+        Ok(())
     }
-    Ok(())
 }
 
 /// Draws the recorded signals when `--plot` asks.
