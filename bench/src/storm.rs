@@ -130,6 +130,52 @@ fn recording(results: &Path) -> anyhow::Result<PathBuf> {
         })
 }
 
+/// Prints how far each row of the stormed run's recording lies from the
+/// undisturbed one's, as a share of each output's range there.
+fn print_envelope(stormed: &Path, calm: &Path) -> anyhow::Result<()> {
+    let (header, rows) = read_csv(&recording(stormed)?)?;
+    let (_, reference) = read_csv(&recording(calm)?)?;
+    if rows.len() != reference.len() {
+        bail!(
+            "the stormed run recorded {} rows, the undisturbed one {}",
+            rows.len(),
+            reference.len()
+        );
+    }
+    let columns = header.len();
+    let range: Vec<f64> = (1..columns)
+        .map(|c| {
+            let (lo, hi) = reference
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+                    (lo.min(r[c]), hi.max(r[c]))
+                });
+            (hi - lo).max(f64::MIN_POSITIVE)
+        })
+        .collect();
+    let (mut outside, mut worst) = (0usize, (0.0f64, 0.0f64, ""));
+    for (row, reference) in rows.iter().zip(&reference) {
+        let mut out = false;
+        for c in 1..columns {
+            let off = (row[c] - reference[c]).abs() / range[c - 1];
+            out |= off > ENVELOPE || off.is_nan();
+            if off > worst.0 {
+                worst = (off, row[0], header[c].as_str());
+            }
+        }
+        outside += usize::from(out);
+    }
+    println!(
+        "  rows outside {ENVELOPE:e} of the range of the undisturbed run: {outside} of {} (the worst {:.2e} of {}'s range at {:.2} s), goal 0: {}",
+        rows.len(),
+        worst.0,
+        worst.2,
+        worst.1,
+        if outside == 0 { "met" } else { "NOT MET" }
+    );
+    Ok(())
+}
+
 /// Runs the storm and prints its figures beside their goals.
 pub fn run(storm: &Storm<'_>) -> anyhow::Result<()> {
     let base = std::env::temp_dir().join(format!("tandem-storm-{}", std::process::id()));
@@ -203,46 +249,7 @@ pub fn run(storm: &Storm<'_>) -> anyhow::Result<()> {
         if clamped == 0 { "met" } else { "NOT MET" }
     );
 
-    let (header, rows) = read_csv(&recording(&stormed)?)?;
-    let (_, reference) = read_csv(&recording(&calm)?)?;
-    if rows.len() != reference.len() {
-        bail!(
-            "the stormed run recorded {} rows, the undisturbed one {}",
-            rows.len(),
-            reference.len()
-        );
-    }
-    let columns = header.len();
-    let range: Vec<f64> = (1..columns)
-        .map(|c| {
-            let (lo, hi) = reference
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-                    (lo.min(r[c]), hi.max(r[c]))
-                });
-            (hi - lo).max(f64::MIN_POSITIVE)
-        })
-        .collect();
-    let (mut outside, mut worst) = (0usize, (0.0f64, 0.0f64, ""));
-    for (row, reference) in rows.iter().zip(&reference) {
-        let mut out = false;
-        for c in 1..columns {
-            let off = (row[c] - reference[c]).abs() / range[c - 1];
-            out |= off > ENVELOPE || off.is_nan();
-            if off > worst.0 {
-                worst = (off, row[0], header[c].as_str());
-            }
-        }
-        outside += usize::from(out);
-    }
-    println!(
-        "  rows outside {ENVELOPE:e} of the range of the undisturbed run: {outside} of {} (the worst {:.2e} of {}'s range at {:.2} s), goal 0: {}",
-        rows.len(),
-        worst.0,
-        worst.2,
-        worst.1,
-        if outside == 0 { "met" } else { "NOT MET" }
-    );
+    print_envelope(&stormed, &calm)?;
 
     // Warm-up: the first tenth of the run, and at least the first sample.
     let warm = samples
