@@ -80,9 +80,23 @@ impl Job {
     fn state(&self) -> JobState {
         self.outcome.lock().unwrap_or_else(|e| e.into_inner()).0
     }
+}
+
+impl Entry for Job {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn running(&self) -> bool {
+        self.state() == JobState::Running
+    }
+
+    fn table(&self) -> &Table {
+        &self.table
+    }
 
     /// Its status, as the API shows it.
-    pub(crate) fn json(&self) -> Value {
+    fn json(&self) -> Value {
         let (state, error, summary) = self.outcome.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let status = self.table.status();
         json!({
@@ -97,20 +111,6 @@ impl Job {
             "summary": summary,
             "dropped": self.table.dropped().then_some(DROPPED),
         })
-    }
-}
-
-impl Entry for Job {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn running(&self) -> bool {
-        self.state() == JobState::Running
-    }
-
-    fn table(&self) -> &Table {
-        &self.table
     }
 }
 

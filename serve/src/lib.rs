@@ -4,6 +4,9 @@
 //! simulations streamed while they run, and real-time runs with their
 //! live statistics, outputs and changes.
 //!
+//! It depends on the session, the configuration, the runtime and the
+//! models; only the binary and the benchmarks depend on it.
+//!
 //! It answers only requests that name it in their `Host` and, from a
 //! browser, only its own page (`guard.rs`); its folder is opened once and
 //! every file is resolved beneath it by the kernel (`confine.rs`), the

@@ -96,46 +96,6 @@ impl LiveRun {
         self.metrics.frames.get() as f64 * self.frame
     }
 
-    pub(crate) fn json(&self) -> Value {
-        let controls = self.controls.lock().unwrap_or_else(|e| e.into_inner());
-        let faults: serde_json::Map<String, Value> = controls
-            .fault_targets()
-            .into_iter()
-            .map(|(bus, sent)| (bus, json!(sent)))
-            .collect();
-        let tunable: Vec<Value> = controls
-            .tunables()
-            .into_iter()
-            .map(|(block, param, value)| json!({"block": block, "param": param, "value": value}))
-            .collect();
-        drop(controls);
-        let (state, error, report) = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
-            RunState::Running => ("running", None, Value::Null),
-            RunState::Ended { failure, report } => (self.ended(failure), failure.clone(), report.clone()),
-        };
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "config": self.config,
-            "state": state,
-            "clock": match self.clock { ClockMode::Real => "real", ClockMode::Virtual => "virtual" },
-            "frame": self.frame,
-            "duration": self.duration,
-            "frames": self.metrics.frames.get(),
-            "outputs": &self.table.columns()[1..],
-            "inputs": self.inputs,
-            "units": self.units,
-            "tunable": tunable,
-            "faults": faults,
-            "error": error,
-            "report": report,
-            "dropped": self.table.dropped().then_some(crate::job::DROPPED),
-            "started": self.started,
-            "files": self.about.files,
-            "ecu": self.about.ecu.then_some(ECU_NOT_STARTED),
-        })
-    }
-
     /// The run's statistics now, counted from its start.
     pub(crate) fn stats(&self) -> Value {
         let mut stats = counters_json(&self.metrics, &self.devices);
@@ -287,5 +247,46 @@ impl Entry for LiveRun {
 
     fn table(&self) -> &Table {
         &self.table
+    }
+
+    /// Its status, as the API shows it.
+    fn json(&self) -> Value {
+        let controls = self.controls.lock().unwrap_or_else(|e| e.into_inner());
+        let faults: serde_json::Map<String, Value> = controls
+            .fault_targets()
+            .into_iter()
+            .map(|(bus, sent)| (bus, json!(sent)))
+            .collect();
+        let tunable: Vec<Value> = controls
+            .tunables()
+            .into_iter()
+            .map(|(block, param, value)| json!({"block": block, "param": param, "value": value}))
+            .collect();
+        drop(controls);
+        let (state, error, report) = match &*self.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            RunState::Running => ("running", None, Value::Null),
+            RunState::Ended { failure, report } => (self.ended(failure), failure.clone(), report.clone()),
+        };
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "config": self.config,
+            "state": state,
+            "clock": match self.clock { ClockMode::Real => "real", ClockMode::Virtual => "virtual" },
+            "frame": self.frame,
+            "duration": self.duration,
+            "frames": self.metrics.frames.get(),
+            "outputs": &self.table.columns()[1..],
+            "inputs": self.inputs,
+            "units": self.units,
+            "tunable": tunable,
+            "faults": faults,
+            "error": error,
+            "report": report,
+            "dropped": self.table.dropped().then_some(crate::job::DROPPED),
+            "started": self.started,
+            "files": self.about.files,
+            "ecu": self.about.ecu.then_some(ECU_NOT_STARTED),
+        })
     }
 }

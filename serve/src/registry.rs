@@ -6,6 +6,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde_json::Value;
+
 use crate::error::ApiError;
 use crate::table::Table;
 
@@ -17,6 +19,8 @@ pub trait Entry {
     fn running(&self) -> bool;
     /// Its rows.
     fn table(&self) -> &Table;
+    /// Its status, as the API shows it.
+    fn json(&self) -> Value;
 }
 
 /// Entries, newest last.
@@ -84,6 +88,22 @@ impl<T: Entry> Registry<T> {
     pub fn all(&self) -> Vec<Arc<T>> {
         self.trim();
         self.lock().iter().cloned().collect()
+    }
+
+    /// The API's listing, `{"<noun>s": [...]}`: every entry's status,
+    /// oldest first.
+    pub fn listing(&self) -> Value {
+        let statuses: Vec<Value> = self.all().iter().map(|e| e.json()).collect();
+        Value::Object(
+            [(format!("{}s", self.noun), Value::Array(statuses))]
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    /// The status of entry `id`, or a 404 naming the listing.
+    pub fn status(&self, id: &str) -> Result<Value, ApiError> {
+        Ok(self.get(id)?.json())
     }
 
     /// The bytes the rows of its entries take (a running one's counted

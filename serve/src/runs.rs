@@ -21,6 +21,7 @@ use crate::body::{Compiled, JsonBody};
 use crate::confine::RESULTS;
 use crate::error::{blocking, parse_body, ApiError};
 use crate::live::{attach_in, About};
+use crate::registry::Entry;
 use crate::runconfig;
 use crate::state::App;
 use crate::table;
@@ -136,13 +137,12 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
 
 /// `GET /api/runs`.
 pub async fn list(State(app): State<Arc<App>>) -> Json<Value> {
-    let runs = app.runs.all();
-    Json(json!({"runs": runs.iter().map(|r| r.json()).collect::<Vec<_>>()}))
+    Json(app.runs.listing())
 }
 
 /// `GET /api/runs/ID`.
 pub async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(app.runs.get(&id)?.json()))
+    app.runs.status(&id).map(Json)
 }
 
 /// `DELETE /api/runs/ID`: asks the run to stop.

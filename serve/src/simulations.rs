@@ -158,13 +158,12 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
 
 /// `GET /api/simulations`.
 pub async fn list(State(app): State<Arc<App>>) -> Json<Value> {
-    let jobs = app.simulations.all();
-    Json(json!({"simulations": jobs.iter().map(|j| j.json()).collect::<Vec<_>>()}))
+    Json(app.simulations.listing())
 }
 
 /// `GET /api/simulations/ID`.
 pub async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(app.simulations.get(&id)?.json()))
+    app.simulations.status(&id).map(Json)
 }
 
 /// `DELETE /api/simulations/ID`: cancels a running one, forgets an ended
