@@ -1,6 +1,11 @@
 //! Tandem's configuration: raw settings from files and the command line
 //! become validated settings before any worker is built.
 //!
+//! It depends on the model crate (model references and a model's own
+//! settings), the runtime (the settings' types) and the E2E definitions
+//! of the I/O; never on the session, the servers or a device: it reads
+//! and validates, it opens nothing.
+//!
 //! ```
 //! use tandem_config::{fixed_step, Overrides};
 //! use tandem_models::diagram::SimulationDef;

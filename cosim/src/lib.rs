@@ -2,6 +2,10 @@
 //! advanced by its own solver with its own step, exchanging coupling
 //! values at macro steps.
 //!
+//! It depends on the models, the runtime, the compiler, the FMU importer
+//! and the configuration; never on the session, devices or the servers:
+//! a co-simulation runs offline.
+//!
 //! A system file (`cosim/SYSTEM.md`) names the sub-models (JSON block
 //! diagrams, built-in plants), their solvers, and the connections from
 //! outputs to inputs. Between communication points each input follows a

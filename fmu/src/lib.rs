@@ -1,6 +1,10 @@
 //! A Tandem model packed as an FMI Co-Simulation FMU, and the binary inside
 //! it.
 //!
+//! It depends on the models, the runtime, the configuration and the FMU
+//! importer (its FMI versions and platform folders); never on the session,
+//! devices or the servers: an exported FMU runs inside another tool.
+//!
 //! [`export`] writes the FMU: a `modelDescription.xml` (FMI 3.0, or FMI 2.0
 //! on request), this crate's cdylib as its binary, and a `resources` folder
 //! holding the model (a block diagram's JSON, or the name of a built-in

@@ -1,6 +1,8 @@
 //! Tandem's models: the [`Model`] trait every integrator drives, the JSON
 //! block-diagram compiler with its block library, and built-in plants.
 //!
+//! It depends on no other Tandem crate.
+//!
 //! This crate knows nothing of threads, clocks or I/O: a model is a pure
 //! function of time, state and inputs, evaluated into caller-owned buffers.
 //!

@@ -4,6 +4,9 @@
 //! ([`bus`]) and spoken to in ISO-TP messages ([`isotp`]), every error a typed exception ([`errors`]), results handed
 //! to numpy without a copy ([`doubles`]). The package's
 //! Python half (`python/tandem/`) wraps it in the documented API.
+//!
+//! It depends on the session, the FMU importer, the configuration, the
+//! I/O, the runtime and the models; no Tandem crate depends on it.
 
 use pyo3::prelude::*;
 

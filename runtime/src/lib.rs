@@ -1,6 +1,10 @@
 //! Tandem's runtime: integrators and the drivers that step models through
 //! time, and recording of their outputs.
 //!
+//! It depends on the model crate alone; never on the configuration, the
+//! I/O or the session: a driver is handed a model, settings and a
+//! recorder, and knows no files or devices.
+//!
 //! ```
 //! use tandem_models::diagram;
 //! use tandem_runtime::{record::Trace, FixedStep, Method, Simulation};
