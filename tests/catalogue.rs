@@ -157,11 +157,11 @@ const CASES: &[Case] = &[
     Case { name: "log_out_is_the_log", format: Log, edits: &[], args: &["--out", "x.log"], place: "--out", fix: "choose another file" },
 ];
 
-/// Issue 42: the cruise control example with `speed_map`'s gain an empty
-/// list made `tandem check` and `tandem sim` panic in the code generator,
-/// and `tandem sim --interpret` run it with `v_ref` 0 throughout. The
-/// three refuse it now with one message, naming the block, the parameter,
-/// what it holds and what it needs.
+/// The cruise control example with `speed_map`'s gain an empty list:
+/// `tandem check`, `tandem sim` and `tandem sim --interpret` refuse it
+/// with one message, naming the block, the parameter, what it holds and
+/// what it needs (never a panic in the code generator, never a run with
+/// `v_ref` 0 throughout).
 #[test]
 fn an_empty_gain_list_is_refused_by_check_and_sim_alike() {
     let dir = common::scratch("catalogue_issue_42");

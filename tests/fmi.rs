@@ -331,7 +331,7 @@ fn a_real_time_run_of_an_isolated_fmu_survives_its_crash() {
     }
 }
 
-/// Issue 37 from the command line, on the FMU of every FMI 3 type
+/// The FMI type system from the command line, on the FMU of every FMI 3 type
 /// (`fmi/tests/fmus/types3`): a local state recorded against its closed
 /// form, a start value set on it, the FMU's own end at t = 3 a normal end
 /// by either interface, inputs of every integer type fed from a CSV file
@@ -620,7 +620,7 @@ fn free_oscillation(k: f64, c: f64, x0: f64, t: f64) -> f64 {
     (-zeta * w0 * t).exp() * (x0 * (wd * t).cos() + zeta * w0 * x0 / wd * (wd * t).sin())
 }
 
-/// Issue 37, SSP import: three FMUs (one oscillator freely swinging, one
+/// SSP import: three FMUs (one oscillator freely swinging, one
 /// held at a level, two first-order lags fed from it) whose parameters
 /// come from a parameter set file with a parameter mapping (a scaled
 /// entry), from inline sets, and whose connections convert units by the
@@ -738,7 +738,7 @@ fn an_ssp_of_fmus_with_a_parameter_set_and_unit_conversions_equals_the_closed_fo
     }
 }
 
-/// Issue 37, SSP 2.0: a connection's `LinearTransformation` (factor 3,
+/// SSP 2.0: a connection's `LinearTransformation` (factor 3,
 /// offset 0.5) between a level and a lag, Float64 connectors and
 /// parameters, against the closed form.
 #[test]
@@ -785,7 +785,7 @@ fn an_ssp_2_connection_with_a_linear_transformation_equals_the_closed_form() {
     }
 }
 
-/// Issue 37, SSP against FMPy: an SSP 1.0 package of two FMI 2
+/// SSP against FMPy: an SSP 1.0 package of two FMI 2
 /// Co-Simulation oscillators coupled both ways (each one's speed the
 /// other's force, unit conversion suppressed) with a system-level
 /// parameter set, run by `tandem cosim` and by FMPy's `simulate_ssp`
@@ -915,10 +915,14 @@ fn refused(dir: &Path, ssp: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Issue 37, SSP refusals: every package or SSD this import does not take
-/// is refused, never a panic, with the file inside the package, the
-/// refused element's line and column, what is wrong and what to do.
+/// Every package or SSD the SSP import does not take is refused, never a
+/// panic, with the file inside the package, the refused element's line
+/// and column, what is wrong and what to do.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table of refused packages, each a few lines beside the words it must be refused with"
+)]
 fn every_ssp_refusal_names_the_file_the_place_and_the_fix() {
     let dir = common::scratch("ssp_refusals");
     let level = component(

@@ -1,4 +1,4 @@
-//! `tandem serve` as an attacker drives it (issue 41, findings 9-13): the
+//! `tandem serve` as an attacker drives it: the
 //! rows of ended simulations kept within the memory budget, the oldest
 //! dropped and said so, and a model or a result too large for it refused
 //! before it is allocated; bodies sent slowly hold no compilation slot;

@@ -306,9 +306,8 @@ fn the_unpacked_files_are_removed_with_the_last_user() {
     assert!(!unpacked.exists());
 }
 
-/// Issue 37: opening unpacked the whole archive every time (157 files of
-/// a Dymola FMU, Windows DLLs included). Now what a run needs is unpacked
-/// once per content and reused.
+/// Opening an FMU unpacks only what a run needs (not, say, the 157 files
+/// of a Dymola FMU with its Windows DLLs), once per content, and reuses it.
 #[test]
 fn an_fmu_is_unpacked_once_per_content_and_only_what_a_run_needs() {
     let dir = tempfile::tempdir().unwrap();

@@ -85,7 +85,7 @@ fn a_time_event_is_located_exactly_between_grid_points() {
     }
 }
 
-/// Issue 37: an FMU's request to end the simulation (Stair at t = 9) is a
+/// An FMU's request to end the simulation (Stair at t = 9) is a
 /// normal end at that time, as the standard and FMPy have it, not a
 /// failure.
 #[test]

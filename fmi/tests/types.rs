@@ -1,4 +1,4 @@
-//! Issue 37: the whole FMI type system, chosen recordings, start values
+//! The whole FMI type system, chosen recordings, start values
 //! the standard lets a user set, and an FMU's own end of the simulation,
 //! on the hand-written FMU `types3` (FMI 3, Model Exchange and
 //! Co-Simulation), against its closed forms: x(t) = x0 e^(-k t), the
