@@ -16,6 +16,7 @@ import { LatencyHistogram } from './LatencyHistogram.jsx';
 import { Legend } from './Legend.jsx';
 import { Columns, chart, download, palette, throttled, unitOf } from './plot.js';
 import { formatCount, formatNs, formatSignal, formatValue } from './readout.js';
+import { Choice } from './components/fields.jsx';
 
 const STATE_COLOR = { running: 'blue', done: 'green', stopped: 'amber', failed: 'red' };
 /** The live chart's height in pixels. */
@@ -144,31 +145,6 @@ function Bus({ name, counts }) {
         </tbody>
       </table>
     </Card>
-  );
-}
-
-/**
- * A labelled select of `options` (strings or [value, label]), native: Radix
- * Themes' Select writes an inline style element, which the page's content
- * security policy refuses.
- */
-export function Choice({ label, value, onChange, options, placeholder, disabled }) {
-  return (
-    <select className="native-select choice" aria-label={label} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)}>
-      {placeholder !== undefined && (
-        <option value="" disabled>
-          {placeholder}
-        </option>
-      )}
-      {options.map((o) => {
-        const [v, text] = Array.isArray(o) ? o : [o, o];
-        return (
-          <option key={v} value={v}>
-            {text}
-          </option>
-        );
-      })}
-    </select>
   );
 }
 
