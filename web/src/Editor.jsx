@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Text } from '@radix-ui/themes';
 import { ReactFlowProvider, useReactFlow } from '@xyflow/react';
 import { diagramAt, targets } from './model.js';
+import { focusStore, modelStore, useStore } from './store.js';
 import { Diagram } from './editor/Diagram.jsx';
 import { Palette } from './editor/Palette.jsx';
 import { SidePanel } from './editor/SidePanel.jsx';
@@ -46,8 +47,11 @@ function Empty({ inside }) {
   );
 }
 
-function Canvas({ model, text, setModel, library, active, focus }) {
-  const { doc, generation } = model;
+/** The canvas of the model being edited (store.js), whose text is `text`. */
+function Canvas({ text, library, active }) {
+  const { doc, generation } = useStore(modelStore);
+  const setModel = modelStore.set;
+  const focus = useStore(focusStore);
   // Which opening is shown, for what awaits the server across one.
   const generationRef = useRef(generation);
   generationRef.current = generation;

@@ -11,17 +11,7 @@ import { detectStyle, parseModel, serialize } from './format.js';
 import { download } from './plot.js';
 import { SHORTCUTS } from './shortcuts.js';
 import { TableRoot } from './TableRoot.jsx';
-
-/**
- * A model being edited: its document, its file's style and path, the
- * text last opened or saved (unsaved changes differ from it), and which
- * opening this is (the editor's history starts again on each).
- */
-export function opened(doc, style, file, generation) {
-  return { doc, style, file, saved: serialize(doc, style), generation };
-}
-
-const EMPTY_DOC = { name: 'untitled', blocks: [], links: [] };
+import { EMPTY_DOC, modelStore, opened, useStore } from './store.js';
 
 /** The open list's values that browse instead of opening: up a folder, and into one (its name after). */
 const UP = 'folder:..';
@@ -33,7 +23,9 @@ function split(path) {
   return at < 0 ? ['', path] : [path.slice(0, at), path.slice(at + 1)];
 }
 
-function Files({ model, setModel, unsaved }) {
+function Files({ unsaved }) {
+  const model = useStore(modelStore);
+  const setModel = modelStore.set;
   const ask = useConfirm();
   const [dir, setDir] = useState('models/examples');
   const [entries, setEntries] = useState([]);
@@ -227,7 +219,7 @@ function Help({ open, setOpen }) {
 }
 
 /** The header: views, the model's file, appearance and help. */
-export function Header({ view, setView, model, setModel, unsaved, appearance, toggleAppearance, help, setHelp }) {
+export function Header({ view, setView, unsaved, appearance, toggleAppearance, help, setHelp }) {
   return (
     <header className="header">
       <Text weight="bold" size="4" className="brand">
@@ -241,7 +233,7 @@ export function Header({ view, setView, model, setModel, unsaved, appearance, to
         </Tabs.List>
       </Tabs.Root>
       <div className="header-files" hidden={view === 'dashboard'}>
-        <Files model={model} setModel={setModel} unsaved={unsaved} />
+        <Files unsaved={unsaved} />
       </div>
       <Flex gap="1" className="header-tools">
         <Tooltip content={appearance === 'dark' ? 'Light theme' : 'Dark theme'}>

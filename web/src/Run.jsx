@@ -18,6 +18,7 @@ import { useChart } from './run/useChart.js';
 import { useOptions } from './run/useOptions.js';
 import { useRunKey } from './run/useRunKey.js';
 import { useSimulation } from './run/useSimulation.js';
+import { modelStore, showBlock, useStore } from './store.js';
 import './run.css';
 
 /** Why the last Run failed, with a button to the block the error names. */
@@ -41,7 +42,9 @@ function RunError({ state, onShowBlock }) {
   );
 }
 
-export function Run({ model, active = true, onShowBlock }) {
+/** The Run view of the model being edited (store.js). */
+export function Run({ active = true }) {
+  const model = useStore(modelStore);
   const [options, set] = useOptions(model);
   const [state, setState] = useState({ phase: 'idle' });
   // Values for the model's inputs and the signals probed, for the runs only (RunInputs.jsx).
@@ -61,7 +64,7 @@ export function Run({ model, active = true, onShowBlock }) {
   return (
     <div className="run">
       <RunToolbar options={options} set={set} onStart={start} onCancel={cancel} job={job} state={state} bus={bus} />
-      {state.error && <RunError state={state} onShowBlock={onShowBlock} />}
+      {state.error && <RunError state={state} onShowBlock={showBlock} />}
       <div className="run-body" data-stale={stale || undefined} data-testid="run-body">
         <ChartCard job={job} doc={model.doc} stale={stale} chart={chart} />
         <Card className="run-side" size="1">
