@@ -8,6 +8,53 @@ import { Envelope, visible } from '../envelope.js';
 import { chart, palette } from '../plot.js';
 
 /**
+ * uPlot's options for run `r`: a drag on the chart zooms to its range
+ * (`zoomTo`), a double-click resets (`resetZoom`), the row under the
+ * cursor goes to `bus`, and the end's first draw to `plotted`.
+ */
+function optionsFor(r, { bus, zoomTo, resetZoom, plotted }) {
+  let frame = 0;
+  return {
+    colors: r.colors,
+    units: r.units,
+    shown: r.shown,
+    legend: false,
+    x: () => r.view ?? r.range,
+    cursor: {
+      y: false,
+      points: { show: false },
+      drag: { x: true, y: false, setScale: false },
+      bind: { dblclick: () => () => (resetZoom(), null) },
+    },
+    hooks: {
+      setSelect: [
+        (u) => {
+          const { left, width } = u.select;
+          u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+          if (width >= 4) zoomTo([u.posToVal(left, 'x'), u.posToVal(left + width, 'x')]);
+        },
+      ],
+      setCursor: [
+        (u) => {
+          const left = u.cursor.left;
+          const t = left == null || left < 0 ? null : u.posToVal(left, 'x');
+          cancelAnimationFrame(frame);
+          frame = requestAnimationFrame(() => bus.dispatchEvent(new CustomEvent('hover', { detail: t === null ? -1 : r.columns.nearest(t) })));
+        },
+      ],
+      draw: [
+        () => {
+          if (r.ended && r.plotted === undefined) {
+            r.plotted = performance.now() - r.started;
+            plotted(r.plotted);
+          }
+        },
+      ],
+    },
+  };
+}
+
+/**
  * The chart of the run in `run.current` (its columns and units, every
  * row, the envelope of the whole run, the time range it spans, and the
  * zoomed range or null); the row under the cursor goes to `bus` as
@@ -58,49 +105,14 @@ export function useChart({ active, bus, setState }) {
     if (!r || !box.current || box.current.clientWidth === 0) return;
     boxWidth.current = box.current.clientWidth;
     box.current.replaceChildren();
-    let frame = 0;
     r.colors = palette(box.current);
-    plot.current = chart(box.current, r.names, box.current.clientWidth, box.current.clientHeight, {
-      colors: r.colors,
-      units: r.units,
-      shown: r.shown,
-      legend: false,
-      x: () => r.view ?? r.range,
-      cursor: {
-        y: false,
-        points: { show: false },
-        drag: { x: true, y: false, setScale: false },
-        bind: { dblclick: () => () => (resetZoom(), null) },
-      },
-      hooks: {
-        setSelect: [
-          (u) => {
-            const { left, width: w } = u.select;
-            u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
-            if (w < 4) return;
-            r.view = [u.posToVal(left, 'x'), u.posToVal(left + w, 'x')];
-            setZoom(r.view);
-            draw();
-          },
-        ],
-        setCursor: [
-          (u) => {
-            const left = u.cursor.left;
-            const t = left == null || left < 0 ? null : u.posToVal(left, 'x');
-            cancelAnimationFrame(frame);
-            frame = requestAnimationFrame(() => bus.dispatchEvent(new CustomEvent('hover', { detail: t === null ? -1 : r.columns.nearest(t) })));
-          },
-        ],
-        draw: [
-          () => {
-            if (r.ended && r.plotted === undefined) {
-              r.plotted = performance.now() - r.started;
-              setState((s) => ({ ...s, plotted: r.plotted }));
-            }
-          },
-        ],
-      },
-    });
+    const zoomTo = (view) => {
+      r.view = view;
+      setZoom(view);
+      draw();
+    };
+    const plotted = (ms) => setState((s) => ({ ...s, plotted: ms }));
+    plot.current = chart(box.current, r.names, box.current.clientWidth, box.current.clientHeight, optionsFor(r, { bus, zoomTo, resetZoom, plotted }));
     box.current.uplot = plot.current;
     draw();
   }, []);
