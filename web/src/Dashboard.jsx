@@ -6,7 +6,8 @@ import { useEffect, useRef, useState } from 'react';
 import { Badge, Button, Callout, Card, Checkbox, Flex, Heading, Text, TextField } from '@radix-ui/themes';
 import { ExclamationTriangleIcon, PlayIcon } from '@radix-ui/react-icons';
 import { api } from './api.js';
-import { Choice, LiveRun, StateBadge } from './LiveRun.jsx';
+import { LiveRun, StateBadge } from './LiveRun.jsx';
+import { Choice, Field } from './components/fields.jsx';
 import './dashboard.css';
 
 /** A run's start (s since the Unix epoch) as the list shows it: the time of day, and the date when not today. */
@@ -34,22 +35,6 @@ function useConfigs() {
   return configs;
 }
 
-function Field({ label, hint, children }) {
-  return (
-    <Flex direction="column" gap="1">
-      <Text as="div" size="1" weight="medium" color="gray">
-        {label}
-      </Text>
-      {children}
-      {hint && (
-        <Text as="div" size="1" color="gray">
-          {hint}
-        </Text>
-      )}
-    </Flex>
-  );
-}
-
 function StartForm({ onStarted }) {
   const configs = useConfigs();
   const [form, setForm] = useState({ config: 'config/examples/cruise.toml', virtual: true, pace: '1', duration: '' });
@@ -75,7 +60,7 @@ function StartForm({ onStarted }) {
         New run
       </Heading>
       <Flex direction="column" gap="3">
-        <Field label="Configuration" hint="or a path in the served folder">
+        <Field as="div" label="Configuration" hint="or a path in the served folder">
           <Choice label="configuration" value={configs.includes(form.config) ? form.config : ''} onChange={(config) => setForm({ ...form, config })} options={configs} placeholder="another path…" />
           <TextField.Root aria-label="configuration path" value={form.config} onChange={(e) => setForm({ ...form, config: e.target.value })} size="1" />
         </Field>
@@ -86,11 +71,11 @@ function StartForm({ onStarted }) {
           </Flex>
         </Text>
         <Flex gap="3">
-          <Field label="Pace" hint={form.virtual ? 'run time per wall time' : 'virtual clock only'}>
+          <Field as="div" label="Pace" hint={form.virtual ? 'run time per wall time' : 'virtual clock only'}>
             <TextField.Root aria-label="pace" value={form.virtual ? form.pace : ''} placeholder={form.virtual ? 'fastest' : '1'} disabled={!form.virtual} onChange={(e) => setForm({ ...form, pace: e.target.value })}>
             </TextField.Root>
           </Field>
-          <Field label="Duration" hint="empty: the configuration's">
+          <Field as="div" label="Duration" hint="empty: the configuration's">
             <TextField.Root aria-label="duration" value={form.duration} placeholder="from file" onChange={(e) => setForm({ ...form, duration: e.target.value })}>
               <TextField.Slot side="right">s</TextField.Slot>
             </TextField.Root>

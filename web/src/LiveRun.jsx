@@ -7,19 +7,19 @@
 // their log; stopping it asks first. Tables are plain ones: Radix Themes'
 // Table writes an inline style element, which the page's content security
 // policy refuses.
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { Badge, Box, Button, Callout, Card, Flex, Grid, Heading, Progress, Text, TextField } from '@radix-ui/themes';
 import { DownloadIcon, ExclamationTriangleIcon, StopIcon } from '@radix-ui/react-icons';
-import { api, fetchFile, readBatch, socket } from './api.js';
+import { api, fetchFile } from './api.js';
 import { useConfirm } from './confirm.jsx';
 import { LatencyHistogram } from './LatencyHistogram.jsx';
 import { Legend } from './Legend.jsx';
-import { Columns, chart, download, palette, throttled, unitOf } from './plot.js';
-import { formatCount, formatNs, formatSignal, formatValue } from './readout.js';
+import { download } from './plot.js';
+import { formatCount, formatNs, formatValue } from './readout.js';
+import { Choice } from './components/fields.jsx';
+import { useLiveStream } from './dashboard/useLiveStream.js';
 
 const STATE_COLOR = { running: 'blue', done: 'green', stopped: 'amber', failed: 'red' };
-/** The live chart's height in pixels. */
-const CHART_HEIGHT = 260;
 
 /** A run's state as a badge. */
 export function StateBadge({ state, ...rest }) {
@@ -144,31 +144,6 @@ function Bus({ name, counts }) {
         </tbody>
       </table>
     </Card>
-  );
-}
-
-/**
- * A labelled select of `options` (strings or [value, label]), native: Radix
- * Themes' Select writes an inline style element, which the page's content
- * security policy refuses.
- */
-export function Choice({ label, value, onChange, options, placeholder, disabled }) {
-  return (
-    <select className="native-select choice" aria-label={label} value={value} disabled={disabled} onChange={(e) => onChange(e.target.value)}>
-      {placeholder !== undefined && (
-        <option value="" disabled>
-          {placeholder}
-        </option>
-      )}
-      {options.map((o) => {
-        const [v, text] = Array.isArray(o) ? o : [o, o];
-        return (
-          <option key={v} value={v}>
-            {text}
-          </option>
-        );
-      })}
-    </select>
   );
 }
 
@@ -307,92 +282,9 @@ function Faults({ run, ended }) {
   );
 }
 
-/** The selected run, live from its stream. */
-export function LiveRun({ run }) {
+/** The run's name, number, state, clock and configuration, and Stop. */
+function RunHead({ run, state, ended }) {
   const ask = useConfirm();
-  const [stats, setStats] = useState(null);
-  // The chart's columns and colours, and the value of each in the row
-  // under the cursor, else in the latest row.
-  const [signals, setSignals] = useState(null);
-  const [values, setValues] = useState([]);
-  const [changes, setChanges] = useState([]);
-  const [end, setEnd] = useState(null);
-  const units = run.units ?? {};
-  const element = useRef(null);
-  useEffect(() => {
-    let plot = null;
-    let columns = null;
-    // The time under the cursor (null: the latest row is read).
-    let hover = null;
-    const read = () => {
-      const row = hover === null ? columns.rows - 1 : columns.nearest(hover);
-      setValues(columns.names.map((n, c) => (row < 0 ? '–' : formatSignal(columns.data[c][row], columns.size[c], unitOf(units, n)))));
-    };
-    const ws = socket(`/api/runs/${run.id}/stream`);
-    const redraw = throttled(() => {
-      const from = Math.max(0, columns.rows - 2000);
-      plot.setData(columns.view(from));
-      read();
-    });
-    let frame = 0;
-    ws.onmessage = (m) => {
-      if (typeof m.data !== 'string') {
-        columns.add(readBatch(m.data));
-        redraw();
-        return;
-      }
-      const message = JSON.parse(m.data);
-      if (message.type === 'columns') {
-        redraw.cancel();
-        plot?.destroy();
-        columns = new Columns(message.columns);
-        element.current.innerHTML = '';
-        const colors = palette(element.current);
-        plot = chart(element.current, message.columns, Math.max(300, element.current.clientWidth), CHART_HEIGHT, {
-          units,
-          colors,
-          legend: false,
-          cursor: { y: false, points: { show: false }, drag: { x: false, y: false } },
-          hooks: {
-            setCursor: [
-              (u) => {
-                const left = u.cursor.left;
-                hover = left == null || left < 0 ? null : u.posToVal(left, 'x');
-                cancelAnimationFrame(frame);
-                frame = requestAnimationFrame(() => columns.rows > 0 && read());
-              },
-            ],
-          },
-        });
-        element.current.uplot = plot;
-        setSignals({ names: message.columns, colors: colors.series });
-      } else if (message.type === 'stats') setStats(message);
-      else if (message.type === 'change') setChanges((c) => [...c, message]);
-      else if (message.type === 'end') setEnd(message);
-    };
-    const resize = new ResizeObserver(([entry]) => {
-      const width = Math.floor(entry.contentRect.width);
-      if (plot && width > 0) plot.setSize({ width, height: CHART_HEIGHT });
-    });
-    resize.observe(element.current);
-    return () => {
-      ws.close();
-      redraw.cancel();
-      cancelAnimationFrame(frame);
-      resize.disconnect();
-      plot?.destroy();
-    };
-  }, [run.id]);
-  const state = end?.state ?? run.state;
-  const ended = state !== 'running';
-  const error = end?.error ?? run.error;
-  const total = Math.round(run.duration / run.frame);
-  const frames = stats?.frames ?? run.frames;
-  // A file the run writes, downloaded through the API (with the token, when the server asks for one).
-  const save = async (file) => {
-    const r = await fetchFile(file);
-    if (r) download(r, file.split('/').pop());
-  };
   const stop = async () => {
     const yes = await ask({
       title: `Stop run ${run.id}?`,
@@ -401,84 +293,128 @@ export function LiveRun({ run }) {
     });
     if (yes) await api('DELETE', `/api/runs/${run.id}`);
   };
+  return (
+    <Flex align="center" gap="3" wrap="wrap">
+      <Heading size="5">{run.name}</Heading>
+      <Badge variant="outline" color="gray" className="number">
+        {run.id}
+      </Badge>
+      <StateBadge state={state} data-testid="live-state" />
+      <Badge variant="soft" color="gray">
+        {run.clock} clock
+      </Badge>
+      <Text size="2" color="gray" className="config-path">
+        {run.config}
+      </Text>
+      <Box flexGrow="1" />
+      <Button color="red" variant="soft" onClick={stop} disabled={ended}>
+        <StopIcon /> Stop
+      </Button>
+    </Flex>
+  );
+}
+
+/** How far the run is, in time and frames. */
+function RunProgress({ run, state, frames }) {
+  const total = Math.round(run.duration / run.frame);
+  return (
+    <Box>
+      <Progress value={Math.min(100, (100 * frames) / Math.max(1, total))} aria-label="run progress" size="2" color={STATE_COLOR[state]} />
+      <Flex justify="between" mt="1">
+        <Text size="1" color="gray" data-testid="run-progress">
+          {formatValue(frames * run.frame, 's')} of {formatValue(run.duration, 's')}
+        </Text>
+        <Text size="1" color="gray" className="number">
+          frame {formatCount(frames)} of {formatCount(total)} ({formatValue(run.frame * 1000, 'ms')} each)
+        </Text>
+      </Flex>
+    </Box>
+  );
+}
+
+/** The files the run writes, each downloaded through the API (with the token, when the server asks for one). */
+function RunFiles({ files }) {
+  const save = async (file) => {
+    const r = await fetchFile(file);
+    if (r) download(r, file.split('/').pop());
+  };
+  return (
+    <Flex gap="2" align="center" wrap="wrap">
+      <Text size="1" color="gray">
+        Writes
+      </Text>
+      {files.map((f) => (
+        <Button key={f} size="1" variant="soft" color="gray" onClick={() => save(f)} data-testid={`run-file-${f}`} aria-label={`download ${f}`}>
+          <DownloadIcon /> {f}
+        </Button>
+      ))}
+    </Flex>
+  );
+}
+
+/** A callout of `children` with a warning icon. */
+function Warning({ children, ...rest }) {
+  return (
+    <Callout.Root {...rest}>
+      <Callout.Icon>
+        <ExclamationTriangleIcon />
+      </Callout.Icon>
+      <Callout.Text>{children}</Callout.Text>
+    </Callout.Root>
+  );
+}
+
+/** The recorded outputs' chart (in `live.element`) and legend. */
+function Outputs({ run, live }) {
+  const { element, signals, values } = live;
+  return (
+    <Card className="chart-card" hidden={run.outputs.length === 0}>
+      <Heading size="3" mb="2">
+        Outputs
+      </Heading>
+      <div className="live-plot">
+        <div ref={element} className="live-chart" data-testid="live-chart" />
+        <div className="live-legend">
+          {signals && values.length > 0 ? (
+            <Legend names={signals.names} colors={signals.colors} testid="live" value={(c) => values[c]} />
+          ) : (
+            <Text size="2" color="gray">
+              Waiting for the first recorded rows…
+            </Text>
+          )}
+        </div>
+      </div>
+    </Card>
+  );
+}
+
+/** The selected run, live from its stream. */
+export function LiveRun({ run }) {
+  const live = useLiveStream(run);
+  const { stats, changes, end } = live;
+  const state = end?.state ?? run.state;
+  const ended = state !== 'running';
+  const error = end?.error ?? run.error;
+  const frames = stats?.frames ?? run.frames;
   // At the end, the report's final counts; before, the latest statistics'.
   const devices = Object.entries(end?.report?.buses ?? stats?.devices ?? {});
   return (
     <Flex direction="column" gap="3" className="live">
-      <Flex align="center" gap="3" wrap="wrap">
-        <Heading size="5">{run.name}</Heading>
-        <Badge variant="outline" color="gray" className="number">
-          {run.id}
-        </Badge>
-        <StateBadge state={state} data-testid="live-state" />
-        <Badge variant="soft" color="gray">
-          {run.clock} clock
-        </Badge>
-        <Text size="2" color="gray" className="config-path">
-          {run.config}
-        </Text>
-        <Box flexGrow="1" />
-        <Button color="red" variant="soft" onClick={stop} disabled={ended}>
-          <StopIcon /> Stop
-        </Button>
-      </Flex>
-      <Box>
-        <Progress value={Math.min(100, (100 * frames) / Math.max(1, total))} aria-label="run progress" size="2" color={STATE_COLOR[state]} />
-        <Flex justify="between" mt="1">
-          <Text size="1" color="gray" data-testid="run-progress">
-            {formatValue(frames * run.frame, 's')} of {formatValue(run.duration, 's')}
-          </Text>
-          <Text size="1" color="gray" className="number">
-            frame {formatCount(frames)} of {formatCount(total)} ({formatValue(run.frame * 1000, 'ms')} each)
-          </Text>
-        </Flex>
-      </Box>
+      <RunHead run={run} state={state} ended={ended} />
+      <RunProgress run={run} state={state} frames={frames} />
       {run.ecu && (
-        <Callout.Root color="amber" size="1" data-testid="run-ecu">
-          <Callout.Icon>
-            <ExclamationTriangleIcon />
-          </Callout.Icon>
-          <Callout.Text>{run.ecu}</Callout.Text>
-        </Callout.Root>
+        <Warning color="amber" size="1" data-testid="run-ecu">
+          {run.ecu}
+        </Warning>
       )}
-      {run.files?.length > 0 && (
-        <Flex gap="2" align="center" wrap="wrap">
-          <Text size="1" color="gray">
-            Writes
-          </Text>
-          {run.files.map((f) => (
-            <Button key={f} size="1" variant="soft" color="gray" onClick={() => save(f)} data-testid={`run-file-${f}`} aria-label={`download ${f}`}>
-              <DownloadIcon /> {f}
-            </Button>
-          ))}
-        </Flex>
-      )}
+      {run.files?.length > 0 && <RunFiles files={run.files} />}
       {error && (
-        <Callout.Root color="red" role="alert">
-          <Callout.Icon>
-            <ExclamationTriangleIcon />
-          </Callout.Icon>
-          <Callout.Text>{error}</Callout.Text>
-        </Callout.Root>
+        <Warning color="red" role="alert">
+          {error}
+        </Warning>
       )}
       <Counters stats={stats} run={run} />
-      <Card className="chart-card" hidden={run.outputs.length === 0}>
-        <Heading size="3" mb="2">
-          Outputs
-        </Heading>
-        <div className="live-plot">
-          <div ref={element} className="live-chart" data-testid="live-chart" />
-          <div className="live-legend">
-            {signals && values.length > 0 ? (
-              <Legend names={signals.names} colors={signals.colors} testid="live" value={(c) => values[c]} />
-            ) : (
-              <Text size="2" color="gray">
-                Waiting for the first recorded rows…
-              </Text>
-            )}
-          </div>
-        </div>
-      </Card>
+      <Outputs run={run} live={live} />
       {run.outputs.length === 0 && (
         <Text size="2" color="gray">
           This run records no outputs.
@@ -494,7 +430,7 @@ export function LiveRun({ run }) {
           ))}
         </Grid>
       )}
-      {(run.tunable.length > 0 || run.inputs.length > 0) && <Changes run={run} ended={ended} changes={changes} units={units} />}
+      {(run.tunable.length > 0 || run.inputs.length > 0) && <Changes run={run} ended={ended} changes={changes} units={run.units ?? {}} />}
       {Object.keys(run.faults ?? {}).length > 0 && <Faults run={run} ended={ended} />}
     </Flex>
   );

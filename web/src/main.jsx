@@ -1,8 +1,9 @@
 // The page: a model being edited (Editor), run offline (Run), and the
 // real-time runs (Dashboard), in one theme (light or dark); the model is
 // opened from and saved to the server's folder or this computer. The
-// three views stay mounted, so that switching keeps each one's state.
-import { StrictMode, useCallback, useEffect, useMemo, useState } from 'react';
+// three views stay mounted, so that switching keeps each one's state;
+// what they share (the model, the view shown) is in store.js.
+import { StrictMode, useCallback, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { Theme } from '@radix-ui/themes';
 import '@radix-ui/themes/styles.css';
@@ -12,11 +13,11 @@ import './style.css';
 import { api } from './api.js';
 import { Dashboard } from './Dashboard.jsx';
 import { Editor } from './Editor.jsx';
-import { Header, opened } from './Header.jsx';
-import { serialize } from './format.js';
+import { Header } from './Header.jsx';
 import { Run } from './Run.jsx';
 import { ConfirmProvider } from './confirm.jsx';
 import { isTyping } from './shortcuts.js';
+import { modelStore, textOf, useStore, viewStore } from './store.js';
 
 const VIEWS = ['editor', 'run', 'dashboard'];
 const APPEARANCE = 'tandem-appearance';
@@ -28,20 +29,15 @@ function initialAppearance() {
 }
 
 function App() {
-  const [view, setView] = useState('editor');
-  const [model, setModel] = useState(() => opened({ name: 'untitled', blocks: [], links: [] }, 'pretty', '', 0));
+  const view = useStore(viewStore);
+  const setView = viewStore.set;
+  const model = useStore(modelStore);
   const [library, setLibrary] = useState([]);
   const [appearance, setAppearance] = useState(initialAppearance);
   const [help, setHelp] = useState(false);
-  // A block another view names (a Run's error), to be shown in the editor.
-  const [focus, setFocus] = useState(null);
-  const showBlock = useCallback((place) => {
-    setFocus({ block: place.block, port: place.port });
-    setView('editor');
-  }, []);
-  // The model's text, made once per change: the editor's check sends it,
-  // and it differs from the text last opened or saved while unsaved.
-  const text = useMemo(() => serialize(model.doc, model.style), [model.doc, model.style]);
+  // The model's text: the editor's check sends it, and it differs from
+  // the text last opened or saved while unsaved.
+  const text = textOf(model);
   const unsaved = text !== model.saved;
 
   useEffect(() => {
@@ -82,8 +78,6 @@ function App() {
           <Header
             view={view}
             setView={setView}
-            model={model}
-            setModel={setModel}
             unsaved={unsaved}
             appearance={appearance}
             toggleAppearance={toggleAppearance}
@@ -92,10 +86,10 @@ function App() {
           />
           <main>
             <section className="view" hidden={view !== 'editor'} aria-label="Editor">
-              <Editor model={model} text={text} setModel={setModel} library={library} active={view === 'editor'} focus={focus} />
+              <Editor text={text} library={library} active={view === 'editor'} />
             </section>
             <section className="view" hidden={view !== 'run'} aria-label="Run">
-              <Run model={model} active={view === 'run'} onShowBlock={showBlock} />
+              <Run active={view === 'run'} />
             </section>
             <section className="view" hidden={view !== 'dashboard'} aria-label="Dashboard">
               <Dashboard active={view === 'dashboard'} />

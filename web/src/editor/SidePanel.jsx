@@ -6,6 +6,7 @@ import { Badge, Box, Checkbox, Flex, Heading, IconButton, Separator, Text, TextA
 import { parse, setMember, stringify } from '../model.js';
 import { categoryOf } from './categories.js';
 import { ALIGNMENTS } from './Toolbar.jsx';
+import { Choice, Field } from '../components/fields.jsx';
 
 /** A field committed on Enter or when it loses focus; `read(text)` throws on bad input. */
 function CommitField({ label, value, onCommit, read = (t) => t, placeholder, hint, area = false }) {
@@ -24,13 +25,10 @@ function CommitField({ label, value, onCommit, read = (t) => t, placeholder, hin
       setBad(e.message);
     }
   };
-  const Field = area ? TextArea : TextField.Root;
+  const Input = area ? TextArea : TextField.Root;
   return (
-    <label className="field">
-      <Text size="1" weight="medium" color="gray" className="field-name">
-        {label}
-      </Text>
-      <Field
+    <Field label={label} hint={hint} error={bad}>
+      <Input
         size="1"
         aria-label={label}
         aria-invalid={bad ? true : undefined}
@@ -47,30 +45,7 @@ function CommitField({ label, value, onCommit, read = (t) => t, placeholder, hin
         }}
         resize={area ? 'vertical' : undefined}
       />
-      {(bad || hint) && (
-        <Text size="1" color={bad ? 'red' : 'gray'} className="field-hint">
-          {bad || hint}
-        </Text>
-      )}
-    </label>
-  );
-}
-
-/**
- * A choice among `choices` (the empty value: absent, shown as `fallback`);
- * the browser's own menu, as Radix's injects a style element the page's
- * content security policy refuses.
- */
-function Choice({ label, value, choices, fallback, onChange }) {
-  return (
-    <select className="native-select field-select" aria-label={label} value={value} onChange={(e) => onChange(e.target.value || undefined)}>
-      <option value="">{fallback}</option>
-      {choices.map((c) => (
-        <option key={c} value={c}>
-          {c}
-        </option>
-      ))}
-    </select>
+    </Field>
   );
 }
 
@@ -99,12 +74,9 @@ function ParamField({ name, schema, value, onChange }) {
   if (Array.isArray(schema?.enum) && schema.enum.every((v) => typeof v === 'string' || v === null)) {
     const choices = schema.enum.filter((v) => v !== null);
     return (
-      <label className="field" title={description}>
-        <Text size="1" weight="medium" color="gray" className="field-name">
-          {name}
-        </Text>
-        <Choice label={`param ${name}`} value={typeof value === 'string' ? value : ''} choices={choices} fallback="(default)" onChange={onChange} />
-      </label>
+      <Field label={name} title={description}>
+        <Choice label={`param ${name}`} className="field-select" value={typeof value === 'string' ? value : ''} options={choices} fallback="(default)" onChange={onChange} />
+      </Field>
     );
   }
   const isString = kind.includes('string') && typeof value !== 'object';
@@ -200,18 +172,16 @@ function ModelForm({ doc, onSet, onSimulation }) {
       <Heading size="2" mt="3" mb="1">
         Simulation
       </Heading>
-      <label className="field">
-        <Text size="1" weight="medium" color="gray" className="field-name">
-          solver
-        </Text>
+      <Field label="solver">
         <Choice
           label="simulation solver"
+          className="field-select"
           value={SOLVERS.includes(sim.solver) ? sim.solver : ''}
-          choices={SOLVERS}
+          options={SOLVERS}
           fallback="(default: rk4)"
           onChange={(v) => onSimulation('solver', v)}
         />
-      </label>
+      </Field>
       {SETTINGS.filter(([key]) => sim.solver === 'bdf' || !BDF_ONLY.includes(key)).map(([key, hint, fallback]) => (
         <CommitField
           key={key}
