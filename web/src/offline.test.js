@@ -1,5 +1,5 @@
 // The model an offline run sends: inputs given values, probes recorded
-// (issue 41, 8), against the EV speed controller whose plots were flat.
+// against the EV speed controller whose plots were once flat.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -44,7 +44,7 @@ test('axis steps are 1, 2 or 5 times a power of ten, inside the range', () => {
   assert.deepEqual(ticks(3, 3), [3]);
 });
 
-test('an axis title is whole or shortened by signals, never cut (issue 41, 1)', () => {
+test('an axis title is whole or shortened by signals, never cut', () => {
   const names = ['vehicle_speed', 'motor_speed', 'motor_torque'];
   assert.equal(axisTitle(names, 'rpm', 60), 'vehicle_speed, motor_speed, motor_torque [rpm]');
   assert.equal(axisTitle(names, 'rpm', 40), 'vehicle_speed, motor_speed, … [rpm]');

@@ -27,7 +27,7 @@ test('counts have thousands separators, durations a unit that fits', () => {
 });
 
 
-test("a signal's values: a fixed number of digits, and noise beside its size as 0 (issue 41, 7)", () => {
+test("a signal's values: a fixed number of digits, and noise beside its size as 0", () => {
   assert.equal(formatSignal(25, 25, 'm/s'), '25.00 m/s');
   assert.equal(formatSignal(2500.4, 2600, 'rpm'), '2500 rpm');
   assert.equal(formatSignal(12345.6, 20000, 'N'), '12350 N');
@@ -35,7 +35,7 @@ test("a signal's values: a fixed number of digits, and noise beside its size as 
   assert.equal(formatSignal(-0.0123456, 1), '-0.01235');
   assert.equal(formatSignal(2.5e-7, 1e-6, 'A'), '2.500e-7 A');
   assert.equal(formatSignal(1.23456789, 2, '', 6), '1.23457');
-  // The issue's noise: a speed of -2.008e-61 m/s beside 30 m/s, a torque
+  // Noise a run shows: a speed of -2.008e-61 m/s beside 30 m/s, a torque
   // of 1e-75 N·m that never was more, a rounding error beside 400 V.
   assert.equal(formatSignal(-2.008e-61, 30, 'm/s'), '0 m/s');
   assert.equal(formatSignal(1.132e-75, 1.132e-75, 'N m'), '0 N·m');

@@ -193,7 +193,7 @@ test("a built-in plant offers its declared parameters beside its inputs", async 
   await stopRun(page);
 });
 
-test('the live chart plots like the Run view: one y axis per unit, titles never cut, a legend of values without noise (issue 41, 1 and 7)', async () => {
+test('the live chart plots like the Run view: one y axis per unit, titles never cut, a legend of values without noise', async () => {
   const { page, server } = shared;
   await page.goto(server.url);
   await page.getByRole('tab', { name: 'Dashboard' }).click();
@@ -239,7 +239,7 @@ test('the live chart plots like the Run view: one y axis per unit, titles never 
   await stopRun(page);
 });
 
-test("a run's entry names its configuration and start time; its files are offered, an [ecu] left unstarted said, a stop read as stopped (issue 41, 6)", async () => {
+test("a run's entry names its configuration and start time; its files are offered, an [ecu] left unstarted said, a stop read as stopped", async () => {
   // ev-can.toml on an in-process bus, its recording, bus log and [ecu] kept.
   const folder = mkdtempSync(join(tmpdir(), 'tandem-dash-'));
   mkdirSync(join(folder, 'config'));

@@ -1,4 +1,4 @@
-// Diagrams as an engineer reads them (issue 41, 3): each example opened
+// Diagrams as an engineer reads them: each example opened
 // and fitted keeps the text on its blocks at 11 px or more on screen, a
 // Gain shows its K and a Sum its signs on its face and ports, and no link
 // that runs back (a feedback) goes through a block.

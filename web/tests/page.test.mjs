@@ -298,7 +298,7 @@ test('the Run view follows the model\'s settings edited in the editor; the dashb
   }
 });
 
-test('the open list browses the folder: up a folder and into another, then a model opens (issue 41, 8)', async () => {
+test('the open list browses the folder: up a folder and into another, then a model opens', async () => {
   const { browser: b, page } = await browser(1400, 900);
   try {
     await page.goto(shared.server.url);

@@ -330,7 +330,7 @@ test('Ctrl+Enter runs; a bad setting is shown as an error', async () => {
   await page.getByRole('alert').filter({ hasText: 'stop: “ten” is not a number' }).waitFor();
 });
 
-test('a Run that fails leaves the previous result marked out of date, its error in words and a way to the block (issue 41, 2)', async () => {
+test('a Run that fails leaves the previous result marked out of date, its error in words and a way to the block', async () => {
   const { page } = shared;
   await open('cruise_control.json', 'vehicle');
   await page.getByLabel('stop').fill('20');
@@ -371,7 +371,7 @@ test('a Run that fails leaves the previous result marked out of date, its error 
   await shot(page, 'run-model-error-shown');
 });
 
-test('a model with nothing to plot is not run: an empty one, or one without an Output, says what to add (issue 41, 8)', async () => {
+test('a model with nothing to plot is not run: an empty one, or one without an Output, says what to add', async () => {
   const { page, server } = shared;
   await page.goto(server.url);
   await page.getByRole('tab', { name: 'Run' }).click();
@@ -387,7 +387,7 @@ test('a model with nothing to plot is not run: an empty one, or one without an O
   assert.equal(await page.getByTestId('run-state').getAttribute('data-run'), '', 'no simulation was started');
 });
 
-test('an offline run takes values for its inputs and records probed signals, the file unchanged (issue 41, 8)', async () => {
+test('an offline run takes values for its inputs and records probed signals, the file unchanged', async () => {
   const { page } = shared;
   await open('ev_speed_controller.json', 'error');
   // Its Inports took their defaults: every plot was flat zero. A set point of

@@ -1,7 +1,7 @@
-// Placing and wiring as a new user does it (issue 41, 4): blocks added by
+// Placing and wiring as a new user does it: blocks added by
 // double-clicking the palette land on free places, a second link into an
 // input already linked is refused at its drop with the reason, and the
-// palette says which of Output and Outport to use; and (issue 41, 5) an
+// palette says which of Output and Outport to use; and an
 // unlinked input's fix offered as actions, its note read whole.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,7 +68,7 @@ test('the palette offers Output at the top level and says when to use Outport', 
   await shot(page, 'wiring-3-palette');
 });
 
-test("an unlinked input's fix is offered as actions: a link from an output here, or a Constant fed in (issue 41, 5)", async () => {
+test("an unlinked input's fix is offered as actions: a link from an output here, or a Constant fed in", async () => {
   const { page, server } = shared;
   await page.goto(server.url);
   for (const type of ['Constant', 'Sum']) await page.getByTestId(`palette-${type}`).dblclick();

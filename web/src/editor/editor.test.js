@@ -120,7 +120,7 @@ test('a file that does not parse is described by line, column and what was expec
   assert.equal(unreadable(text, error), "The file is not valid JSON (line 3, column 16): comma ',' expected after value but got '2'.");
 });
 
-test("a block's face shows its key parameter, a Sum's inputs their signs (issue 41, 3)", async () => {
+test("a block's face shows its key parameter, a Sum's inputs their signs", async () => {
   const { faceOf, inputLabel, short } = await import('./face.js');
   assert.equal(faceOf({ type: 'Gain', params: { gain: 50 } }), 'K = 50');
   assert.equal(faceOf({ type: 'Sum', params: { signs: '+-' } }), '+-');
@@ -141,7 +141,7 @@ test("a block's face shows its key parameter, a Sum's inputs their signs (issue 
   assert.equal(short({ isLosslessNumber: true, toString: () => '1e-3' }), '1e-3');
 });
 
-test('a feedback link is routed around the blocks between its ends, the shorter way (issue 41, 3)', async () => {
+test('a feedback link is routed around the blocks between its ends, the shorter way', async () => {
   const { feedbackRoute } = await import('./geometry.js');
   const boxes = [
     { x: 0, y: 0, width: 100, height: 60 },
@@ -169,7 +169,7 @@ test('a feedback link is routed around the blocks between its ends, the shorter 
   assert.equal(feedbackRoute(boxes, { x: 100, y: 30 }, { x: 200, y: 40 }), null);
 });
 
-test('a block added from the palette goes to the nearest free place (issue 41, 4)', async () => {
+test('a block added from the palette goes to the nearest free place', async () => {
   const { freeSpot } = await import('./geometry.js');
   const size = { width: 100, height: 50 };
   assert.deepEqual(freeSpot([], size, { x: 50, y: 25 }), { x: 0, y: 0 }, 'an empty canvas: where asked');
@@ -186,7 +186,7 @@ test('a block added from the palette goes to the nearest free place (issue 41, 4
   }
 });
 
-test('a fix that names a link in JSON says it in words (issue 41, 5)', () => {
+test('a fix that names a link in JSON says it in words', () => {
   const json = {
     error: '8:6: block "error": (Sum) input 2 ("2") is not connected\n  help: add a link {"from": "<block>.<port>", "to": "error.2"}, or feed it a Constant',
     kind: 'Unconnected',
