@@ -1,9 +1,10 @@
 //! The shape of the code, read from its sources: no file of a crate
 //! imports (through `use crate::…` or `use super::…`) a file that imports
 //! it back, directly or around a longer circle; no library returns
-//! `Result<_, String>`; and no function silences clippy's
-//! `too_many_arguments` with `allow` (an `expect` with its reason fails
-//! the build once it is stale).
+//! `Result<_, String>`; no function silences clippy's
+//! `too_many_arguments` or `too_many_lines` with `allow` (an `expect` with
+//! its reason fails the build once it is stale); and the README's table of
+//! which crate depends on which is the manifests'.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -275,21 +276,101 @@ fn libraries_return_typed_errors() {
 }
 
 #[test]
-fn long_parameter_lists_say_why() {
+fn long_parameter_lists_and_long_functions_say_why() {
     let mut found = Vec::new();
     let mut files = Vec::new();
     for dir in crates() {
-        sources(&dir.join("src"), &mut files);
+        for sub in ["src", "tests", "benches"] {
+            if dir.join(sub).is_dir() {
+                sources(&dir.join(sub), &mut files);
+            }
+        }
     }
     for file in files {
         let text = fs::read_to_string(&file).unwrap();
-        if text.contains("allow(clippy::too_many_arguments)") {
-            found.push(file.display().to_string());
+        for lint in ["too_many_arguments", "too_many_lines"] {
+            if text.contains(&format!("allow(clippy::{lint})")) {
+                found.push(format!("{}: {lint}", file.display()));
+            }
         }
     }
     assert!(
         found.is_empty(),
-        "#[allow(clippy::too_many_arguments)] (bundle the parameters, or write #[expect(…, reason = \"…\")]):\n{}",
+        "#[allow(clippy::…)] on a long parameter list or a long function (split it, or write \
+         #[expect(…, reason = \"…\")], which fails the build once it is stale):\n{}",
         found.join("\n")
+    );
+}
+
+/// The README's table of which crate depends on which: each line names
+/// crates by `name (folder/…)` and, after `->`, the Tandem crates they
+/// depend on by short name (`tandem-` left out), or `(no Tandem crate)`.
+fn readme_dependencies() -> Vec<(String, PathBuf, BTreeSet<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme
+        .find("depend on each other only downwards:")
+        .expect("the README's Layout says how the crates depend on each other");
+    let block = &readme[start..];
+    let block = &block[block.find("```text").expect("a text block follows") + 7..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    let mut table = Vec::new();
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let (crates, deps) = match line.split_once("->") {
+            Some((left, right)) => (left, right.split(',').map(|d| format!("tandem-{}", d.trim())).collect()),
+            None => (line.split("(no Tandem crate)").next().unwrap(), BTreeSet::new()),
+        };
+        for named in crates.split("),") {
+            let (name, rest) = named.trim().split_once(" (").expect("each crate as `name (folder/…)`");
+            let folder = rest.split('/').next().unwrap();
+            let dir = if folder == "src" {
+                root.to_path_buf()
+            } else {
+                root.join(folder)
+            };
+            table.push((name.to_string(), dir, deps.clone()));
+        }
+    }
+    table
+}
+
+/// The Tandem crates a manifest's `[dependencies]` names.
+fn manifest_dependencies(dir: &Path) -> BTreeSet<String> {
+    let text = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let mut in_dependencies = false;
+    let mut deps = BTreeSet::new();
+    for line in text.lines() {
+        if line.starts_with('[') {
+            in_dependencies = line.trim() == "[dependencies]";
+        } else if in_dependencies && line.starts_with("tandem-") {
+            deps.insert(line.split(['.', ' ', '=']).next().unwrap().to_string());
+        }
+    }
+    deps
+}
+
+#[test]
+fn the_readme_names_each_crates_dependencies() {
+    let table = readme_dependencies();
+    let mut wrong = Vec::new();
+    for (name, dir, said) in &table {
+        let real = manifest_dependencies(dir);
+        if &real != said {
+            wrong.push(format!(
+                "{name}: the README says {said:?}, {}/Cargo.toml has {real:?}",
+                dir.display()
+            ));
+        }
+    }
+    let listed: BTreeSet<&Path> = table.iter().map(|(_, dir, _)| dir.as_path()).collect();
+    for dir in crates() {
+        if !listed.contains(dir.as_path()) {
+            wrong.push(format!("{} is not in the README's table", dir.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the README's Layout table is out of date:\n{}",
+        wrong.join("\n")
     );
 }
