@@ -9,15 +9,22 @@
 //! `Start of measurement`) are skipped. Times count from the trigger
 //! block's date (or the `date` line's), read as UTC.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use super::asc::parse_asc_date;
-use super::{seconds_to_ns, ChannelNames, Direction, Entry, LogError, LogRecord, Place};
-use tandem_can::frame::{CanFrame, CanId, FD_LENGTHS, FD_MAX_LEN};
+use super::text_lines::{TextFormat, TextLines};
+use super::{seconds_to_ns, ChannelNames, Direction, Entry, LogError};
+use tandem_can::frame::{CanFrame, CanId, FrameError, FD_LENGTHS, FD_MAX_LEN};
 
-/// The longest line read (bytes): a CAN FD frame of 64 bytes with its
-/// symbolic name and bit timings is under 400.
-const MAX_LINE: usize = 4096;
+/// The ASC format as its line reader names it. The longest line read is
+/// 4096 bytes: a CAN FD frame of 64 bytes with its symbolic name and bit
+/// timings is under 400.
+const FORMAT: TextFormat = TextFormat {
+    max_line: 4096,
+    name: "ASC",
+    a_log: "an ASC log",
+    not_utf8: "",
+};
 
 /// What a frame line of an ASC log is expected to look like.
 const EXPECTED: &str = "expected `TIME CHANNEL ID Rx|Tx d DLC DATA...` or `TIME CANFD CHANNEL Rx|Tx ID BRS ESI DLC \
@@ -25,10 +32,14 @@ const EXPECTED: &str = "expected `TIME CHANNEL ID Rx|Tx d DLC DATA...` or `TIME 
 
 /// Reads a Vector ASC log line by line.
 pub struct AscReader<R> {
-    input: R,
-    file: String,
-    line: usize,
-    text: String,
+    lines: TextLines<R>,
+    header: Header,
+    names: ChannelNames,
+}
+
+/// What the header lines say, and the time of the last frame: what a frame
+/// line is read with.
+struct Header {
     /// Hexadecimal (16) or decimal (10) identifiers and data.
     base: u32,
     /// Whether each time counts from the line before (else from the start).
@@ -36,7 +47,6 @@ pub struct AscReader<R> {
     start_ns: i64,
     /// The time of the last frame line, from the start (ns).
     last_ns: i64,
-    names: ChannelNames,
 }
 
 /// A field of a line with its 1-based column.
@@ -49,14 +59,13 @@ impl<R: BufRead> AscReader<R> {
     /// A reader of `input`, named `file` in errors.
     pub fn new(input: R, file: &str) -> Self {
         AscReader {
-            input,
-            file: file.to_owned(),
-            line: 0,
-            text: String::new(),
-            base: 16,
-            relative: false,
-            start_ns: 0,
-            last_ns: 0,
+            lines: TextLines::new(input, file),
+            header: Header {
+                base: 16,
+                relative: false,
+                start_ns: 0,
+                last_ns: 0,
+            },
             names: ChannelNames::default(),
         }
     }
@@ -65,25 +74,10 @@ impl<R: BufRead> AscReader<R> {
     /// of the file.
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, LogError>> {
         loop {
-            self.text.clear();
-            self.line += 1;
-            match (&mut self.input).take(MAX_LINE as u64 + 2).read_line(&mut self.text) {
-                Ok(0) => return None,
-                Ok(_) if self.text.trim_end_matches(['\n', '\r']).len() > MAX_LINE => {
-                    return Some(Err(self.error(format!(
-                        "the line is longer than {MAX_LINE} bytes, which no ASC line is; check that this is an ASC \
-                         log"
-                    ))))
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Some(Err(
-                        self.error("the line is not UTF-8 text; check that this is an ASC log".into())
-                    ))
-                }
-                Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
+            if let Err(e) = self.lines.read(&FORMAT)? {
+                return Some(Err(e));
             }
-            match self.parse_line() {
+            match self.header.parse_line(self.lines.text.trim_end()) {
                 Ok(None) => continue,
                 Ok(Some((time_ns, channel, frame, direction))) => {
                     return Some(Ok(Entry {
@@ -93,32 +87,82 @@ impl<R: BufRead> AscReader<R> {
                         direction,
                     }))
                 }
-                Err((column, message)) => {
-                    return Some(Err(LogError {
-                        file: self.file.clone(),
-                        place: Place::Column(self.line, column),
-                        message,
-                    }))
-                }
+                Err((column, message)) => return Some(Err(self.lines.error_at(column, message))),
             }
         }
     }
+}
 
-    /// The frame on the current line, or `None` for a header line or an
-    /// event that is not a frame.
-    fn parse_line(&mut self) -> Result<Option<(i64, u16, CanFrame, Direction)>, LineError> {
-        let text = self.text.trim_end();
+records_from_entries!(AscReader<R>, R: BufRead);
+
+impl<R> AscReader<R> {
+    /// An error at the line read last, saying `message`.
+    pub fn error(&self, message: String) -> LogError {
+        self.lines.error(message)
+    }
+}
+
+impl Header {
+    /// The frame on line `text`, or `None` for a header line or an event
+    /// that is not a frame.
+    fn parse_line(&mut self, text: &str) -> Result<Option<(i64, u16, CanFrame, Direction)>, LineError> {
         let mut fields = fields(text);
         let Some((_, first)) = fields.next() else {
             return Ok(None);
         };
-        match first.to_ascii_lowercase().as_str() {
+        if self.read_setting(first, &mut fields, text)? {
+            return Ok(None);
+        }
+        let Some(time_ns) = seconds_to_ns(first) else {
+            // Comments, `internal events logged`, `End TriggerBlock`, ...
+            return Ok(None);
+        };
+        let Some((_, mut channel_text)) = fields.next() else {
+            return Ok(None);
+        };
+        let time_ns = if self.relative { self.last_ns + time_ns } else { time_ns };
+        let fd = channel_text == "CANFD";
+        if fd {
+            channel_text = next(&mut fields, text, "a channel number")?.1;
+        }
+        let Ok(channel) = channel_text.parse::<u16>() else {
+            // Statistics, status and other events that are not frames.
+            return Ok(None);
+        };
+        let Some((id_field, direction)) = self.id_and_direction(fd, &mut fields, text)? else {
+            return Ok(None);
+        };
+        let id = self.parse_id(id_field)?;
+        let frame = if fd {
+            self.fd_frame(id, &mut fields, text)?
+        } else {
+            self.classic_frame(id, &mut fields, text)?
+        };
+        let frame = frame.map_err(|e| (id_field.0, e.to_string()))?;
+        self.last_ns = time_ns;
+        let time_ns = self.start_ns.checked_add(time_ns).ok_or_else(|| {
+            (
+                1,
+                "the time is too far from the start date to count in nanoseconds".to_owned(),
+            )
+        })?;
+        Ok(Some((time_ns, channel, frame, direction)))
+    }
+
+    /// Reads a header line that begins with `keyword` (`date`, `base`,
+    /// `Begin Triggerblock`); whether it was one.
+    fn read_setting<'a>(
+        &mut self,
+        keyword: &str,
+        fields: &mut impl Iterator<Item = Field<'a>>,
+        text: &str,
+    ) -> Result<bool, LineError> {
+        match keyword.to_ascii_lowercase().as_str() {
             "date" => {
                 // `date WEEKDAY MONTH DAY TIME [am|pm] YEAR`: the start,
                 // unless a trigger block gives its own.
                 let rest = fields.nth(1).map_or("", |(column, _)| &text[column - 1..]);
                 self.start_ns = parse_asc_date(rest).unwrap_or(self.start_ns);
-                return Ok(None);
             }
             "base" => {
                 let (column, base) = fields
@@ -141,7 +185,6 @@ impl<R: BufRead> AscReader<R> {
                         }
                     };
                 }
-                return Ok(None);
             }
             "begin" => {
                 // `Begin Triggerblock WEEKDAY MONTH DAY TIME [am|pm] YEAR`.
@@ -151,31 +194,25 @@ impl<R: BufRead> AscReader<R> {
                     }
                 }
                 self.last_ns = 0;
-                return Ok(None);
             }
-            _ => {}
+            _ => return Ok(false),
         }
-        let Some(time_ns) = seconds_to_ns(first) else {
-            // Comments, `internal events logged`, `End TriggerBlock`, ...
-            return Ok(None);
-        };
-        let Some((_, mut channel_text)) = fields.next() else {
-            return Ok(None);
-        };
-        let time_ns = if self.relative { self.last_ns + time_ns } else { time_ns };
-        let fd = channel_text == "CANFD";
-        if fd {
-            channel_text = next(&mut fields, text, "a channel number")?.1;
-        }
-        let Ok(channel) = channel_text.parse::<u16>() else {
-            // Statistics, status and other events that are not frames.
-            return Ok(None);
-        };
+        Ok(true)
+    }
+
+    /// A frame line's identifier field and direction (which come in either
+    /// order, by `fd`), or `None` for an event that is not a frame.
+    fn id_and_direction<'a>(
+        &self,
+        fd: bool,
+        fields: &mut impl Iterator<Item = Field<'a>>,
+        text: &str,
+    ) -> Result<Option<(Field<'a>, Direction)>, LineError> {
         let (id_field, dir_field) = if fd {
-            let dir = next(&mut fields, text, "a direction (Rx or Tx)")?;
-            (next(&mut fields, text, "an identifier")?, dir)
+            let dir = next(fields, text, "a direction (Rx or Tx)")?;
+            (next(fields, text, "an identifier")?, dir)
         } else {
-            let id = next(&mut fields, text, "an identifier")?;
+            let id = next(fields, text, "an identifier")?;
             let dir = fields.next().unwrap_or((text.len() + 1, ""));
             // Error frames, statistics, status and other events have no
             // direction after a word that is not an identifier.
@@ -198,69 +235,75 @@ impl<R: BufRead> AscReader<R> {
                 ))
             }
         };
-        let id = self.parse_id(id_field)?;
-        let mut data = [0u8; FD_MAX_LEN];
-        let frame = if fd {
-            let mut flag = next(&mut fields, text, "the bit-rate switch flag (0 or 1)")?;
-            if flag.1.parse::<u8>().is_err() {
-                // A symbolic message name comes before the flags.
-                flag = next(&mut fields, text, "the bit-rate switch flag (0 or 1)")?;
-            }
-            let brs = parse_flag(flag)?;
-            let esi = parse_flag(next(&mut fields, text, "the error state indicator flag (0 or 1)")?)?;
-            let (dlc_column, dlc_text) = next(&mut fields, text, "the DLC")?;
-            let dlc = u8::from_str_radix(dlc_text, 16)
-                .ok()
-                .filter(|&d| d < 16)
-                .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a hex digit 0 to F")))?;
-            let (len_column, len_text) = next(&mut fields, text, "the data length")?;
-            let len =
-                len_text
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|l| FD_LENGTHS.contains(l))
-                    .ok_or_else(|| {
-                        (
+        Ok(Some((id_field, direction)))
+    }
+
+    /// The rest of a CAN FD frame line after its identifier: `[NAME] BRS
+    /// ESI DLC LENGTH DATA...`.
+    fn fd_frame<'a>(
+        &self,
+        id: CanId,
+        fields: &mut impl Iterator<Item = Field<'a>>,
+        text: &str,
+    ) -> Result<Result<CanFrame, FrameError>, LineError> {
+        let mut flag = next(fields, text, "the bit-rate switch flag (0 or 1)")?;
+        if flag.1.parse::<u8>().is_err() {
+            // A symbolic message name comes before the flags.
+            flag = next(fields, text, "the bit-rate switch flag (0 or 1)")?;
+        }
+        let brs = parse_flag(flag)?;
+        let esi = parse_flag(next(fields, text, "the error state indicator flag (0 or 1)")?)?;
+        let (dlc_column, dlc_text) = next(fields, text, "the DLC")?;
+        let dlc = u8::from_str_radix(dlc_text, 16)
+            .ok()
+            .filter(|&d| d < 16)
+            .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a hex digit 0 to F")))?;
+        let (len_column, len_text) = next(fields, text, "the data length")?;
+        let len = len_text
+            .parse::<usize>()
+            .ok()
+            .filter(|l| FD_LENGTHS.contains(l))
+            .ok_or_else(|| {
+                (
                     len_column,
                     format!("data length {len_text:?} is not a CAN FD length (0 to 8, 12, 16, 20, 24, 32, 48 or 64)"),
                 )
-                    })?;
-            if FD_LENGTHS[usize::from(dlc)] != len {
-                return Err((dlc_column, format!("DLC {dlc:X} does not give {len} data bytes")));
+            })?;
+        if FD_LENGTHS[usize::from(dlc)] != len {
+            return Err((dlc_column, format!("DLC {dlc:X} does not give {len} data bytes")));
+        }
+        let mut data = [0u8; FD_MAX_LEN];
+        self.parse_data(fields, text, &mut data[..len])?;
+        Ok(CanFrame::fd(id, &data[..len], brs, esi))
+    }
+
+    /// The rest of a classic frame line after its direction: `d DLC
+    /// DATA...` or `r DLC`.
+    fn classic_frame<'a>(
+        &self,
+        id: CanId,
+        fields: &mut impl Iterator<Item = Field<'a>>,
+        text: &str,
+    ) -> Result<Result<CanFrame, FrameError>, LineError> {
+        let (kind_column, kind) = next(fields, text, "d (data) or r (remote)")?;
+        let (dlc_column, dlc_text) = next(fields, text, "the DLC")?;
+        let dlc = u32::from_str_radix(dlc_text, self.base)
+            .ok()
+            .filter(|&d| d < 16)
+            .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a number 0 to 15")))?;
+        let len = FD_LENGTHS[dlc as usize].min(8);
+        match kind {
+            "d" => {
+                let mut data = [0u8; FD_MAX_LEN];
+                self.parse_data(fields, text, &mut data[..len])?;
+                Ok(CanFrame::data(id, &data[..len]))
             }
-            self.parse_data(&mut fields, text, &mut data[..len])?;
-            CanFrame::fd(id, &data[..len], brs, esi)
-        } else {
-            let (kind_column, kind) = next(&mut fields, text, "d (data) or r (remote)")?;
-            let (dlc_column, dlc_text) = next(&mut fields, text, "the DLC")?;
-            let dlc = u32::from_str_radix(dlc_text, self.base)
-                .ok()
-                .filter(|&d| d < 16)
-                .ok_or_else(|| (dlc_column, format!("DLC {dlc_text:?} is not a number 0 to 15")))?;
-            let len = FD_LENGTHS[dlc as usize].min(8);
-            match kind {
-                "d" => {
-                    self.parse_data(&mut fields, text, &mut data[..len])?;
-                    CanFrame::data(id, &data[..len])
-                }
-                "r" => CanFrame::remote(id, len),
-                other => {
-                    return Err((
-                        kind_column,
-                        format!("{other:?} is neither d (data) nor r (remote); {EXPECTED}"),
-                    ))
-                }
-            }
-        };
-        let frame = frame.map_err(|e| (id_field.0, e.to_string()))?;
-        self.last_ns = time_ns;
-        let time_ns = self.start_ns.checked_add(time_ns).ok_or_else(|| {
-            (
-                1,
-                "the time is too far from the start date to count in nanoseconds".to_owned(),
-            )
-        })?;
-        Ok(Some((time_ns, channel, frame, direction)))
+            "r" => Ok(CanFrame::remote(id, len)),
+            other => Err((
+                kind_column,
+                format!("{other:?} is neither d (data) nor r (remote); {EXPECTED}"),
+            )),
+        }
     }
 
     /// An identifier, `x` after it marking an extended one.
@@ -309,25 +352,6 @@ impl<R: BufRead> AscReader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for AscReader<R> {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().map(|entry| entry.map(Entry::to_record))
-    }
-}
-
-impl<R> AscReader<R> {
-    /// An error at the line read last, saying `message`.
-    pub fn error(&self, message: String) -> LogError {
-        LogError {
-            file: self.file.clone(),
-            place: Place::Line(self.line),
-            message,
-        }
-    }
-}
-
 /// The whitespace-separated fields of `text` with their 1-based columns.
 fn fields(text: &str) -> impl Iterator<Item = Field<'_>> {
     text.split_ascii_whitespace()
@@ -356,7 +380,7 @@ fn parse_flag((column, text): Field<'_>) -> Result<bool, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AscWriter, LogWriter};
+    use crate::{AscWriter, LogRecord, LogWriter, Place};
 
     fn records(text: &str) -> Vec<Result<LogRecord, LogError>> {
         AscReader::new(text.as_bytes(), "bus.asc").collect()

@@ -18,7 +18,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
-use super::{ChannelNames, ChannelNumbers, Direction, Entry, LogError, LogRecord, LogWriter, Place};
+use super::{ChannelNames, ChannelNumbers, Direction, Entry, LogError, LogWriter, Place};
 use tandem_can::frame::{CanFrame, CanId, FrameError, FrameKind, FD_LENGTHS, FD_MAX_LEN};
 
 /// The file header's size.
@@ -591,14 +591,7 @@ impl<R> BlfReader<R> {
     }
 }
 
-impl<R: Read> Iterator for BlfReader<R> {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().map(|entry| entry.map(Entry::to_record))
-    }
-}
-
+records_from_entries!(BlfReader<R>, R: Read);
 /// Reads until `buf` is full or the input ends; how many bytes came.
 fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut got = 0;
@@ -756,7 +749,8 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::test_records::{sample, write_all};
+    use crate::test_records::{assert_read_back, first_error, sample, write_all};
+    use crate::LogRecord;
 
     fn written(records: &[LogRecord], start_ns: i64) -> Vec<u8> {
         let mut out = Cursor::new(Vec::new());
@@ -772,29 +766,13 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(read.len(), records.len());
-        for (r, w) in read.iter().zip(&records) {
-            let channel = if w.interface == "can0" { "1" } else { "2" };
-            assert_eq!(
-                (r.time_ns, r.interface.as_str(), r.frame, r.direction),
-                (w.time_ns, channel, w.frame, w.direction)
-            );
-        }
+        assert_read_back(&read, &records);
     }
 
     #[test]
     fn damaged_files_get_errors_with_their_offset() {
         let bytes = written(&sample(), 0);
-        let first_error = |bytes: &[u8]| -> String {
-            match BlfReader::new(bytes, "t.blf") {
-                Err(e) => e.to_string(),
-                Ok(reader) => reader
-                    .filter_map(Result::err)
-                    .next()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default(),
-            }
-        };
+        let first_error = |bytes: &[u8]| first_error(BlfReader::new(bytes, "t.blf"));
         assert!(first_error(b"LOGX").contains("t.blf:byte 0: the file does not start"));
         let e = first_error(&bytes[..bytes.len() - 10]);
         assert!(e.contains("byte 144:") && e.contains("truncated"), "{e}");

@@ -5,31 +5,32 @@
 //! flags (1 = bit-rate switch, 2 = error state indicator). A trailing `R`
 //! or `T` gives the direction (received when absent).
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Write};
 
-use super::{write_hex, Direction, Entry, LogError, LogRecord, LogWriter, Place};
+use super::text_lines::{TextFormat, TextLines};
+use super::{write_hex, Direction, Entry, LogError, LogRecord, LogWriter};
 use tandem_can::frame::{CanFrame, CanId, FrameError, FD_MAX_LEN};
 
-/// The longest line read (bytes): a CAN FD frame of 64 bytes with a long
-/// timestamp and interface name is under 200.
-const MAX_LINE: usize = 1024;
+/// The candump format as its line reader names it. The longest line read
+/// is 1024 bytes: a CAN FD frame of 64 bytes with a long timestamp and
+/// interface name is under 200.
+const FORMAT: TextFormat = TextFormat {
+    max_line: 1024,
+    name: "candump",
+    a_log: "a candump log",
+    not_utf8: ": a candump log is ASCII",
+};
 
 /// Reads a candump log file line by line.
 pub struct CandumpReader<R> {
-    input: R,
-    file: String,
-    line: usize,
-    text: String,
+    lines: TextLines<R>,
 }
 
 impl<R: BufRead> CandumpReader<R> {
     /// A reader of `input`, named `file` in errors.
     pub fn new(input: R, file: &str) -> Self {
         CandumpReader {
-            input,
-            file: file.to_owned(),
-            line: 0,
-            text: String::new(),
+            lines: TextLines::new(input, file),
         }
     }
 }
@@ -40,50 +41,25 @@ impl<R: BufRead> CandumpReader<R> {
     /// at the end of the file.
     pub fn next_entry(&mut self) -> Option<Result<Entry<'_>, LogError>> {
         let range = loop {
-            self.text.clear();
-            self.line += 1;
-            match (&mut self.input).take(MAX_LINE as u64 + 2).read_line(&mut self.text) {
-                Ok(0) => return None,
-                Ok(_) if self.text.trim_end_matches(['\n', '\r']).len() > MAX_LINE => {
-                    return Some(Err(self.error(format!(
-                        "the line is longer than {MAX_LINE} bytes, which no candump line is; check that this is a \
-                         candump log"
-                    ))))
-                }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Some(Err(self.error(
-                        "the line is not UTF-8 text: a candump log is ASCII; check that this is a candump log".into(),
-                    )))
-                }
-                Err(e) => return Some(Err(self.error(format!("cannot read: {e}")))),
+            if let Err(e) = self.lines.read(&FORMAT)? {
+                return Some(Err(e));
             }
-            let line = self.text.trim();
+            let line = self.lines.text.trim();
             if !line.is_empty() && !line.starts_with('#') {
-                let start = line.as_ptr() as usize - self.text.as_ptr() as usize;
+                let start = line.as_ptr() as usize - self.lines.text.as_ptr() as usize;
                 break start..start + line.len();
             }
         };
-        Some(parse_entry(&self.text[range]).map_err(|problem| self.error(problem.to_string())))
+        Some(parse_entry(&self.lines.text[range]).map_err(|problem| self.lines.error(problem.to_string())))
     }
 }
 
-impl<R: BufRead> Iterator for CandumpReader<R> {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().map(|entry| entry.map(Entry::to_record))
-    }
-}
+records_from_entries!(CandumpReader<R>, R: BufRead);
 
 impl<R> CandumpReader<R> {
     /// An error at the line read last, saying `message`.
     pub fn error(&self, message: String) -> LogError {
-        LogError {
-            file: self.file.clone(),
-            place: Place::Line(self.line),
-            message,
-        }
+        self.lines.error(message)
     }
 }
 
@@ -287,6 +263,7 @@ impl<W: Write + Send> LogWriter for CandumpWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Place;
 
     #[test]
     fn lines_round_trip_and_bad_lines_say_why() {

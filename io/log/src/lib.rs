@@ -23,6 +23,20 @@
 //! assert_eq!(record.frame.payload(), &[0xDE, 0xAD, 0xBE, 0xEF]);
 //! ```
 
+/// Makes a reader that has `next_entry` an iterator of owned
+/// [`LogRecord`]s: `records_from_entries!(Reader<R>, R: Bound)`.
+macro_rules! records_from_entries {
+    ($reader:ty $(, $param:ident: $bound:path)?) => {
+        impl$(<$param: $bound>)? Iterator for $reader {
+            type Item = Result<$crate::LogRecord, $crate::LogError>;
+
+            fn next(&mut self) -> Option<Self::Item> {
+                self.next_entry().map(|entry| entry.map($crate::Entry::to_record))
+            }
+        }
+    };
+}
+
 mod asc;
 mod asc_read;
 mod blf;
@@ -31,6 +45,7 @@ mod mf4;
 mod mf4_block;
 mod mf4_data;
 mod mf4_read;
+mod text_lines;
 
 use std::fmt;
 use std::fs::File;
@@ -265,13 +280,7 @@ impl LogReader {
     }
 }
 
-impl Iterator for LogReader {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().map(|entry| entry.map(Entry::to_record))
-    }
-}
+records_from_entries!(LogReader);
 
 /// Channel numbers as interface names (`"1"`, `"2"`, ...), made once per
 /// channel, for readers of formats that number their buses.
@@ -352,7 +361,7 @@ fn write_hex(out: &mut impl Write, bytes: &[u8], sep: &str) -> io::Result<()> {
 /// standard and extended ids, two interfaces, both directions.
 #[cfg(test)]
 pub(crate) mod test_records {
-    use super::{Direction, LogRecord, LogWriter};
+    use super::{Direction, LogError, LogRecord, LogWriter};
     use tandem_can::frame::{CanFrame, CanId};
 
     /// Four records 1.000001 ms apart, from a time in 2026 (ns).
@@ -383,5 +392,34 @@ pub(crate) mod test_records {
             writer.write(r).unwrap();
         }
         writer.finish().unwrap();
+    }
+
+    /// Asserts that `read` holds the records of `written`, read back from a
+    /// format that numbers its buses (`can0` is channel 1, `can1` 2).
+    pub(crate) fn assert_read_back(read: &[LogRecord], written: &[LogRecord]) {
+        assert_eq!(read.len(), written.len());
+        for (r, w) in read.iter().zip(written) {
+            let channel = if w.interface == "can0" { "1" } else { "2" };
+            assert_eq!(
+                (r.time_ns, r.interface.as_str(), r.frame, r.direction),
+                (w.time_ns, channel, w.frame, w.direction)
+            );
+        }
+    }
+
+    /// The first error of a log `opened`: opening it or reading a frame;
+    /// empty when there is none.
+    pub(crate) fn first_error<I>(opened: Result<I, LogError>) -> String
+    where
+        I: Iterator<Item = Result<LogRecord, LogError>>,
+    {
+        match opened {
+            Err(e) => e.to_string(),
+            Ok(reader) => reader
+                .filter_map(Result::err)
+                .next()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        }
     }
 }

@@ -29,7 +29,7 @@ use super::mf4_block::{
     block_data, read_block, read_exact_at, read_fully, read_text, Problem, ReadAt, MAX_CHAIN, MAX_META_BLOCK,
 };
 use super::mf4_data::{Data, Unzipper};
-use super::{ChannelNames, Direction, Entry, LogError, LogRecord, Place};
+use super::{ChannelNames, Direction, Entry, LogError, Place};
 use tandem_can::frame::{CanFrame, CanId, FrameError, FD_LENGTHS, FD_MAX_LEN};
 
 /// The longest fixed-length record accepted (bytes; a CAN frame's is
@@ -335,7 +335,6 @@ impl<R: ReadAt> Mf4Reader<R> {
             ..
         } = &mut streams[i];
         let id_size = *record_id_size;
-        let truncated = |data: &Data| (data.at, "the data ends inside a record: it is truncated".to_string());
         loop {
             if !data.has(id_size.max(1)) && !data.fill(input, unzip, id_size.max(1))? {
                 if data.has(1) {
@@ -357,45 +356,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                 ));
             };
             let Some(size) = group.size else {
-                if !data.fill(input, unzip, id_size + 4)? {
-                    return Err(truncated(data));
-                }
-                let at = data.pos + id_size;
-                let len = u32::from_le_bytes([data.buf[at], data.buf[at + 1], data.buf[at + 2], data.buf[at + 3]]);
-                data.pos += id_size + 4;
-                let Some(queue) = group.queue else {
-                    if !data.skip(input, unzip, u64::from(len))? {
-                        return Err(truncated(data));
-                    }
-                    continue;
-                };
-                let len = len as usize;
-                let w = &mut waiting[queue];
-                if len > FD_MAX_LEN {
-                    return Err((
-                        data.at,
-                        format!(
-                            "the VLSD record at offset {} of channel group {record_id} holds {len} data bytes, more than the {FD_MAX_LEN} of a CAN frame",
-                            w.next
-                        ),
-                    ));
-                }
-                if w.values.len() >= MAX_WAITING {
-                    return Err((
-                        data.at,
-                        format!(
-                            "more than {MAX_WAITING} VLSD records of channel group {record_id} wait for the records that point to them; the file is damaged"
-                        ),
-                    ));
-                }
-                if !data.fill(input, unzip, len)? {
-                    return Err(truncated(data));
-                }
-                let mut bytes = [0u8; FD_MAX_LEN];
-                bytes[..len].copy_from_slice(&data.buf[data.pos..data.pos + len]);
-                data.pos += len;
-                w.values.push_back((w.next, len, bytes));
-                w.next += 4 + len as u64;
+                read_vlsd(input, unzip, data, id_size, group, waiting)?;
                 continue;
             };
             if !data.has(id_size + size) && !data.fill(input, unzip, id_size + size)? {
@@ -418,25 +379,8 @@ impl<R: ReadAt> Mf4Reader<R> {
                             decode(layout, record, &sd.buf[at..at + len], start_ns)
                         }
                         Source::Group(vlsd_id) => {
-                            let Some(w) = waiting.iter_mut().find(|w| w.record_id == vlsd_id) else {
-                                return Err((data.at, format!("no VLSD channel group has record id {vlsd_id}")));
-                            };
-                            while w.values.front().is_some_and(|v| v.0 < offset) {
-                                w.values.pop_front();
-                            }
-                            match w.values.front() {
-                                Some(&(o, len, ref bytes)) if o == offset => {
-                                    decode(layout, record, &bytes[..len], start_ns)
-                                }
-                                _ => {
-                                    return Err((
-                                        data.at,
-                                        format!(
-                                            "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
-                                        ),
-                                    ))
-                                }
-                            }
+                            let payload = waiting_value(waiting, vlsd_id, offset).map_err(|m| (data.at, m))?;
+                            decode(layout, record, payload, start_ns)
                         }
                     }
                 }
@@ -444,6 +388,84 @@ impl<R: ReadAt> Mf4Reader<R> {
             data.pos += id_size + size;
             return found.map(Some).map_err(|e| (data.at, e.to_string()));
         }
+    }
+}
+
+/// The error for data that ends inside a record.
+fn truncated(data: &Data) -> Problem {
+    (data.at, "the data ends inside a record: it is truncated".to_string())
+}
+
+/// Reads a VLSD record of `group` (after its record id: a u32 length and
+/// that many bytes) from `data`: into its queue in `waiting` until the
+/// record that points to it comes, or skipped when no CAN frame's data
+/// bytes are in the group.
+fn read_vlsd(
+    input: &impl ReadAt,
+    unzip: &mut Unzipper,
+    data: &mut Data,
+    id_size: usize,
+    group: &Group,
+    waiting: &mut [Waiting],
+) -> Result<(), Problem> {
+    let record_id = group.record_id;
+    if !data.fill(input, unzip, id_size + 4)? {
+        return Err(truncated(data));
+    }
+    let at = data.pos + id_size;
+    let len = u32::from_le_bytes([data.buf[at], data.buf[at + 1], data.buf[at + 2], data.buf[at + 3]]);
+    data.pos += id_size + 4;
+    let Some(queue) = group.queue else {
+        if !data.skip(input, unzip, u64::from(len))? {
+            return Err(truncated(data));
+        }
+        return Ok(());
+    };
+    let len = len as usize;
+    let w = &mut waiting[queue];
+    if len > FD_MAX_LEN {
+        return Err((
+            data.at,
+            format!(
+                "the VLSD record at offset {} of channel group {record_id} holds {len} data bytes, more than the {FD_MAX_LEN} of a CAN frame",
+                w.next
+            ),
+        ));
+    }
+    if w.values.len() >= MAX_WAITING {
+        return Err((
+            data.at,
+            format!(
+                "more than {MAX_WAITING} VLSD records of channel group {record_id} wait for the records that point to them; the file is damaged"
+            ),
+        ));
+    }
+    if !data.fill(input, unzip, len)? {
+        return Err(truncated(data));
+    }
+    let mut bytes = [0u8; FD_MAX_LEN];
+    bytes[..len].copy_from_slice(&data.buf[data.pos..data.pos + len]);
+    data.pos += len;
+    w.values.push_back((w.next, len, bytes));
+    w.next += 4 + len as u64;
+    Ok(())
+}
+
+/// The value at `offset` of the VLSD channel group with record id
+/// `vlsd_id`, from its queue in `waiting` (values before it are dropped:
+/// no record will point to them).
+fn waiting_value(waiting: &mut [Waiting], vlsd_id: u64, offset: u64) -> Result<&[u8], String> {
+    let Some(w) = waiting.iter_mut().find(|w| w.record_id == vlsd_id) else {
+        return Err(format!("no VLSD channel group has record id {vlsd_id}"));
+    };
+    while w.values.front().is_some_and(|v| v.0 < offset) {
+        w.values.pop_front();
+    }
+    match w.values.front() {
+        Some((o, len, bytes)) if *o == offset => Ok(&bytes[..*len]),
+        _ => Err(format!(
+            "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
+        )),
     }
 }
 
@@ -505,14 +527,7 @@ impl<R> Mf4Reader<R> {
     }
 }
 
-impl<R: ReadAt> Iterator for Mf4Reader<R> {
-    type Item = Result<LogRecord, LogError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().map(|entry| entry.map(Entry::to_record))
-    }
-}
-
+records_from_entries!(Mf4Reader<R>, R: ReadAt);
 /// What is wrong with a frame record.
 #[derive(Debug, thiserror::Error)]
 enum BadRecord {
@@ -915,7 +930,8 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::test_records::{sample, write_all};
+    use crate::test_records::{assert_read_back, first_error, sample, write_all};
+    use crate::LogRecord;
     use crate::Mf4Writer;
 
     fn written(records: &[LogRecord], start_ns: i64) -> Vec<u8> {
@@ -932,14 +948,7 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(read.len(), records.len());
-        for (r, w) in read.iter().zip(&records) {
-            let channel = if w.interface == "can0" { "1" } else { "2" };
-            assert_eq!(
-                (r.time_ns, r.interface.as_str(), r.frame, r.direction),
-                (w.time_ns, channel, w.frame, w.direction)
-            );
-        }
+        assert_read_back(&read, &records);
     }
 
     #[test]
@@ -958,16 +967,7 @@ mod tests {
     #[test]
     fn damaged_files_get_errors_with_their_offset() {
         let bytes = written(&sample(), 0);
-        let first_error = |bytes: &[u8]| -> String {
-            match Mf4Reader::new(bytes, "t.mf4") {
-                Err(e) => e.to_string(),
-                Ok(reader) => reader
-                    .filter_map(Result::err)
-                    .next()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default(),
-            }
-        };
+        let first_error = |bytes: &[u8]| first_error(Mf4Reader::new(bytes, "t.mf4"));
         assert!(first_error(b"MDX").contains("t.mf4:byte 0: the file does not start"));
         let e = first_error(&bytes[..bytes.len() - 10]);
         assert!(e.contains("truncated"), "{e}");
