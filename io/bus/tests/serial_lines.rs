@@ -5,7 +5,7 @@ mod serial_support;
 
 use std::time::{Duration, Instant};
 
-use serial_support::{point_link, Pty, ScratchDir};
+use serial_support::{point_link, timed, Pty, ScratchDir};
 use tandem_bus::serial_lines::{
     format_line, open_lines, open_lines_with, parse_line, LineError, LineOptions, LineProblem, LineReceiver, LineSender,
 };
@@ -198,18 +198,6 @@ fn lines_flow_both_ways_over_a_serial_port() {
     tx.send_line("").unwrap();
     device.expect(b"t=2 speed=1.25 pos[1]=-3e-4\n\n", Duration::from_secs(2));
     assert!(matches!(tx.send_line("a=1\nb=2"), Err(BusError::Io(e)) if e.kind() == std::io::ErrorKind::InvalidInput));
-}
-
-/// What a call may take beyond its timeout on a loaded machine: far less
-/// than the 600 ms back-off the test sets, which a call must never wait out.
-const SLACK: Duration = Duration::from_millis(250);
-
-/// Calls `f`, checking it returned within `timeout` and [`SLACK`].
-fn timed<T>(timeout: Duration, what: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let result = f();
-    assert!(start.elapsed() < timeout + SLACK, "{what} took {:?}", start.elapsed());
-    result
 }
 
 #[test]

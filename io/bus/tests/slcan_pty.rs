@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-use serial_support::{point_link, require_python_can, Pty, Relay, ScratchDir};
+use serial_support::{point_link, require_python_can, timed, Pty, Relay, ScratchDir, SLACK};
 use tandem_bus::serial_port::{Backoff, SerialOpenError};
 use tandem_bus::slcan::{self, SlcanOptions};
 use tandem_can::{BusError, CanFrame, CanId, CanReceiver, CanSender, FrameKind, Received};
@@ -213,10 +213,6 @@ fn adapter_timestamps_unwrap_garbage_is_skipped_and_refusals_are_reported() {
     assert!(refusals[1].contains("refused a command"), "{refusals:?}");
 }
 
-/// What a call may take beyond its timeout on a loaded machine: far less than
-/// the back-off of [`slow_backoff`], which a call must never wait out.
-const SLACK: Duration = Duration::from_millis(250);
-
 /// A back-off long enough that a call sleeping until the next reopening
 /// attempt would overrun its timeout by more than [`SLACK`].
 fn slow_backoff() -> Backoff {
@@ -277,14 +273,6 @@ fn a_full_port_is_tx_queue_full_without_waiting() {
         "{:?}",
         String::from_utf8_lossy(&tail)
     );
-}
-
-/// Calls `f`, checking it returned within `timeout` and [`SLACK`].
-fn timed<T>(timeout: Duration, what: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let result = f();
-    assert!(start.elapsed() < timeout + SLACK, "{what} took {:?}", start.elapsed());
-    result
 }
 
 #[test]

@@ -14,6 +14,19 @@ use std::time::{Duration, Instant};
 
 use serialport::{SerialPort, TTYPort};
 
+/// What a call may take beyond its timeout on a loaded machine: far less
+/// than the back-offs the tests set (600 ms and more), which a call must
+/// never wait out.
+pub const SLACK: Duration = Duration::from_millis(250);
+
+/// Calls `f`, checking it returned within `timeout` and [`SLACK`].
+pub fn timed<T>(timeout: Duration, what: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let result = f();
+    assert!(start.elapsed() < timeout + SLACK, "{what} took {:?}", start.elapsed());
+    result
+}
+
 /// Fails the test unless python-can (with pyserial, which its `slcan`
 /// interface uses) can be imported.
 pub fn require_python_can() {
