@@ -379,7 +379,7 @@ impl<R: ReadAt> Mf4Reader<R> {
                             decode(layout, record, &sd.buf[at..at + len], start_ns)
                         }
                         Source::Group(vlsd_id) => {
-                            let payload = waiting_value(waiting, vlsd_id, offset).map_err(|m| (data.at, m))?;
+                            let payload = waiting_value(waiting, vlsd_id, offset, data.at)?;
                             decode(layout, record, payload, start_ns)
                         }
                     }
@@ -453,18 +453,21 @@ fn read_vlsd(
 
 /// The value at `offset` of the VLSD channel group with record id
 /// `vlsd_id`, from its queue in `waiting` (values before it are dropped:
-/// no record will point to them).
-fn waiting_value(waiting: &mut [Waiting], vlsd_id: u64, offset: u64) -> Result<&[u8], String> {
+/// no record will point to them); errors are placed at `at`, the record's.
+fn waiting_value(waiting: &mut [Waiting], vlsd_id: u64, offset: u64, at: u64) -> Result<&[u8], Problem> {
     let Some(w) = waiting.iter_mut().find(|w| w.record_id == vlsd_id) else {
-        return Err(format!("no VLSD channel group has record id {vlsd_id}"));
+        return Err((at, format!("no VLSD channel group has record id {vlsd_id}")));
     };
     while w.values.front().is_some_and(|v| v.0 < offset) {
         w.values.pop_front();
     }
     match w.values.front() {
         Some((o, len, bytes)) if *o == offset => Ok(&bytes[..*len]),
-        _ => Err(format!(
-            "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
+        _ => Err((
+            at,
+            format!(
+                "a record points to offset {offset} of VLSD channel group {vlsd_id}, where no record before it is (VLSD records must come first); the file is damaged"
+            ),
         )),
     }
 }
