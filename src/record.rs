@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use tandem_config::bounds::check_duration;
 use tandem_config::TransportConfig;
-use tandem_io::log::{Direction, LogRecord};
+use tandem_log::{Direction, LogRecord};
 use tandem_session::bus::open_transport;
 use tandem_session::log::wall_ns;
 
@@ -40,7 +40,7 @@ fn transport(spec: &str) -> anyhow::Result<(String, TransportConfig)> {
     let bad = || format!("bus {spec:?}: use udp, udp:GROUP:PORT, socketcan:IFACE or slcan:DEVICE[@BITRATE]");
     Ok(match kind {
         "udp" => {
-            let mut options = tandem_io::udp::UdpOptions::default();
+            let mut options = tandem_bus::udp::UdpOptions::default();
             if !rest.is_empty() {
                 let (group, port) = rest.rsplit_once(':').with_context(bad)?;
                 options.group = group.parse().with_context(bad)?;
@@ -83,7 +83,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
     let interface = args.name.clone().unwrap_or(default_name);
     let start = wall_ns();
     let mut log =
-        tandem_io::log::create(&args.out, start).with_context(|| format!("cannot create {}", args.out.display()))?;
+        tandem_log::create(&args.out, start).with_context(|| format!("cannot create {}", args.out.display()))?;
     say!("recording {} into {}", args.bus, args.out.display());
     let began = Instant::now();
     let mut last_flush = Instant::now();

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tandem_io::dbc::Dbc;
-use tandem_io::CanId;
+use tandem_can::CanId;
+use tandem_dbc::Dbc;
 
 fn tandem(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tandem"))

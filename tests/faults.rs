@@ -124,7 +124,7 @@ fn a_full_disk_stops_the_bus_log_and_the_run_goes_on_to_report_it() {
     let logged = lines(&log);
     assert_eq!(logged.len(), kept);
     for line in &logged {
-        tandem_io::log::parse_line(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        tandem_log::parse_line(line).unwrap_or_else(|e| panic!("{line}: {e}"));
     }
 }
 

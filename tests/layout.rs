@@ -10,17 +10,42 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The crates of the workspace, by folder (the binary's is `.`).
+/// The crates of the workspace, by folder (the binary's is `.`): the
+/// members the root `Cargo.toml` lists, nested ones (`io/can`) included.
 fn crates() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut found: Vec<PathBuf> = fs::read_dir(root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("Cargo.toml").is_file() && p.join("src").is_dir())
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let members = manifest
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .expect("the root Cargo.toml lists the workspace's members")
+        .0;
+    let mut found: Vec<PathBuf> = members
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| root.join(m))
         .collect();
+    for dir in &found {
+        assert!(
+            dir.join("src").is_dir(),
+            "workspace member {} has no src/",
+            dir.display()
+        );
+    }
     found.push(root.to_path_buf());
     found.sort();
     found
+}
+
+/// A crate's folder as the messages name it (`io/can`; `tandem` for the
+/// binary's).
+fn crate_name(dir: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match dir.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+        _ => "tandem".into(),
+    }
 }
 
 /// Every `.rs` file under `dir`.
@@ -200,9 +225,7 @@ fn circles(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Stri
 fn no_file_imports_a_file_that_imports_it_back() {
     let mut found = Vec::new();
     for dir in crates() {
-        let name = dir
-            .file_name()
-            .map_or("tandem".into(), |n| n.to_string_lossy().into_owned());
+        let name = crate_name(&dir);
         for circle in circles(&imports(&dir)) {
             found.push(format!("{name}: {}", circle.join(" ⇄ ")));
         }
@@ -242,8 +265,7 @@ fn the_circle_finder_finds_a_circle() {
 fn library_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     for dir in crates() {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-        if matches!(name.as_deref(), None | Some("bench" | "fuzz")) || dir == Path::new(env!("CARGO_MANIFEST_DIR")) {
+        if matches!(crate_name(&dir).as_str(), "tandem" | "bench" | "fuzz") {
             continue;
         }
         sources(&dir.join("src"), &mut files);

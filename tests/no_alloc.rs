@@ -223,7 +223,7 @@ fn a_session_on_the_virtual_clock_with_a_replayed_bus_does_not_allocate() {
     std::fs::create_dir_all(&dir).unwrap();
     // The ECU's torque command every 10 ms for 1.5 s, with a silence from
     // 0.6 to 0.8 s that trips the receive timeout.
-    let dbc = tandem_io::dbc::Dbc::load(&root.join("config/examples/ev.dbc")).unwrap();
+    let dbc = tandem_dbc::Dbc::load(&root.join("config/examples/ev.dbc")).unwrap();
     let command = dbc.message("ECU_Command").unwrap();
     let mut log = String::new();
     for i in (0..150).filter(|i| !(60..80).contains(i)) {

@@ -20,10 +20,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use tandem_can::CanFrame;
 use tandem_config::{parse_run_config, TransportConfig};
-use tandem_io::dbc::Dbc;
-use tandem_io::log::{Direction, LogReader};
-use tandem_io::{e2e, CanFrame};
+use tandem_dbc::Dbc;
+use tandem_e2e as e2e;
+use tandem_log::{Direction, LogReader};
 use tandem_models::plants::PROFILES;
 use tandem_runtime::tandem::metrics::FrameSource;
 use tandem_session::bus::open_transport;

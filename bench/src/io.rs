@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use serde_json::Value;
-use tandem_io::dbc::Dbc;
-use tandem_io::log::{create, Direction, Entry};
-use tandem_io::{CanFrame, CanId};
+use tandem_can::{CanFrame, CanId};
+use tandem_dbc::Dbc;
+use tandem_log::{create, Direction, Entry};
 
 /// Runs the `tandem` command built beside this benchmark.
 fn tandem(args: &[&str]) -> anyhow::Result<()> {

@@ -3,7 +3,7 @@
 //! DBC when the run is bound; here the profile, its data IDs and bounds
 //! are checked.
 
-use tandem_io::e2e::{Checksum, DataIdMode};
+use tandem_e2e::{Checksum, DataIdMode};
 
 use crate::error::Located;
 

@@ -690,7 +690,7 @@ pub(crate) struct RawFault {
     pub(crate) per_frame: Option<Spanned<i64>>,
 }
 
-/// A serial device speaking the `name=value` line protocol (documented in io/src/serial_lines.rs): each received
+/// A serial device speaking the `name=value` line protocol (documented in io/bus/src/serial_lines.rs): each received
 /// line's fields drive model inputs; every `cycle` a line of model outputs is sent.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

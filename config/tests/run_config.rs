@@ -1177,7 +1177,7 @@ fn an_e2e_table_is_read_with_its_profile_and_places() {
         "",
     ));
     let e2e = run.buses[0].receive[0].e2e.as_ref().unwrap();
-    assert_eq!(e2e.scheme.value, E2eScheme::P01(tandem_io::e2e::DataIdMode::Nibble));
+    assert_eq!(e2e.scheme.value, E2eScheme::P01(tandem_e2e::DataIdMode::Nibble));
     assert_eq!((e2e.data_id, e2e.max_delta_counter), (0x0AB, 3));
     assert_eq!(e2e.crc.as_ref().unwrap().value, FieldPlace::Signal("CmdCrc".into()));
     assert_eq!(e2e.counter.as_ref().unwrap().value, FieldPlace::Bit(56));

@@ -10,7 +10,7 @@
 //! | 5 | length: payload bytes (a remote frame's requested length, with no payload) |
 //! | 6.. | payload |
 
-use tandem_io::{CanFrame, CanId, FrameKind};
+use tandem_can::{CanFrame, CanId, FrameKind};
 
 /// The MIME type of a binary variable carrying CAN frames.
 pub const MIME_TYPE: &str = "application/vnd.tandem.can-frames";
@@ -80,7 +80,7 @@ pub fn decode(bytes: &[u8], take: &mut dyn FnMut(CanFrame)) -> Result<(), Frames
             CanId::extended(raw & !EXTENDED)
         } else {
             u16::try_from(raw)
-                .map_err(|_| tandem_io::FrameError::IdRange(raw, 11))
+                .map_err(|_| tandem_can::FrameError::IdRange(raw, 11))
                 .and_then(CanId::standard)
         }
         .map_err(|e| invalid(e.to_string()))?;

@@ -1,6 +1,6 @@
 //! What slaves and masters do with their UDP sockets beyond the standard
 //! library: send a burst of datagrams in one system call (waiting on
-//! several is [`tandem_io::poll::wait_readable`]).
+//! several is [`tandem_bus::poll::wait_readable`]).
 
 use std::io;
 use std::net::{SocketAddrV4, UdpSocket};
@@ -102,7 +102,7 @@ fn sockaddr(address: SocketAddrV4) -> libc::sockaddr_in {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use tandem_io::poll::wait_readable;
+    use tandem_bus::poll::wait_readable;
 
     /// A receiving socket on loopback, its address, and a sending one.
     fn sockets() -> (UdpSocket, SocketAddrV4, UdpSocket) {

@@ -31,11 +31,11 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 
+use tandem_bus::slcan::codec::{parse_line, Decoder};
 use tandem_config::{fixed_step, parse_run_config, Overrides};
-use tandem_io::dbc::Dbc;
-use tandem_io::log::{AscReader, BlfReader, CandumpReader, Mf4Reader};
-use tandem_io::slcan::codec::{parse_line, Decoder};
+use tandem_dbc::Dbc;
 use tandem_jit::{CompileError, CompiledModel};
+use tandem_log::{AscReader, BlfReader, CandumpReader, Mf4Reader};
 use tandem_models::diagram::{compile_str, DiagramModel};
 use tandem_models::{Model, StateRef};
 use tandem_runtime::record::Recorder;
@@ -312,7 +312,7 @@ pub fn slcan(data: &[u8]) {
 
 /// A CAN-over-UDP datagram (python-can's msgpack layout).
 pub fn udp(data: &[u8]) {
-    let _ = tandem_io::udp::decode(data);
+    let _ = tandem_bus::udp::decode(data);
 }
 
 /// An ISO-TP node fed a session: the first byte picks the configuration
@@ -322,8 +322,8 @@ pub fn udp(data: &[u8]) {
 /// a message to send, time passing (then timeouts), or the frames due. No
 /// frame sent may exceed TX_DL or a message `max_len`.
 pub fn isotp(data: &[u8]) {
-    use tandem_io::isotp::{Addressing, Config, Event, Machine};
-    use tandem_io::{CanFrame, CanId};
+    use tandem_can::{CanFrame, CanId};
+    use tandem_uds::isotp::{Addressing, Config, Event, Machine};
     let [select, block_size, st_min, rest @ ..] = data else {
         return;
     };
@@ -364,7 +364,7 @@ pub fn isotp(data: &[u8]) {
                 let frame = if take <= 8 {
                     CanFrame::data(rx, bytes)
                 } else {
-                    let fd_len = tandem_io::frame::FD_LENGTHS
+                    let fd_len = tandem_can::frame::FD_LENGTHS
                         .into_iter()
                         .filter(|&l| l <= take)
                         .max()
@@ -427,7 +427,7 @@ pub fn serial_line(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(record) = tandem_io::serial_lines::parse_line(text) {
+    if let Ok(record) = tandem_bus::serial_lines::parse_line(text) {
         let _ = record.time();
         for field in record.fields() {
             let _ = field;

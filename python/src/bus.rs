@@ -5,8 +5,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use tandem_io::{isotp, CanFrame, CanId};
+use tandem_can::{CanFrame, CanId};
 use tandem_session::peer::Peer;
+use tandem_uds::isotp;
 
 use crate::errors::{chain, raise, Place, TandemIOError};
 use crate::isotp::PyIsoTp;
@@ -67,7 +68,7 @@ impl PyBus {
         let id = match (extended, u16::try_from(id)) {
             (true, _) => CanId::extended(id),
             (false, Ok(id)) => CanId::standard(id),
-            (false, Err(_)) => Err(tandem_io::FrameError::IdRange(id, 11)),
+            (false, Err(_)) => Err(tandem_can::FrameError::IdRange(id, 11)),
         }
         .map_err(|e| io_error(&e))?;
         let frame = if fd || data.len() > 8 {

@@ -5,7 +5,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use tandem_io::isotp::Link;
+use tandem_uds::isotp::Link;
 
 use crate::errors::{chain, raise, Place, TandemIOError};
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use tandem_config::{load_run_config, parse_run_config, ConfigError as TomlConfigError, RunConfig, TransportConfig};
-use tandem_io::dbc::Dbc;
+use tandem_dbc::Dbc;
 use tandem_models::plants::PROFILES;
 use tandem_session::peer::Peer;
 use tandem_session::watch::{advance_virtual_clock, virtual_clock_now, Watched};

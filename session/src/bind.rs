@@ -7,10 +7,10 @@
 
 use std::path::PathBuf;
 
+use tandem_can::frame::CLASSIC_MAX_LEN;
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig, XcpConfig};
+use tandem_dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_fmi::{Host, ModelLoadError, Use};
-use tandem_io::dbc::{Dbc, DbcError, Message, Multiplex};
-use tandem_io::frame::CLASSIC_MAX_LEN;
 use tandem_models::{interpreted, plants, Model, PrepareDiagram, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
@@ -393,7 +393,7 @@ fn serial_map(config: &RunConfig, device: &SerialConfig, model: &dyn Model) -> R
     let mut transmit = Vec::with_capacity(device.transmit.len());
     for (field, output) in &device.transmit {
         let mut line = String::new();
-        if let Err(e) = tandem_io::serial_lines::format_line(&mut line, None, [(field.as_str(), 0.0)]) {
+        if let Err(e) = tandem_bus::serial_lines::format_line(&mut line, None, [(field.as_str(), 0.0)]) {
             return Err(config.error_at(output, format!("{e}; rename the field")));
         }
         transmit.push((field.clone(), port(config, "output", &layout.outputs, output)?));

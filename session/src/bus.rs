@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+use tandem_can::virtual_bus::VirtualBus;
+use tandem_can::{BusError, CanFrame, CanReceiver, CanSender, Duplex};
 use tandem_config::TransportConfig;
-use tandem_io::e2e::{Checker, Protector};
-use tandem_io::log::Direction;
-use tandem_io::virtual_bus::VirtualBus;
-use tandem_io::{BusError, CanFrame, CanReceiver, CanSender, Duplex};
+use tandem_e2e::{Checker, Protector};
+use tandem_log::Direction;
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 
@@ -65,10 +65,10 @@ pub enum TransportError {
     },
     /// The SocketCAN interface could not be opened.
     #[error(transparent)]
-    SocketCan(#[from] tandem_io::socketcan_bus::SocketCanOpenError),
+    SocketCan(#[from] tandem_bus::socketcan_bus::SocketCanOpenError),
     /// The SLCAN adapter's serial port could not be opened.
     #[error(transparent)]
-    Serial(#[from] tandem_io::serial_port::SerialOpenError),
+    Serial(#[from] tandem_bus::serial_port::SerialOpenError),
     /// A bus carried over DCP in a run that is not served as a DCP slave.
     #[error("its transport is \"dcp\": run the configuration with `tandem run`, which serves its [dcp] slave")]
     NotServed,
@@ -77,7 +77,7 @@ pub enum TransportError {
 /// Opens a bus's transport.
 pub fn open_transport(transport: &TransportConfig) -> Result<Duplex, TransportError> {
     match transport {
-        TransportConfig::Udp { group, port } => tandem_io::udp::open(&tandem_io::udp::UdpOptions {
+        TransportConfig::Udp { group, port } => tandem_bus::udp::open(&tandem_bus::udp::UdpOptions {
             group: *group,
             port: *port,
             ttl: 1,
@@ -87,17 +87,17 @@ pub fn open_transport(transport: &TransportConfig) -> Result<Duplex, TransportEr
             port: *port,
             cause,
         }),
-        TransportConfig::SocketCan { interface, fd } => tandem_io::socketcan_bus::open(
+        TransportConfig::SocketCan { interface, fd } => tandem_bus::socketcan_bus::open(
             interface,
-            &tandem_io::socketcan_bus::SocketCanOptions {
+            &tandem_bus::socketcan_bus::SocketCanOptions {
                 fd: *fd,
                 ..Default::default()
             },
         )
         .map_err(TransportError::from),
-        TransportConfig::Slcan { device, bitrate } => tandem_io::slcan::open(
+        TransportConfig::Slcan { device, bitrate } => tandem_bus::slcan::open(
             device,
-            &tandem_io::slcan::SlcanOptions {
+            &tandem_bus::slcan::SlcanOptions {
                 bitrate: *bitrate,
                 ..Default::default()
             },

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
-use tandem_io::Duplex;
+use tandem_can::Duplex;
 use tandem_runtime::tandem::clock::Nanos;
 use tandem_runtime::tandem::control::RunControl;
 use tandem_runtime::tandem::placement::{keep_off_core, place_current_thread};

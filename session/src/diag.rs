@@ -12,12 +12,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tandem_can::CanId;
 use tandem_config::{ConfigError, DiagnosticsConfig, RunConfig, TransportConfig};
-use tandem_io::isotp::{Addressing, Config as IsoTpConfig, Link};
-use tandem_io::uds::{Did, Encoding, Server, ServerConfig, NEGATIVE_RESPONSE};
-use tandem_io::CanId;
 use tandem_models::Layout;
 use tandem_runtime::tandem::outputs::FrameTap;
+use tandem_uds::isotp::{Addressing, Config as IsoTpConfig, Link};
+use tandem_uds::{Did, Encoding, Server, ServerConfig, NEGATIVE_RESPONSE};
 
 use crate::bus::open_transport;
 use crate::device::DeviceError;

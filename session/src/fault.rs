@@ -10,8 +10,8 @@ use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::path::{Path, PathBuf};
 
+use tandem_can::{CanFrame, CanId};
 use tandem_config::{ConfigError, FaultConfig, FaultEnd, FaultKind, RunConfig};
-use tandem_io::{CanFrame, CanId};
 use tandem_runtime::tandem::metrics::Counter;
 
 use crate::lookup::list;
@@ -144,7 +144,7 @@ pub fn compile(file: &Path, map: &BusMap, fault: &FaultConfig, slot: usize) -> R
             }
             FaultKind::WrongLength { bytes } => {
                 let len = tx.map_or(0, |tx| tx.message.len);
-                if *bytes == len || (*bytes > 8 && !tandem_io::frame::FD_LENGTHS.contains(bytes)) {
+                if *bytes == len || (*bytes > 8 && !tandem_can::frame::FD_LENGTHS.contains(bytes)) {
                     return Err(fault.kind.error(
                         file,
                         format!(
@@ -581,7 +581,7 @@ impl Faults {
 
     /// Edits the payload of message `message` (of DBC message `dbc`)
     /// before it is protected: signal overrides.
-    pub fn override_signals(&self, message: usize, dbc: &tandem_io::dbc::Message, payload: &mut [u8]) {
+    pub fn override_signals(&self, message: usize, dbc: &tandem_dbc::Message, payload: &mut [u8]) {
         for a in self.active.iter().filter(|a| a.on(message)) {
             if let Action::Override { signal, value, raw } = a.fault.action {
                 let signal = &dbc.signals[signal];

@@ -10,7 +10,7 @@ use ringbuf::{HeapCons, HeapProd, HeapRb};
 use tandem_config::{Timeout, TimeoutPolicy};
 use tandem_runtime::tandem::inputs::InputSource;
 
-use tandem_io::e2e::CheckStatus;
+use tandem_e2e::CheckStatus;
 
 use crate::mapping::Sample;
 use crate::metrics::DeviceMetrics;

@@ -26,8 +26,10 @@
 //! assert!(report.failure.is_none());
 //! ```
 //!
-//! The layers: `tandem-io` knows frames, transports, DBC coding, serial
-//! protocols and logs; this crate binds them to a model ([`mapping`],
+//! The layers: the I/O crates know frames (`tandem-can`), transports and
+//! serial protocols (`tandem-bus`), DBC coding (`tandem-dbc`), E2E
+//! protection (`tandem-e2e`), diagnostics (`tandem-uds`) and logs
+//! (`tandem-log`); this crate binds them to a model ([`mapping`],
 //! [`bus`], [`serial`]), gives each device a lifecycle ([`device`]), and
 //! meets the real-time threads of `tandem-runtime` only through lock-free
 //! queues ([`inputs`], [`transmit`], [`log`]).

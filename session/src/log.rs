@@ -16,8 +16,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ringbuf::traits::{Consumer, Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
-use tandem_io::log::{Direction, Entry};
-use tandem_io::CanFrame;
+use tandem_can::CanFrame;
+use tandem_log::{Direction, Entry};
 use tandem_runtime::tandem::metrics::Counter;
 
 use crate::fault::FaultSlots;
@@ -151,7 +151,7 @@ impl LogHub {
         names: Vec<String>,
         faults: Vec<Option<Arc<FaultSlots>>>,
     ) -> io::Result<BusLogWriter> {
-        let mut file = tandem_io::log::create(path, start_ns)?;
+        let mut file = tandem_log::create(path, start_ns)?;
         for name in &names {
             file.declare(name)?;
         }

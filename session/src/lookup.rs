@@ -3,7 +3,7 @@
 //! names there are.
 
 use tandem_config::{ConfigError, Located, RunConfig};
-use tandem_io::dbc::Message;
+use tandem_dbc::Message;
 use tandem_models::Variable;
 
 /// `a, b, c`, or `none`.

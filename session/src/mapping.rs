@@ -2,10 +2,10 @@
 //! frames drive which model inputs, and which model outputs are sent in
 //! which frames, every how many frames.
 
+use tandem_can::frame::{CanFrame, CLASSIC_MAX_LEN};
 use tandem_config::Timeout;
-use tandem_io::dbc::{Message, Multiplex};
-use tandem_io::e2e;
-use tandem_io::frame::{CanFrame, CLASSIC_MAX_LEN};
+use tandem_dbc::{Message, Multiplex};
+use tandem_e2e as e2e;
 
 /// Whether something sent every `period` frames is due after frame `k`,
 /// when the frame written before it was `previous` (none: `k` is the

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tandem_io::e2e::{CheckError, CheckStatus, ReceiveCounts};
+use tandem_e2e::{CheckError, CheckStatus, ReceiveCounts};
 use tandem_runtime::tandem::metrics::{Counter, Histogram, Scale};
 
 use crate::fault::FaultSlots;

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
+use tandem_can::{BusError, CanFrame, Duplex, Received};
 use tandem_config::TransportConfig;
-use tandem_io::dbc::Dbc;
-use tandem_io::isotp;
-use tandem_io::{BusError, CanFrame, Duplex, Received};
+use tandem_dbc::Dbc;
+use tandem_uds::isotp;
 
 use crate::bus::{open_transport, TransportError};
 
@@ -42,7 +42,7 @@ pub enum PeerError {
         /// The bus.
         bus: String,
         /// What is wrong.
-        cause: tandem_io::FrameError,
+        cause: tandem_can::FrameError,
     },
     /// An ISO-TP node cannot be opened (its settings, or the transport).
     #[error("bus {bus}: ISO-TP: {cause}")]
@@ -99,7 +99,7 @@ impl Peer {
         &self.dbc
     }
 
-    fn message(&self, name: &str) -> Result<&tandem_io::dbc::Message, PeerError> {
+    fn message(&self, name: &str) -> Result<&tandem_dbc::Message, PeerError> {
         self.dbc.message(name).ok_or_else(|| PeerError::UnknownMessage {
             bus: self.bus.clone(),
             message: name.to_string(),

@@ -1,10 +1,10 @@
 //! A message's `e2e` table resolved against its DBC message: the signals it
-//! names become the bit offsets and fields of a [`tandem_io::e2e::Config`],
+//! names become the bit offsets and fields of a [`tandem_e2e::Config`],
 //! which is then checked against its profile's bounds.
 
 use tandem_config::{ConfigError, E2eConfig, E2eScheme, FieldPlace, Located, RunConfig};
-use tandem_io::dbc::{ByteOrder, Message, Signal};
-use tandem_io::e2e::{CheckStatus, ChecksumSignal, Config, CounterSignal, NibbleLayout, Profile, Protector};
+use tandem_dbc::{ByteOrder, Message, Signal};
+use tandem_e2e::{CheckStatus, ChecksumSignal, Config, CounterSignal, NibbleLayout, Profile, Protector};
 
 use crate::lookup::signal_index;
 

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
+use tandem_can::CanFrame;
 use tandem_config::bounds::MAX_DURATION;
-use tandem_io::log::{LogError, LogReader};
-use tandem_io::CanFrame;
+use tandem_log::{LogError, LogReader};
 use tandem_runtime::tandem::clock::{nanos, Clock, MonotonicClock};
 use tandem_runtime::tandem::control::RunControl;
 

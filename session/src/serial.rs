@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
+use tandem_bus::serial_lines::{format_line, open_lines, parse_line, LineReceiver, LineSender};
+use tandem_can::BusError;
 use tandem_config::Timeout;
-use tandem_io::serial_lines::{format_line, open_lines, parse_line, LineReceiver, LineSender};
-use tandem_io::BusError;
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::control::RunControl;
 

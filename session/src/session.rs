@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use tandem_can::Duplex;
 use tandem_config::bounds::{check_output_size, OutputTooLarge};
-use tandem_io::Duplex;
 use tandem_models::Layout;
 use tandem_runtime::linalg::Chosen;
 use tandem_runtime::record::{CsvRecorder, Recorder};

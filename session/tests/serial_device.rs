@@ -73,7 +73,7 @@ fn received_fields_drive_inputs_and_outputs_go_back_as_lines() {
     let lines: Vec<&str> = heard.lines().collect();
     assert!(lines.len() >= 25, "{heard}");
     for line in &lines {
-        let record = tandem_io::serial_lines::parse_line(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        let record = tandem_bus::serial_lines::parse_line(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
         let t = record.time().unwrap();
         assert!(
             (t / 0.02 - (t / 0.02).round()).abs() < 1e-9,

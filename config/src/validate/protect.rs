@@ -3,7 +3,7 @@
 
 use toml::Spanned;
 
-use tandem_io::e2e::{Checksum, DataIdMode};
+use tandem_e2e::{Checksum, DataIdMode};
 
 use super::checks::given;
 use crate::bounds::{MAX_DURATION, MAX_PERIOD_FRAMES};

@@ -19,7 +19,7 @@ use crate::ports::Variable;
 use crate::slave::age_histogram;
 use crate::slave::wiring::Slot;
 use crate::types::{Scope, State, VERSION};
-use tandem_io::poll::wait_readable;
+use tandem_bus::poll::wait_readable;
 
 /// How often the master asks each member's state.
 const HEARTBEAT: Duration = Duration::from_millis(500);

@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
-use tandem_io::poll::wait_readable;
+use tandem_bus::poll::wait_readable;
 
 use crate::net::send_all;
 

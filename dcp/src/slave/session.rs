@@ -9,15 +9,15 @@
 //! an output whose value at each communication point is the frames the run
 //! sent since the last (the bus's DBC mapping is unchanged). The run
 //! threads meet the slave only through the bounded channels of a
-//! [`tandem_io::pipe`].
+//! [`tandem_can::pipe`].
 
 use std::path::PathBuf;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use tandem_can::{pipe, CanFrame, Duplex};
 use tandem_config::bounds::{MAX_DURATION, MIN_FRAME};
 use tandem_config::{RunConfig, TransportConfig};
-use tandem_io::{pipe, CanFrame, Duplex};
 use tandem_runtime::tandem::clock::MonotonicClock;
 use tandem_runtime::tandem::preflight::preflight;
 use tandem_runtime::tandem::settings::Policy;

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use tandem_io::poll::{wait_readable, MAX_WAITED};
+use tandem_bus::poll::{wait_readable, MAX_WAITED};
 
 use super::error::SlaveError;
 use crate::net::send_all;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tandem_io::e2e::ReceiveCounts;
+use tandem_e2e::ReceiveCounts;
 use tandem_runtime::tandem::metrics::Histogram;
 
 use super::units::ns;
