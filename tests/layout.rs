@@ -344,7 +344,7 @@ fn readme_dependencies() -> Vec<(String, PathBuf, BTreeSet<String>)> {
         };
         for named in crates.split("),") {
             let (name, rest) = named.trim().split_once(" (").expect("each crate as `name (folder/…)`");
-            let folder = rest.split('/').next().unwrap();
+            let folder = rest.split([')', ',', ':']).next().unwrap().trim_end_matches('/');
             let dir = if folder == "src" {
                 root.to_path_buf()
             } else {
