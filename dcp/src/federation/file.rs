@@ -243,7 +243,7 @@ impl Settings {
             ));
         }
         let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-        let description = self.description(base, r).map_err(at_description)?;
+        let description = self.description(base, r, &at_description)?;
         let address = match &r.address {
             Some(a) => a.get_ref().parse().map_err(|_| {
                 place.error(
@@ -282,21 +282,27 @@ impl Settings {
     }
 
     /// The description of slave `r`, read from beside the file (`base`),
-    /// if it supports the federation's mode; else what is wrong with it.
-    fn description(&self, base: &Path, r: &RawSlave) -> Result<Description, String> {
+    /// if it supports the federation's mode; else what is wrong with it,
+    /// placed by `at`.
+    fn description(
+        &self,
+        base: &Path,
+        r: &RawSlave,
+        at: impl Fn(String) -> ConfigError,
+    ) -> Result<Description, ConfigError> {
         let name = r.name.get_ref();
         let path = base.join(r.description.get_ref());
         let xml = read_bounded(&path, MAX_FILE).map_err(|e| {
-            format!(
+            at(format!(
                 "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
                 path.display()
-            )
+            ))
         })?;
         let description = Description::read(&xml)
-            .map_err(|e| format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message))?;
+            .map_err(|e| at(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
         let mode = self.mode;
         if !description.op_modes.contains(&mode) {
-            return Err(format!(
+            return Err(at(format!(
                 "slave \"{name}\" does not support {} (its description allows {}); choose another federation.mode",
                 mode.name(),
                 description
@@ -305,7 +311,7 @@ impl Settings {
                     .map(|m| m.name())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ));
+            )));
         }
         Ok(description)
     }
