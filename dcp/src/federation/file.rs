@@ -243,7 +243,7 @@ impl Settings {
             ));
         }
         let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-        let description = self.description(base, r, &at_description)?;
+        let description = self.description(base, r, at_description)?;
         let address = match &r.address {
             Some(a) => a.get_ref().parse().map_err(|_| {
                 place.error(
