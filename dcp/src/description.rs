@@ -184,7 +184,7 @@ impl Description {
                 message: e.to_string(),
             }
         })?;
-        read_document(&doc)
+        Reader { doc: &doc }.read()
     }
 }
 
@@ -193,20 +193,33 @@ fn child<'a, 'input>(node: Node<'a, 'input>, tag: &str) -> Option<Node<'a, 'inpu
     node.children().find(|c| c.has_tag_name(tag))
 }
 
-/// Reads a parsed description.
-fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionError> {
-    {
-        let root = doc.root_element();
-        let at = |node: Node<'_, '_>, message: String| {
-            let p = doc.text_pos_at(node.range().start);
-            DescriptionError {
-                line: p.row,
-                column: p.col,
-                message,
-            }
-        };
+/// Places and attributes of a parsed description, for its errors.
+struct Reader<'a> {
+    doc: &'a Document<'a>,
+}
+
+impl<'a> Reader<'a> {
+    /// An error at `node`.
+    fn at(&self, node: Node<'_, '_>, message: String) -> DescriptionError {
+        let p = self.doc.text_pos_at(node.range().start);
+        DescriptionError {
+            line: p.row,
+            column: p.col,
+            message,
+        }
+    }
+
+    /// Attribute `name` of `node`, which must have it.
+    fn attr(&self, node: Node<'a, 'a>, name: &str) -> Result<&'a str, DescriptionError> {
+        node.attribute(name)
+            .ok_or_else(|| self.at(node, format!("<{}> has no {name} attribute", node.tag_name().name())))
+    }
+
+    /// Reads the description.
+    fn read(&self) -> Result<Description, DescriptionError> {
+        let root = self.doc.root_element();
         if root.tag_name().name() != "dcpSlaveDescription" {
-            return Err(at(
+            return Err(self.at(
                 root,
                 format!(
                     "the root element is <{}>, not <dcpSlaveDescription>",
@@ -214,158 +227,198 @@ fn read_document<'a>(doc: &'a Document<'a>) -> Result<Description, DescriptionEr
                 ),
             ));
         }
-        let attr = |node: Node<'a, 'a>, name: &str| -> Result<&'a str, DescriptionError> {
-            node.attribute(name)
-                .ok_or_else(|| at(node, format!("<{}> has no {name} attribute", node.tag_name().name())))
-        };
-        if attr(root, "dcpMajorVersion")? != "1" {
-            return Err(at(root, "dcpMajorVersion is not 1: Tandem speaks DCP 1.0".into()));
+        if self.attr(root, "dcpMajorVersion")? != "1" {
+            return Err(self.at(root, "dcpMajorVersion is not 1: Tandem speaks DCP 1.0".into()));
         }
-        let name = attr(root, "dcpSlaveName")?.to_string();
-        let uuid_attr = attr(root, "uuid")?;
+        let name = self.attr(root, "dcpSlaveName")?.to_string();
+        let uuid_attr = self.attr(root, "uuid")?;
         let uuid = parse_uuid(uuid_attr).ok_or_else(|| {
-            at(
+            self.at(
                 root,
                 format!("uuid \"{uuid_attr}\" is not 8-4-4-4-12 hexadecimal digits"),
             )
         })?;
-        let op_modes = child(root, "OpMode")
-            .map(|m| {
-                m.children()
-                    .filter_map(|c| match c.tag_name().name() {
-                        "HardRealTime" => Some(OpMode::HardRealTime),
-                        "SoftRealTime" => Some(OpMode::SoftRealTime),
-                        "NonRealTime" => Some(OpMode::NonRealTime),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let resolution = |want: &dyn Fn(Node<'_, '_>) -> bool| {
-            child(root, "TimeRes")?
-                .children()
-                .filter(|r| r.has_tag_name("Resolution"))
-                .find(|r| want(*r))
-                .and_then(|r| {
-                    Some((
-                        r.attribute("numerator")?.parse().ok()?,
-                        r.attribute("denominator")?.parse().ok()?,
-                    ))
-                })
-        };
-        let fixed_resolution = resolution(&|r| r.attribute("fixed").unwrap_or("true") == "true");
-        let recommended_resolution = resolution(&|r| r.attribute("recommended") == Some("true"));
-        let control = child(root, "TransportProtocols")
-            .and_then(|t| child(t, "UDP_IPv4"))
-            .and_then(|u| child(u, "Control"))
-            .and_then(|c| {
-                let ip: Ipv4Addr = c.attribute("host")?.parse().ok()?;
-                Some(SocketAddrV4::new(ip, c.attribute("port")?.parse().ok()?))
-            });
-        let heartbeat = child(root, "Heartbeat")
-            .and_then(|h| child(h, "MaximumPeriodicInterval"))
-            .and_then(|m| {
-                let n: f64 = m.attribute("numerator")?.parse().ok()?;
-                let d: f64 = m.attribute("denominator")?.parse().ok()?;
-                Some(n / d)
-            });
-        let mut ports = Ports::default();
-        let variables = child(root, "Variables").ok_or_else(|| at(root, "there is no <Variables> element".into()))?;
-        let (mut inputs, mut outputs) = (0, 0);
-        for v in variables.children().filter(|c| c.has_tag_name("Variable")) {
-            let name = attr(v, "name")?.to_string();
-            let vr_text = attr(v, "valueReference")?;
-            let vr = vr_text
-                .parse()
-                .map_err(|_| at(v, format!("valueReference \"{vr_text}\" is not a whole number")))?;
-            let Some(kind) = v.children().find(|c| matches!(c.tag_name().name(), "Input" | "Output")) else {
-                continue; // parameters: not connected by a federation
-            };
-            let causality = if kind.has_tag_name("Input") {
-                Causality::Input
-            } else {
-                Causality::Output
-            };
-            let Some((typed, data_type)) = kind.children().find_map(|c| {
-                DataType::parse(c.tag_name().name())
-                    .filter(|_| c.is_element())
-                    .map(|t| (c, t))
-            }) else {
-                return Err(at(
-                    kind,
-                    format!("variable \"{name}\" has no type element (Float64, Int32, …)"),
-                ));
-            };
-            // A value travels in one datagram: so many elements at most.
-            let most = MAX_PDU - 5;
-            let width = child(kind, "Dimensions")
-                .map(|d| {
-                    d.children()
-                        .filter(|c| c.has_tag_name("Dimension"))
-                        .map(|c| c.attribute("constant").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1))
-                        .try_fold(1usize, |w, n| w.checked_mul(n).filter(|&w| w <= most))
-                })
-                .unwrap_or(Some(1))
-                .ok_or_else(|| {
-                    at(
-                        kind,
-                        format!("variable \"{name}\" has more elements than a datagram carries ({most}); make its Dimensions smaller"),
-                    )
-                })?;
-            let start: Vec<f64> = typed
-                .attribute("start")
-                .map(|s| s.split_whitespace().filter_map(|x| x.parse().ok()).collect())
-                .unwrap_or_default();
-            let start = if start.len() == width { start } else { vec![0.0; width] };
-            let range = match (typed.attribute("min"), typed.attribute("max")) {
-                (Some(a), Some(b)) => a.parse().ok().zip(b.parse().ok()),
-                _ => None,
-            };
-            let dependencies = child(kind, "Dependencies").map(|d| {
-                child(d, "Run")
-                    .map(|r| {
-                        r.children()
-                            .filter(|c| c.has_tag_name("Dependency"))
-                            .filter_map(|c| c.attribute("vr")?.parse().ok())
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
-            let count = if causality == Causality::Input {
-                &mut inputs
-            } else {
-                &mut outputs
-            };
-            let elements = *count..*count + width;
-            *count += width;
-            let variable = Variable {
-                name,
-                vr,
-                causality,
-                data_type,
-                elements,
-                unit: typed.attribute("unit").map(str::to_string),
-                start,
-                range,
-                dependencies,
-                mime_type: typed.attribute("mimeType").map(str::to_string),
-            };
-            match causality {
-                Causality::Input => ports.inputs.push(variable),
-                Causality::Output => ports.outputs.push(variable),
-            }
-        }
+        let variables =
+            child(root, "Variables").ok_or_else(|| self.at(root, "there is no <Variables> element".into()))?;
+        let ports = self.ports(variables)?;
         Ok(Description {
             name,
             uuid,
-            op_modes,
-            fixed_resolution,
-            recommended_resolution,
-            control,
-            heartbeat,
+            op_modes: op_modes(root),
+            fixed_resolution: resolution(root, &|r| r.attribute("fixed").unwrap_or("true") == "true"),
+            recommended_resolution: resolution(root, &|r| r.attribute("recommended") == Some("true")),
+            control: control(root),
+            heartbeat: heartbeat(root),
             ports,
         })
     }
+
+    /// The inputs and outputs among `<Variables>`, numbered in order.
+    fn ports(&self, variables: Node<'a, 'a>) -> Result<Ports, DescriptionError> {
+        let mut ports = Ports::default();
+        let (mut inputs, mut outputs) = (0, 0);
+        for v in variables.children().filter(|c| c.has_tag_name("Variable")) {
+            let Some(variable) = self.variable(v, (inputs, outputs))? else {
+                continue; // parameters: not connected by a federation
+            };
+            match variable.causality {
+                Causality::Input => {
+                    inputs = variable.elements.end;
+                    ports.inputs.push(variable);
+                }
+                Causality::Output => {
+                    outputs = variable.elements.end;
+                    ports.outputs.push(variable);
+                }
+            }
+        }
+        Ok(ports)
+    }
+
+    /// The input or output `<Variable>` `v`, its elements counted from
+    /// those of the inputs or outputs before it; `None` for other
+    /// variables.
+    fn variable(
+        &self,
+        v: Node<'a, 'a>,
+        (inputs, outputs): (usize, usize),
+    ) -> Result<Option<Variable>, DescriptionError> {
+        let name = self.attr(v, "name")?.to_string();
+        let vr_text = self.attr(v, "valueReference")?;
+        let vr = vr_text
+            .parse()
+            .map_err(|_| self.at(v, format!("valueReference \"{vr_text}\" is not a whole number")))?;
+        let Some(kind) = v.children().find(|c| matches!(c.tag_name().name(), "Input" | "Output")) else {
+            return Ok(None);
+        };
+        let causality = if kind.has_tag_name("Input") {
+            Causality::Input
+        } else {
+            Causality::Output
+        };
+        let Some((typed, data_type)) = kind.children().find_map(|c| {
+            DataType::parse(c.tag_name().name())
+                .filter(|_| c.is_element())
+                .map(|t| (c, t))
+        }) else {
+            return Err(self.at(
+                kind,
+                format!("variable \"{name}\" has no type element (Float64, Int32, …)"),
+            ));
+        };
+        let width = self.width(kind, &name)?;
+        let start: Vec<f64> = typed
+            .attribute("start")
+            .map(|s| s.split_whitespace().filter_map(|x| x.parse().ok()).collect())
+            .unwrap_or_default();
+        let start = if start.len() == width { start } else { vec![0.0; width] };
+        let range = match (typed.attribute("min"), typed.attribute("max")) {
+            (Some(a), Some(b)) => a.parse().ok().zip(b.parse().ok()),
+            _ => None,
+        };
+        let first = if causality == Causality::Input { inputs } else { outputs };
+        Ok(Some(Variable {
+            name,
+            vr,
+            causality,
+            data_type,
+            elements: first..first + width,
+            unit: typed.attribute("unit").map(str::to_string),
+            start,
+            range,
+            dependencies: dependencies(kind),
+            mime_type: typed.attribute("mimeType").map(str::to_string),
+        }))
+    }
+
+    /// The elements of variable `name` by the `<Dimensions>` of its
+    /// `<Input>` or `<Output>` `kind`: as many as one datagram carries at
+    /// most.
+    fn width(&self, kind: Node<'a, 'a>, name: &str) -> Result<usize, DescriptionError> {
+        let most = MAX_PDU - 5;
+        child(kind, "Dimensions")
+            .map(|d| {
+                d.children()
+                    .filter(|c| c.has_tag_name("Dimension"))
+                    .map(|c| c.attribute("constant").and_then(|n| n.parse::<usize>().ok()).unwrap_or(1))
+                    .try_fold(1usize, |w, n| w.checked_mul(n).filter(|&w| w <= most))
+            })
+            .unwrap_or(Some(1))
+            .ok_or_else(|| {
+                self.at(
+                    kind,
+                    format!("variable \"{name}\" has more elements than a datagram carries ({most}); make its Dimensions smaller"),
+                )
+            })
+    }
+}
+
+/// The operating modes under `<OpMode>`.
+fn op_modes(root: Node<'_, '_>) -> Vec<OpMode> {
+    child(root, "OpMode")
+        .map(|m| {
+            m.children()
+                .filter_map(|c| match c.tag_name().name() {
+                    "HardRealTime" => Some(OpMode::HardRealTime),
+                    "SoftRealTime" => Some(OpMode::SoftRealTime),
+                    "NonRealTime" => Some(OpMode::NonRealTime),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first `<TimeRes>` resolution `want` takes (numerator,
+/// denominator).
+fn resolution(root: Node<'_, '_>, want: &dyn Fn(Node<'_, '_>) -> bool) -> Option<(u32, u32)> {
+    child(root, "TimeRes")?
+        .children()
+        .filter(|r| r.has_tag_name("Resolution"))
+        .find(|r| want(*r))
+        .and_then(|r| {
+            Some((
+                r.attribute("numerator")?.parse().ok()?,
+                r.attribute("denominator")?.parse().ok()?,
+            ))
+        })
+}
+
+/// The UDP control address, when the description gives one.
+fn control(root: Node<'_, '_>) -> Option<SocketAddrV4> {
+    child(root, "TransportProtocols")
+        .and_then(|t| child(t, "UDP_IPv4"))
+        .and_then(|u| child(u, "Control"))
+        .and_then(|c| {
+            let ip: Ipv4Addr = c.attribute("host")?.parse().ok()?;
+            Some(SocketAddrV4::new(ip, c.attribute("port")?.parse().ok()?))
+        })
+}
+
+/// The longest silence of the master tolerated (s), when given.
+fn heartbeat(root: Node<'_, '_>) -> Option<f64> {
+    child(root, "Heartbeat")
+        .and_then(|h| child(h, "MaximumPeriodicInterval"))
+        .and_then(|m| {
+            let n: f64 = m.attribute("numerator")?.parse().ok()?;
+            let d: f64 = m.attribute("denominator")?.parse().ok()?;
+            Some(n / d)
+        })
+}
+
+/// The value references a variable's run-time outputs depend on, when
+/// `<Dependencies>` says.
+fn dependencies(kind: Node<'_, '_>) -> Option<Vec<u64>> {
+    child(kind, "Dependencies").map(|d| {
+        child(d, "Run")
+            .map(|r| {
+                r.children()
+                    .filter(|c| c.has_tag_name("Dependency"))
+                    .filter_map(|c| c.attribute("vr")?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    })
 }
 
 /// One `<Variable>`.

@@ -309,6 +309,161 @@ impl<'a> Fields<'a> {
     fn rest(&self, at: usize) -> &'a [u8] {
         &self.0[at..]
     }
+    /// The state byte of a state-change request (the last byte of one
+    /// shorter than that).
+    fn state(&self) -> u8 {
+        self.u8(4.min(self.0.len() - 1))
+    }
+    /// The network information at byte 6 on.
+    fn network(&self) -> Network<'a> {
+        Network {
+            transport: self.u8(6),
+            address: self.rest(7),
+        }
+    }
+
+    /// The body of request `type_id` (one [`name`] knows, of a length
+    /// checked).
+    fn request(&self, type_id: u8) -> Request<'a> {
+        let state = self.state();
+        match type_id {
+            0x01 => {
+                let mut uuid = [0; 16];
+                uuid.copy_from_slice(&self.0[5..21]);
+                Request::Register {
+                    state,
+                    uuid,
+                    op_mode: self.u8(21),
+                    major: self.u8(22),
+                    minor: self.u8(23),
+                }
+            }
+            0x02 => Request::Deregister { state },
+            0x03 => Request::Prepare { state },
+            0x04 => Request::Configure { state },
+            0x05 => Request::Initialize { state },
+            0x06 => Request::Run {
+                state,
+                start: self.u64(5) as i64,
+            },
+            0x07 => Request::DoStep {
+                state,
+                steps: self.u32(5),
+            },
+            0x08 => Request::SendOutputs { state },
+            0x09 => Request::Stop { state },
+            0x0A => Request::Reset { state },
+            0x20..=0x2B => self.configuration(type_id),
+            0x80 => Request::State,
+            0x81 => Request::Error,
+            // 0x82, the one request type left.
+            _ => Request::Log {
+                category: self.u8(4),
+                max: self.u8(5),
+            },
+        }
+    }
+
+    /// The body of configuration request `type_id` (0x20 to 0x2B).
+    fn configuration(&self, type_id: u8) -> Request<'a> {
+        match type_id {
+            0x20 => Request::TimeRes {
+                numerator: self.u32(4),
+                denominator: self.u32(8),
+            },
+            0x21 => Request::Steps {
+                steps: self.u32(4),
+                data_id: self.u16(8),
+            },
+            0x22 => Request::Input {
+                data_id: self.u16(4),
+                pos: self.u16(6),
+                target_vr: self.u64(8),
+                source_type: self.u8(16),
+            },
+            0x23 => Request::Output {
+                data_id: self.u16(4),
+                pos: self.u16(6),
+                source_vr: self.u64(8),
+            },
+            0x24 => Request::Clear,
+            0x25 => Request::TargetNetwork {
+                data_id: self.u16(4),
+                network: self.network(),
+            },
+            0x26 => Request::SourceNetwork {
+                data_id: self.u16(4),
+                network: self.network(),
+            },
+            0x27 => Request::Parameter {
+                vr: self.u64(4),
+                source_type: self.u8(12),
+                value: self.rest(13),
+            },
+            0x28 => Request::TunableParameter {
+                param_id: self.u16(4),
+                pos: self.u16(6),
+                vr: self.u64(8),
+                source_type: self.u8(16),
+            },
+            0x29 => Request::ParamNetwork {
+                param_id: self.u16(4),
+                network: self.network(),
+            },
+            0x2A => Request::Logging {
+                category: self.u8(4),
+                level: self.u8(5),
+                mode: self.u8(6),
+            },
+            // 0x2B, the one configuration type left.
+            _ => Request::Scope {
+                data_id: self.u16(4),
+                scope: self.u8(6),
+            },
+        }
+    }
+
+    /// The body of response `type_id` (0xB0 to 0xB4).
+    fn response(&self, type_id: u8) -> Response<'a> {
+        match type_id {
+            0xB0 => Response::Ack,
+            0xB1 => Response::Nack {
+                expected: self.u16(4),
+                error: self.u16(6),
+            },
+            0xB2 => Response::StateAck { state: self.u8(4) },
+            0xB3 => Response::ErrorAck { error: self.u16(4) },
+            // 0xB4, the one response type left.
+            _ => Response::LogAck { entries: self.rest(4) },
+        }
+    }
+}
+
+/// The fixed length of PDU `type_id` (one [`name`] knows), or the least
+/// for a variable one; and whether it is variable.
+fn length(type_id: u8) -> (usize, bool) {
+    match type_id {
+        0x01 => (24, false),
+        0x02..=0x05 | 0x08..=0x0A => (5, false),
+        0x06 => (13, false),
+        0x07 => (9, false),
+        0x20 => (12, false),
+        0x21 => (10, false),
+        0x22 | 0x28 => (17, false),
+        0x23 => (16, false),
+        0x24 | 0x80 | 0x81 | 0xB0 => (4, false),
+        0x25 | 0x26 | 0x29 => (7, true),
+        0x27 => (13, true),
+        0x2A | 0x2B => (7, false),
+        0x82 => (6, false),
+        0xB1 => (8, false),
+        0xB2 => (5, false),
+        0xB3 => (6, false),
+        0xB4 => (4, true),
+        0xE0 => (3, false),
+        0xE1 => (11, true),
+        _ => (5, true), // 0xF0, 0xF1
+    }
 }
 
 impl<'a> Pdu<'a> {
@@ -317,29 +472,7 @@ impl<'a> Pdu<'a> {
         let &type_id = bytes.first().ok_or(PduError::Empty)?;
         let name = name(type_id).ok_or(PduError::UnknownType(type_id))?;
         let found = bytes.len();
-        // The fixed length of each PDU, or the least for variable ones.
-        let (expected, variable) = match type_id {
-            0x01 => (24, false),
-            0x02..=0x05 | 0x08..=0x0A => (5, false),
-            0x06 => (13, false),
-            0x07 => (9, false),
-            0x20 => (12, false),
-            0x21 => (10, false),
-            0x22 | 0x28 => (17, false),
-            0x23 => (16, false),
-            0x24 | 0x80 | 0x81 | 0xB0 => (4, false),
-            0x25 | 0x26 | 0x29 => (7, true),
-            0x27 => (13, true),
-            0x2A | 0x2B => (7, false),
-            0x82 => (6, false),
-            0xB1 => (8, false),
-            0xB2 => (5, false),
-            0xB3 => (6, false),
-            0xB4 => (4, true),
-            0xE0 => (3, false),
-            0xE1 => (11, true),
-            _ => (5, true), // 0xF0, 0xF1
-        };
+        let (expected, variable) = length(type_id);
         if found < expected || (!variable && found != expected) {
             return Err(PduError::Length {
                 type_id,
@@ -349,111 +482,17 @@ impl<'a> Pdu<'a> {
             });
         }
         let f = Fields(bytes);
-        let request = |body| Pdu::Request {
-            seq: f.u16(1),
-            receiver: f.u8(3),
-            body,
-        };
-        let response = |body| Pdu::Response {
-            seq: f.u16(1),
-            sender: f.u8(3),
-            body,
-        };
-        let state = f.u8(4.min(found - 1));
-        let network = || Network {
-            transport: f.u8(6),
-            address: f.rest(7),
-        };
         Ok(match type_id {
-            0x01 => {
-                let mut uuid = [0; 16];
-                uuid.copy_from_slice(&bytes[5..21]);
-                request(Request::Register {
-                    state,
-                    uuid,
-                    op_mode: f.u8(21),
-                    major: f.u8(22),
-                    minor: f.u8(23),
-                })
-            }
-            0x02 => request(Request::Deregister { state }),
-            0x03 => request(Request::Prepare { state }),
-            0x04 => request(Request::Configure { state }),
-            0x05 => request(Request::Initialize { state }),
-            0x06 => request(Request::Run {
-                state,
-                start: f.u64(5) as i64,
-            }),
-            0x07 => request(Request::DoStep { state, steps: f.u32(5) }),
-            0x08 => request(Request::SendOutputs { state }),
-            0x09 => request(Request::Stop { state }),
-            0x0A => request(Request::Reset { state }),
-            0x20 => request(Request::TimeRes {
-                numerator: f.u32(4),
-                denominator: f.u32(8),
-            }),
-            0x21 => request(Request::Steps {
-                steps: f.u32(4),
-                data_id: f.u16(8),
-            }),
-            0x22 => request(Request::Input {
-                data_id: f.u16(4),
-                pos: f.u16(6),
-                target_vr: f.u64(8),
-                source_type: f.u8(16),
-            }),
-            0x23 => request(Request::Output {
-                data_id: f.u16(4),
-                pos: f.u16(6),
-                source_vr: f.u64(8),
-            }),
-            0x24 => request(Request::Clear),
-            0x25 => request(Request::TargetNetwork {
-                data_id: f.u16(4),
-                network: network(),
-            }),
-            0x26 => request(Request::SourceNetwork {
-                data_id: f.u16(4),
-                network: network(),
-            }),
-            0x27 => request(Request::Parameter {
-                vr: f.u64(4),
-                source_type: f.u8(12),
-                value: f.rest(13),
-            }),
-            0x28 => request(Request::TunableParameter {
-                param_id: f.u16(4),
-                pos: f.u16(6),
-                vr: f.u64(8),
-                source_type: f.u8(16),
-            }),
-            0x29 => request(Request::ParamNetwork {
-                param_id: f.u16(4),
-                network: network(),
-            }),
-            0x2A => request(Request::Logging {
-                category: f.u8(4),
-                level: f.u8(5),
-                mode: f.u8(6),
-            }),
-            0x2B => request(Request::Scope {
-                data_id: f.u16(4),
-                scope: f.u8(6),
-            }),
-            0x80 => request(Request::State),
-            0x81 => request(Request::Error),
-            0x82 => request(Request::Log {
-                category: f.u8(4),
-                max: f.u8(5),
-            }),
-            0xB0 => response(Response::Ack),
-            0xB1 => response(Response::Nack {
-                expected: f.u16(4),
-                error: f.u16(6),
-            }),
-            0xB2 => response(Response::StateAck { state: f.u8(4) }),
-            0xB3 => response(Response::ErrorAck { error: f.u16(4) }),
-            0xB4 => response(Response::LogAck { entries: f.rest(4) }),
+            0x01..=0xAF => Pdu::Request {
+                seq: f.u16(1),
+                receiver: f.u8(3),
+                body: f.request(type_id),
+            },
+            0xB0..=0xBF => Pdu::Response {
+                seq: f.u16(1),
+                sender: f.u8(3),
+                body: f.response(type_id),
+            },
             0xE0 => Pdu::StateChanged {
                 sender: f.u8(1),
                 state: f.u8(2),

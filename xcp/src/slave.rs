@@ -234,303 +234,349 @@ impl<T: Target> Slave<T> {
         }
     }
 
+    /// The dispatcher: each command code to the function that answers it.
     fn command(&mut self, code: u8, p: &[u8], out: &mut Vec<u8>) -> Reply {
-        // `need(n)` checks the packet holds its n bytes; bytes after them
-        // are tolerated (CAN-style padding).
-        let need = |n: usize| if p.len() < n { Err(ErrorCode::CmdSyntax) } else { Ok(()) };
-        let u16_at = |i: usize| u16::from_le_bytes([p[i], p[i + 1]]);
-        let u32_at = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
         match code {
-            cmd::CONNECT => {
-                // §1.6.1.1: mode 0 (normal) only.
-                need(2)?;
-                if p[1] != 0 {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                self.connected = true;
-                // RESOURCE: CAL/PAG (bit 0) and DAQ (bit 2); COMM_MODE_BASIC:
-                // Intel byte order, byte granularity, OPTIONAL (bit 7).
-                out.extend_from_slice(&[0x05, 0x80, MAX_CTO as u8]);
-                out.extend_from_slice(&(MAX_DTO as u16).to_le_bytes());
-                out.extend_from_slice(&[1, 1]);
-            }
-            cmd::DISCONNECT => {
-                // §1.6.1.2: DAQ stops with the session.
-                self.stop_all()?;
-                self.config.free();
-                self.connected = false;
-            }
-            cmd::GET_STATUS => {
-                // §1.6.1.3: SESSION_STATUS (bit 6 DAQ_RUNNING), protection
-                // mask (nothing locked), reserved, session configuration id.
-                let status = if self.config.running() { 0x40 } else { 0 };
-                out.extend_from_slice(&[status, 0, 0, 0, 0]);
-            }
-            cmd::SYNCH => return Err(ErrorCode::CmdSynch),
-            cmd::GET_COMM_MODE_INFO => {
-                // §1.6.1.5: reserved, COMM_MODE_OPTIONAL (none), reserved,
-                // MAX_BS, MIN_ST, QUEUE_SIZE, driver version 1.0.
-                out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0x10]);
-            }
-            cmd::GET_ID => {
-                // §1.6.1.6: mode (bit 0: the id follows in this
-                // response), reserved u16, length u32, id bytes. Type 1 (the
-                // A2L's name) comes in the response; type 4 (the A2L file)
-                // is uploaded from the MTA; others are not available.
-                need(2)?;
-                let id: &[u8] = match p[1] {
-                    1 => self.identity.a2l_name.as_bytes(),
-                    4 => &self.identity.a2l,
-                    _ => &[],
-                };
-                let inline = p[1] == 1 && id.len() <= MAX_CTO - 8;
-                out.push(u8::from(inline));
-                out.extend_from_slice(&[0, 0]);
-                out.extend_from_slice(&(id.len() as u32).to_le_bytes());
-                if inline {
-                    out.extend_from_slice(id);
-                } else {
-                    self.text = id.to_vec();
-                    self.mta = Mta::Text(0);
-                }
-            }
-            cmd::SET_MTA => {
-                // §1.6.2.1: reserved u16, address extension, address u32.
-                need(8)?;
-                if p[3] != 0 {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                self.mta = Mta::Memory(u32_at(4));
-            }
-            cmd::UPLOAD => {
-                // §1.6.2.3: the count of bytes, read from the MTA, which
-                // moves past them.
-                need(2)?;
-                self.upload(p[1] as usize, out)?;
-            }
-            cmd::SHORT_UPLOAD => {
-                // §1.6.2.4: count, reserved, extension, address u32.
-                need(8)?;
-                if p[3] != 0 {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                self.mta = Mta::Memory(u32_at(4));
-                self.upload(p[1] as usize, out)?;
-            }
-            cmd::DOWNLOAD => {
-                // §1.6.3.1: count, then the bytes to write at the MTA.
-                need(2)?;
-                let n = p[1] as usize;
-                if n == 0 || n > MAX_CTO - 2 {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                need(2 + n)?;
-                self.download(&p[2..2 + n])?;
-            }
-            cmd::SET_CAL_PAGE => {
-                // §1.6.4.1: mode (bit 0 ECU, bit 1 XCP, bit 7 all
-                // segments), segment, page.
-                need(4)?;
-                let (mode, segment, page) = (p[1], p[2], p[3]);
-                if mode & 0x03 == 0 || mode & 0x7C != 0 {
-                    return Err(ErrorCode::ModeNotValid);
-                }
-                if segment != 0 && mode & 0x80 == 0 {
-                    return Err(ErrorCode::SegmentNotValid);
-                }
-                if page > REFERENCE_PAGE {
-                    return Err(ErrorCode::PageNotValid);
-                }
-                if mode & 0x01 != 0 {
-                    self.apply_page(page)?;
-                }
-                if mode & 0x02 != 0 {
-                    self.xcp_page = page;
-                }
-            }
-            cmd::GET_CAL_PAGE => {
-                // §1.6.4.2: mode (1 ECU or 2 XCP), segment; answer
-                // reserved, reserved, page.
-                need(3)?;
-                if p[2] != 0 {
-                    return Err(ErrorCode::SegmentNotValid);
-                }
-                let page = match p[1] {
-                    0x01 => self.ecu_page,
-                    0x02 => self.xcp_page,
-                    _ => return Err(ErrorCode::ModeNotValid),
-                };
-                out.extend_from_slice(&[0, 0, page]);
-            }
-            cmd::COPY_CAL_PAGE => {
-                // §1.6.4.5: source segment and page, destination segment
-                // and page. The reference page cannot be written.
-                need(5)?;
-                if p[1] != 0 || p[3] != 0 {
-                    return Err(ErrorCode::SegmentNotValid);
-                }
-                if p[2] > REFERENCE_PAGE || p[4] > REFERENCE_PAGE {
-                    return Err(ErrorCode::PageNotValid);
-                }
-                if p[4] == REFERENCE_PAGE {
-                    return Err(ErrorCode::WriteProtected);
-                }
-                if p[2] != p[4] {
-                    if self.ecu_page == WORKING_PAGE {
-                        self.apply(&self.pages[REFERENCE_PAGE as usize].clone())?;
-                    }
-                    self.pages[WORKING_PAGE as usize] = self.pages[REFERENCE_PAGE as usize].clone();
-                }
-            }
-            cmd::FREE_DAQ => {
-                // §1.6.5.2.1.
-                self.stop_all()?;
-                self.config.free();
-            }
-            cmd::ALLOC_DAQ => {
-                // §1.6.5.2.2: reserved, count u16.
-                need(4)?;
-                self.idle()?;
-                self.config.alloc_daq(u16_at(2) as usize)?;
-            }
-            cmd::ALLOC_ODT => {
-                // §1.6.5.2.3: reserved, list u16, count u8.
-                need(5)?;
-                self.idle()?;
-                self.config.alloc_odt(u16_at(2) as usize, p[4] as usize)?;
-            }
-            cmd::ALLOC_ODT_ENTRY => {
-                // §1.6.5.2.4: reserved, list u16, ODT u8, count u8.
-                need(6)?;
-                self.idle()?;
-                self.config
-                    .alloc_odt_entry(u16_at(2) as usize, p[4] as usize, p[5] as usize)?;
-            }
-            cmd::SET_DAQ_PTR => {
-                // §1.6.5.1.2: reserved, list u16, ODT u8, entry u8.
-                need(6)?;
-                self.config
-                    .set_pointer(u16_at(2) as usize, p[4] as usize, p[5] as usize)?;
-            }
-            cmd::WRITE_DAQ => {
-                // §1.6.5.1.3: bit offset (0xFF: whole bytes), size,
-                // extension, address u32.
-                need(8)?;
-                if p[1] != 0xFF || p[3] != 0 {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                self.config.write(p[2], u32_at(4), self.measurements)?;
-            }
-            cmd::SET_DAQ_LIST_MODE => {
-                // §1.6.5.1.4: mode (bit 1 STIM, bit 4 TIMESTAMP, bit 5
-                // PID_OFF), list u16, event u16, prescaler, priority.
-                need(8)?;
-                let mode = p[1];
-                if mode & !0x10 != 0 {
-                    return Err(ErrorCode::ModeNotValid);
-                }
-                let event = u16_at(4);
-                if event as usize >= self.event_names.len() {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                self.config
-                    .set_mode(u16_at(2) as usize, event, p[6], mode & 0x10 != 0)?;
-            }
-            cmd::GET_DAQ_LIST_MODE => {
-                // §1.6.5.3.3: answer mode (bit 2 SELECTED, bit 4 TIMESTAMP,
-                // bit 6 RUNNING), reserved u16, event u16, prescaler,
-                // priority.
-                need(4)?;
-                let list = self
-                    .config
-                    .lists()
-                    .get(u16_at(2) as usize)
-                    .ok_or(ErrorCode::OutOfRange)?;
-                let mode = u8::from(list.selected) << 2 | u8::from(list.timestamp) << 4 | u8::from(list.running) << 6;
-                out.extend_from_slice(&[mode, 0, 0]);
-                out.extend_from_slice(&list.event.to_le_bytes());
-                out.extend_from_slice(&[list.prescaler, 0]);
-            }
-            cmd::START_STOP_DAQ_LIST => {
-                // §1.6.5.1.5: mode (0 stop, 1 start, 2 select), list u16;
-                // answer FIRST_PID.
-                need(4)?;
-                let daq = u16_at(2) as usize;
-                if daq >= self.config.lists().len() {
-                    return Err(ErrorCode::OutOfRange);
-                }
-                match p[1] {
-                    0 => self.set_running(|i| i == daq, false)?,
-                    1 => {
-                        self.config.check_runnable(daq)?;
-                        self.set_running(|i| i == daq, true)?;
-                    }
-                    2 => {
-                        self.config.check_runnable(daq)?;
-                        if let Some(l) = self.config.list_mut(daq) {
-                            l.selected = true;
-                        }
-                    }
-                    _ => return Err(ErrorCode::ModeNotValid),
-                }
-                out.push(self.config.first_pid(daq));
-            }
-            cmd::START_STOP_SYNCH => {
-                // §1.6.5.1.6: mode 0 stop all, 1 start selected, 2 stop
-                // selected; selections are cleared.
-                need(2)?;
-                let selected: Vec<bool> = self.config.lists().iter().map(|l| l.selected).collect();
-                match p[1] {
-                    0 => self.set_running(|_| true, false)?,
-                    1 => self.set_running(|i| selected[i], true)?,
-                    2 => self.set_running(|i| selected[i], false)?,
-                    _ => return Err(ErrorCode::ModeNotValid),
-                }
-                for i in 0..selected.len() {
-                    if let Some(l) = self.config.list_mut(i) {
-                        l.selected = false;
-                    }
-                }
-            }
-            cmd::GET_DAQ_CLOCK => {
-                // §1.6.5.1.7: reserved ×3, timestamp u32 (1 µs ticks).
-                out.extend_from_slice(&[0, 0, 0]);
-                let now = (self.target.clock_ns() / 1000) as u32;
-                out.extend_from_slice(&now.to_le_bytes());
-            }
-            cmd::GET_DAQ_PROCESSOR_INFO => {
-                // §1.6.5.3.2: DAQ_PROPERTIES (dynamic, prescaler,
-                // timestamps, overload in the PID's MSB), MAX_DAQ u16,
-                // MAX_EVENT_CHANNEL u16, MIN_DAQ, DAQ_KEY_BYTE (absolute
-                // ODT numbers, extension free per entry, default
-                // optimisation).
-                out.push(0x01 | 0x02 | 0x10 | 0x40);
-                out.extend_from_slice(&(MAX_DAQ_LISTS as u16).to_le_bytes());
-                out.extend_from_slice(&(self.event_names.len() as u16).to_le_bytes());
-                out.extend_from_slice(&[0, 0]);
-            }
-            cmd::GET_DAQ_RESOLUTION_INFO => {
-                // §1.6.5.3.3: granularity and largest entry for DAQ and
-                // STIM, TIMESTAMP_MODE (size 4, unit 1 µs = 3 in bits 4-7,
-                // not fixed), TIMESTAMP_TICKS u16.
-                out.extend_from_slice(&[1, MAX_ENTRY_BYTES, 1, 0, 0x34]);
-                out.extend_from_slice(&1u16.to_le_bytes());
-            }
-            cmd::GET_DAQ_EVENT_INFO => {
-                // §1.6.5.3.5: reserved, event u16; answer properties (DAQ
-                // bit 2), MAX_DAQ_LIST (0xFF: any), name length, time cycle,
-                // time unit, priority. The name is uploaded from the MTA.
-                need(4)?;
-                let event = u16_at(2) as usize;
-                let name = self.event_names.get(event).ok_or(ErrorCode::OutOfRange)?;
-                let name = &name.as_bytes()[..name.len().min(255)];
-                let (cycle, unit) = event_cycle(self.event_periods[event]);
-                out.extend_from_slice(&[0x04, 0xFF, name.len() as u8, cycle, unit.code(), 0]);
-                self.text = name.to_vec();
-                self.mta = Mta::Text(0);
-            }
-            _ => return Err(ErrorCode::CmdUnknown),
+            cmd::CONNECT => self.connect(p, out),
+            cmd::DISCONNECT => self.disconnect(),
+            cmd::GET_STATUS => self.get_status(out),
+            cmd::SYNCH => Err(ErrorCode::CmdSynch),
+            cmd::GET_COMM_MODE_INFO => get_comm_mode_info(out),
+            cmd::GET_ID => self.get_id(p, out),
+            cmd::SET_MTA => self.set_mta(p),
+            cmd::UPLOAD => self.upload_command(p, out),
+            cmd::SHORT_UPLOAD => self.short_upload(p, out),
+            cmd::DOWNLOAD => self.download_command(p),
+            cmd::SET_CAL_PAGE => self.set_cal_page(p),
+            cmd::GET_CAL_PAGE => self.get_cal_page(p, out),
+            cmd::COPY_CAL_PAGE => self.copy_cal_page(p),
+            cmd::FREE_DAQ => self.free_daq(),
+            cmd::ALLOC_DAQ => self.alloc_daq(p),
+            cmd::ALLOC_ODT => self.alloc_odt(p),
+            cmd::ALLOC_ODT_ENTRY => self.alloc_odt_entry(p),
+            cmd::SET_DAQ_PTR => self.set_daq_ptr(p),
+            cmd::WRITE_DAQ => self.write_daq(p),
+            cmd::SET_DAQ_LIST_MODE => self.set_daq_list_mode(p),
+            cmd::GET_DAQ_LIST_MODE => self.get_daq_list_mode(p, out),
+            cmd::START_STOP_DAQ_LIST => self.start_stop_daq_list(p, out),
+            cmd::START_STOP_SYNCH => self.start_stop_synch(p),
+            cmd::GET_DAQ_CLOCK => self.get_daq_clock(out),
+            cmd::GET_DAQ_PROCESSOR_INFO => self.get_daq_processor_info(out),
+            cmd::GET_DAQ_RESOLUTION_INFO => get_daq_resolution_info(out),
+            cmd::GET_DAQ_EVENT_INFO => self.get_daq_event_info(p, out),
+            _ => Err(ErrorCode::CmdUnknown),
         }
+    }
+
+    /// CONNECT (§1.6.1.1): mode 0 (normal) only.
+    fn connect(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 2)?;
+        if p[1] != 0 {
+            return Err(ErrorCode::OutOfRange);
+        }
+        self.connected = true;
+        // RESOURCE: CAL/PAG (bit 0) and DAQ (bit 2); COMM_MODE_BASIC:
+        // Intel byte order, byte granularity, OPTIONAL (bit 7).
+        out.extend_from_slice(&[0x05, 0x80, MAX_CTO as u8]);
+        out.extend_from_slice(&(MAX_DTO as u16).to_le_bytes());
+        out.extend_from_slice(&[1, 1]);
+        Ok(())
+    }
+
+    /// DISCONNECT (§1.6.1.2): DAQ stops with the session.
+    fn disconnect(&mut self) -> Reply {
+        self.stop_all()?;
+        self.config.free();
+        self.connected = false;
+        Ok(())
+    }
+
+    /// GET_STATUS (§1.6.1.3): SESSION_STATUS (bit 6 DAQ_RUNNING),
+    /// protection mask (nothing locked), reserved, session configuration
+    /// id.
+    fn get_status(&self, out: &mut Vec<u8>) -> Reply {
+        let status = if self.config.running() { 0x40 } else { 0 };
+        out.extend_from_slice(&[status, 0, 0, 0, 0]);
+        Ok(())
+    }
+
+    /// GET_ID (§1.6.1.6): mode (bit 0: the id follows in this response),
+    /// reserved u16, length u32, id bytes. Type 1 (the A2L's name) comes
+    /// in the response; type 4 (the A2L file) is uploaded from the MTA;
+    /// others are not available.
+    fn get_id(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 2)?;
+        let id: &[u8] = match p[1] {
+            1 => self.identity.a2l_name.as_bytes(),
+            4 => &self.identity.a2l,
+            _ => &[],
+        };
+        let inline = p[1] == 1 && id.len() <= MAX_CTO - 8;
+        out.push(u8::from(inline));
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&(id.len() as u32).to_le_bytes());
+        if inline {
+            out.extend_from_slice(id);
+        } else {
+            self.text = id.to_vec();
+            self.mta = Mta::Text(0);
+        }
+        Ok(())
+    }
+
+    /// SET_MTA (§1.6.2.1): reserved u16, address extension, address u32.
+    fn set_mta(&mut self, p: &[u8]) -> Reply {
+        need(p, 8)?;
+        if p[3] != 0 {
+            return Err(ErrorCode::OutOfRange);
+        }
+        self.mta = Mta::Memory(u32_at(p, 4));
+        Ok(())
+    }
+
+    /// UPLOAD (§1.6.2.3): the count of bytes, read from the MTA, which
+    /// moves past them.
+    fn upload_command(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 2)?;
+        self.upload(p[1] as usize, out)
+    }
+
+    /// SHORT_UPLOAD (§1.6.2.4): count, reserved, extension, address u32:
+    /// SET_MTA's fields where SET_MTA has them, then an UPLOAD.
+    fn short_upload(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        self.set_mta(p)?;
+        self.upload(p[1] as usize, out)
+    }
+
+    /// DOWNLOAD (§1.6.3.1): count, then the bytes to write at the MTA.
+    fn download_command(&mut self, p: &[u8]) -> Reply {
+        need(p, 2)?;
+        let n = p[1] as usize;
+        if n == 0 || n > MAX_CTO - 2 {
+            return Err(ErrorCode::OutOfRange);
+        }
+        need(p, 2 + n)?;
+        self.download(&p[2..2 + n])
+    }
+
+    /// SET_CAL_PAGE (§1.6.4.1): mode (bit 0 ECU, bit 1 XCP, bit 7 all
+    /// segments), segment, page.
+    fn set_cal_page(&mut self, p: &[u8]) -> Reply {
+        need(p, 4)?;
+        let (mode, segment, page) = (p[1], p[2], p[3]);
+        if mode & 0x03 == 0 || mode & 0x7C != 0 {
+            return Err(ErrorCode::ModeNotValid);
+        }
+        if segment != 0 && mode & 0x80 == 0 {
+            return Err(ErrorCode::SegmentNotValid);
+        }
+        if page > REFERENCE_PAGE {
+            return Err(ErrorCode::PageNotValid);
+        }
+        if mode & 0x01 != 0 {
+            self.apply_page(page)?;
+        }
+        if mode & 0x02 != 0 {
+            self.xcp_page = page;
+        }
+        Ok(())
+    }
+
+    /// GET_CAL_PAGE (§1.6.4.2): mode (1 ECU or 2 XCP), segment; answer
+    /// reserved, reserved, page.
+    fn get_cal_page(&self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 3)?;
+        if p[2] != 0 {
+            return Err(ErrorCode::SegmentNotValid);
+        }
+        let page = match p[1] {
+            0x01 => self.ecu_page,
+            0x02 => self.xcp_page,
+            _ => return Err(ErrorCode::ModeNotValid),
+        };
+        out.extend_from_slice(&[0, 0, page]);
+        Ok(())
+    }
+
+    /// COPY_CAL_PAGE (§1.6.4.5): source segment and page, destination
+    /// segment and page. The reference page cannot be written.
+    fn copy_cal_page(&mut self, p: &[u8]) -> Reply {
+        need(p, 5)?;
+        if p[1] != 0 || p[3] != 0 {
+            return Err(ErrorCode::SegmentNotValid);
+        }
+        if p[2] > REFERENCE_PAGE || p[4] > REFERENCE_PAGE {
+            return Err(ErrorCode::PageNotValid);
+        }
+        if p[4] == REFERENCE_PAGE {
+            return Err(ErrorCode::WriteProtected);
+        }
+        if p[2] != p[4] {
+            if self.ecu_page == WORKING_PAGE {
+                self.apply(&self.pages[REFERENCE_PAGE as usize].clone())?;
+            }
+            self.pages[WORKING_PAGE as usize] = self.pages[REFERENCE_PAGE as usize].clone();
+        }
+        Ok(())
+    }
+
+    /// FREE_DAQ (§1.6.5.2.1).
+    fn free_daq(&mut self) -> Reply {
+        self.stop_all()?;
+        self.config.free();
+        Ok(())
+    }
+
+    /// ALLOC_DAQ (§1.6.5.2.2): reserved, count u16.
+    fn alloc_daq(&mut self, p: &[u8]) -> Reply {
+        need(p, 4)?;
+        self.idle()?;
+        self.config.alloc_daq(u16_at(p, 2) as usize)
+    }
+
+    /// ALLOC_ODT (§1.6.5.2.3): reserved, list u16, count u8.
+    fn alloc_odt(&mut self, p: &[u8]) -> Reply {
+        need(p, 5)?;
+        self.idle()?;
+        self.config.alloc_odt(u16_at(p, 2) as usize, p[4] as usize)
+    }
+
+    /// ALLOC_ODT_ENTRY (§1.6.5.2.4): reserved, list u16, ODT u8, count u8.
+    fn alloc_odt_entry(&mut self, p: &[u8]) -> Reply {
+        need(p, 6)?;
+        self.idle()?;
+        self.config
+            .alloc_odt_entry(u16_at(p, 2) as usize, p[4] as usize, p[5] as usize)
+    }
+
+    /// SET_DAQ_PTR (§1.6.5.1.2): reserved, list u16, ODT u8, entry u8.
+    fn set_daq_ptr(&mut self, p: &[u8]) -> Reply {
+        need(p, 6)?;
+        self.config
+            .set_pointer(u16_at(p, 2) as usize, p[4] as usize, p[5] as usize)
+    }
+
+    /// WRITE_DAQ (§1.6.5.1.3): bit offset (0xFF: whole bytes), size,
+    /// extension, address u32.
+    fn write_daq(&mut self, p: &[u8]) -> Reply {
+        need(p, 8)?;
+        if p[1] != 0xFF || p[3] != 0 {
+            return Err(ErrorCode::OutOfRange);
+        }
+        self.config.write(p[2], u32_at(p, 4), self.measurements)
+    }
+
+    /// SET_DAQ_LIST_MODE (§1.6.5.1.4): mode (bit 1 STIM, bit 4 TIMESTAMP,
+    /// bit 5 PID_OFF), list u16, event u16, prescaler, priority.
+    fn set_daq_list_mode(&mut self, p: &[u8]) -> Reply {
+        need(p, 8)?;
+        let mode = p[1];
+        if mode & !0x10 != 0 {
+            return Err(ErrorCode::ModeNotValid);
+        }
+        let event = u16_at(p, 4);
+        if event as usize >= self.event_names.len() {
+            return Err(ErrorCode::OutOfRange);
+        }
+        self.config
+            .set_mode(u16_at(p, 2) as usize, event, p[6], mode & 0x10 != 0)
+    }
+
+    /// GET_DAQ_LIST_MODE (§1.6.5.3.3): answer mode (bit 2 SELECTED, bit 4
+    /// TIMESTAMP, bit 6 RUNNING), reserved u16, event u16, prescaler,
+    /// priority.
+    fn get_daq_list_mode(&self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 4)?;
+        let list = self
+            .config
+            .lists()
+            .get(u16_at(p, 2) as usize)
+            .ok_or(ErrorCode::OutOfRange)?;
+        let mode = u8::from(list.selected) << 2 | u8::from(list.timestamp) << 4 | u8::from(list.running) << 6;
+        out.extend_from_slice(&[mode, 0, 0]);
+        out.extend_from_slice(&list.event.to_le_bytes());
+        out.extend_from_slice(&[list.prescaler, 0]);
+        Ok(())
+    }
+
+    /// START_STOP_DAQ_LIST (§1.6.5.1.5): mode (0 stop, 1 start, 2
+    /// select), list u16; answer FIRST_PID.
+    fn start_stop_daq_list(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 4)?;
+        let daq = u16_at(p, 2) as usize;
+        if daq >= self.config.lists().len() {
+            return Err(ErrorCode::OutOfRange);
+        }
+        match p[1] {
+            0 => self.set_running(|i| i == daq, false)?,
+            1 => {
+                self.config.check_runnable(daq)?;
+                self.set_running(|i| i == daq, true)?;
+            }
+            2 => {
+                self.config.check_runnable(daq)?;
+                if let Some(l) = self.config.list_mut(daq) {
+                    l.selected = true;
+                }
+            }
+            _ => return Err(ErrorCode::ModeNotValid),
+        }
+        out.push(self.config.first_pid(daq));
+        Ok(())
+    }
+
+    /// START_STOP_SYNCH (§1.6.5.1.6): mode 0 stop all, 1 start selected, 2
+    /// stop selected; selections are cleared.
+    fn start_stop_synch(&mut self, p: &[u8]) -> Reply {
+        need(p, 2)?;
+        let selected: Vec<bool> = self.config.lists().iter().map(|l| l.selected).collect();
+        match p[1] {
+            0 => self.set_running(|_| true, false)?,
+            1 => self.set_running(|i| selected[i], true)?,
+            2 => self.set_running(|i| selected[i], false)?,
+            _ => return Err(ErrorCode::ModeNotValid),
+        }
+        for i in 0..selected.len() {
+            if let Some(l) = self.config.list_mut(i) {
+                l.selected = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// GET_DAQ_CLOCK (§1.6.5.1.7): reserved ×3, timestamp u32 (1 µs
+    /// ticks).
+    fn get_daq_clock(&self, out: &mut Vec<u8>) -> Reply {
+        out.extend_from_slice(&[0, 0, 0]);
+        let now = (self.target.clock_ns() / 1000) as u32;
+        out.extend_from_slice(&now.to_le_bytes());
+        Ok(())
+    }
+
+    /// GET_DAQ_PROCESSOR_INFO (§1.6.5.3.2): DAQ_PROPERTIES (dynamic,
+    /// prescaler, timestamps, overload in the PID's MSB), MAX_DAQ u16,
+    /// MAX_EVENT_CHANNEL u16, MIN_DAQ, DAQ_KEY_BYTE (absolute ODT
+    /// numbers, extension free per entry, default optimisation).
+    fn get_daq_processor_info(&self, out: &mut Vec<u8>) -> Reply {
+        out.push(0x01 | 0x02 | 0x10 | 0x40);
+        out.extend_from_slice(&(MAX_DAQ_LISTS as u16).to_le_bytes());
+        out.extend_from_slice(&(self.event_names.len() as u16).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        Ok(())
+    }
+
+    /// GET_DAQ_EVENT_INFO (§1.6.5.3.5): reserved, event u16; answer
+    /// properties (DAQ bit 2), MAX_DAQ_LIST (0xFF: any), name length, time
+    /// cycle, time unit, priority. The name is uploaded from the MTA.
+    fn get_daq_event_info(&mut self, p: &[u8], out: &mut Vec<u8>) -> Reply {
+        need(p, 4)?;
+        let event = u16_at(p, 2) as usize;
+        let name = self.event_names.get(event).ok_or(ErrorCode::OutOfRange)?;
+        let name = &name.as_bytes()[..name.len().min(255)];
+        let (cycle, unit) = event_cycle(self.event_periods[event]);
+        out.extend_from_slice(&[0x04, 0xFF, name.len() as u8, cycle, unit.code(), 0]);
+        self.text = name.to_vec();
+        self.mta = Mta::Text(0);
         Ok(())
     }
 
@@ -678,6 +724,42 @@ impl<T: Target> Slave<T> {
         }
         None
     }
+}
+
+/// Checks that packet `p` holds its `n` bytes; bytes after them are
+/// tolerated (CAN-style padding).
+fn need(p: &[u8], n: usize) -> Reply {
+    if p.len() < n {
+        Err(ErrorCode::CmdSyntax)
+    } else {
+        Ok(())
+    }
+}
+
+/// The little-endian `u16` at byte `i` of a packet checked long enough.
+fn u16_at(p: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([p[i], p[i + 1]])
+}
+
+/// The little-endian `u32` at byte `i` of a packet checked long enough.
+fn u32_at(p: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]])
+}
+
+/// GET_COMM_MODE_INFO (§1.6.1.5): reserved, COMM_MODE_OPTIONAL (none),
+/// reserved, MAX_BS, MIN_ST, QUEUE_SIZE, driver version 1.0.
+fn get_comm_mode_info(out: &mut Vec<u8>) -> Reply {
+    out.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0x10]);
+    Ok(())
+}
+
+/// GET_DAQ_RESOLUTION_INFO (§1.6.5.3.3): granularity and largest entry
+/// for DAQ and STIM, TIMESTAMP_MODE (size 4, unit 1 µs = 3 in bits 4-7,
+/// not fixed), TIMESTAMP_TICKS u16.
+fn get_daq_resolution_info(out: &mut Vec<u8>) -> Reply {
+    out.extend_from_slice(&[1, MAX_ENTRY_BYTES, 1, 0, 0x34]);
+    out.extend_from_slice(&1u16.to_le_bytes());
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! connect, the step, the stop time and the operating mode.
 
 use std::net::SocketAddrV4;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -131,37 +132,40 @@ fn read_bounded(path: &Path, most: u64) -> std::io::Result<String> {
     Ok(text)
 }
 
-impl Federation {
-    /// Reads and checks the federation file at `path`, with the
-    /// descriptions it names.
-    pub fn load(path: &Path) -> Result<Federation, ConfigError> {
-        let text = read_text(path, MAX_FILE, "federation file", "dcp/examples/ev.toml is an example")?;
-        Federation::parse(text, path)
-    }
+/// The `[federation]` table, checked.
+struct Settings {
+    /// The communication step (s), and where the file gives it.
+    step: f64,
+    step_span: Range<usize>,
+    /// Steps to the stop time.
+    steps: u64,
+    mode: OpMode,
+    /// Seconds.
+    timeout: f64,
+    retries: u32,
+    /// Seconds.
+    start_delay: f64,
+}
 
-    /// Checks the federation file `text`, read from `file`.
-    pub fn parse(text: String, file: &Path) -> Result<Federation, ConfigError> {
-        let place = TomlPlace {
-            text: &text,
-            file,
-            guide: GUIDE,
-        };
-        let raw: RawFederation = toml::from_str(&text).map_err(|e| place.toml_error(&e))?;
-        let s = &raw.federation;
-        let seconds = |v: &Spanned<f64>, key: &str, min: f64, max: f64| {
-            let x = *v.get_ref();
-            if (min..=max).contains(&x) {
-                Ok(x)
-            } else {
-                Err(place.error(
-                    v.span(),
-                    key,
-                    format!("must be from {min:e} to {max:e} seconds, found {x}"),
-                ))
-            }
-        };
-        let step = seconds(&s.step, "federation.step", 1e-6, 1e6)?;
-        let stop = seconds(&s.stop, "federation.stop", 1e-6, 1e9)?;
+/// `v` if it is from `min` to `max` seconds.
+fn seconds(place: &TomlPlace<'_>, v: &Spanned<f64>, key: &str, (min, max): (f64, f64)) -> Result<f64, ConfigError> {
+    let x = *v.get_ref();
+    if (min..=max).contains(&x) {
+        Ok(x)
+    } else {
+        Err(place.error(
+            v.span(),
+            key,
+            format!("must be from {min:e} to {max:e} seconds, found {x}"),
+        ))
+    }
+}
+
+impl Settings {
+    /// Checks the settings `s`.
+    fn read(place: &TomlPlace<'_>, s: &RawSettings) -> Result<Settings, ConfigError> {
+        let step = seconds(place, &s.step, "federation.step", (1e-6, 1e6))?;
+        let stop = seconds(place, &s.stop, "federation.stop", (1e-6, 1e9))?;
         let ratio = stop / step;
         let steps = ratio.round();
         if steps < 1.0 || (ratio - steps).abs() > 1e-9 * steps {
@@ -184,7 +188,7 @@ impl Federation {
             }
         };
         let timeout = match &s.timeout {
-            Some(t) => seconds(t, "federation.timeout", 1e-3, 60.0)?,
+            Some(t) => seconds(place, t, "federation.timeout", (1e-3, 60.0))?,
             None => 0.5,
         };
         let retries = match &s.retries {
@@ -199,9 +203,161 @@ impl Federation {
             None => 4,
         };
         let start_delay = match &s.start_delay {
-            Some(d) => seconds(d, "federation.start_delay", 0.0, 3600.0)?,
+            Some(d) => seconds(place, d, "federation.start_delay", (0.0, 3600.0))?,
             None => 1.0,
         };
+        Ok(Settings {
+            step,
+            step_span: s.step.span(),
+            steps: steps as u64,
+            mode,
+            timeout,
+            retries,
+            start_delay,
+        })
+    }
+
+    /// Checks slave `i`, `r`, its description read from beside the file
+    /// (`base`), against these settings and the `members` before it.
+    fn member(
+        &self,
+        place: &TomlPlace<'_>,
+        base: &Path,
+        (i, r): (usize, &RawSlave),
+        members: &[Member],
+    ) -> Result<Member, ConfigError> {
+        let key = |k: &str| format!("slave[{i}].{k}");
+        let name = r.name.get_ref();
+        if name.is_empty() || name.contains('.') {
+            return Err(place.error(
+                r.name.span(),
+                &key("name"),
+                "must be a name without '.', not empty".into(),
+            ));
+        }
+        if let Some(first) = members.iter().position(|m| &m.name == name) {
+            return Err(place.error(
+                r.name.span(),
+                &key("name"),
+                format!("\"{name}\" is already the name of slave[{first}]; give each slave its own name"),
+            ));
+        }
+        let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
+        let description = self.description(base, r, at_description)?;
+        let address = match &r.address {
+            Some(a) => a.get_ref().parse().map_err(|_| {
+                place.error(
+                    a.span(),
+                    &key("address"),
+                    format!(
+                        "\"{}\" is not an IPv4 address and port, e.g. \"10.0.0.2:8000\"",
+                        a.get_ref()
+                    ),
+                )
+            })?,
+            None => description.control.ok_or_else(|| {
+                at_description("the description gives no control host and port; give address = \"IP:PORT\"".into())
+            })?,
+        };
+        let step = self.step;
+        let Some((resolution, ticks)) = resolution_for(step, description.fixed_resolution) else {
+            let (n, d) = description.fixed_resolution.unwrap_or((1, 1_000_000));
+            return Err(place.error(
+                self.step_span.clone(),
+                "federation.step",
+                format!(
+                    "the step {step} s is not a whole number of slave \"{name}\"'s time resolution ({n}/{d} s), \
+                     from 1 to {} of them; make the step a multiple of it",
+                    u32::MAX
+                ),
+            ));
+        };
+        Ok(Member {
+            name: name.clone(),
+            description,
+            address,
+            resolution,
+            ticks,
+        })
+    }
+
+    /// The description of slave `r`, read from beside the file (`base`),
+    /// if it supports the federation's mode; else what is wrong with it,
+    /// placed by `at`.
+    fn description(
+        &self,
+        base: &Path,
+        r: &RawSlave,
+        at: impl Fn(String) -> ConfigError,
+    ) -> Result<Description, ConfigError> {
+        let name = r.name.get_ref();
+        let path = base.join(r.description.get_ref());
+        let xml = read_bounded(&path, MAX_FILE).map_err(|e| {
+            at(format!(
+                "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
+                path.display()
+            ))
+        })?;
+        let description = Description::read(&xml)
+            .map_err(|e| at(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
+        let mode = self.mode;
+        if !description.op_modes.contains(&mode) {
+            return Err(at(format!(
+                "slave \"{name}\" does not support {} (its description allows {}); choose another federation.mode",
+                mode.name(),
+                description
+                    .op_modes
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(description)
+    }
+}
+
+/// Refuses scale and offset on a connection in real time, where data goes
+/// from slave to slave without the master.
+fn refuse_scaling(place: &TomlPlace<'_>, connections: &[RawConnection]) -> Result<(), ConfigError> {
+    if let Some((i, c)) = connections
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.scale.is_some() || c.offset.is_some())
+    {
+        let at = c
+            .scale
+            .as_ref()
+            .or(c.offset.as_ref())
+            .map_or(c.from.span(), |v| v.span());
+        return Err(place.error(
+            at,
+            &format!("connection[{i}]"),
+            "in real time data goes from slave to slave as it is: scale and offset need lock-step, where the \
+             master passes the values on; remove them or scale inside a model"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Federation {
+    /// Reads and checks the federation file at `path`, with the
+    /// descriptions it names.
+    pub fn load(path: &Path) -> Result<Federation, ConfigError> {
+        let text = read_text(path, MAX_FILE, "federation file", "dcp/examples/ev.toml is an example")?;
+        Federation::parse(text, path)
+    }
+
+    /// Checks the federation file `text`, read from `file`.
+    pub fn parse(text: String, file: &Path) -> Result<Federation, ConfigError> {
+        let place = TomlPlace {
+            text: &text,
+            file,
+            guide: GUIDE,
+        };
+        let raw: RawFederation = toml::from_str(&text).map_err(|e| place.toml_error(&e))?;
+        let settings = Settings::read(&place, &raw.federation)?;
         if raw.slave.is_empty() {
             return Err(place.error(0..0, "slave", "a federation needs at least one [[slave]]".into()));
         }
@@ -215,108 +371,20 @@ impl Federation {
         let base = file.parent().unwrap_or(Path::new(""));
         let mut members: Vec<Member> = Vec::with_capacity(raw.slave.len());
         for (i, r) in raw.slave.iter().enumerate() {
-            let key = |k: &str| format!("slave[{i}].{k}");
-            let name = r.name.get_ref();
-            if name.is_empty() || name.contains('.') {
-                return Err(place.error(
-                    r.name.span(),
-                    &key("name"),
-                    "must be a name without '.', not empty".into(),
-                ));
-            }
-            if let Some(first) = members.iter().position(|m| &m.name == name) {
-                return Err(place.error(
-                    r.name.span(),
-                    &key("name"),
-                    format!("\"{name}\" is already the name of slave[{first}]; give each slave its own name"),
-                ));
-            }
-            let path = base.join(r.description.get_ref());
-            let at_description = |message: String| place.error(r.description.span(), &key("description"), message);
-            let xml = read_bounded(&path, MAX_FILE).map_err(|e| {
-                at_description(format!(
-                    "cannot read {}: {e}; write it with tandem dcp-slave SLAVE.toml --description FILE",
-                    path.display()
-                ))
-            })?;
-            let description = Description::read(&xml)
-                .map_err(|e| at_description(format!("{}:{}:{}: {}", path.display(), e.line, e.column, e.message)))?;
-            if !description.op_modes.contains(&mode) {
-                return Err(at_description(format!(
-                    "slave \"{name}\" does not support {} (its description allows {}); choose another federation.mode",
-                    mode.name(),
-                    description
-                        .op_modes
-                        .iter()
-                        .map(|m| m.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            let address = match &r.address {
-                Some(a) => a.get_ref().parse().map_err(|_| {
-                    place.error(
-                        a.span(),
-                        &key("address"),
-                        format!(
-                            "\"{}\" is not an IPv4 address and port, e.g. \"10.0.0.2:8000\"",
-                            a.get_ref()
-                        ),
-                    )
-                })?,
-                None => description.control.ok_or_else(|| {
-                    at_description("the description gives no control host and port; give address = \"IP:PORT\"".into())
-                })?,
-            };
-            let Some((resolution, ticks)) = resolution_for(step, description.fixed_resolution) else {
-                let (n, d) = description.fixed_resolution.unwrap_or((1, 1_000_000));
-                return Err(place.error(
-                    s.step.span(),
-                    "federation.step",
-                    format!(
-                        "the step {step} s is not a whole number of slave \"{name}\"'s time resolution ({n}/{d} s), \
-                         from 1 to {} of them; make the step a multiple of it",
-                        u32::MAX
-                    ),
-                ));
-            };
-            members.push(Member {
-                name: name.clone(),
-                description,
-                address,
-                resolution,
-                ticks,
-            });
+            let member = settings.member(&place, base, (i, r), &members)?;
+            members.push(member);
         }
-        if mode != OpMode::NonRealTime {
-            if let Some((i, c)) = raw
-                .connection
-                .iter()
-                .enumerate()
-                .find(|(_, c)| c.scale.is_some() || c.offset.is_some())
-            {
-                let at = c
-                    .scale
-                    .as_ref()
-                    .or(c.offset.as_ref())
-                    .map_or(c.from.span(), |v| v.span());
-                return Err(place.error(
-                    at,
-                    &format!("connection[{i}]"),
-                    "in real time data goes from slave to slave as it is: scale and offset need lock-step, where the \
-                     master passes the values on; remove them or scale inside a model"
-                        .into(),
-                ));
-            }
+        if settings.mode != OpMode::NonRealTime {
+            refuse_scaling(&place, &raw.connection)?;
         }
         Ok(Federation {
             file: file.to_path_buf(),
-            step,
-            steps: steps as u64,
-            mode,
-            timeout: Duration::from_secs_f64(timeout),
-            retries,
-            start_delay: Duration::from_secs_f64(start_delay),
+            step: settings.step,
+            steps: settings.steps,
+            mode: settings.mode,
+            timeout: Duration::from_secs_f64(settings.timeout),
+            retries: settings.retries,
+            start_delay: Duration::from_secs_f64(settings.start_delay),
             members,
             connections: raw.connection,
             text,

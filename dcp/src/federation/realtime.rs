@@ -7,13 +7,15 @@
 //! value held from the step before and counted.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddrV4;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tandem_runtime::record::Recorder;
 use tandem_runtime::tandem::metrics::{Histogram, Snapshot};
+use toml::Spanned;
 
 use super::link::{Link, Outputs};
-use super::{Federation, FederationError};
+use super::{Federation, FederationError, Member};
 use crate::pdu::{Network, Request};
 use crate::ports::Variable;
 use crate::slave::age_histogram;
@@ -55,12 +57,49 @@ fn find<'a>(variables: &'a [Variable], name: &str) -> Option<(usize, &'a Variabl
     variables.iter().enumerate().find(|(_, v)| v.name == name)
 }
 
+/// Connections at the level of variables: (from member, to member) to
+/// its (from variable, to variable) pairs.
+type Wires = BTreeMap<(usize, usize), Vec<(usize, usize)>>;
+
 /// Runs `federation` in its real-time mode.
 pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Result<RealTimeReport, FederationError> {
-    let place = federation.place();
-    let members = &federation.members;
-    let mut links = Vec::with_capacity(members.len());
-    for (k, m) in members.iter().enumerate() {
+    let mut links = open_links(federation)?;
+    let wires = wires(federation)?;
+    check_bound(federation)?;
+    // Register and configure every member; member k's copy to the master
+    // is data id k + 1, the wires' ids follow.
+    let mut record_slots: Vec<Vec<Slot>> = Vec::with_capacity(links.len());
+    for (k, (m, link)) in federation.members.iter().zip(&mut links).enumerate() {
+        record_slots.push(configure_member(federation, m, link, k as u16 + 1)?);
+    }
+    let first_wire = federation.members.len() as u16 + 1;
+    for (id, (&ends, pairs)) in (first_wire..).zip(&wires) {
+        configure_wire(federation, &mut links, id, ends, pairs)?;
+    }
+    prepare(&mut links)?;
+    let origin = start(federation, &mut links)?;
+    let mut table = Table::new(federation);
+    let fault = receive(federation, &mut links, &record_slots, origin, &mut table).err();
+    stop(&mut links);
+    // The rows received are written, up to the fault if there was one.
+    let report = table.write(federation, recorder, fault.is_some())?;
+    match fault {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
+}
+
+/// Sends one request to a member and waits for its acknowledgement (and
+/// for state `until`, when given).
+fn ask(link: &mut Link, request: Request<'_>, until: Option<State>) -> Result<(), FederationError> {
+    link.exchange(None, &[request], None, until)?;
+    Ok(())
+}
+
+/// A control link to every member, slave ids from 1.
+fn open_links(federation: &Federation) -> Result<Vec<Link>, FederationError> {
+    let mut links = Vec::with_capacity(federation.members.len());
+    for (k, m) in federation.members.iter().enumerate() {
         links.push(Link::open(
             &m.name,
             k as u8 + 1,
@@ -69,39 +108,59 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             federation.retries,
         )?);
     }
-    // Connections at the level of variables: (from member, from var, to member, to var).
-    let mut wires: BTreeMap<(usize, usize), Vec<(usize, usize)>> = BTreeMap::new();
+    Ok(links)
+}
+
+/// The federation's connections resolved to members and variables.
+fn wires(federation: &Federation) -> Result<Wires, FederationError> {
+    let mut wires = Wires::new();
     for (i, c) in federation.connections.iter().enumerate() {
-        let end = |text: &str, inputs: bool, key: &str, span: std::ops::Range<usize>| {
-            let (m, v) = text.split_once('.').unwrap_or((text, ""));
-            let member = members.iter().position(|x| x.name == m);
-            let found = member.and_then(|k| {
-                let ports = &members[k].description.ports;
-                find(if inputs { &ports.inputs } else { &ports.outputs }, v).map(|(j, _)| (k, j))
-            });
-            found.ok_or_else(|| {
-                place.error(
-                    span,
-                    &format!("connection[{i}].{key}"),
-                    format!(
-                        "no {} \"{v}\" of a member \"{m}\"; write <member>.<{}>, the members being: {}",
-                        if inputs { "input" } else { "output" },
-                        if inputs { "input" } else { "output" },
-                        members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })
-        };
-        let from = end(c.from.get_ref(), false, "from", c.from.span()).map_err(tandem_cosim::SystemError::from)?;
-        let to = end(c.to.get_ref(), true, "to", c.to.span()).map_err(tandem_cosim::SystemError::from)?;
+        let from = connection_end(federation, i, &c.from, false).map_err(tandem_cosim::SystemError::from)?;
+        let to = connection_end(federation, i, &c.to, true).map_err(tandem_cosim::SystemError::from)?;
         wires.entry((from.0, to.0)).or_default().push((from.1, to.1));
     }
+    Ok(wires)
+}
+
+/// The member and variable that end `end` of connection `i` names: an
+/// input (`to`) or an output (`from`).
+fn connection_end(
+    federation: &Federation,
+    i: usize,
+    end: &Spanned<String>,
+    inputs: bool,
+) -> Result<(usize, usize), tandem_config::ConfigError> {
+    let members = &federation.members;
+    let (m, v) = end.get_ref().split_once('.').unwrap_or((end.get_ref(), ""));
+    let member = members.iter().position(|x| x.name == m);
+    let found = member.and_then(|k| {
+        let ports = &members[k].description.ports;
+        find(if inputs { &ports.inputs } else { &ports.outputs }, v).map(|(j, _)| (k, j))
+    });
+    found.ok_or_else(|| {
+        let key = if inputs { "to" } else { "from" };
+        federation.place().error(
+            end.span(),
+            &format!("connection[{i}].{key}"),
+            format!(
+                "no {} \"{v}\" of a member \"{m}\"; write <member>.<{}>, the members being: {}",
+                if inputs { "input" } else { "output" },
+                if inputs { "input" } else { "output" },
+                members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
+}
+
+/// Refuses a run whose recording, every member's row of every point kept
+/// until the end, would pass [`MAX_VALUES`].
+fn check_bound(federation: &Federation) -> Result<(), FederationError> {
+    let members = &federation.members;
     let steps_total = federation.steps;
     let width: usize = members
         .iter()
         .map(|m| m.description.ports.outputs.iter().map(|v| v.width()).sum::<usize>())
         .sum();
-    // Each member's row of each point is kept until the end.
     let held = (steps_total.saturating_add(1)).saturating_mul(width as u64 + members.len() as u64);
     if held > MAX_VALUES {
         return Err(FederationError::Record(std::io::Error::other(format!(
@@ -111,186 +170,197 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             members.len()
         ))));
     }
-    // Register and configure every member.
-    let mut record_slots: Vec<Vec<Slot>> = Vec::new();
-    let mut next_id: u16 = 1;
-    let mut ticks = Vec::new();
-    for (k, m) in members.iter().enumerate() {
-        let d = &m.description;
-        let link = &mut links[k];
-        let (n, den) = m.resolution;
-        let steps = m.ticks;
-        ticks.push(steps);
-        link.exchange(
+    Ok(())
+}
+
+/// Registers member `m` and configures its time resolution and its copy
+/// of every output to the master as data id `id`; the slots of that copy.
+fn configure_member(
+    federation: &Federation,
+    m: &Member,
+    link: &mut Link,
+    id: u16,
+) -> Result<Vec<Slot>, FederationError> {
+    let d = &m.description;
+    let (n, den) = m.resolution;
+    ask(
+        link,
+        Request::Register {
+            state: State::Alive.code(),
+            uuid: d.uuid,
+            op_mode: federation.mode.code(),
+            major: VERSION.0,
+            minor: VERSION.1,
+        },
+        Some(State::Configuration),
+    )?;
+    ask(
+        link,
+        Request::TimeRes {
+            numerator: n,
+            denominator: den,
+        },
+        None,
+    )?;
+    // Its copy to the master.
+    let slots: Vec<Slot> = d
+        .ports
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(j, v)| Slot {
+            pos: j as u16,
+            variable: j,
+            data_type: v.data_type,
+        })
+        .collect();
+    for s in &slots {
+        ask(
+            link,
+            Request::Output {
+                data_id: id,
+                pos: s.pos,
+                source_vr: d.ports.outputs[s.variable].vr,
+            },
             None,
-            &[Request::Register {
-                state: State::Alive.code(),
-                uuid: d.uuid,
-                op_mode: federation.mode.code(),
-                major: VERSION.0,
-                minor: VERSION.1,
-            }],
-            None,
-            Some(State::Configuration),
         )?;
-        link.exchange(
-            None,
-            &[Request::TimeRes {
-                numerator: n,
-                denominator: den,
-            }],
-            None,
+    }
+    if !slots.is_empty() {
+        let master = link.local();
+        send_to(link, id, m.ticks, master)?;
+    }
+    Ok(slots)
+}
+
+/// Configures output data id `id` of a member to go every `steps` ticks
+/// to `target`, in every scope.
+fn send_to(link: &mut Link, id: u16, steps: u32, target: SocketAddrV4) -> Result<(), FederationError> {
+    let mut scratch = [0; 6];
+    for body in [
+        Request::Steps { steps, data_id: id },
+        Request::TargetNetwork {
+            data_id: id,
+            network: Network::udp(target, &mut scratch),
+        },
+        Request::Scope {
+            data_id: id,
+            scope: Scope::All.code(),
+        },
+    ] {
+        ask(link, body, None)?;
+    }
+    Ok(())
+}
+
+/// Configures data id `id` to carry the outputs of member `from` that
+/// drive inputs of member `to` (the variables' `pairs`) straight from one
+/// to the other.
+fn configure_wire(
+    federation: &Federation,
+    links: &mut [Link],
+    id: u16,
+    (from, to): (usize, usize),
+    pairs: &[(usize, usize)],
+) -> Result<(), FederationError> {
+    let members = &federation.members;
+    let (fd, td) = (&members[from].description, &members[to].description);
+    for (pos, &(fv, tv)) in pairs.iter().enumerate() {
+        ask(
+            &mut links[from],
+            Request::Output {
+                data_id: id,
+                pos: pos as u16,
+                source_vr: fd.ports.outputs[fv].vr,
+            },
             None,
         )?;
-        // Its copy to the master.
-        let slots: Vec<Slot> = d
-            .ports
-            .outputs
-            .iter()
-            .enumerate()
-            .map(|(j, v)| Slot {
-                pos: j as u16,
-                variable: j,
-                data_type: v.data_type,
-            })
-            .collect();
-        let id = next_id;
-        next_id += 1;
-        let mut scratch = [0; 6];
-        for s in &slots {
-            link.exchange(
-                None,
-                &[Request::Output {
-                    data_id: id,
-                    pos: s.pos,
-                    source_vr: d.ports.outputs[s.variable].vr,
-                }],
-                None,
-                None,
-            )?;
-        }
-        if !slots.is_empty() {
-            let master = link.local();
-            for body in [
-                Request::Steps { steps, data_id: id },
-                Request::TargetNetwork {
-                    data_id: id,
-                    network: Network::udp(master, &mut scratch),
-                },
-                Request::Scope {
-                    data_id: id,
-                    scope: Scope::All.code(),
-                },
-            ] {
-                link.exchange(None, &[body], None, None)?;
-            }
-        }
-        record_slots.push(slots);
+        ask(
+            &mut links[to],
+            Request::Input {
+                data_id: id,
+                pos: pos as u16,
+                target_vr: td.ports.inputs[tv].vr,
+                source_type: fd.ports.outputs[fv].data_type.code(),
+            },
+            None,
+        )?;
     }
-    for (&(from, to), pairs) in &wires {
-        let id = next_id;
-        next_id += 1;
-        let (fd, td) = (&members[from].description, &members[to].description);
-        for (pos, &(fv, tv)) in pairs.iter().enumerate() {
-            links[from].exchange(
-                None,
-                &[Request::Output {
-                    data_id: id,
-                    pos: pos as u16,
-                    source_vr: fd.ports.outputs[fv].vr,
-                }],
-                None,
-                None,
-            )?;
-            links[to].exchange(
-                None,
-                &[Request::Input {
-                    data_id: id,
-                    pos: pos as u16,
-                    target_vr: td.ports.inputs[tv].vr,
-                    source_type: fd.ports.outputs[fv].data_type.code(),
-                }],
-                None,
-                None,
-            )?;
-        }
-        let mut a = [0; 6];
-        let mut b = [0; 6];
-        let target = members[to].address;
-        for body in [
-            Request::Steps {
-                steps: ticks[from],
-                data_id: id,
-            },
-            Request::TargetNetwork {
-                data_id: id,
-                network: Network::udp(target, &mut a),
-            },
-            Request::Scope {
-                data_id: id,
-                scope: Scope::All.code(),
-            },
-        ] {
-            links[from].exchange(None, &[body], None, None)?;
-        }
-        for body in [
-            Request::SourceNetwork {
-                data_id: id,
-                network: Network::udp(target, &mut b),
-            },
-            Request::Scope {
-                data_id: id,
-                scope: Scope::All.code(),
-            },
-        ] {
-            links[to].exchange(None, &[body], None, None)?;
-        }
+    let target = members[to].address;
+    send_to(&mut links[from], id, members[from].ticks, target)?;
+    let mut scratch = [0; 6];
+    for body in [
+        Request::SourceNetwork {
+            data_id: id,
+            network: Network::udp(target, &mut scratch),
+        },
+        Request::Scope {
+            data_id: id,
+            scope: Scope::All.code(),
+        },
+    ] {
+        ask(&mut links[to], body, None)?;
     }
-    for link in &mut links {
-        let prepare = Request::Prepare {
-            state: State::Configuration.code(),
-        };
-        link.exchange(None, &[prepare], None, Some(State::Prepared))?;
-        let configure = Request::Configure {
-            state: State::Prepared.code(),
-        };
-        link.exchange(None, &[configure], None, Some(State::Configured))?;
+    Ok(())
+}
+
+/// Takes every member configured through PREPARED to CONFIGURED.
+fn prepare(links: &mut [Link]) -> Result<(), FederationError> {
+    for link in links {
+        ask(
+            link,
+            Request::Prepare {
+                state: State::Configuration.code(),
+            },
+            Some(State::Prepared),
+        )?;
+        ask(
+            link,
+            Request::Configure {
+                state: State::Prepared.code(),
+            },
+            Some(State::Configured),
+        )?;
     }
-    // The common start, in whole seconds of UNIX time.
+    Ok(())
+}
+
+/// The common start, in whole seconds of UNIX time a little ahead: every
+/// member told the start first (a slave may be SYNCHRONIZED only at the
+/// start; DCPLib's are), then each set running. The instant of the start.
+fn start(federation: &Federation, links: &mut [Link]) -> Result<Instant, FederationError> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let start_unix = (now + federation.start_delay).as_secs() + 1;
     let origin = Instant::now() + Duration::from_secs(start_unix).saturating_sub(now);
-    // Every member told the start first: a slave may be SYNCHRONIZED only
-    // at the start (DCPLib's are).
-    for link in &mut links {
-        link.exchange(
-            None,
-            &[Request::Run {
+    for link in links.iter_mut() {
+        ask(
+            link,
+            Request::Run {
                 state: State::Configured.code(),
                 start: start_unix as i64,
-            }],
-            None,
+            },
             None,
         )?;
     }
-    for link in &mut links {
+    for link in links.iter_mut() {
         let deadline = origin.max(Instant::now()) + link.patience();
         link.await_state(State::Synchronized, deadline)?;
     }
-    for link in &mut links {
-        link.exchange(
-            None,
-            &[Request::Run {
+    for link in links.iter_mut() {
+        ask(
+            link,
+            Request::Run {
                 state: State::Synchronized.code(),
                 start: start_unix as i64,
-            }],
-            None,
+            },
             Some(State::Running),
         )?;
     }
-    let mut table = Table::new(federation);
-    let fault = receive(federation, &mut links, &record_slots, origin, &mut table).err();
-    // Stop the members still there (one given up is asked nothing).
+    Ok(origin)
+}
+
+/// Stops the members still there (one given up is asked nothing) and
+/// deregisters those that stopped; failures here change nothing.
+fn stop(links: &mut [Link]) {
     for link in links.iter_mut().filter(|l| !l.gone()) {
         let stop = Request::Stop {
             state: State::Running.code(),
@@ -301,12 +371,6 @@ pub fn run_real_time(federation: &Federation, recorder: &mut dyn Recorder) -> Re
             };
             let _ = link.exchange(None, &[deregister], None, Some(State::Alive));
         }
-    }
-    // The rows received are written, up to the fault if there was one.
-    let report = table.write(federation, recorder, fault.is_some())?;
-    match fault {
-        Some(e) => Err(e),
-        None => Ok(report),
     }
 }
 
