@@ -386,44 +386,61 @@ pub(crate) struct RawVirtualClock {
     pub(crate) stalls: Vec<RawStall>,
 }
 
-/// An injected stall: at `at`, the whole process stops for `duration` (neither thread runs; work under way ends
-/// that much later).
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "Stall")]
-pub(crate) struct RawStall {
-    /// Run time at which the process stops.
-    #[schemars(with = "Duration")]
-    pub(crate) at: Spanned<Duration>,
-    /// How long it stays stopped.
-    #[schemars(with = "Duration")]
-    pub(crate) duration: Spanned<Duration>,
+/// A fault injected into the virtual clock: a struct whose keys are the
+/// run time `at` it applies from and one duration, each with its doc (the
+/// schema's description), named `$schema` in the schema.
+macro_rules! injected {
+    (
+        $(#[doc = $doc:literal])*
+        struct $name:ident as $schema:tt {
+            $(#[doc = $at_doc:literal])* at,
+            $(#[doc = $how_doc:literal])* $how:ident $(,)?
+        }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        #[schemars(rename = $schema)]
+        pub(crate) struct $name {
+            $(#[doc = $at_doc])*
+            #[schemars(with = "Duration")]
+            pub(crate) at: Spanned<Duration>,
+            $(#[doc = $how_doc])*
+            #[schemars(with = "Duration")]
+            pub(crate) $how: Spanned<Duration>,
+        }
+    };
 }
 
-/// An injected delay: the implicit step that starts at or after `at` takes `delay` longer.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "ImplicitDelay")]
-pub(crate) struct RawDelay {
-    /// Run time from which the next implicit step is delayed.
-    #[schemars(with = "Duration")]
-    pub(crate) at: Spanned<Duration>,
-    /// How much longer that step takes.
-    #[schemars(with = "Duration")]
-    pub(crate) delay: Spanned<Duration>,
+injected! {
+    /// An injected stall: at `at`, the whole process stops for `duration` (neither thread runs; work under way ends
+    /// that much later).
+    struct RawStall as "Stall" {
+        /// Run time at which the process stops.
+        at,
+        /// How long it stays stopped.
+        duration,
+    }
 }
 
-/// An injected overrun: the frame that starts at or after `at` takes `extra` longer.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[schemars(rename = "FastOverrun")]
-pub(crate) struct RawOverrun {
-    /// Run time from which the next frame overruns.
-    #[schemars(with = "Duration")]
-    pub(crate) at: Spanned<Duration>,
-    /// How much longer that frame takes.
-    #[schemars(with = "Duration")]
-    pub(crate) extra: Spanned<Duration>,
+injected! {
+    /// An injected delay: the implicit step that starts at or after `at` takes `delay` longer.
+    struct RawDelay as "ImplicitDelay" {
+        /// Run time from which the next implicit step is delayed.
+        at,
+        /// How much longer that step takes.
+        delay,
+    }
+}
+
+injected! {
+    /// An injected overrun: the frame that starts at or after `at` takes `extra` longer.
+    struct RawOverrun as "FastOverrun" {
+        /// Run time from which the next frame overruns.
+        at,
+        /// How much longer that frame takes.
+        extra,
+    }
 }
 
 /// A string that is one of `names`.

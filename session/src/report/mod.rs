@@ -116,10 +116,25 @@ fn histograms(m: &Metrics) -> [(&'static str, Snapshot, bool); 10] {
 const PERCENTILES: [(&str, f64); 4] = [("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999), ("max", 1.0)];
 
 impl Report {
-    /// The summary as a table.
+    /// The summary as a table: the histograms, the frames' and the
+    /// integration's counters, the outcome, the devices, the replay and
+    /// the other outputs.
     pub fn table(&self) -> String {
-        let m = &*self.metrics;
         let mut out = String::new();
+        self.histogram_rows(&mut out);
+        self.frame_rows(&mut out);
+        self.integration_rows(&mut out);
+        self.outcome_rows(&mut out);
+        out.push_str(&devices::table(&self.devices));
+        self.replay_rows(&mut out);
+        self.output_rows(&mut out);
+        out
+    }
+
+    /// The table's head and a row per histogram that counted something:
+    /// its percentiles and mean.
+    fn histogram_rows(&self, out: &mut String) {
+        let m = &*self.metrics;
         let _ = writeln!(
             out,
             "\nsummary: {} frames in {:.2} s of wall time ({})",
@@ -152,6 +167,12 @@ impl Report {
             }
             let _ = writeln!(out, " {:>10}", fmt(s.mean()));
         }
+    }
+
+    /// Where the frames' outputs came from, the missed deadlines and the
+    /// stalls.
+    fn frame_rows(&self, out: &mut String) {
+        let m = &*self.metrics;
         let by_source: Vec<String> = FrameSource::ALL
             .iter()
             .map(|&s| format!("{} {}", s.name(), m.from_source(s)))
@@ -183,6 +204,12 @@ impl Report {
                 m.from_source(FrameSource::Extrapolated),
             );
         }
+    }
+
+    /// The unusable states, the implicit side's counters, the state events
+    /// and the model's inner state.
+    fn integration_rows(&self, out: &mut String) {
+        let m = &*self.metrics;
         let _ = writeln!(
             out,
             "  unusable states: {} (not finite {}, beyond the implicit prediction {}), replaced by the implicit \
@@ -239,6 +266,10 @@ impl Report {
                 inner[0], inner[1], inner[2], inner[3],
             );
         }
+    }
+
+    /// The recording, the real-time checks and the failure.
+    fn outcome_rows(&self, out: &mut String) {
         if let Some(r) = &self.recording {
             let file = r.file.as_ref().map_or("in memory".into(), |f| f.display().to_string());
             let _ = writeln!(out, "  recording: {file} ({} rows, {} dropped)", r.rows, r.dropped);
@@ -258,7 +289,10 @@ impl Report {
         if let Some(f) = &self.failure {
             let _ = writeln!(out, "  failed: {f}");
         }
-        out.push_str(&devices::table(&self.devices));
+    }
+
+    /// How late the replay fed its last frame, and what it skipped.
+    fn replay_rows(&self, out: &mut String) {
         if let Some(r) = &self.replay {
             if let Some(late) = r.last_late_us {
                 let _ = writeln!(
@@ -275,6 +309,10 @@ impl Report {
                 );
             }
         }
+    }
+
+    /// The bus log and the XCP slave.
+    fn output_rows(&self, out: &mut String) {
         if let Some((file, records)) = &self.bus_log {
             let _ = writeln!(out, "bus log: {records} frames written to {}", file.display());
         }
@@ -302,7 +340,6 @@ impl Report {
                 );
             }
         }
-        out
     }
 
     /// The summary table's name of the frame taps' histogram: the taps
