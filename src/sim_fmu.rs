@@ -126,13 +126,11 @@ impl FmuRun<'_> {
             args,
             path,
             fmu,
-            parameters,
-            recorded,
             start,
             settings,
-            inputs,
-        } = self;
-        let (path, start, settings) = (*path, *start, *settings);
+            ..
+        } = *self;
+        let (parameters, recorded, inputs) = (&self.parameters, &self.recorded, &self.inputs);
         let failed = |e| self.failed(e);
         let mut progress = Progress::new();
         let mut model = FmuModel::with(fmu, parameters, recorded, start).map_err(failed)?;
@@ -201,13 +199,11 @@ impl FmuRun<'_> {
             args,
             path,
             fmu,
-            parameters,
-            recorded,
             start,
             settings,
-            inputs,
-        } = self;
-        let (path, start, settings) = (*path, *start, *settings);
+            ..
+        } = *self;
+        let (parameters, recorded, inputs) = (&self.parameters, &self.recorded, &self.inputs);
         let description = fmu.description();
         let failed = |e| self.failed(e);
         let mut progress = Progress::new();
