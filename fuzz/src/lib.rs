@@ -9,6 +9,8 @@
 //! without panicking, aborting or hanging, whatever the bytes; errors are
 //! the expected outcome of most inputs.
 //!
+//! It depends on every crate whose input it checks; no crate depends on it.
+//!
 //! The libFuzzer binaries in `fuzz_targets/` call them (`fuzz/run`
 //! explains how to run a campaign), and `tests/corpus.rs` replays the
 //! corpus and every input that once failed through them in `cargo test`.

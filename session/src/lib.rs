@@ -2,6 +2,11 @@
 //! CAN buses and serial devices, run by the explicit/implicit tandem on the
 //! real clock or on the virtual one, observed while it runs, and reported.
 //!
+//! It is the floor where the I/O crates (transports, DBC, E2E, UDS, logs),
+//! the XCP slave, the FMU importer, the compiler and the runtime meet; it
+//! depends on no server and no front end (the binary, `serve`, `dcp` and
+//! the Python module depend on it).
+//!
 //! Every command that runs a model in real time (`tandem run`, `ecu`,
 //! `replay`), the benchmarks and the tests go through this crate:
 //!
