@@ -122,14 +122,7 @@ impl FmuRun<'_> {
 
     /// Integrates the FMU's Model Exchange interface with Tandem's solver.
     fn model_exchange(&self) -> anyhow::Result<()> {
-        let FmuRun {
-            args,
-            path,
-            fmu,
-            start,
-            settings,
-            ..
-        } = *self;
+        let (args, path, fmu, start, settings) = (self.args, self.path, self.fmu, self.start, self.settings);
         let (parameters, recorded, inputs) = (&self.parameters, &self.recorded, &self.inputs);
         let failed = |e| self.failed(e);
         let mut progress = Progress::new();
@@ -195,14 +188,7 @@ impl FmuRun<'_> {
     /// Steps the FMU's Co-Simulation interface to the stop time, the last
     /// step shortened to it where the FMU allows.
     fn co_simulation(&self) -> anyhow::Result<()> {
-        let FmuRun {
-            args,
-            path,
-            fmu,
-            start,
-            settings,
-            ..
-        } = *self;
+        let (args, path, fmu, start, settings) = (self.args, self.path, self.fmu, self.start, self.settings);
         let (parameters, recorded, inputs) = (&self.parameters, &self.recorded, &self.inputs);
         let description = fmu.description();
         let failed = |e| self.failed(e);
