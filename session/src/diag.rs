@@ -1,7 +1,7 @@
 //! A bus's diagnostic server (`[bus.diagnostics]`): a UDS server on
 //! ISO-TP, on a node of its own on the bus's transport, answered from a
 //! thread of its own. The fast thread publishes the values it reads at each
-//! frame's end into atomics ([`DiagTap`]): a store per DID and per DTC,
+//! frame's end into atomics (`DiagTap`): a store per DID and per DTC,
 //! no lock, no allocation. The server thread reads the newest of them per
 //! request, and reports each DTC's test as failing when its output was
 //! above 0.5 at any frame since the last request (so a short failure

@@ -84,7 +84,7 @@ pub struct Mf4Writer<W: Write + Seek> {
 impl<W: Write + Seek> Mf4Writer<W> {
     /// A writer into `out` whose times count from `start_ns` (ns since the
     /// Unix epoch, or from a virtual clock's 0), or from the first frame's
-    /// whole second when that is more than [`MAX_OFFSET_NS`] away (so that
+    /// whole second when that is more than `MAX_OFFSET_NS` away (so that
     /// the f64 seconds keep every nanosecond); writes the metadata at once.
     pub fn new(mut out: W, start_ns: i64) -> io::Result<Self> {
         let origin_ns = start_ns.max(0);
