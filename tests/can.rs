@@ -416,6 +416,55 @@ fn a_replayed_log_through_a_stall_drives_each_frame_with_the_commands_of_its_tim
     assert!(asc.contains("1700000000.346000 1  200             Tx"), "{asc}");
 }
 
+#[test]
+fn a_stall_makes_a_protected_frame_late_never_lost() {
+    let dir = scratch("stall_e2e");
+    // A replayed log that only sets the run's length: a zero command at
+    // 0 and at 0.45 s.
+    std::fs::write(
+        dir.join("zero.log"),
+        "(1700000000.000000) can0 100#0000000000000000 R\n(1700000000.450000) can0 100#0000000000000000 R\n",
+    )
+    .unwrap();
+    // BMS_Status every 100 ms under E2E profile 1A. Frame 100 makes it due;
+    // the process stops from 100.5 ms for 60 ms, before it goes out.
+    let extra = "[[bus.transmit]]\nmessage = \"BMS_Status\"\ncycle = \"100ms\"\n\
+                 signals = { Soc = \"soc\" }\n\
+                 e2e = { profile = \"1A\", data_id = 0x1F1, crc = \"BmsCrc\", counter = \"BmsCounter\" }\n\
+                 [[virtual_clock.stalls]]\nat = \"100.5ms\"\nduration = \"60ms\"\n";
+    let config = plant_config(&dir, 43215, "0.5s", extra);
+    let out = tandem(
+        &[
+            "replay",
+            "zero.log",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            "bus.asc",
+        ],
+        &dir,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let dbc = Dbc::load(&dbc_path()).unwrap();
+    let bms = dbc.message("BMS_Status").unwrap();
+    let counter = bms.signal("BmsCounter").unwrap();
+    let path = dir.join("bus.asc");
+    let sent: Vec<(i64, f64)> = tandem_log::LogReader::new(std::fs::File::open(&path).unwrap(), &path)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .filter(|r| r.frame.id() == bms.id)
+        .map(|r| (r.time_ns, counter.decode(r.frame.payload())))
+        .collect();
+    // Sent once a cycle with its counter advancing by one each time: the
+    // frame due at 101 ms goes out when sending resumes (161 ms), with the
+    // next counter, not dropped with a counter the receiver never saw.
+    let times: Vec<i64> = sent.iter().map(|&(t, _)| (t - sent[0].0) / 1_000_000).collect();
+    assert_eq!(times, [0, 160, 200, 300, 400], "{sent:?}");
+    for pair in sent.windows(2) {
+        assert_eq!((pair[1].1 - pair[0].1).rem_euclid(15.0), 1.0, "{sent:?}");
+    }
+}
+
 /// The `rx frames` count of bus `name` in a run's summary.
 fn rx_frames(report: &str, name: &str) -> u64 {
     let header = format!("bus {name}:\n");

@@ -209,6 +209,38 @@ pub struct BusWriter {
     faults: Faults,
     /// The frame written last, if any.
     written: Option<u64>,
+    /// What the last write changed, to withdraw it if a stall makes its
+    /// frames stale before they are sent.
+    undo: Undo,
+}
+
+/// The writer's state before its last write: the frame written before
+/// it, each sent message's E2E counter, and how many frames delay faults
+/// held.
+struct Undo {
+    written: Option<u64>,
+    counters: Vec<u32>,
+    held: usize,
+}
+
+impl Undo {
+    /// Keeps the state a write starts from.
+    fn remember(&mut self, written: Option<u64>, held: usize, protectors: &[Option<Protector>]) {
+        self.written = written;
+        self.held = held;
+        for (counter, protector) in self.counters.iter_mut().zip(protectors) {
+            *counter = protector.as_ref().map_or(0, Protector::counter);
+        }
+    }
+
+    /// Sets each protector's counter back to the one it had.
+    fn rewind(&self, protectors: &mut [Option<Protector>]) {
+        for (protector, &counter) in protectors.iter_mut().zip(&self.counters) {
+            if let Some(protector) = protector {
+                protector.set_counter(counter);
+            }
+        }
+    }
 }
 
 impl BusWriter {
@@ -222,7 +254,7 @@ impl BusWriter {
         faults: Faults,
     ) -> Self {
         let most = map.tx.iter().map(|tx| tx.groups.len()).sum();
-        let protectors = map
+        let protectors: Vec<Option<Protector>> = map
             .tx
             .iter()
             .map(|tx| tx.protection.and_then(|p| Protector::new(p).ok()))
@@ -234,6 +266,11 @@ impl BusWriter {
             sender,
             log,
             ready: Vec::with_capacity(Faults::room(most)),
+            undo: Undo {
+                written: None,
+                counters: vec![0; protectors.len()],
+                held: 0,
+            },
             protectors,
             faults,
             written: None,
@@ -266,6 +303,7 @@ impl DeviceWriter for BusWriter {
         });
         let ready = &mut self.ready;
         faults.release(boundary, ready);
+        self.undo.remember(self.written, faults.held(), &self.protectors);
         if faults.stopped() {
             return;
         }
@@ -295,9 +333,15 @@ impl DeviceWriter for BusWriter {
     }
 
     fn skipped(&mut self, from: u64, to: u64) {
-        // Made due for the boundary at `from`: stale now.
+        // Made due for the boundary at `from`: stale now. The write that
+        // made it is withdrawn, so that its messages are due again with
+        // slot `to`'s outputs, and their E2E counters count only frames
+        // that reach the bus.
         self.metrics.tx_stale.add(self.ready.len() as u64);
         self.ready.clear();
+        self.written = self.undo.written;
+        self.faults.withdraw_held(self.undo.held);
+        self.undo.rewind(&mut self.protectors);
         if let Some((log, clock)) = &mut self.log {
             let record = LoggedFrame {
                 time_ns: log_time(*clock, to),

@@ -113,7 +113,8 @@ pub trait DeviceWriter: Send {
     }
     /// Slots `from..to` passed while the fast thread did not run (see
     /// [`OutputSink::skipped`](tandem_runtime::tandem::outputs::OutputSink::skipped)):
-    /// what the slot before them made due is stale, not to be sent late.
+    /// what the slot before them made due is stale, not to be sent late,
+    /// and goes out with slot `to`'s outputs instead.
     fn skipped(&mut self, from: u64, to: u64) {
         let _ = (from, to);
     }

@@ -643,6 +643,17 @@ impl Faults {
         }
     }
 
+    /// How many frames delay faults hold: a mark to withdraw to.
+    pub fn held(&self) -> usize {
+        self.delayed.len()
+    }
+
+    /// Lets go of the frames delay faults took after `mark` (from
+    /// [`held`](Self::held)): those of a write that is withdrawn.
+    pub fn withdraw_held(&mut self, mark: usize) {
+        self.delayed.truncate(mark);
+    }
+
     /// Adds to `ready` the delayed frames due by `boundary` and the
     /// frames of bursts.
     pub fn release(&mut self, boundary: u64, ready: &mut Vec<CanFrame>) {

@@ -100,7 +100,7 @@ pub struct DeviceMetrics {
     /// Values clamped to their signal's range (transmit thread).
     pub tx_clamped: Counter,
     /// Frames made due for a slot just before a stall, dropped instead of
-    /// sent late (fast thread).
+    /// sent late, their messages sent with the slot after it (fast thread).
     pub tx_stale: Counter,
     /// Received messages that timed out (fast thread).
     pub timeouts: Counter,

@@ -21,7 +21,8 @@ pub trait OutputSink: Send {
     /// stall): nothing is written for them, and what the slot before them
     /// made due is stale; the next slot written is `to`. A sink does not
     /// send late what was due in them: a periodic message whose time fell
-    /// in them goes out once, with slot `to`'s outputs.
+    /// in them, or that the stale slot carried, goes out once, with slot
+    /// `to`'s outputs.
     fn skipped(&mut self, from: u64, to: u64) {
         let _ = (from, to);
     }
