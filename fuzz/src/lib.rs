@@ -4,8 +4,8 @@
 //! both ([`model_jit`]), and two stateful ones that drive a DCP session
 //! in-process: a slave's state machine fed sequences of datagrams
 //! ([`dcp_slave`]), and a master's lock-step run over a faulty line to a
-//! slave ([`dcp_master`]); and an XCP slave fed sessions of command
-//! packets ([`xcp_slave`]). Each takes arbitrary bytes and must return
+//! slave ([`dcp_master`]); an XCP slave fed sessions of command
+//! packets ([`xcp_slave`]); and SSP packages imported whole ([`ssp`]). Each takes arbitrary bytes and must return
 //! without panicking, aborting or hanging, whatever the bytes; errors are
 //! the expected outcome of most inputs.
 //!
@@ -249,6 +249,17 @@ pub fn model_description(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = tandem_fmi::ModelDescription::parse(text, Path::new("fuzz.fmu"));
     }
+}
+
+/// An SSP package's bytes (a zip archive), written to a file and imported:
+/// the archive's entries and bounds, the system structure description,
+/// parameter sets and mappings. A package that loads is not run.
+pub fn ssp(data: &[u8]) {
+    let path = std::env::temp_dir().join(format!("tandem-fuzz-{}.ssp", std::process::id()));
+    if std::fs::write(&path, data).is_ok() {
+        let _ = tandem_cosim::ssp::load(&path, tandem_cosim::Loading::default());
+    }
+    let _ = std::fs::remove_file(&path);
 }
 
 /// A DBC file's text; when it loads, every signal of every message is

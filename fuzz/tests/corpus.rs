@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// The targets, by name, with their check.
-const TARGETS: [(&str, Check); 17] = [
+const TARGETS: [(&str, Check); 18] = [
     ("model", tandem_fuzz::model),
     ("model_jit", tandem_fuzz::model_jit),
     ("run_toml", tandem_fuzz::run_toml),
@@ -26,6 +26,7 @@ const TARGETS: [(&str, Check); 17] = [
     ("serial_line", tandem_fuzz::serial_line),
     ("model_description", tandem_fuzz::model_description),
     ("xcp_slave", tandem_fuzz::xcp_slave),
+    ("ssp", tandem_fuzz::ssp),
 ];
 
 fn inputs(folder: &Path) -> Vec<PathBuf> {
