@@ -145,30 +145,12 @@ impl Variability {
 /// The type of a variable's values.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VariableType {
-    /// A double: FMI 2 `Real`, FMI 3 `Float64`.
-    Float64,
-    /// FMI 3 `Float32`.
-    Float32,
-    /// FMI 3 `Int8`.
-    Int8,
-    /// FMI 3 `UInt8`.
-    UInt8,
-    /// FMI 3 `Int16`.
-    Int16,
-    /// FMI 3 `UInt16`.
-    UInt16,
-    /// A 32-bit signed integer: FMI 2 `Integer`, FMI 3 `Int32`.
-    Int32,
-    /// FMI 3 `UInt32`.
-    UInt32,
-    /// FMI 3 `Int64`.
-    Int64,
-    /// FMI 3 `UInt64`.
-    UInt64,
+    /// A number: a float, an integer of any width, or a Boolean (FMI 2
+    /// `Real`, `Integer` and `Boolean`; FMI 3 `Float32` to `UInt64` and
+    /// `Boolean`).
+    Number(Numeric),
     /// An enumeration (read and written as FMI 2 `Integer` / FMI 3 `Int64`).
     Enumeration,
-    /// A Boolean.
-    Boolean,
     /// A string.
     String,
     /// FMI 3 `Binary`: a byte string.
@@ -184,22 +166,16 @@ impl VariableType {
     /// FMI version's schema (FMI 2's `Integer` is FMI 3's `Int32`).
     pub fn from_element(tag: &str) -> VariableType {
         match tag {
-            "Real" | "Float64" => VariableType::Float64,
-            "Float32" => VariableType::Float32,
-            "Int8" => VariableType::Int8,
-            "UInt8" => VariableType::UInt8,
-            "Int16" => VariableType::Int16,
-            "UInt16" => VariableType::UInt16,
-            "Integer" | "Int32" => VariableType::Int32,
-            "UInt32" => VariableType::UInt32,
-            "Int64" => VariableType::Int64,
-            "UInt64" => VariableType::UInt64,
+            "Real" => VariableType::Number(Numeric::Float64),
+            "Integer" => VariableType::Number(Numeric::Int32),
             "Enumeration" => VariableType::Enumeration,
-            "Boolean" => VariableType::Boolean,
             "String" => VariableType::String,
             "Binary" => VariableType::Binary,
             "Clock" => VariableType::Clock,
-            other => VariableType::Other(other.to_string()),
+            other => match Numeric::ALL.into_iter().find(|n| n.element() == other) {
+                Some(numeric) => VariableType::Number(numeric),
+                None => VariableType::Other(other.to_string()),
+            },
         }
     }
 
@@ -208,45 +184,36 @@ impl VariableType {
     /// their integers); `None` for strings, binaries, clocks and unknown
     /// types. `version` decides an enumeration's width.
     pub fn numeric(&self, version: FmiVersion) -> Option<Numeric> {
-        Some(match self {
-            VariableType::Float64 => Numeric::Float64,
-            VariableType::Float32 => Numeric::Float32,
-            VariableType::Int8 => Numeric::Int8,
-            VariableType::UInt8 => Numeric::UInt8,
-            VariableType::Int16 => Numeric::Int16,
-            VariableType::UInt16 => Numeric::UInt16,
-            VariableType::Int32 => Numeric::Int32,
-            VariableType::UInt32 => Numeric::UInt32,
-            VariableType::Int64 => Numeric::Int64,
-            VariableType::UInt64 => Numeric::UInt64,
-            VariableType::Enumeration if version == FmiVersion::V2 => Numeric::Int32,
-            VariableType::Enumeration => Numeric::Int64,
-            VariableType::Boolean => Numeric::Boolean,
-            _ => return None,
-        })
+        match self {
+            VariableType::Number(numeric) => Some(*numeric),
+            VariableType::Enumeration if version == FmiVersion::V2 => Some(Numeric::Int32),
+            VariableType::Enumeration => Some(Numeric::Int64),
+            _ => None,
+        }
+    }
+
+    /// The name of its type element in the schema of `version`.
+    pub fn element(&self, version: FmiVersion) -> &str {
+        match (version, self) {
+            (FmiVersion::V2, VariableType::Number(Numeric::Float64)) => "Real",
+            (FmiVersion::V2, VariableType::Number(Numeric::Int32)) => "Integer",
+            (_, VariableType::Number(numeric)) => numeric.element(),
+            (_, VariableType::Enumeration) => "Enumeration",
+            (_, VariableType::String) => "String",
+            (_, VariableType::Binary) => "Binary",
+            (_, VariableType::Clock) => "Clock",
+            (_, VariableType::Other(name)) => name,
+        }
     }
 }
 
 impl fmt::Display for VariableType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            VariableType::Float64 => "Real/Float64",
-            VariableType::Float32 => "Float32",
-            VariableType::Int8 => "Int8",
-            VariableType::UInt8 => "UInt8",
-            VariableType::Int16 => "Int16",
-            VariableType::UInt16 => "UInt16",
-            VariableType::Int32 => "Integer/Int32",
-            VariableType::UInt32 => "UInt32",
-            VariableType::Int64 => "Int64",
-            VariableType::UInt64 => "UInt64",
-            VariableType::Enumeration => "Enumeration",
-            VariableType::Boolean => "Boolean",
-            VariableType::String => "String",
-            VariableType::Binary => "Binary",
-            VariableType::Clock => "Clock",
-            VariableType::Other(name) => name,
-        })
+        match self {
+            VariableType::Number(Numeric::Float64) => f.write_str("Real/Float64"),
+            VariableType::Number(Numeric::Int32) => f.write_str("Integer/Int32"),
+            other => f.write_str(other.element(FmiVersion::V3)),
+        }
     }
 }
 
@@ -312,6 +279,24 @@ impl Numeric {
             Numeric::Int64 => value as i64 as f64,
             Numeric::UInt64 => value as u64 as f64,
             Numeric::Boolean => f64::from(u8::from(value != 0.0)),
+        }
+    }
+
+    /// The name of its type element in FMI 3 (`Float64`, `Int8`, ...,
+    /// `Boolean`).
+    pub fn element(self) -> &'static str {
+        match self {
+            Numeric::Float64 => "Float64",
+            Numeric::Float32 => "Float32",
+            Numeric::Int8 => "Int8",
+            Numeric::UInt8 => "UInt8",
+            Numeric::Int16 => "Int16",
+            Numeric::UInt16 => "UInt16",
+            Numeric::Int32 => "Int32",
+            Numeric::UInt32 => "UInt32",
+            Numeric::Int64 => "Int64",
+            Numeric::UInt64 => "UInt64",
+            Numeric::Boolean => "Boolean",
         }
     }
 

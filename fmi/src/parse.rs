@@ -15,7 +15,7 @@ use roxmltree::{Document, Node};
 
 use crate::description::{
     Alias, Causality, DefaultExperiment, Dimension, FmiVersion, Initial, Interface, ModelDescription, ModelStructure,
-    ScalarVariable, Unknown, Variability, VariableType,
+    Numeric, ScalarVariable, Unknown, Variability, VariableType,
 };
 use crate::error::FmuError;
 
@@ -308,7 +308,9 @@ impl<'a, 'input> Reader<'a, 'input> {
             let causality = self.causality(element)?;
             let variability = match element.attribute("variability") {
                 Some(text) => self.variability(element, text)?,
-                None if matches!(kind, VariableType::Float64 | VariableType::Float32) => Variability::Continuous,
+                None if matches!(kind, VariableType::Number(Numeric::Float64 | Numeric::Float32)) => {
+                    Variability::Continuous
+                }
                 None => Variability::Discrete,
             };
             let initial = self.initial(element, &name)?;
@@ -485,7 +487,7 @@ impl<'a, 'input> Reader<'a, 'input> {
         };
         let first = text.split_whitespace().next().unwrap_or("");
         let value = match kind {
-            VariableType::Boolean => match first {
+            VariableType::Number(Numeric::Boolean) => match first {
                 "true" | "1" => Some(1.0),
                 "false" | "0" => Some(0.0),
                 _ => None,
@@ -756,7 +758,7 @@ impl<'a, 'input> Reader<'a, 'input> {
 mod tests {
     use std::path::Path;
 
-    use crate::description::{FmiVersion, ModelDescription, VariableType};
+    use crate::description::{FmiVersion, ModelDescription, Numeric, VariableType};
     use crate::error::FmuError;
 
     fn parse(xml: &str) -> Result<ModelDescription, FmuError> {
@@ -792,7 +794,7 @@ mod tests {
             (Some("rad"), Some(-4.0), Some(4.0), Some(0.5))
         );
         assert_eq!(d.variables[1].derivative_of, Some(0));
-        assert_eq!(d.variables[2].kind, VariableType::Int32);
+        assert_eq!(d.variables[2].kind, VariableType::Number(Numeric::Int32));
         assert_eq!(d.variables[3].start, Some(1.0));
         // No dependencies attribute: unknown; an empty one: none.
         assert_eq!(d.structure.outputs[0].dependencies, None);
@@ -824,7 +826,7 @@ mod tests {
         assert_eq!(d.states(), [1]);
         assert!(d.variables[1].array);
         assert_eq!(d.variables[1].start, Some(1.0));
-        assert_eq!(d.variables[3].kind, VariableType::UInt16);
+        assert_eq!(d.variables[3].kind, VariableType::Number(Numeric::UInt16));
         assert_eq!(d.structure.derivatives[0].dependencies, Some(vec![1]));
         assert_eq!(d.structure.event_indicators, 2);
         // An array of indicators would hide how many there are.

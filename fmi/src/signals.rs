@@ -343,8 +343,8 @@ pub fn not_taken(description: &ModelDescription) -> Vec<String> {
     let mut lines = Vec::new();
     for (i, v) in description.variables.iter().enumerate() {
         let element = match description.version {
-            FmiVersion::V2 => format!("<ScalarVariable> with <{}>", type_element(description.version, &v.kind)),
-            FmiVersion::V3 => format!("<{}>", type_element(description.version, &v.kind)),
+            FmiVersion::V2 => format!("<ScalarVariable> with <{}>", v.kind.element(description.version)),
+            FmiVersion::V3 => format!("<{}>", v.kind.element(description.version)),
         };
         let place = format!("\"{}\" ({element}, line {})", v.name, v.line);
         match &v.kind {
@@ -367,17 +367,6 @@ pub fn not_taken(description: &ModelDescription) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The name of the type element of `kind` in the schema of `version`.
-fn type_element(version: FmiVersion, kind: &VariableType) -> String {
-    match (version, kind) {
-        (FmiVersion::V2, VariableType::Float64) => "Real".to_string(),
-        (FmiVersion::V2, VariableType::Int32) => "Integer".to_string(),
-        (_, VariableType::Float64) => "Float64".to_string(),
-        (_, VariableType::Int32) => "Int32".to_string(),
-        (_, other) => other.to_string(),
-    }
 }
 
 /// The most (output, input) pairs a feedthrough table holds.
