@@ -164,7 +164,7 @@ const CASES: &[Case] = &[
 /// `v_ref` 0 throughout).
 #[test]
 fn an_empty_gain_list_is_refused_by_check_and_sim_alike() {
-    let dir = common::scratch("catalogue_issue_42");
+    let dir = common::scratch("catalogue");
     let example = std::fs::read_to_string(common::root().join("models/examples/cruise_control.json")).unwrap();
     let from = r#"{"id": "speed_map", "type": "Gain", "params": {"gain": 50.0}}"#;
     assert!(example.contains(from), "the example has changed");

@@ -12,7 +12,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use server::{cruise_folder, raw, root, Server};
+use server::{answer, cruise_folder, raw, root, Server};
 use tungstenite::client::IntoClientRequest;
 
 /// `tandem ARGS` that must refuse to start: its standard error.
@@ -386,25 +386,6 @@ fn every_4xx_body_is_a_json_error() {
         let error: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("a JSON error: {body}"));
         assert!(error["error"].as_str().unwrap().contains(message), "{body}");
     }
-}
-
-/// Reads one HTTP answer with a `Content-Length` from `stream`: its head
-/// (lower case) and body.
-fn answer(stream: &mut std::net::TcpStream) -> (String, String) {
-    let mut head = Vec::new();
-    let mut byte = [0u8];
-    while !head.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte).expect("an answer");
-        head.push(byte[0]);
-    }
-    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-    let length = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length: "))
-        .map_or(0, |n| n.trim().parse().unwrap());
-    let mut body = vec![0; length];
-    stream.read_exact(&mut body).unwrap();
-    (head, String::from_utf8(body).unwrap())
 }
 
 #[test]

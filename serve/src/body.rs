@@ -145,23 +145,28 @@ impl http_body::Body for Shared {
 /// Every request: once answered, what its handler left of its body is
 /// read and dropped (up to the bound, within [`BODY_WAIT`]) before the
 /// answer goes out, so that a client still sending a body the server
-/// refused early (a slot, a type, an origin) gets the answer, on a
-/// connection it may use again. A body declared over the bound, found
-/// over it, or late (408), is not read on.
+/// refused early (a slot, a type, an origin, a model too large to
+/// compile) gets the answer, on a connection it may use again. A body
+/// declared over the bound, found over it, or late (408), is not read on.
 pub async fn drain_unread(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    if declared_length(request.headers()).is_some_and(|length| length > app.limits.body as u64) {
+    let declared = declared_length(request.headers());
+    if declared.is_some_and(|length| length > app.limits.body as u64) {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
     let shared = Arc::new(Mutex::new(body));
     let request = Request::from_parts(parts, Body::new(Shared(Arc::clone(&shared))));
     let response = next.run(request).await;
-    // A body over the bound, or one that did not arrive in time, is not
-    // waited for again.
-    if !matches!(
-        response.status(),
-        StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
-    ) {
+    // A body that did not arrive in time, or one found over the bound as
+    // it was read (its length not declared), is not waited for again; a
+    // 413 for a declared length within the bound refused something else
+    // and is drained as any refusal.
+    let drain = match response.status() {
+        StatusCode::REQUEST_TIMEOUT => false,
+        StatusCode::PAYLOAD_TOO_LARGE => declared.is_some(),
+        _ => true,
+    };
+    if drain {
         let rest = std::mem::take(&mut *shared.lock().unwrap_or_else(|e| e.into_inner()));
         discard(rest, app.limits.body).await;
     }

@@ -226,3 +226,22 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// Reads one HTTP answer with a `Content-Length` from `stream`: its head
+/// (lower case) and body.
+pub fn answer(stream: &mut std::net::TcpStream) -> (String, String) {
+    let mut head = Vec::new();
+    let mut byte = [0u8];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("an answer");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .map_or(0, |n| n.trim().parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).unwrap();
+    (head, String::from_utf8(body).unwrap())
+}
