@@ -11,7 +11,11 @@
 //!   1 ms, beside the same model as a JSON diagram;
 //! - the oscillator stepped by Tandem (`FmuSlave`) and by FMPy's
 //!   `FMU2Slave` over the same steps, each timed around its stepping loop
-//!   (loading excluded). Skipped, saying why, when FMPy is not importable.
+//!   (loading excluded). Skipped, saying why, when FMPy is not importable;
+//! - whole processes, loading included: `tandem sim` and FMPy's
+//!   `simulate_fmu` on the oscillator as built and packed as modelling
+//!   tools export (binaries for other platforms, documentation, sources:
+//!   13 MB in 150 more files), Tandem's unpack cache cold and warm.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,7 +52,8 @@ pub fn run(seconds: f64) -> anyhow::Result<()> {
     let budget = Duration::from_secs_f64(seconds);
     calls(&ball, &oscillator, budget / 2)?;
     ball_rates(&ball, budget / 2)?;
-    against_fmpy(&oscillator, seconds)
+    against_fmpy(&oscillator, seconds)?;
+    whole_processes(&oscillator, dir.path())
 }
 
 /// Nanoseconds per call of `f`, called for `budget`.
@@ -392,5 +397,126 @@ fn against_fmpy(oscillator: &Path, seconds: f64) -> anyhow::Result<()> {
         theirs / ours.as_secs_f64(),
         if same { "identical, bit for bit" } else { "DIFFERENT" }
     );
+    Ok(())
+}
+
+/// Entries a packed copy adds to an FMU, and the bytes of each: 150 files,
+/// 13.2 MB, as a Dymola export of a 13 MB FMU carries.
+const PACKING: (usize, usize) = (150, 88_000);
+
+/// Whole runs of each side, the median shown.
+const PROCESS_RUNS: usize = 5;
+
+/// FMPy's `simulate_fmu` on `argv[1]` to 1 s at a 1 ms step, the outputs
+/// written to `argv[2]` as CSV: what `fmpy simulate` does.
+const FMPY_WHOLE: &str = r#"
+import sys
+from fmpy import simulate_fmu
+from fmpy.util import write_csv
+write_csv(sys.argv[2], simulate_fmu(sys.argv[1], stop_time=1.0, step_size=1e-3, output_interval=1e-3))
+"#;
+
+/// A copy of `fmu` at `to` with [`PACKING`]'s entries added: other
+/// platforms' binaries, documentation and sources, incompressible.
+fn packed(fmu: &Path, to: &Path) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut source = zip::ZipArchive::new(std::fs::File::open(fmu)?)?;
+    let mut out = zip::ZipWriter::new(std::fs::File::create(to)?);
+    for i in 0..source.len() {
+        out.raw_copy_file(source.by_index(i)?)?;
+    }
+    let (files, bytes) = PACKING;
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut data = vec![0u8; bytes];
+    for i in 0..files {
+        let name = match i % 3 {
+            0 => format!("binaries/win64/library{i}.dll"),
+            1 => format!("documentation/page{i}.html"),
+            _ => format!("sources/part{i}.c"),
+        };
+        for byte in &mut data {
+            // xorshift: bytes deflate cannot shrink, as compiled code's.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *byte = state as u8;
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())?;
+        out.write_all(&data)?;
+    }
+    out.finish()?;
+    Ok(())
+}
+
+/// The median wall time of [`PROCESS_RUNS`] runs of `command` made afresh
+/// by `make` (`prepare` runs before each, untimed).
+fn median_run(mut make: impl FnMut() -> Command, mut prepare: impl FnMut()) -> anyhow::Result<Duration> {
+    let mut times = Vec::with_capacity(PROCESS_RUNS);
+    for _ in 0..PROCESS_RUNS {
+        prepare();
+        let mut command = make();
+        let start = Instant::now();
+        let out = command.output().context("cannot start a run")?;
+        let took = start.elapsed();
+        if !out.status.success() {
+            bail!("{command:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        times.push(took);
+    }
+    times.sort();
+    Ok(times[PROCESS_RUNS / 2])
+}
+
+/// `tandem sim` and FMPy's `simulate_fmu`, whole processes, on the
+/// oscillator as built and packed; `tandem` is the binary beside this one.
+fn whole_processes(oscillator: &Path, dir: &Path) -> anyhow::Result<()> {
+    let tandem = std::env::current_exe()?.with_file_name("tandem");
+    println!("whole processes: the oscillator (FMI 2 CS) to 1 s at 1 ms, its outputs written as CSV, loading included (median of {PROCESS_RUNS} runs)");
+    if !tandem.is_file() {
+        println!("  skipped: no {} (cargo build --release builds it)", tandem.display());
+        return Ok(());
+    }
+    let big = dir.join("oscillator_packed.fmu");
+    packed(oscillator, &big)?;
+    let fmpy = Command::new("python3").args(["-c", "import fmpy"]).output();
+    let has_fmpy = fmpy.is_ok_and(|o| o.status.success());
+    let cache = dir.join("cache");
+    for (name, fmu) in [("as built", oscillator), ("packed (+13 MB in 150 files)", &big)] {
+        let size = std::fs::metadata(fmu)?.len() as f64 / 1e6;
+        let sim = |cache: &Path| {
+            let mut c = Command::new(&tandem);
+            c.arg("sim").arg(fmu).args(["--stop", "1", "--step", "1e-3", "--out"]);
+            c.arg(dir.join("tandem.csv"))
+                .env("TANDEM_FMU_CACHE", cache)
+                .current_dir(dir);
+            c
+        };
+        let cold = median_run(|| sim(&cache), || drop(std::fs::remove_dir_all(&cache)))?;
+        let warm = median_run(|| sim(&cache), || {})?;
+        let theirs = if has_fmpy {
+            let run = || {
+                let mut c = Command::new("python3");
+                c.args(["-c", FMPY_WHOLE]).arg(fmu).arg(dir.join("fmpy.csv"));
+                c
+            };
+            Some(median_run(run, || {})?)
+        } else {
+            None
+        };
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        print!(
+            "  {name:<30} {size:>5.1} MB  tandem sim: {:>7.1} ms cache cold, {:>7.1} ms warm",
+            ms(cold),
+            ms(warm)
+        );
+        match theirs {
+            Some(t) => println!(
+                "; FMPy simulate_fmu {:>7.1} ms; FMPy / Tandem warm {:.1}x (goal > 1x)",
+                ms(t),
+                t.as_secs_f64() / warm.as_secs_f64()
+            ),
+            None => println!("; FMPy skipped (not importable: pip install fmpy)"),
+        }
+    }
     Ok(())
 }
