@@ -1,7 +1,8 @@
 //! `Model`: a model loaded for offline runs (a JSON block diagram from a
 //! file or text, a Model Exchange FMU, a built-in plant), inspected,
 //! changed (parameters, inputs as time series) and simulated with the
-//! options of `tandem sim`, the interpreter free while it runs.
+//! options of `tandem sim`, the Python interpreter free while it runs. A
+//! block diagram runs compiled to machine code, as `tandem sim` runs it.
 
 use std::io;
 use std::path::Path;
@@ -32,6 +33,9 @@ struct Loaded {
     /// Its JSON, when it is a block diagram.
     text: Option<String>,
     model: Box<dyn Model>,
+    /// How a block diagram is evaluated (what was compiled to machine
+    /// code); none for other models.
+    evaluation: Option<String>,
     simulation: SimulationDef,
     name: String,
     inputs: Inputs,
@@ -151,13 +155,15 @@ impl PyModel {
             ModelRef::File(path) if path.extension().is_some_and(|e| e == "json") => std::fs::read_to_string(path).ok(),
             _ => None,
         };
-        let loaded = tandem_fmi::load(&reference, Use::Offline).map_err(|e| load_error(&e))?;
+        let loaded =
+            tandem_fmi::load_with(&reference, Use::Offline, None, &tandem_jit::prepare).map_err(|e| load_error(&e))?;
         let inputs = Inputs::new(loaded.model.layout().inputs.len());
         Ok(PyModel {
             loaded: Mutex::new(Loaded {
                 source: source.to_string(),
                 text,
                 model: loaded.model,
+                evaluation: loaded.evaluation,
                 simulation: loaded.simulation,
                 name: loaded.name,
                 inputs,
@@ -176,7 +182,7 @@ impl PyModel {
             };
             raise::<ModelError>(error.to_string(), place)
         })?;
-        let model: Box<dyn Model> = Box::new(compiled.model);
+        let (model, evaluation) = tandem_jit::prepare(compiled.model);
         let inputs = Inputs::new(model.layout().inputs.len());
         Ok(PyModel {
             loaded: Mutex::new(Loaded {
@@ -184,6 +190,7 @@ impl PyModel {
                 text: Some(text.to_string()),
                 name: compiled.name.unwrap_or_else(|| source.to_string()),
                 model,
+                evaluation,
                 simulation: compiled.simulation,
                 inputs,
             }),
@@ -194,6 +201,13 @@ impl PyModel {
     #[getter]
     fn name(&self) -> String {
         self.lock().name.clone()
+    }
+
+    /// How a block diagram is evaluated: what was compiled to machine code
+    /// (`tandem check`'s line); `None` for other models.
+    #[getter]
+    fn evaluation(&self) -> Option<String> {
+        self.lock().evaluation.clone()
     }
 
     /// Where it came from.
@@ -284,7 +298,12 @@ impl PyModel {
             .model
             .retune(block, param, &value)
             .map_err(|e| raise::<ModelError>(format!("{}: {e}", l.source), place()))?;
-        l.model.swap_definition(&mut definition);
+        if l.model.swap_definition(&mut definition) {
+            // The machine code holds the parameters it was compiled with.
+            if let Some(evaluation) = l.evaluation.as_mut().filter(|e| e.starts_with("compiled")) {
+                *evaluation = format!("interpreted since {block}.{param} changed (before: {evaluation})");
+            }
+        }
         Ok(())
     }
 

@@ -181,6 +181,14 @@ class Model:
         return list(self._native.states)
 
     @property
+    def evaluation(self) -> Optional[str]:
+        """How a block diagram is evaluated, as ``tandem check`` says it:
+        ``"compiled 11 of 11 blocks in 0.4 ms"`` (machine code, the same
+        results bit for bit as the interpreter), or why it is interpreted;
+        ``None`` for FMUs and built-in models."""
+        return self._native.evaluation
+
+    @property
     def sample_times(self) -> List[Dict[str, Any]]:
         """Its discrete rates: a block at each, its period and offset (s)."""
         return [{"block": b, "period": p, "offset": o} for b, p, o in self._native.sample_times]

@@ -41,6 +41,16 @@ def test_results_equal_the_command_lines_csv_bit_for_bit(example: str, options: 
     assert same_bits(result.data, expected)
 
 
+def test_a_diagram_runs_compiled_until_a_parameter_changes() -> None:
+    model = tandem.Model(EXAMPLES / "cruise_control.json")
+    assert re.fullmatch(r"compiled 11 of 11 blocks in [0-9.]+ ms", model.evaluation), model.evaluation
+    before = model.sim(stop=30)
+    model.set_parameter("controller.kp", 2.0)
+    assert model.evaluation.startswith("interpreted since controller.kp changed"), model.evaluation
+    assert not same_bits(model.sim(stop=30).data, before.data)
+    assert tandem.Model("rober").evaluation is None
+
+
 def test_a_dict_and_a_path_give_the_same_results() -> None:
     path = EXAMPLES / "cruise_control.json"
     from_dict = tandem.sim(json.loads(path.read_text()), stop=30)
