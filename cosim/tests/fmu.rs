@@ -97,6 +97,44 @@ fn parameters_of_an_fmu_are_checked_by_name_at_their_place() {
 }
 
 #[test]
+fn start_values_of_every_type_are_set_from_the_system_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = fmus::build("types3", dir.path());
+    // A state's start (initial="exact"), inputs of three types, a String
+    // parameter: each as TOML writes it.
+    let text = format!(
+        "[master]\nstep = 0.125\nstop = 1\n\n[[model]]\nname = \"t\"\nsource = \"{}\"\n\
+         parameters = {{ x = 2, i8_in = -5, b_in = true, u16_in = 65535, label = \"set\" }}\n",
+        fmu.display()
+    );
+    let system = parse(&text);
+    let names = system.output_names();
+    let (trace, _) = run(&text);
+    let last = |name: &str| {
+        let j = names
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("{name} in {names:?}"));
+        *trace.column(j).last().unwrap()
+    };
+    // Every input echoed by its output; scaled[1] = x = x0 e^(-k t), k = 1,
+    // to the accuracy of the FMU's own steps.
+    assert_eq!(
+        (last("t.i8_out"), last("t.b_out"), last("t.u16_out")),
+        (-5.0, 1.0, 65535.0)
+    );
+    let x = last("t.scaled[1]");
+    assert!((x - 2.0 * (-1f64).exp()).abs() < 1e-6, "{x}");
+    // A value of the wrong kind is refused at its key.
+    let wrong = text.replace("b_in = true", "b_in = \"yes\"");
+    let message = tandem_cosim::parse(&wrong, Path::new(ORIGIN))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("model[0].parameters.b_in"), "{message}");
+}
+
+#[test]
 fn an_fmu_call_that_fails_is_the_participants_fmu_error() {
     let dir = tempfile::tempdir().unwrap();
     let fmu = Fmu::open(fmus::build("oscillator", dir.path())).unwrap();

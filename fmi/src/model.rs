@@ -244,7 +244,9 @@ impl FmuModel {
         let discrete = signals::inputs(description, Inputs::Discrete)?;
         let mut order = signals::input_indices(description, Inputs::Continuous);
         order.extend(signals::input_indices(description, Inputs::Discrete));
-        let inputs = Signals::of(description, &order)?;
+        let assignments = parameters::resolve(description, parameters)?;
+        let mut inputs = Signals::of(description, &order)?;
+        parameters::input_defaults(description, &assignments, &mut inputs);
         let outputs = signals::outputs(description, recorded)?;
         let name = &description.model_name;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
@@ -268,7 +270,7 @@ impl FmuModel {
             continuous,
             discrete,
             outputs,
-            parameters: parameters::resolve(description, parameters)?,
+            parameters: assignments,
             start,
             sparsity: if any_array {
                 None

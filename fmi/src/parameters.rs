@@ -7,6 +7,7 @@ use crate::description::{
 };
 use crate::error::FmuError;
 use crate::instance::{Instance, Text};
+use crate::signals::Signals;
 
 /// A value for a variable.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,6 +157,22 @@ pub(crate) fn resolve(description: &ModelDescription, parameters: &Parameters) -
             })
         })
         .collect()
+}
+
+/// Makes the values `assignments` give inputs the defaults of those
+/// inputs among `signals`: an input given a start value holds it until
+/// something drives it.
+pub(crate) fn input_defaults(description: &ModelDescription, assignments: &[Assignment], signals: &mut Signals) {
+    for (variable, &source) in signals.variables.iter_mut().zip(&signals.sources) {
+        let vr = description.variables[source].value_reference;
+        let given = assignments.iter().rev().find_map(|a| match a.value {
+            Checked::Number(_, value) if a.vr == vr => Some(value),
+            _ => None,
+        });
+        if let Some(value) = given {
+            variable.default = value;
+        }
+    }
 }
 
 /// Sets the checked values on a new instance.

@@ -86,7 +86,8 @@ impl FmuSlave {
         let description = &loaded.description;
         let interface = loaded.interface(InterfaceKind::CoSimulation)?;
         let assignments = parameters::resolve(description, parameters)?;
-        let inputs = signals::inputs(description, Inputs::All)?;
+        let mut inputs = signals::inputs(description, Inputs::All)?;
+        parameters::input_defaults(description, &assignments, &mut inputs);
         let outputs = signals::outputs(description, recorded)?;
         let feedthrough = signals::feedthrough(description, &inputs, &outputs)?;
         let mut instance = instantiate::co_simulation(loaded)?;

@@ -64,9 +64,32 @@ pub(crate) struct RawModel {
     #[serde(default)]
     pub(crate) every: Option<Spanned<i64>>,
     #[serde(default)]
-    pub(crate) parameters: BTreeMap<String, Spanned<f64>>,
+    pub(crate) parameters: BTreeMap<String, Spanned<RawValue>>,
     #[serde(default)]
     pub(crate) fmu: Option<RawFmu>,
+}
+
+/// A start value in `parameters`: a number, a Boolean, or text (an FMU's
+/// String, or an FMI 3 Binary's hexadecimal digits).
+#[derive(Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawValue {
+    /// A TOML integer or float.
+    Number(f64),
+    /// `true` or `false`.
+    Boolean(bool),
+    /// A string.
+    Text(String),
+}
+
+impl From<RawValue> for tandem_fmi::Value {
+    fn from(value: RawValue) -> Self {
+        match value {
+            RawValue::Number(v) => tandem_fmi::Value::Real(v),
+            RawValue::Boolean(v) => tandem_fmi::Value::Boolean(v),
+            RawValue::Text(v) => tandem_fmi::Value::Text(v),
+        }
+    }
 }
 
 /// `model.fmu`: how an FMU source is loaded.

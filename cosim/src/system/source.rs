@@ -35,7 +35,7 @@ pub struct ModelSpec {
     /// `atol`, if given.
     pub atol: Option<Located<f64>>,
     /// `parameters`: values set by name before an FMU is initialised.
-    pub parameters: Vec<(String, Located<f64>)>,
+    pub parameters: Vec<(String, Located<tandem_fmi::Value>)>,
     /// Its communication step (s): `every` base macro steps.
     pub communication_step: f64,
     /// The end of the co-simulation (s).
@@ -116,7 +116,7 @@ fn load_fmu(
     .map_err(FmuLoadError::Fmu)?;
     let mut parameters = Parameters::new();
     for (name, value) in &spec.parameters {
-        parameters.set(name, value.value);
+        parameters.set(name, value.value.clone());
     }
     let description = fmu.description();
     let has = |kind| description.interface(kind).is_some();

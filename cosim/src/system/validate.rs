@@ -360,7 +360,7 @@ fn participants(
             parameters: r
                 .parameters
                 .iter()
-                .map(|(name, value)| place.located(value, key(&format!("parameters.{name}"))))
+                .map(|(name, value)| place.located(value, key(&format!("parameters.{name}"))).map(Into::into))
                 .zip(r.parameters.keys().cloned())
                 .map(|(value, name)| (name, value))
                 .collect(),
