@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use crate::beside;
+
 /// The slave's namespace and its address there.
 const SLAVE_IP: &str = "10.202.0.2";
 const MASTER_IP: &str = "10.202.0.1";
@@ -124,7 +126,7 @@ fn after(text: &str, key: &str) -> Option<f64> {
 
 /// Runs the two measurements.
 pub fn run(seconds: f64) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?.with_file_name("tandem");
+    let exe = beside::tandem()?;
     let ns = Namespace::make()?;
     echo(&ns.0)?;
     let exchanges = ((seconds * 10_000.0) as usize).max(2000);

@@ -28,6 +28,7 @@ use tandem_models::{diagram, Model, StateRef};
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{FixedStep, Method, Simulation};
 
+use crate::beside;
 use crate::speed::measure;
 
 #[path = "../../fmi/tests/support/fmus.rs"]
@@ -470,7 +471,7 @@ fn median_run(mut make: impl FnMut() -> Command, mut prepare: impl FnMut()) -> a
 /// `tandem sim` and FMPy's `simulate_fmu`, whole processes, on the
 /// oscillator as built and packed; `tandem` is the binary beside this one.
 fn whole_processes(oscillator: &Path, dir: &Path) -> anyhow::Result<()> {
-    let tandem = std::env::current_exe()?.with_file_name("tandem");
+    let tandem = beside::tandem()?;
     println!("whole processes: the oscillator (FMI 2 CS) to 1 s at 1 ms, its outputs written as CSV, loading included (median of {PROCESS_RUNS} runs)");
     if !tandem.is_file() {
         println!("  skipped: no {} (cargo build --release builds it)", tandem.display());

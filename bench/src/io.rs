@@ -14,9 +14,11 @@ use tandem_can::{CanFrame, CanId};
 use tandem_dbc::Dbc;
 use tandem_log::{create, Direction, Entry};
 
+use crate::beside;
+
 /// Runs the `tandem` command built beside this benchmark.
 fn tandem(args: &[&str]) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?.with_file_name("tandem");
+    let exe = beside::tandem()?;
     let out = Command::new(&exe)
         .args(args)
         .output()

@@ -9,6 +9,7 @@
 //! that `bench/install-tools.sh` installs, `fmi` against FMPy (`pip install
 //! fmpy`); the benchmarks install nothing.
 
+mod beside;
 mod cosim;
 mod dcp;
 mod e2e;

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use crate::beside;
+
 /// Growth of anonymous memory after warm-up that counts as flat (KiB).
 const FLAT_KIB: i64 = 256;
 
@@ -51,11 +53,6 @@ impl Lengths {
     }
 }
 
-/// The `tandem` binary built beside this one.
-fn tandem() -> anyhow::Result<PathBuf> {
-    Ok(std::env::current_exe()?.with_file_name("tandem"))
-}
-
 /// Sends `signal` (SIGSTOP, SIGCONT) to `pid` and its children.
 fn signal_tree(pid: u32, signal: libc::c_int) {
     let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
@@ -80,7 +77,7 @@ fn status_kib(pid: u32, field: &str) -> Option<u64> {
 /// `tandem run` of the configuration for the storm's length, its results in
 /// `results`.
 fn run_command(storm: &Storm<'_>, results: &Path, virtual_clock: bool) -> anyhow::Result<Command> {
-    let mut command = Command::new(tandem()?);
+    let mut command = Command::new(beside::tandem()?);
     command
         .arg("run")
         .arg(storm.config)
