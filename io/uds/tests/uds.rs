@@ -2,18 +2,12 @@
 //! layouts: the negative response each malformed request earns, DID
 //! encodings at their limits, DTC status bits, clearing one DTC, and S3.
 
-use tandem_uds::{Did, Encoding, Server, ServerConfig, Session, S3_NS};
+use tandem_uds::{Server, ServerConfig, Session, S3_NS};
+
+mod common;
+use common::did;
 
 fn server() -> Server {
-    let did = |id, bytes, signed, scale, offset| Did {
-        id,
-        encoding: Encoding {
-            bytes,
-            signed,
-            scale,
-            offset,
-        },
-    };
     let dids = vec![
         did(0x0001, 1, false, 1.0, 0.0),
         did(0x0002, 2, true, 0.1, 100.0),

@@ -16,21 +16,12 @@ use std::time::{Duration, Instant};
 use tandem_bus::udp::{open, UdpOptions};
 use tandem_can::CanId;
 use tandem_uds::isotp::{Config, Link};
-use tandem_uds::{Did, Encoding, Server, ServerConfig};
+use tandem_uds::{Server, ServerConfig};
+
+mod common;
+use common::did;
 
 const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/uds_peer.py");
-
-fn did(id: u16, bytes: u8, signed: bool, scale: f64, offset: f64) -> Did {
-    Did {
-        id,
-        encoding: Encoding {
-            bytes,
-            signed,
-            scale,
-            offset,
-        },
-    }
-}
 
 /// Serves until `stop`, reporting DTC 0x123456's test as `failing` and
 /// 0xABCDEF's as passing before each request; 0x000001 is never tested.
