@@ -1,8 +1,10 @@
 //! Speed figures of the models and the simulation driver:
 //!
 //! - `blocks`: block evaluations per second on a generated diagram of about
-//!   10 000 blocks (one evaluation = one block's outputs in one pass),
-//!   interpreted and compiled to machine code (`tandem-jit`) side by side;
+//!   10 000 blocks (one evaluation = one block's outputs in one pass), in
+//!   minor passes (with the derivatives) and major steps (the major pass
+//!   and the updates), interpreted and compiled to machine code
+//!   (`tandem-jit`) side by side;
 //! - `examples`: major steps per second on the three shipped examples.
 
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tandem_jit::CompiledModel;
 use tandem_models::diagram::DiagramModel;
-use tandem_models::{diagram, Model, StateRef};
+use tandem_models::{diagram, MajorStep, Model, StateRef};
 use tandem_runtime::record::Recorder;
 use tandem_runtime::{FixedStep, Simulation};
 
@@ -67,8 +69,9 @@ pub(crate) fn measure(budget: Duration, mut f: impl FnMut()) -> (u64, Duration) 
     (calls, start.elapsed())
 }
 
-/// Block evaluations per second demanded of the compiled diagram.
-const COMPILED_GOAL: f64 = 5e8;
+/// Block evaluations per second demanded of the compiled diagram, in
+/// every pass.
+const COMPILED_GOAL: f64 = 1e9;
 
 /// Derivative evaluations per second of `model` at its initial state.
 fn evaluations_per_second(model: &mut dyn Model, budget: Duration) -> f64 {
@@ -87,6 +90,32 @@ fn evaluations_per_second(model: &mut dyn Model, budget: Duration) -> f64 {
             },
             &mut dx,
         );
+    });
+    calls as f64 / time.as_secs_f64()
+}
+
+/// Major steps (the major pass, then the updates) per second of `model`
+/// at its initial state.
+fn major_steps_per_second(model: &mut dyn Model, budget: Duration) -> f64 {
+    let layout = model.layout().clone();
+    let mut x = vec![0.0; layout.states.len()];
+    let mut xd = vec![0.0; layout.discrete];
+    model.initial_state(&mut x, &mut xd);
+    let (x0, hits) = (x.clone(), vec![true; layout.rates.len()]);
+    let mut y = vec![0.0; layout.outputs.len()];
+    let (calls, time) = measure(budget, || {
+        x.copy_from_slice(&x0);
+        let mut step = MajorStep {
+            t: 0.0,
+            x: &mut x,
+            xd: &mut xd,
+            u: &[],
+            hits: &hits,
+            y: &mut y,
+        };
+        // The generated diagram's values stay finite.
+        let _ = model.major_outputs(&mut step);
+        model.update(&mut step);
     });
     calls as f64 / time.as_secs_f64()
 }
@@ -114,21 +143,25 @@ pub fn blocks(budget: Duration) -> anyhow::Result<()> {
         stop: 0.1,
     };
     println!(
-        "  {:<12} {:>22} {:>10} {:>16}",
-        "", "block evaluations/s", "ns/block", "rk4 steps/s"
+        "  {:<12} {:>16} {:>10} {:>16} {:>10} {:>16}",
+        "", "minor evals/s", "ns/block", "major evals/s", "ns/block", "rk4 steps/s"
     );
     let models: [(&str, &mut dyn Model); 2] = [("interpreted", &mut interpreted), ("compiled", &mut compiled)];
     for (name, model) in models {
-        let per_second = evaluations_per_second(model, budget / 4) * n_blocks as f64;
-        let steps = steps_per_second(model, settings, budget / 4)?;
+        let minor = evaluations_per_second(model, budget / 6) * n_blocks as f64;
+        let major = major_steps_per_second(model, budget / 6) * n_blocks as f64;
+        let steps = steps_per_second(model, settings, budget / 6)?;
         println!(
-            "  {name:<12} {per_second:>22.3e} {:>10.2} {steps:>16.3e}",
-            1e9 / per_second
+            "  {name:<12} {minor:>16.3e} {:>10.2} {major:>16.3e} {:>10.2} {steps:>16.3e}",
+            1e9 / minor,
+            1e9 / major
         );
         if name == "compiled" {
+            let met = |v: f64| if v >= COMPILED_GOAL { "met" } else { "NOT met" };
             println!(
-                "  goal: >= {COMPILED_GOAL:.0e} block evaluations/s compiled: {}",
-                if per_second >= COMPILED_GOAL { "met" } else { "NOT met" }
+                "  goal: >= {COMPILED_GOAL:.0e} block evaluations/s compiled in every pass: minor {}, major {}",
+                met(minor),
+                met(major)
             );
         }
     }

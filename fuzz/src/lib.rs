@@ -115,11 +115,7 @@ pub fn model_jit(data: &[u8]) {
     // What `tandem check` reports, proved without generating code, is what
     // was compiled.
     match tandem_jit::plan(&program) {
-        Ok(plan) => assert_eq!(
-            (plan.blocks, plan.compiled, &plan.interpreted),
-            (code.report.blocks, code.report.compiled, &code.report.interpreted),
-            "the plan differs from what was compiled"
-        ),
+        Ok(plan) => assert_eq!(plan, code.report.plan, "the plan differs from what was compiled"),
         Err(e) => panic!("the plan refuses a model that compiled: {e}"),
     }
     let mut interpreted = DiagramModel::new(Arc::clone(&program));

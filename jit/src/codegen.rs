@@ -1,6 +1,8 @@
-//! Translates a program's minor pass into Cranelift IR: straight-line code
-//! per block, following each [`Kernel`]'s documented operations in order,
-//! and a call into the interpreter for each block it does not translate.
+//! Translates a program's passes into Cranelift IR: the minor pass, the
+//! major pass (modes switch) and the updates, as straight-line code per
+//! block, following each [`Kernel`]'s and [`Update`]'s documented
+//! operations in order, and a call into the interpreter for each block it
+//! does not translate.
 //!
 //! Compiled code indexes nothing at run time: every place it reads or
 //! writes is a constant here. So nothing is emitted for a block before
@@ -16,7 +18,7 @@ use std::mem::offset_of;
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlags, SigRef, Signature, Type, Value};
 use cranelift_frontend::FunctionBuilder;
-use tandem_models::blocks::kernel::{Criterion, FoldOp, Kernel, Relation, Unary};
+use tandem_models::blocks::kernel::{Criterion, FoldOp, Kernel, Relation, Unary, Update};
 use tandem_models::blocks::Slot;
 use tandem_models::diagram::{Minor, Program, Step};
 
@@ -443,6 +445,48 @@ pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
         }
 }
 
+/// Whether the code generator translates a block's major evaluation: a
+/// block that runs at every evaluation, whose kernel keeps nothing of the
+/// major step (Pulse, Edge and HitCrossing do).
+pub(crate) fn translates_major(step: &Step<'_>) -> bool {
+    step.minor == Minor::Runs
+        && translates_outputs(step)
+        && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+}
+
+/// Whether the code generator translates a block's update.
+pub(crate) fn translates_update(step: &Step<'_>) -> bool {
+    match step.update {
+        Update::Nothing => true,
+        Update::Clamp { .. } => step.minor == Minor::Runs && size(step) <= MAX_BLOCK_VALUES,
+        Update::Opaque => false,
+    }
+}
+
+/// Which of the interpreter's evaluations of one block a call makes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Evaluation {
+    /// Its outputs in a minor pass.
+    Minor,
+    /// Its derivatives, after a minor pass.
+    Derivatives,
+    /// Its outputs in a major pass.
+    Major,
+    /// Its update, after a major pass.
+    Update,
+}
+
+impl Evaluation {
+    fn shim(self) -> *const () {
+        match self {
+            Evaluation::Minor => shims::block_outputs as *const (),
+            Evaluation::Derivatives => shims::block_derivatives as *const (),
+            Evaluation::Major => shims::block_major as *const (),
+            Evaluation::Update => shims::block_update as *const (),
+        }
+    }
+}
+
 /// Whether the code generator translates a block's derivatives.
 pub(crate) fn translates_derivatives(step: &Step<'_>) -> bool {
     step.minor == Minor::Runs
@@ -502,6 +546,8 @@ pub(crate) struct Emitter<'f> {
     cache: HashMap<(Buf, usize), Value>,
     sigs: Sigs,
     bounds: Bounds,
+    /// A major pass: zero crossings switch modes.
+    major: bool,
 }
 
 /// The position of `f` in `all` (every function is listed there).
@@ -514,8 +560,8 @@ fn code_of<F: PartialEq>(all: &[(F, &str)], f: F) -> Result<i64, Refusal> {
 
 impl<'f> Emitter<'f> {
     /// Starts a function in `b`, whose signature is `fn(*const Env)`, over
-    /// buffers of `bounds`.
-    pub(crate) fn new(mut b: FunctionBuilder<'f>, shims: &ShimSignatures, bounds: Bounds) -> Self {
+    /// buffers of `bounds`, for a `major` pass or a minor one.
+    pub(crate) fn new(mut b: FunctionBuilder<'f>, shims: &ShimSignatures, bounds: Bounds, major: bool) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -542,6 +588,7 @@ impl<'f> Emitter<'f> {
             cache: HashMap::new(),
             sigs,
             bounds,
+            major,
         }
     }
 
@@ -623,13 +670,10 @@ impl<'f> Emitter<'f> {
         self.cache.clear();
     }
 
-    /// A call of `shim` on block `i`; it may write any buffer.
-    pub(crate) fn interpreted(&mut self, derivatives: bool, i: usize) {
-        let shim = if derivatives {
-            shims::block_derivatives as *const ()
-        } else {
-            shims::block_outputs as *const ()
-        };
+    /// A call of the interpreter's `evaluation` of block `i`; it may write
+    /// any buffer.
+    pub(crate) fn interpreted(&mut self, evaluation: Evaluation, i: usize) {
+        let shim = evaluation.shim();
         let index = self.b.ins().iconst(types::I64, i as i64);
         let env = self.env;
         self.call(self.sigs.block, shim, &[env, index]);
@@ -705,8 +749,10 @@ impl<'f> Emitter<'f> {
         s.outputs.get(j).map_or(0, |o| o.width as usize)
     }
 
-    /// The latched side of zero crossing `i` at value `z`, recording the
-    /// switching distance (`Ctx::side` in a minor evaluation).
+    /// The side of zero crossing `i` at value `z`, recording the switching
+    /// distance, as `Ctx::side`: the latched one in a minor pass; in a
+    /// major pass the one `z` is on (with the hysteresis band to leave the
+    /// negative side), latched as the new mode.
     fn side(&mut self, s: &Step<'_>, i: usize, z: Value) -> Result<Value, Refusal> {
         if i >= s.zc.len() {
             return Err(format!("it switches through zero crossing {i} of its {}", s.zc.len()));
@@ -722,10 +768,28 @@ impl<'f> Emitter<'f> {
         let half = self.konst(0.5);
         let latched = self.b.ins().fcmp(FloatCC::GreaterThan, mode, half);
         let h = self.konst(s.hysteresis);
+        let side = if self.major {
+            // Stays positive while z >= 0 (or NaN); leaves negative when
+            // z >= 0, or z > h with hysteresis.
+            let zero = self.konst(0.0);
+            let stays = self.b.ins().fcmp(FloatCC::UnorderedOrGreaterThanOrEqual, z, zero);
+            let leaves = if s.hysteresis > 0.0 {
+                self.b.ins().fcmp(FloatCC::GreaterThan, z, h)
+            } else {
+                self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, z, zero)
+            };
+            let side = self.b.ins().select(latched, stays, leaves);
+            let (one, zero) = (self.konst(1.0), self.konst(0.0));
+            let mode = self.b.ins().select(side, one, zero);
+            self.store(Buf::Xd, s.xd.end + i, mode)?;
+            side
+        } else {
+            latched
+        };
         let other = self.b.ins().fsub(h, z);
-        let distance = self.b.ins().select(latched, z, other);
+        let distance = self.b.ins().select(side, z, other);
         self.store(Buf::Distance, d, distance)?;
-        Ok(latched)
+        Ok(side)
     }
 
     fn unary(&mut self, f: Unary, u: Value) -> Result<Value, Refusal> {
@@ -760,11 +824,16 @@ impl<'f> Emitter<'f> {
         self.call_value(self.sigs.curve, shims::curve as *const (), &[p, x])
     }
 
-    /// Block `i`'s minor evaluation: translated when
-    /// [`translates_outputs`], else interpreted. `s` has passed [`prove`].
+    /// Block `i`'s evaluation in this pass: translated when
+    /// [`translates_outputs`] (minor) or [`translates_major`], else
+    /// interpreted. `s` has passed [`prove`].
     pub(crate) fn outputs(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
+        if self.major && !translates_major(s) {
+            self.interpreted(Evaluation::Major, i);
+            return Ok(());
+        }
         if !translates_outputs(s) {
-            self.interpreted(false, i);
+            self.interpreted(Evaluation::Minor, i);
             return Ok(());
         }
         if let Minor::Held(hold) = s.minor {
@@ -875,7 +944,7 @@ impl<'f> Emitter<'f> {
     /// [`prove`].
     pub(crate) fn derivatives(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
         if !translates_derivatives(s) {
-            self.interpreted(true, i);
+            self.interpreted(Evaluation::Derivatives, i);
             return Ok(());
         }
         match s.kernel {
@@ -916,6 +985,29 @@ impl<'f> Emitter<'f> {
     }
 }
 
+impl Emitter<'_> {
+    /// Block `i`'s update, after a major pass: translated when
+    /// [`translates_update`], else interpreted. `s` has passed [`prove`].
+    pub(crate) fn update(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
+        if !translates_update(s) {
+            self.interpreted(Evaluation::Update, i);
+            return Ok(());
+        }
+        if let Update::Clamp { lower, upper } = s.update {
+            for k in 0..s.x.len() {
+                let x = self.x(s, k)?;
+                let (lo, hi) = (self.konst(lower), self.konst(upper));
+                let below = self.b.ins().fcmp(FloatCC::LessThan, x, lo);
+                let x = self.b.ins().select(below, lo, x);
+                let above = self.b.ins().fcmp(FloatCC::GreaterThan, x, hi);
+                let x = self.b.ins().select(above, hi, x);
+                self.store(Buf::X, s.x.start + k, x)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -949,6 +1041,7 @@ mod tests {
             events: true,
             hysteresis: 0.0,
             minor: Minor::Runs,
+            update: Update::Opaque,
         }
     }
 

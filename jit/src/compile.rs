@@ -1,5 +1,5 @@
-//! Compiles a program's minor pass and derivatives to machine code, in
-//! functions of a bounded number of blocks.
+//! Compiles a program's passes (minor, derivatives, major, updates) to
+//! machine code, in functions of a bounded number of blocks.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,7 +14,8 @@ use cranelift_module::{default_libcall_names, FuncId, Module};
 use tandem_models::diagram::{Program, Step};
 
 use crate::codegen::{
-    prove, size, translates_derivatives, translates_outputs, Bounds, Emitter, Refusal, ShimSignatures,
+    prove, size, translates_derivatives, translates_major, translates_outputs, translates_update, Bounds, Emitter,
+    Refusal, ShimSignatures,
 };
 use crate::shims::Env;
 
@@ -99,43 +100,61 @@ pub struct Plan {
     pub compiled: usize,
     /// Block types left to the interpreter, with their number of blocks.
     pub interpreted: BTreeMap<String, usize>,
+    /// Of the compiled blocks, the types whose major evaluation or update
+    /// the interpreter does (discrete blocks at their hits, blocks keeping
+    /// a value of the last major step), with their number of blocks.
+    pub at_major_steps: BTreeMap<String, usize>,
 }
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} of {} blocks compile", self.compiled, self.blocks)?;
-        write_interpreted(f, &self.interpreted)
+        self.write_interpreted(f)
     }
 }
 
-/// `; interpreted: Kind (n), ...` when some blocks are interpreted.
-fn write_interpreted(f: &mut fmt::Formatter<'_>, interpreted: &BTreeMap<String, usize>) -> fmt::Result {
-    if !interpreted.is_empty() {
-        let kinds: Vec<String> = interpreted.iter().map(|(k, n)| format!("{k} ({n})")).collect();
-        write!(f, "; interpreted: {}", kinds.join(", "))?;
+impl Plan {
+    /// `; interpreted: Kind (n), ...` when some blocks are interpreted,
+    /// then `; interpreted at major steps: Kind (n), ...`.
+    fn write_interpreted(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (what, kinds) in [
+            ("interpreted", &self.interpreted),
+            ("interpreted at major steps", &self.at_major_steps),
+        ] {
+            if !kinds.is_empty() {
+                let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+                write!(f, "; {what}: {}", kinds.join(", "))?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Proves every block of `program` (see [`prove`]) and counts what
 /// compiles: what code generation may then take as given.
 fn prove_all(program: &Program, steps: &[Step<'_>]) -> Result<Plan, CompileError> {
     let bounds = Bounds::of(program);
-    let mut interpreted = BTreeMap::new();
+    let (mut interpreted, mut at_major_steps) = (BTreeMap::new(), BTreeMap::new());
     let mut compiled = 0;
     for (i, (step, info)) in steps.iter().zip(program.blocks()).enumerate() {
         prove(step, &bounds).map_err(|why| refused(program, Some(i), why))?;
         let derivatives_compiled = step.x.is_empty() || translates_derivatives(step);
-        if translates_outputs(step) && derivatives_compiled {
-            compiled += 1;
-        } else {
-            *interpreted.entry(info.kind.to_string()).or_insert(0) += 1;
+        let stateless = step.x.is_empty() && step.xd.is_empty();
+        let kind = info.kind.to_string();
+        if !(translates_outputs(step) && derivatives_compiled) {
+            *interpreted.entry(kind).or_insert(0) += 1;
+            continue;
+        }
+        compiled += 1;
+        if !translates_major(step) || !(stateless || translates_update(step)) {
+            *at_major_steps.entry(kind).or_insert(0) += 1;
         }
     }
     Ok(Plan {
         blocks: steps.len(),
         compiled,
         interpreted,
+        at_major_steps,
     })
 }
 
@@ -162,10 +181,19 @@ pub fn plan(program: &Program) -> Result<Plan, NotCompiled> {
     Ok(prove_all(program, &steps)?)
 }
 
+/// The passes compiled, each into its own functions.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    Minor,
+    Derivatives,
+    Major,
+    Update,
+}
+
 /// A generated function.
 pub(crate) type Function = unsafe extern "C" fn(*const Env);
 
-/// A program's compiled minor pass.
+/// A program's compiled passes.
 pub struct Code {
     /// The program compiled (its parameters are in the code).
     pub(crate) program: Arc<Program>,
@@ -173,6 +201,11 @@ pub struct Code {
     pub(crate) pass: Vec<Function>,
     /// The derivatives of the blocks with continuous states, after a pass.
     pub(crate) derivatives: Vec<Function>,
+    /// The major pass: inputs, then every block's outputs, modes switching
+    /// and discrete blocks running at their hits.
+    pub(crate) major: Vec<Function>,
+    /// The updates of the blocks with states, after a major pass.
+    pub(crate) update: Vec<Function>,
     /// What was compiled.
     pub report: Report,
     /// Owns the machine code, freed on drop.
@@ -198,12 +231,8 @@ impl Drop for Code {
 /// What the compiler translated and what it left to the interpreter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
-    /// Blocks in the program.
-    pub blocks: usize,
-    /// Blocks whose minor evaluation (outputs and derivatives) is compiled.
-    pub compiled: usize,
-    /// Block types left to the interpreter, with their number of blocks.
-    pub interpreted: BTreeMap<String, usize>,
+    /// What was translated, as planned.
+    pub plan: Plan,
     /// Time spent compiling.
     pub time: Duration,
 }
@@ -213,11 +242,11 @@ impl fmt::Display for Report {
         write!(
             f,
             "compiled {} of {} blocks in {:.1} ms",
-            self.compiled,
-            self.blocks,
+            self.plan.compiled,
+            self.plan.blocks,
             self.time.as_secs_f64() * 1e3
         )?;
-        write_interpreted(f, &self.interpreted)
+        self.plan.write_interpreted(f)
     }
 }
 
@@ -250,15 +279,15 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
     // Code generation takes as given only what this has proved.
     let plan = prove_all(program, &steps)?;
     let bounds = Bounds::of(program);
-    let mut ids: Vec<(bool, FuncId)> = Vec::new();
+    let mut ids: Vec<(Pass, FuncId)> = Vec::new();
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     type Emit<'e> = &'e dyn Fn(&mut Emitter<'_>) -> Result<(), (Option<usize>, Refusal)>;
-    let mut define = |module: &mut JITModule, emit: Emit<'_>| -> Result<FuncId, CompileError> {
+    let mut define = |module: &mut JITModule, major: bool, emit: Emit<'_>| -> Result<FuncId, CompileError> {
         let id = module.declare_anonymous_function(&signature).map_err(|e| codegen(&e))?;
         ctx.func.signature = signature.clone();
         ctx.func.name = UserFuncName::user(0, id.as_u32());
-        let mut e = Emitter::new(FunctionBuilder::new(&mut ctx.func, &mut fctx), &shims, bounds);
+        let mut e = Emitter::new(FunctionBuilder::new(&mut ctx.func, &mut fctx), &shims, bounds, major);
         emit(&mut e).map_err(|(i, why)| refused(program, i, why))?;
         e.finish();
         module.define_function(id, &mut ctx).map_err(|e| codegen(&e))?;
@@ -268,54 +297,68 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
     let inputs = program.input_copies();
     let inline = inputs.len() <= INLINE_INPUTS;
     let all: Vec<usize> = (0..steps.len()).collect();
-    for (c, chunk) in chunks(&steps, &all, if inline { inputs.len() } else { 1 }, translates_outputs)
-        .iter()
-        .enumerate()
-    {
-        let id = define(&mut module, &|e| {
-            if c == 0 && inline {
-                for &(i, offset) in inputs {
-                    e.input(i, offset as usize).map_err(|why| (None, why))?;
+    for (pass, translated) in [
+        (Pass::Minor, translates_outputs as fn(&Step<'_>) -> bool),
+        (Pass::Major, translates_major),
+    ] {
+        let major = pass == Pass::Major;
+        for (c, chunk) in chunks(&steps, &all, if inline { inputs.len() } else { 1 }, translated)
+            .iter()
+            .enumerate()
+        {
+            let id = define(&mut module, major, &|e| {
+                if c == 0 && inline {
+                    for &(i, offset) in inputs {
+                        e.input(i, offset as usize).map_err(|why| (None, why))?;
+                    }
+                } else if c == 0 {
+                    e.inputs_copied();
                 }
-            } else if c == 0 {
-                e.inputs_copied();
-            }
-            for &i in chunk {
-                e.outputs(i, &steps[i]).map_err(|why| (Some(i), why))?;
-            }
-            Ok(())
-        })?;
-        ids.push((false, id));
+                for &i in chunk {
+                    e.outputs(i, &steps[i]).map_err(|why| (Some(i), why))?;
+                }
+                Ok(())
+            })?;
+            ids.push((pass, id));
+        }
     }
-    let stateful: Vec<usize> = (0..steps.len()).filter(|&i| !steps[i].x.is_empty()).collect();
-    for chunk in chunks(&steps, &stateful, 0, translates_derivatives)
-        .iter()
-        .filter(|c| !c.is_empty())
-    {
-        let id = define(&mut module, &|e| {
-            for &i in chunk {
-                e.derivatives(i, &steps[i]).map_err(|why| (Some(i), why))?;
-            }
-            Ok(())
-        })?;
-        ids.push((true, id));
+    let with_states: Vec<usize> = (0..steps.len()).filter(|&i| !steps[i].x.is_empty()).collect();
+    let with_any_state: Vec<usize> = (0..steps.len())
+        .filter(|&i| !steps[i].x.is_empty() || !steps[i].xd.is_empty())
+        .collect();
+    for (pass, blocks, translated) in [
+        (
+            Pass::Derivatives,
+            &with_states,
+            translates_derivatives as fn(&Step<'_>) -> bool,
+        ),
+        (Pass::Update, &with_any_state, translates_update),
+    ] {
+        for chunk in chunks(&steps, blocks, 0, translated).iter().filter(|c| !c.is_empty()) {
+            let id = define(&mut module, false, &|e| {
+                for &i in chunk {
+                    match pass {
+                        Pass::Update => e.update(i, &steps[i]),
+                        _ => e.derivatives(i, &steps[i]),
+                    }
+                    .map_err(|why| (Some(i), why))?;
+                }
+                Ok(())
+            })?;
+            ids.push((pass, id));
+        }
     }
     module.finalize_definitions().map_err(|e| codegen(&e))?;
 
-    let (mut pass, mut derivatives) = (Vec::new(), Vec::new());
-    for (is_derivatives, id) in ids {
+    let mut functions: [Vec<Function>; 4] = Default::default();
+    for (pass, id) in ids {
         // SAFETY: defined above with the signature `fn(*const Env)`.
         let f: Function = unsafe { std::mem::transmute(module.get_finalized_function(id)) };
-        if is_derivatives {
-            derivatives.push(f);
-        } else {
-            pass.push(f);
-        }
+        functions[pass as usize].push(f);
     }
+    let [pass, derivatives, major, update] = functions;
     let report = Report {
-        blocks: plan.blocks,
-        compiled: plan.compiled,
-        interpreted: plan.interpreted,
+        plan,
         time: start.elapsed(),
     };
     drop(steps);
@@ -323,6 +366,8 @@ pub fn compile(program: &Arc<Program>) -> Result<Option<Code>, CompileError> {
         program: Arc::clone(program),
         pass,
         derivatives,
+        major,
+        update,
         report,
         module: Some(module),
     }))

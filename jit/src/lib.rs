@@ -3,17 +3,19 @@
 //! It depends on the model crate alone (it compiles a `Program` and runs
 //! it through the same `Model` trait); never on the runtime or any I/O.
 //!
-//! The minor pass of a diagram's flat program (every block's outputs and
-//! switching distances, then the derivatives: what integrators call at
-//! every stage) becomes straight-line machine code that performs each
-//! block's floating-point operations in the interpreter's order, as its
-//! [`Kernel`](tandem_models::blocks::Kernel) documents them: no fused
+//! The passes of a diagram's flat program (the minor pass: every block's
+//! outputs and switching distances, then the derivatives, what integrators
+//! call at every stage; the major pass, where modes switch and discrete
+//! blocks run at their hits, and the updates after it) become
+//! straight-line machine code that performs each block's floating-point
+//! operations in the interpreter's order, as its
+//! [`Kernel`](tandem_models::blocks::Kernel) and
+//! [`Update`](tandem_models::blocks::Update) document them: no fused
 //! multiply-add, no reassociation, transcendental functions through the
 //! same Rust functions. Results are the interpreter's bit for bit. Blocks
 //! the compiler does not translate are evaluated by the interpreter in
 //! their place in the order (a call from the machine code); a program with
-//! algebraic loops is interpreted as a whole. Major passes, updates and
-//! parameter changes stay with the interpreter.
+//! algebraic loops is interpreted as a whole.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -24,7 +26,7 @@
 //!   "links": [{"from": "x", "to": "k"}, {"from": "k", "to": "x"}]}"#;
 //! let model = diagram::compile_str(text).unwrap().model;
 //! let code = tandem_jit::compile(model.program()).unwrap().expect("no algebraic loops");
-//! assert_eq!(code.report.compiled, 2);
+//! assert_eq!(code.report.plan.compiled, 2);
 //! let mut model = tandem_jit::CompiledModel::new(model, Arc::new(code));
 //! let mut dx = [0.0];
 //! model.derivatives(StateRef { t: 0.0, x: &[1.5], xd: &[], u: &[] }, &mut dx);

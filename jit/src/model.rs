@@ -1,6 +1,7 @@
-//! The [`Model`] of a compiled diagram: minor evaluations run the machine
-//! code over the workspace of the [`DiagramModel`] it holds, which does
-//! everything else (major passes, updates, parameter changes).
+//! The [`Model`] of a compiled diagram: its passes run the machine code
+//! over the workspace of the [`DiagramModel`] it holds, which does
+//! everything else (initial states, parameter changes, naming what failed
+//! in a major pass).
 
 use std::sync::Arc;
 
@@ -8,10 +9,10 @@ use serde_json::Value;
 use tandem_models::diagram::{Buffers, DiagramModel};
 use tandem_models::{Definition, Layout, MajorStep, Model, NonFinite, RetuneError, StateRef};
 
-use crate::compile::Code;
+use crate::compile::{Code, Function};
 use crate::shims::Env;
 
-/// A block diagram whose minor evaluations run compiled.
+/// A block diagram whose passes run compiled.
 pub struct CompiledModel {
     inner: DiagramModel,
     code: Arc<Code>,
@@ -35,45 +36,53 @@ impl CompiledModel {
         Arc::ptr_eq(&self.code.program, self.inner.program())
     }
 
+    /// Whether a state of these inputs `u`, states `x` and discrete
+    /// states `xd` fits the layout the code was compiled for.
+    fn fits(&self, u: &[f64], x: &[f64], xd: &[f64]) -> bool {
+        let layout = self.inner.layout();
+        u.len() >= layout.inputs.len() && x.len() == layout.states.len() && xd.len() == layout.discrete
+    }
+
+    /// Whether the major step `s` fits the layout the code was compiled for.
+    fn fits_major(&self, s: &MajorStep<'_>) -> bool {
+        let layout = self.inner.layout();
+        s.hits.len() >= layout.rates.len() && s.y.len() == layout.outputs.len() && self.fits(s.u, s.x, s.xd)
+    }
+
     /// A minor pass at `s`, then the derivatives into `dx` when given.
     /// Returns `false`, having done nothing, when the code is stale or the
     /// buffers do not fit the model (the interpreter then says why).
     fn run(&mut self, s: StateRef<'_>, dx: Option<&mut [f64]>) -> bool {
-        let layout = self.inner.layout();
-        let fits = s.u.len() >= layout.inputs.len() && dx.as_ref().is_none_or(|dx| dx.len() == layout.states.len());
-        if !fits || !self.current() {
+        let fits = dx
+            .as_ref()
+            .is_none_or(|dx| dx.len() == self.inner.layout().states.len());
+        if !fits || !self.fits(s.u, s.x, s.xd) || !self.current() {
             return false;
         }
         let code = &*self.code;
-        let b: Buffers<'_> = self.inner.load(s);
-        let (dx_ptr, dx_len) = match dx {
-            Some(dx) => (dx.as_mut_ptr(), dx.len()),
-            None => (std::ptr::null_mut(), 0),
-        };
-        let env = Env {
-            lens: [b.signals.len(), b.distance.len(), b.x.len(), b.xd.len(), dx_len],
-            signals: b.signals.as_mut_ptr(),
-            distance: b.distance.as_mut_ptr(),
-            x: b.x.as_mut_ptr(),
-            xd: b.xd.as_mut_ptr(),
-            dx: dx_ptr,
-            u: s.u.as_ptr(),
-            t: s.t,
-            program: Arc::as_ptr(&code.program),
-        };
+        let derivatives = dx.is_some();
+        let env = Env::new(&code.program, self.inner.load(s), s.u, s.t, dx, &[]);
         // SAFETY: the code was compiled from this program, whose workspace
         // `env` points into; the buffers are not otherwise used meanwhile.
         unsafe {
-            for f in &code.pass {
-                f(&env);
-            }
-            if !dx_ptr.is_null() {
-                for f in &code.derivatives {
-                    f(&env);
-                }
+            run(&code.pass, &env);
+            if derivatives {
+                run(&code.derivatives, &env);
             }
         }
         true
+    }
+}
+
+/// Calls `functions` in order on `env`.
+///
+/// # Safety
+/// They were compiled from the program of `env`, which points into live
+/// buffers that fit it.
+unsafe fn run(functions: &[Function], env: &Env) {
+    for f in functions {
+        // SAFETY: as the caller's.
+        unsafe { f(env) };
     }
 }
 
@@ -118,11 +127,32 @@ impl Model for CompiledModel {
     }
 
     fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
-        self.inner.major_outputs(s)
+        if !self.fits_major(s) || !self.current() {
+            return self.inner.major_outputs(s);
+        }
+        let (t, u, hits) = (s.t, s.u, s.hits);
+        let code = &*self.code;
+        let env = Env::new(&code.program, self.inner.load_major(s), u, t, None, hits);
+        // SAFETY: as in a minor pass; `xd` is the step's own.
+        unsafe { run(&code.major, &env) };
+        self.inner.finish_major(s)
     }
 
     fn update(&mut self, s: &mut MajorStep<'_>) {
-        self.inner.update(s);
+        if !self.fits_major(s) || !self.current() {
+            return self.inner.update(s);
+        }
+        let code = &*self.code;
+        let w = self.inner.workspace();
+        let b = Buffers {
+            signals: w.signals,
+            distance: w.distance,
+            x: s.x,
+            xd: s.xd,
+        };
+        let env = Env::new(&code.program, b, s.u, s.t, None, s.hits);
+        // SAFETY: as in a major pass; `x` and `xd` are the step's own.
+        unsafe { run(&code.update, &env) };
     }
 
     fn jacobian(&mut self, s: StateRef<'_>, jac: &mut [f64]) -> bool {

@@ -20,11 +20,49 @@ pub(crate) struct Env {
     pub u: *const f64,
     pub t: f64,
     pub program: *const Program,
-    /// Lengths of `signals`, `distance`, `x`, `xd` and `dx`.
-    pub lens: [usize; 5],
+    /// For each rate, whether it hits now (null in a minor pass).
+    pub hits: *const bool,
+    /// Lengths of `signals`, `distance`, `x`, `xd`, `dx` and `hits`.
+    pub lens: [usize; 6],
 }
 
 impl Env {
+    /// An evaluation of `program` over the workspace `b` at time `t` with
+    /// the model's inputs `u`, the derivatives `dx` (a pass with them) and
+    /// the rate hits `hits` (a major pass, else empty).
+    pub(crate) fn new(
+        program: &Program,
+        b: Buffers<'_>,
+        u: &[f64],
+        t: f64,
+        dx: Option<&mut [f64]>,
+        hits: &[bool],
+    ) -> Self {
+        let (dx, dx_len) = match dx {
+            Some(dx) => (dx.as_mut_ptr(), dx.len()),
+            None => (std::ptr::null_mut(), 0),
+        };
+        Env {
+            lens: [
+                b.signals.len(),
+                b.distance.len(),
+                b.x.len(),
+                b.xd.len(),
+                dx_len,
+                hits.len(),
+            ],
+            signals: b.signals.as_mut_ptr(),
+            distance: b.distance.as_mut_ptr(),
+            x: b.x.as_mut_ptr(),
+            xd: b.xd.as_mut_ptr(),
+            dx,
+            u: u.as_ptr(),
+            t,
+            program,
+            hits: hits.as_ptr(),
+        }
+    }
+
     /// The buffers as slices.
     ///
     /// # Safety
@@ -64,6 +102,32 @@ pub(crate) unsafe extern "C" fn block_derivatives(env: *const Env, i: u64) {
         let mut b = env.buffers();
         let dx = std::slice::from_raw_parts_mut(env.dx, env.lens[4]);
         (*env.program).minor_derivatives(i as usize, env.t, &mut b, dx);
+    }
+}
+
+/// The interpreter's major evaluation of block `i`.
+///
+/// # Safety
+/// As [`block_outputs`], in a major pass (`env.hits` set).
+pub(crate) unsafe extern "C" fn block_major(env: *const Env, i: u64) {
+    unsafe {
+        let env = &*env;
+        let mut b = env.buffers();
+        let hits = std::slice::from_raw_parts(env.hits, env.lens[5]);
+        (*env.program).major_outputs(i as usize, env.t, &mut b, hits);
+    }
+}
+
+/// The interpreter's update of block `i`.
+///
+/// # Safety
+/// As [`block_major`], after the major pass.
+pub(crate) unsafe extern "C" fn block_update(env: *const Env, i: u64) {
+    unsafe {
+        let env = &*env;
+        let mut b = env.buffers();
+        let hits = std::slice::from_raw_parts(env.hits, env.lens[5]);
+        (*env.program).update_block(i as usize, env.t, &mut b, hits);
     }
 }
 

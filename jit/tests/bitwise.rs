@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tandem_jit::{compile, CompiledModel};
 use tandem_models::diagram::{self, DiagramModel};
-use tandem_models::{Model, StateRef};
+use tandem_models::{MajorStep, Model, StateRef};
 
 /// SplitMix64: a seeded source of test values.
 struct Rng(u64);
@@ -91,8 +91,44 @@ fn compare(model: DiagramModel, rng: &mut Rng, states: usize, context: &str) -> 
         interpreted.zero_crossings(s, &mut z_i);
         compiled.zero_crossings(s, &mut z_c);
         assert_same("z", &z_i, &z_c, &context);
+        let hits: Vec<bool> = layout.rates.iter().map(|_| k == 0 || rng.chance(0.5)).collect();
+        compare_major(&mut interpreted, &mut compiled, (t, &x, &xd, &u), &hits, &context);
     }
     report
+}
+
+/// A major step (its pass, then its updates) of both models from the same
+/// state at the rate hits `hits`: the same outputs, the same failure and
+/// the same states after, bit for bit.
+fn compare_major(
+    interpreted: &mut DiagramModel,
+    compiled: &mut CompiledModel,
+    (t, x, xd, u): (f64, &[f64], &[f64], &[f64]),
+    hits: &[bool],
+    context: &str,
+) {
+    let outputs = interpreted.layout().outputs.len();
+    let mut results = Vec::new();
+    for model in [interpreted as &mut dyn Model, compiled] {
+        let (mut x, mut xd, mut y) = (x.to_vec(), xd.to_vec(), vec![0.0; outputs]);
+        let mut step = MajorStep {
+            t,
+            x: &mut x,
+            xd: &mut xd,
+            u,
+            hits,
+            y: &mut y,
+        };
+        let failure = model.major_outputs(&mut step).err().map(|e| e.to_string());
+        model.update(&mut step);
+        results.push((failure, x, xd, y));
+    }
+    let context = format!("{context}, major step at hits {hits:?}");
+    let (i, c) = (&results[0], &results[1]);
+    assert_eq!(i.0, c.0, "{context}: failure");
+    assert_same("major y", &i.3, &c.3, &context);
+    assert_same("x after the update", &i.1, &c.1, &context);
+    assert_same("xd after the update", &i.2, &c.2, &context);
 }
 
 #[test]
@@ -453,7 +489,7 @@ fn random_diagrams_are_bit_identical() {
             Err(e) => panic!("seed {seed}: the generator made an invalid diagram: {e}\n{text}"),
         };
         let code = compile(model.program()).expect("compiles").expect("no algebraic loops");
-        interpreted_kinds.extend(code.report.interpreted.keys().cloned());
+        interpreted_kinds.extend(code.report.plan.interpreted.keys().cloned());
         compare(model, &mut rng, 30, &format!("seed {seed}: {text}"));
     }
     // The fallback is exercised, and only where expected.
@@ -466,23 +502,31 @@ fn the_report_names_what_is_interpreted() {
     let text = json!({"blocks": [
         {"id": "c", "type": "Constant", "params": {"value": 0.5}},
         {"id": "t", "type": "Lookup2D", "params": {"rows": [0.0, 1.0], "columns": [0.0, 1.0], "table": [[0.0, 1.0], [1.0, 2.0]]}},
-        {"id": "x", "type": "Integrator"}],
-      "links": [{"from": "c", "to": "t.1"}, {"from": "c", "to": "t.2"}, {"from": "t", "to": "x"}]})
+        {"id": "x", "type": "Integrator"},
+        {"id": "d", "type": "UnitDelay", "sample_time": 0.1},
+        {"id": "r", "type": "Integrator", "params": {"reset": "rising"}}],
+      "links": [{"from": "c", "to": "t.1"}, {"from": "c", "to": "t.2"}, {"from": "t", "to": "x"},
+                {"from": "x", "to": "d"}, {"from": "d", "to": "r.1"}, {"from": "d", "to": "r.2"}]})
     .to_string();
     let model = diagram::compile_str(&text).expect("valid").model;
     let code = compile(model.program()).expect("compiles").expect("no loops");
-    assert_eq!(code.report.blocks, 3);
-    assert_eq!(code.report.compiled, 2);
+    assert_eq!(code.report.plan.blocks, 5);
+    assert_eq!(code.report.plan.compiled, 4);
     let line = code.report.to_string();
-    assert!(line.starts_with("compiled 2 of 3 blocks in "), "{line}");
-    assert!(line.ends_with("; interpreted: Lookup2D (1)"), "{line}");
+    assert!(line.starts_with("compiled 4 of 5 blocks in "), "{line}");
+    // The delay runs at its hits and the reset is applied in its update:
+    // both by the interpreter, called from the compiled major step.
+    assert!(
+        line.ends_with("; interpreted: Lookup2D (1); interpreted at major steps: Integrator (1), UnitDelay (1)"),
+        "{line}"
+    );
     // The plan says the same without generating code.
     let plan = tandem_jit::plan(model.program()).expect("no loops");
+    assert_eq!(plan, code.report.plan);
     assert_eq!(
-        (plan.blocks, plan.compiled, &plan.interpreted),
-        (code.report.blocks, code.report.compiled, &code.report.interpreted)
+        plan.to_string(),
+        "4 of 5 blocks compile; interpreted: Lookup2D (1); interpreted at major steps: Integrator (1), UnitDelay (1)"
     );
-    assert_eq!(plan.to_string(), "2 of 3 blocks compile; interpreted: Lookup2D (1)");
 }
 
 #[test]

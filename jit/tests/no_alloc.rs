@@ -94,6 +94,6 @@ fn interpreted_blocks_inside_compiled_code_do_not_allocate() {
       "links": [{"from": "c", "to": "t.1"}, {"from": "x", "to": "t.2"}, {"from": "t", "to": "s.1"},
                 {"from": "p", "to": "s.2"}, {"from": "s", "to": "x"}, {"from": "x", "to": "out"}]}"#;
     let mut model = compiled(text);
-    assert_eq!(model.code().report.compiled, 5, "{}", model.code().report);
+    assert_eq!(model.code().report.plan.compiled, 5, "{}", model.code().report);
     assert!(exercise(&mut model, 1000).is_finite());
 }

@@ -237,7 +237,12 @@ impl Emitter<'_> {
             let u = self.u(s, 0, k)?;
             let side = self.side(s, k, u)?;
             let (one, minus) = (self.konst(1.0), self.konst(-1.0));
-            let v = self.b.ins().select(side, one, minus);
+            let mut v = self.b.ins().select(side, one, minus);
+            if self.major {
+                let zero = self.konst(0.0);
+                let at_zero = self.b.ins().fcmp(FloatCC::Equal, u, zero);
+                v = self.b.ins().select(at_zero, zero, v);
+            }
             self.set(s, 0, k, v)?;
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! StateSpace, PID.
 
 use super::params::{check_matrix, Shape};
-use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate, Update};
 use crate::error_kind::ErrorKind;
 
 /// The highest order of a TransferFunction: its companion matrix is dense,
@@ -164,6 +164,18 @@ impl Block for Integrator {
             upper: self.upper,
         }
     }
+
+    fn update_kernel(&self) -> Update {
+        match self.reset {
+            Some(_) => Update::Opaque,
+            None if self.lower.is_finite() || self.upper.is_finite() => Update::Clamp {
+                lower: self.lower,
+                upper: self.upper,
+            },
+            // Clamping to infinite limits changes no value, NaN included.
+            None => Update::Nothing,
+        }
+    }
 }
 
 fn integrator(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
@@ -316,6 +328,10 @@ impl Block for Linear {
             d: &self.d,
         }
     }
+
+    fn update_kernel(&self) -> Update {
+        Update::Nothing
+    }
 }
 
 impl Linear {
@@ -440,6 +456,10 @@ impl Block for Pid {
             kd: self.kd,
             n: self.n,
         }
+    }
+
+    fn update_kernel(&self) -> Update {
+        Update::Nothing
     }
 }
 

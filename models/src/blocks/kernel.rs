@@ -178,6 +178,25 @@ pub enum Kernel<'a> {
     },
 }
 
+/// What a block does in an update (`Block::update`, at a major step
+/// where it runs), as data for code generators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Update {
+    /// Done by the interpreter only.
+    Opaque,
+    /// Nothing: the block keeps no state an update advances.
+    Nothing,
+    /// `x[k] = x[k].clamp(lower, upper)` over the continuous states, as
+    /// `f64::clamp` does: raised to `lower` when below it, then lowered to
+    /// `upper` when above it.
+    Clamp {
+        /// Lower limit (may be -inf).
+        lower: f64,
+        /// Upper limit (may be +inf).
+        upper: f64,
+    },
+}
+
 /// A sine wave of time (the Sine block).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Wave {

@@ -21,7 +21,7 @@ pub(crate) mod testing;
 
 use std::fmt;
 
-pub use kernel::Kernel;
+pub use kernel::{Kernel, Update};
 pub use lookup::Curve;
 pub use params::Params;
 
@@ -80,6 +80,11 @@ pub trait Block: Send + Sync {
     /// [`Kernel::Opaque`], evaluated by the interpreter only.
     fn kernel(&self) -> Kernel<'_> {
         Kernel::Opaque
+    }
+    /// What [`Block::update`] does, as data for code generators; the
+    /// default: [`Update::Opaque`], done by the interpreter only.
+    fn update_kernel(&self) -> Update {
+        Update::Opaque
     }
 }
 

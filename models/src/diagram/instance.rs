@@ -93,6 +93,56 @@ impl DiagramModel {
         );
     }
 
+    /// The state of a major step loaded into the workspace for a compiled
+    /// major pass (the interpreter's major pass does the same): the
+    /// continuous states copied, the discrete states the step's own.
+    pub fn load_major<'s>(&'s mut self, s: &'s mut MajorStep<'_>) -> Buffers<'s> {
+        self.x.copy_from_slice(s.x);
+        Buffers {
+            signals: &mut self.signals,
+            distance: &mut self.distance,
+            x: &mut self.x,
+            xd: s.xd,
+        }
+    }
+
+    /// After a major pass over the workspace (interpreted, or compiled
+    /// from [`DiagramModel::load_major`]): gathers the outputs into `s.y`
+    /// and names what failed: an algebraic loop Newton did not solve, or
+    /// the first block whose non-finite output reached a state or an
+    /// output.
+    pub fn finish_major(&self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
+        let t = s.t;
+        self.gather_outputs(s.y);
+        if let Some((k, residual)) = self
+            .loops
+            .iter()
+            .enumerate()
+            .find_map(|(k, w)| w.failed.map(|r| (k, r)))
+        {
+            let l = &self.program.loops()[k];
+            return Err(NonFinite {
+                time: t,
+                place: format!(
+                    "the algebraic loop through {} (Newton did not converge in {MAX_ITERATIONS} iterations, residual {residual:.1e})",
+                    listed(&l.blocks)
+                ),
+                value: f64::NAN,
+            });
+        }
+        // A non-finite value in a branch that nothing uses (the unselected
+        // input of a Switch) is harmless; one reaching a state or an output
+        // is not.
+        if s.x.iter().chain(s.y.iter()).all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(self
+                .program
+                .locate_nonfinite(&self.signals, t)
+                .expect("a non-finite signal belongs to a block output"))
+        }
+    }
+
     fn gather_outputs(&self, y: &mut [f64]) {
         for (y, &offset) in y.iter_mut().zip(&self.program.output_slots) {
             *y = self.signals[offset as usize];
@@ -160,7 +210,6 @@ impl Model for DiagramModel {
     }
 
     fn major_outputs(&mut self, s: &mut MajorStep<'_>) -> Result<(), NonFinite> {
-        let t = s.t;
         self.x.copy_from_slice(s.x);
         for w in &mut self.loops {
             w.failed = None;
@@ -168,41 +217,14 @@ impl Model for DiagramModel {
         self.program.pass(
             &mut self.signals,
             &mut self.distance,
-            t,
+            s.t,
             &mut self.x,
             s.xd,
             s.u,
             Some(s.hits),
             &mut self.loops,
         );
-        self.gather_outputs(s.y);
-        if let Some((k, residual)) = self
-            .loops
-            .iter()
-            .enumerate()
-            .find_map(|(k, w)| w.failed.map(|r| (k, r)))
-        {
-            let l = &self.program.loops()[k];
-            return Err(NonFinite {
-                time: t,
-                place: format!(
-                    "the algebraic loop through {} (Newton did not converge in {MAX_ITERATIONS} iterations, residual {residual:.1e})",
-                    listed(&l.blocks)
-                ),
-                value: f64::NAN,
-            });
-        }
-        // A non-finite value in a branch that nothing uses (the unselected
-        // input of a Switch) is harmless; one reaching a state or an output
-        // is not.
-        if s.x.iter().chain(s.y.iter()).all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(self
-                .program
-                .locate_nonfinite(&self.signals, t)
-                .expect("a non-finite signal belongs to a block output"))
-        }
+        self.finish_major(s)
     }
 
     fn zero_crossings(&mut self, s: StateRef<'_>, z: &mut [f64]) {
@@ -212,13 +234,14 @@ impl Model for DiagramModel {
 
     fn update(&mut self, s: &mut MajorStep<'_>) {
         let p = &*self.program;
+        let mut b = Buffers {
+            signals: &mut self.signals,
+            distance: &mut self.distance,
+            x: s.x,
+            xd: s.xd,
+        };
         for &i in &p.stateful {
-            let e = &p.entries[i as usize];
-            if !p.runs(e, &self.signals, Some(s.hits)) {
-                continue;
-            }
-            let mut c = p.context(e, s.t, true, &mut self.signals, s.x, &mut [], s.xd, &mut self.distance);
-            p.blocks[i as usize].update(&mut c);
+            p.update_block(i as usize, s.t, &mut b, s.hits);
         }
     }
 }

@@ -1,13 +1,14 @@
 //! The flat program as data for code generators (`tandem-jit`): for each
 //! block in execution order, what it computes in a minor pass
-//! ([`Kernel`]) and where its values sit; and the interpreter's minor
-//! evaluation of a single block, for the blocks a generator leaves to it.
+//! ([`Kernel`]) and an update ([`Update`]), and where its values sit; and
+//! the interpreter's evaluations of a single block (minor, major, update),
+//! for the blocks a generator leaves to it.
 
 use std::ops::Range;
 
 use super::entry::{Entry, Exec};
 use super::program::Program;
-use crate::blocks::{Kernel, Slot};
+use crate::blocks::{Kernel, Slot, Update};
 
 /// Whether a block runs in a minor pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +47,8 @@ pub struct Step<'a> {
     pub hysteresis: f64,
     /// Whether it runs.
     pub minor: Minor,
+    /// What it does in an update.
+    pub update: Update,
 }
 
 /// The buffers a minor pass works in: a
@@ -78,6 +81,7 @@ impl Program {
             events: e.events,
             hysteresis: e.hysteresis,
             minor: minor(e),
+            update: b.update_kernel(),
         })
     }
 
@@ -107,6 +111,25 @@ impl Program {
     /// pass does.
     pub fn minor_outputs(&self, i: usize, t: f64, b: &mut Buffers<'_>) {
         self.run_entries(i..i + 1, b.signals, b.distance, t, b.x, b.xd, None, false);
+    }
+
+    /// Evaluates block `i` of a program without algebraic loops as a major
+    /// pass does at the rate hits `hits`: when it runs, its outputs may
+    /// switch modes and are latched into its hold slots; else its held
+    /// outputs are read back.
+    pub fn major_outputs(&self, i: usize, t: f64, b: &mut Buffers<'_>, hits: &[bool]) {
+        self.run_entries(i..i + 1, b.signals, b.distance, t, b.x, b.xd, Some(hits), true);
+    }
+
+    /// Block `i`'s update at a major step with the rate hits `hits`, after
+    /// the major pass, when it runs then (`b.x` and `b.xd` are the step's
+    /// states, which it may change).
+    pub fn update_block(&self, i: usize, t: f64, b: &mut Buffers<'_>, hits: &[bool]) {
+        let e = &self.entries[i];
+        if self.runs(e, b.signals, Some(hits)) {
+            let mut c = self.context(e, t, true, b.signals, b.x, &mut [], b.xd, b.distance);
+            self.blocks[i].update(&mut c);
+        }
     }
 
     /// Writes the derivatives of block `i`'s continuous states into their
