@@ -29,7 +29,9 @@ fn check_prints_order_states_rates_and_ports() {
     // The controller (0.02 s) runs at its hits, which the interpreter
     // decides, and so does the force output it feeds.
     assert!(
-        out.ends_with("machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1), Output (1)\n"),
+        out.ends_with(
+            "machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1), Output (1)\n"
+        ),
         "{out}"
     );
 }

@@ -244,6 +244,9 @@ fn a_simulations_csv_is_the_command_lines_byte_for_byte() {
         let id = created(&server, "/api/simulations", &simulation(&read(model), options));
         let status = wait_ended(&server, &format!("/api/simulations/{id}"));
         assert_eq!(status["state"], "done", "{status}");
+        // Run on machine code, as the command line runs it.
+        let evaluation = status["evaluation"].as_str().unwrap_or_default();
+        assert!(evaluation.starts_with("compiled "), "{model}: {status}");
         let (_, served) = server.get(&format!("/api/simulations/{id}/csv"));
         let out = std::env::temp_dir().join(format!("tandem-serve-{}-{id}.csv", std::process::id()));
         let sim = Command::new(env!("CARGO_BIN_EXE_tandem"))

@@ -3,13 +3,14 @@
 //! everything else (initial states, parameter changes, naming what failed
 //! in a major pass).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tandem_models::diagram::{Buffers, DiagramModel};
+use tandem_models::diagram::{Buffers, DiagramModel, Program};
 use tandem_models::{Definition, Layout, MajorStep, Model, NonFinite, RetuneError, StateRef};
 
-use crate::compile::{Code, Function};
+use crate::compile::{compile, Code, Function};
 use crate::shims::Env;
 
 /// A block diagram whose passes run compiled.
@@ -159,12 +160,44 @@ impl Model for CompiledModel {
         self.inner.jacobian(s, jac)
     }
 
+    /// The retuned program compiled here, off the real-time threads, so
+    /// that the model stays compiled; the program alone (interpreted from
+    /// the swap on) when its code does not compile.
     fn retune(&self, block: &str, param: &str, value: &Value) -> Result<Definition, RetuneError> {
-        self.inner.retune(block, param, value)
+        let definition = self.inner.retune(block, param, value)?;
+        let Some(program) = definition.get::<Program>() else {
+            return Ok(definition);
+        };
+        match compile(&program) {
+            Ok(Some(code)) => Ok(Definition::new(Arc::new(code))),
+            _ => Ok(definition),
+        }
     }
 
+    /// Swaps the code and its program together (reference counts and
+    /// pointer casts: nothing is allocated). The replaced code goes back in
+    /// `definition` holding the replaced program, which is so freed off
+    /// this thread, unless the code was already stale (after a retune that
+    /// did not compile).
     fn swap_definition(&mut self, definition: &mut Definition) -> bool {
-        self.inner.swap_definition(definition)
+        let Some(code) = definition.get::<Code>() else {
+            return self.inner.swap_definition(definition);
+        };
+        let program: Arc<dyn Any + Send + Sync> = code.program.clone();
+        if !self.inner.swap_definition(&mut Definition::new(program)) {
+            return false;
+        }
+        let replaced: Arc<Code> = std::mem::replace(&mut self.code, code);
+        definition.set(replaced);
+        true
+    }
+
+    fn evaluation(&self) -> Option<String> {
+        Some(if self.current() {
+            self.code.report.to_string()
+        } else {
+            "interpreted since a parameter change whose code did not compile".to_string()
+        })
     }
 
     fn tunables(&self) -> Vec<(String, String, Value)> {

@@ -552,3 +552,38 @@ fn wide_blocks_and_many_inputs_are_left_to_the_interpreter_in_their_place() {
         "{report}"
     );
 }
+
+#[test]
+fn a_retuned_model_is_compiled_again_and_equals_the_model_loaded_with_the_value() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/examples/cruise_control.json");
+    let text = std::fs::read_to_string(path).expect("example");
+    let model = diagram::compile_str(&text).expect("valid").model;
+    let code = compile(model.program()).expect("compiles").expect("no algebraic loops");
+    let mut compiled = CompiledModel::new(model, Arc::new(code));
+    let before = Arc::clone(compiled.code());
+    let mut definition = compiled.retune("drag", "gain", &json!(30.0)).expect("a tunable gain");
+    assert!(compiled.swap_definition(&mut definition));
+    assert!(!Arc::ptr_eq(&before, compiled.code()), "the code was not replaced");
+    let evaluation = compiled.evaluation().unwrap_or_default();
+    assert!(evaluation.starts_with("compiled 11 of 11 blocks"), "{evaluation}");
+    // The code of the new value, bit for bit the interpreter's: 30 × v of
+    // drag where it was 20 × v.
+    let loaded = text.replace(r#""gain": 20.0"#, r#""gain": 30.0"#);
+    assert_ne!(loaded, text);
+    let fresh = diagram::compile_str(&loaded).expect("valid").model;
+    let mut xd = vec![0.0; fresh.layout().discrete];
+    let mut interpreted = fresh;
+    interpreted.initial_state(&mut [0.0], &mut xd);
+    let (t, x, u) = (1.5, [12.0], [0.6]);
+    let s = StateRef {
+        t,
+        x: &x,
+        xd: &xd,
+        u: &u,
+    };
+    let (mut dx_i, mut dx_c) = ([0.0], [0.0]);
+    interpreted.derivatives(s, &mut dx_i);
+    compiled.derivatives(s, &mut dx_c);
+    assert_same("dx", &dx_i, &dx_c, "retuned against loaded with the value");
+    compare_major(&mut interpreted, &mut compiled, (t, &x, &xd, &u), &[true], "retuned");
+}

@@ -97,3 +97,21 @@ fn interpreted_blocks_inside_compiled_code_do_not_allocate() {
     assert_eq!(model.code().report.plan.compiled, 5, "{}", model.code().report);
     assert!(exercise(&mut model, 1000).is_finite());
 }
+
+#[test]
+fn a_retune_compiled_off_the_thread_swaps_in_without_allocating() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/examples/cruise_control.json");
+    let mut model = compiled(&std::fs::read_to_string(path).expect("readable"));
+    let mut fork = model.fork();
+    for gain in [25.0, 30.0, 35.0] {
+        let definition = model.retune("drag", "gain", &serde_json::json!(gain)).expect("tunable");
+        let (mut mine, mut forks) = (definition.clone(), definition);
+        let n = allocations_in(|| {
+            assert!(model.swap_definition(&mut mine));
+            assert!(fork.swap_definition(&mut forks));
+        });
+        assert_eq!(n, 0, "{n} allocations swapping in the code of drag.gain = {gain}");
+        assert!(exercise(&mut model, 100).is_finite());
+        assert!(exercise(fork.as_mut(), 100).is_finite());
+    }
+}

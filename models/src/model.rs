@@ -245,6 +245,13 @@ pub trait Model: Send {
         false
     }
 
+    /// How the model is evaluated, in one line, when it says (a compiled
+    /// diagram: what its machine code covers). Called off the real-time
+    /// threads; may allocate.
+    fn evaluation(&self) -> Option<String> {
+        None
+    }
+
     /// The block parameters [`Model::retune`] can change, with their
     /// values now: `(block path, parameter, value)`.
     fn tunables(&self) -> Vec<(String, String, Value)> {
@@ -346,6 +353,26 @@ pub trait Model: Send {
 /// cheap to clone (one per integrator thread).
 #[derive(Clone)]
 pub struct Definition(pub(crate) Arc<dyn Any + Send + Sync>);
+
+impl Definition {
+    /// A definition holding `value`, which the model's
+    /// [`Model::swap_definition`] recognises by its type.
+    pub fn new(value: Arc<dyn Any + Send + Sync>) -> Self {
+        Definition(value)
+    }
+
+    /// What it holds, when of type `T` (a reference count: nothing is
+    /// allocated).
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        Arc::clone(&self.0).downcast().ok()
+    }
+
+    /// Holds `value` instead (what it held is dropped here: a swap puts
+    /// back what it replaced, whose owner drops it later).
+    pub fn set(&mut self, value: Arc<dyn Any + Send + Sync>) {
+        self.0 = value;
+    }
+}
 
 impl fmt::Debug for Definition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -299,9 +299,9 @@ impl PyModel {
             .retune(block, param, &value)
             .map_err(|e| raise::<ModelError>(format!("{}: {e}", l.source), place()))?;
         if l.model.swap_definition(&mut definition) {
-            // The machine code holds the parameters it was compiled with.
-            if let Some(evaluation) = l.evaluation.as_mut().filter(|e| e.starts_with("compiled")) {
-                *evaluation = format!("interpreted since {block}.{param} changed (before: {evaluation})");
+            // A compiled diagram is compiled again with the new value.
+            if let Some(now) = l.model.evaluation() {
+                l.evaluation = Some(format!("{now} (after {block}.{param} changed)"));
             }
         }
         Ok(())

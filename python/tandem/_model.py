@@ -184,8 +184,10 @@ class Model:
     def evaluation(self) -> Optional[str]:
         """How a block diagram is evaluated, as ``tandem check`` says it:
         ``"compiled 11 of 11 blocks in 0.4 ms"`` (machine code, the same
-        results bit for bit as the interpreter), or why it is interpreted;
-        ``None`` for FMUs and built-in models."""
+        results bit for bit as the interpreter; compiled again when
+        ``set_parameter`` changes a value, and then followed by ``"(after
+        block.param changed)"``), or why it is interpreted; ``None`` for
+        FMUs and built-in models."""
         return self._native.evaluation
 
     @property

@@ -54,19 +54,29 @@ pub struct Job {
     /// Its rows.
     pub(crate) table: Arc<Table>,
     expected_rows: u64,
+    /// How its model is evaluated (a block diagram's machine code), in
+    /// one line.
+    evaluation: Option<String>,
     cancel: AtomicBool,
     outcome: Mutex<(JobState, Option<String>, Option<String>)>,
 }
 
 impl Job {
     /// A running simulation called `id` of model `name`, filling `table`
-    /// with `expected_rows`.
-    pub(crate) fn new(id: String, name: String, table: Arc<Table>, expected_rows: u64) -> Arc<Job> {
+    /// with `expected_rows`, its model evaluated as `evaluation` says.
+    pub(crate) fn new(
+        id: String,
+        name: String,
+        table: Arc<Table>,
+        expected_rows: u64,
+        evaluation: Option<String>,
+    ) -> Arc<Job> {
         Arc::new(Job {
             id,
             name,
             table,
             expected_rows,
+            evaluation,
             cancel: AtomicBool::new(false),
             outcome: Mutex::new((JobState::Running, None, None)),
         })
@@ -107,6 +117,7 @@ impl Entry for Job {
             "rows": status.rows,
             "expected_rows": self.expected_rows,
             "columns": self.table.columns(),
+            "evaluation": self.evaluation,
             "error": error,
             "summary": summary,
             "dropped": self.table.dropped().then_some(DROPPED),

@@ -106,7 +106,9 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         atol: request.atol,
     };
     let settings = fixed_step(&compiled.simulation, &overrides).map_err(setting_error)?;
-    let model: Box<dyn Model> = Box::new(compiled.model);
+    // Compiled to machine code as `tandem sim` does: the memory this
+    // takes stays below the model compiler's, which the slot reckons with.
+    let (model, evaluation): (Box<dyn Model>, _) = tandem_jit::prepare(compiled.model);
     let mut columns = vec!["time".to_string()];
     columns.extend(model.layout().outputs.iter().map(|v| v.name.clone()));
     let simulation = Simulation::owning(model, settings).map_err(|e| sim_error(&request.model, &e))?;
@@ -141,6 +143,7 @@ fn start_blocking(app: &Arc<App>, body: &[u8]) -> Result<Response, ApiError> {
         name,
         Table::new(columns, app.limits.values, Some(expected_rows)),
         expected_rows,
+        evaluation,
     );
     app.simulations.add(Arc::clone(&job), app.limits.simulations)?;
     drop(room);
