@@ -105,30 +105,34 @@ pub(crate) unsafe extern "C" fn block_derivatives(env: *const Env, i: u64) {
     }
 }
 
-/// The interpreter's major evaluation of block `i`.
+/// Calls `f` with the program, the buffers, the time and the rate hits of
+/// a major step's environment.
 ///
 /// # Safety
-/// As [`block_outputs`], in a major pass (`env.hits` set).
-pub(crate) unsafe extern "C" fn block_major(env: *const Env, i: u64) {
+/// As [`block_outputs`], in a major step (`env.hits` set).
+unsafe fn in_major_step(env: *const Env, f: impl FnOnce(&Program, &mut Buffers<'_>, f64, &[bool])) {
     unsafe {
         let env = &*env;
         let mut b = env.buffers();
         let hits = std::slice::from_raw_parts(env.hits, env.lens[5]);
-        (*env.program).major_outputs(i as usize, env.t, &mut b, hits);
+        f(&*env.program, &mut b, env.t, hits);
     }
+}
+
+/// The interpreter's major evaluation of block `i`.
+///
+/// # Safety
+/// As [`in_major_step`].
+pub(crate) unsafe extern "C" fn block_major(env: *const Env, i: u64) {
+    unsafe { in_major_step(env, |p, b, t, hits| p.major_outputs(i as usize, t, b, hits)) }
 }
 
 /// The interpreter's update of block `i`.
 ///
 /// # Safety
-/// As [`block_major`], after the major pass.
+/// As [`in_major_step`], after the major pass.
 pub(crate) unsafe extern "C" fn block_update(env: *const Env, i: u64) {
-    unsafe {
-        let env = &*env;
-        let mut b = env.buffers();
-        let hits = std::slice::from_raw_parts(env.hits, env.lens[5]);
-        (*env.program).update_block(i as usize, env.t, &mut b, hits);
-    }
+    unsafe { in_major_step(env, |p, b, t, hits| p.update_block(i as usize, t, b, hits)) }
 }
 
 /// Copies the model's inputs into the signal buffer, as the interpreter
