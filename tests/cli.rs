@@ -26,11 +26,11 @@ fn check_prints_order_states_rates_and_ports() {
     );
     assert!(out.contains("algebraic loops: none"), "{out}");
     // What compiles, proved without generating code.
-    // The controller (0.02 s) runs at its hits, which the interpreter
-    // decides, and so does the force output it feeds.
+    // The controller's discrete PID has no translation: the interpreter
+    // evaluates it at its hits (0.02 s), called from the machine code.
     assert!(
         out.ends_with(
-            "machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1), Output (1)\n"
+            "machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1)\n"
         ),
         "{out}"
     );

@@ -25,6 +25,7 @@ use tandem_models::diagram::{Minor, Program, Step};
 use crate::shims::{self, Env};
 
 mod outputs;
+mod passes;
 
 /// The buffers compiled code reads and writes, in the order of their
 /// pointers in [`Env`].
@@ -61,6 +62,7 @@ pub(crate) struct Bounds {
     x: usize,
     xd: usize,
     inputs: usize,
+    rates: usize,
 }
 
 impl Bounds {
@@ -73,6 +75,7 @@ impl Bounds {
             x: layout.states.len(),
             xd: layout.discrete,
             inputs: layout.inputs.len(),
+            rates: layout.rates.len(),
         }
     }
 
@@ -137,7 +140,11 @@ pub(crate) fn prove(s: &Step<'_>, bounds: &Bounds) -> Result<(), Refusal> {
             bounds.xd
         )
     })?;
-    if let Minor::Held(hold) = s.minor {
+    let holds = matches!(s.minor, Minor::Held(_) | Minor::Guarded(_));
+    require(!holds || s.hold.is_some(), || {
+        "it does not always run, yet holds no outputs".to_string()
+    })?;
+    if let Some(hold) = s.hold {
         let held: usize = s.outputs.iter().map(|o| o.width as usize).sum();
         require(hold + held <= bounds.xd, || {
             format!(
@@ -146,13 +153,34 @@ pub(crate) fn prove(s: &Step<'_>, bounds: &Bounds) -> Result<(), Refusal> {
             )
         })?;
     }
-    if s.minor == Minor::Runs && translates_outputs(s) {
+    if let Some(g) = s.guard {
+        require(g < bounds.signals, || {
+            format!("its enabling signal {g} lies beyond the {} signals", bounds.signals)
+        })?;
+    }
+    if let Some(r) = s.rate {
+        require(r < bounds.rates, || {
+            format!("its rate {r} is beyond the model's {}", bounds.rates)
+        })?;
+    }
+    if translates_kernel(s) {
         prove_outputs(s)?;
     }
     if translates_derivatives(s) {
         prove_derivatives(s)?;
     }
+    if translates_update(s) {
+        prove_update(s)?;
+    }
     Ok(())
+}
+
+/// What [`Emitter::update`] takes as given of a translated update.
+fn prove_update(s: &Step<'_>) -> Result<(), Refusal> {
+    match s.update {
+        Update::Opaque | Update::Nothing | Update::Clamp { .. } => Ok(()),
+        Update::Delay | Update::Accumulate { .. } => ports(s).broadcast(0, s.xd.len()),
+    }
 }
 
 /// The widths of a step's ports.
@@ -435,30 +463,33 @@ pub(crate) fn size(step: &Step<'_>) -> usize {
     ports + step.x.len() + step.zc.len()
 }
 
-/// Whether the code generator translates a block's outputs.
-pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
-    size(step) <= MAX_BLOCK_VALUES
-        && match step.minor {
-            Minor::Held(_) => true,
-            Minor::Guarded(_) => false,
-            Minor::Runs => !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. }),
-        }
+/// Whether the code generator translates a block's kernel.
+fn translates_kernel(step: &Step<'_>) -> bool {
+    size(step) <= MAX_BLOCK_VALUES && !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. })
 }
 
-/// Whether the code generator translates a block's major evaluation: a
-/// block that runs at every evaluation, whose kernel keeps nothing of the
-/// major step (Pulse, Edge and HitCrossing do).
+/// Whether the code generator translates a block's minor evaluation: its
+/// kernel, or only the copy of its held outputs when it does not run in
+/// minor passes.
+pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
+    match step.minor {
+        Minor::Held(_) => size(step) <= MAX_BLOCK_VALUES,
+        Minor::Guarded(_) | Minor::Runs => translates_kernel(step),
+    }
+}
+
+/// Whether the code generator translates a block's major evaluation: its
+/// kernel, unless the kernel keeps a value of the major step (Pulse, Edge
+/// and HitCrossing do).
 pub(crate) fn translates_major(step: &Step<'_>) -> bool {
-    step.minor == Minor::Runs
-        && translates_outputs(step)
-        && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+    translates_kernel(step) && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
 }
 
 /// Whether the code generator translates a block's update.
 pub(crate) fn translates_update(step: &Step<'_>) -> bool {
     match step.update {
         Update::Nothing => true,
-        Update::Clamp { .. } => step.minor == Minor::Runs && size(step) <= MAX_BLOCK_VALUES,
+        Update::Clamp { .. } | Update::Delay | Update::Accumulate { .. } => size(step) <= MAX_BLOCK_VALUES,
         Update::Opaque => false,
     }
 }
@@ -489,7 +520,7 @@ impl Evaluation {
 
 /// Whether the code generator translates a block's derivatives.
 pub(crate) fn translates_derivatives(step: &Step<'_>) -> bool {
-    step.minor == Minor::Runs
+    matches!(step.minor, Minor::Runs | Minor::Guarded(_))
         && size(step) <= MAX_BLOCK_VALUES
         && matches!(
             step.kernel,
@@ -540,6 +571,8 @@ pub(crate) struct Emitter<'f> {
     b: FunctionBuilder<'f>,
     env: Value,
     base: HashMap<Buf, Value>,
+    /// The rate hits of a major pass (null in a minor one).
+    hits: Value,
     t: Value,
     /// The last value loaded from or stored to each place, while no
     /// interpreted block has run since.
@@ -573,6 +606,7 @@ impl<'f> Emitter<'f> {
             .map(|&(buf, offset)| (buf, b.ins().load(types::I64, flags, env, offset as i32)))
             .collect();
         let t = b.ins().load(types::F64, flags, env, offset_of!(Env, t) as i32);
+        let hits = b.ins().load(types::I64, flags, env, offset_of!(Env, hits) as i32);
         let sigs = Sigs {
             block: b.import_signature(shims.block.clone()),
             unary: b.import_signature(shims.unary.clone()),
@@ -584,6 +618,7 @@ impl<'f> Emitter<'f> {
             b,
             env,
             base,
+            hits,
             t,
             cache: HashMap::new(),
             sigs,
@@ -828,29 +863,22 @@ impl<'f> Emitter<'f> {
     /// [`translates_outputs`] (minor) or [`translates_major`], else
     /// interpreted. `s` has passed [`prove`].
     pub(crate) fn outputs(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
-        if self.major && !translates_major(s) {
-            self.interpreted(Evaluation::Major, i);
-            return Ok(());
+        if self.major {
+            if !translates_major(s) {
+                self.interpreted(Evaluation::Major, i);
+                return Ok(());
+            }
+            return self.major_outputs(s);
         }
         if !translates_outputs(s) {
             self.interpreted(Evaluation::Minor, i);
             return Ok(());
         }
-        if let Minor::Held(hold) = s.minor {
-            for d in s.zc.clone() {
-                let inf = self.konst(f64::INFINITY);
-                self.store(Buf::Distance, d, inf)?;
-            }
-            let mut k = hold;
-            for j in 0..s.outputs.len() {
-                for e in 0..Self::out_width(s, j) {
-                    let v = self.load(Buf::Xd, k)?;
-                    self.set(s, j, e, v)?;
-                    k += 1;
-                }
-            }
-            return Ok(());
-        }
+        self.minor_outputs(s)
+    }
+
+    /// The code of block `s`'s kernel: its outputs as it runs.
+    fn kernel_outputs(&mut self, s: &Step<'_>) -> Result<(), Refusal> {
         let w = Self::out_width(s, 0);
         match s.kernel {
             Kernel::Opaque | Kernel::Merge { .. } => Err("its kernel is not translated".into()),
@@ -947,6 +975,17 @@ impl<'f> Emitter<'f> {
             self.interpreted(Evaluation::Derivatives, i);
             return Ok(());
         }
+        match s.guard {
+            None => self.kernel_derivatives(s),
+            Some(g) => {
+                let enabled = self.enabled(g)?;
+                self.branch(enabled, |e| e.kernel_derivatives(s), |e| e.rest(s))
+            }
+        }
+    }
+
+    /// The code of block `s`'s derivatives as it runs.
+    fn kernel_derivatives(&mut self, s: &Step<'_>) -> Result<(), Refusal> {
         match s.kernel {
             Kernel::Integrator { lower, upper } => {
                 for k in 0..s.x.len() {
@@ -985,29 +1024,6 @@ impl<'f> Emitter<'f> {
     }
 }
 
-impl Emitter<'_> {
-    /// Block `i`'s update, after a major pass: translated when
-    /// [`translates_update`], else interpreted. `s` has passed [`prove`].
-    pub(crate) fn update(&mut self, i: usize, s: &Step<'_>) -> Result<(), Refusal> {
-        if !translates_update(s) {
-            self.interpreted(Evaluation::Update, i);
-            return Ok(());
-        }
-        if let Update::Clamp { lower, upper } = s.update {
-            for k in 0..s.x.len() {
-                let x = self.x(s, k)?;
-                let (lo, hi) = (self.konst(lower), self.konst(upper));
-                let below = self.b.ins().fcmp(FloatCC::LessThan, x, lo);
-                let x = self.b.ins().select(below, lo, x);
-                let above = self.b.ins().fcmp(FloatCC::GreaterThan, x, hi);
-                let x = self.b.ins().select(above, hi, x);
-                self.store(Buf::X, s.x.start + k, x)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1019,6 +1035,7 @@ mod tests {
         x: 2,
         xd: 6,
         inputs: 1,
+        rates: 1,
     };
 
     /// A running block reading input (offset 1, `w_in`) into output
@@ -1042,6 +1059,10 @@ mod tests {
             hysteresis: 0.0,
             minor: Minor::Runs,
             update: Update::Opaque,
+            hold: None,
+            guard: None,
+            rate: None,
+            period: 0.0,
         }
     }
 
@@ -1097,6 +1118,7 @@ mod tests {
         );
         let mut s = step(Kernel::Nothing, 1, 1);
         s.minor = Minor::Held(6);
+        s.hold = Some(6);
         assert_eq!(
             prove(&s, &BOUNDS).unwrap_err(),
             "its 1 held outputs from 6 lie beyond the model's 6 discrete states"

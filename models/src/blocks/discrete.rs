@@ -3,7 +3,7 @@
 //! DiscreteTransferFunction, DiscretePID, Counter.
 
 use super::continuous::{check_denominator, coefficients, initial_values};
-use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate};
+use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate, Update};
 
 /// The block types of this family.
 pub(crate) const TYPES: &[BlockType] = &[
@@ -62,6 +62,10 @@ impl Block for Delay {
     fn kernel(&self) -> Kernel<'_> {
         Kernel::Delay
     }
+
+    fn update_kernel(&self) -> Update {
+        Update::Delay
+    }
 }
 
 /// Declares a delay-like block: one input without feedthrough whose width
@@ -119,6 +123,10 @@ impl Block for DiscreteIntegrator {
         for k in 0..c.xd.len() {
             c.xd[k] += self.gain * c.period * c.u_at(0, k);
         }
+    }
+
+    fn update_kernel(&self) -> Update {
+        Update::Accumulate { gain: self.gain }
     }
 }
 

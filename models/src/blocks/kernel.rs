@@ -195,6 +195,14 @@ pub enum Update {
         /// Upper limit (may be +inf).
         upper: f64,
     },
+    /// `xd[k] = u(0, k)` over the discrete states.
+    Delay,
+    /// `xd[k] = xd[k] + gain * period * u(0, k)` over the discrete states,
+    /// the product left to right.
+    Accumulate {
+        /// The gain.
+        gain: f64,
+    },
 }
 
 /// A sine wave of time (the Sine block).

@@ -45,10 +45,20 @@ pub struct Step<'a> {
     pub events: bool,
     /// Hysteresis of its zero crossings.
     pub hysteresis: f64,
-    /// Whether it runs.
+    /// Whether it runs in a minor pass.
     pub minor: Minor,
     /// What it does in an update.
     pub update: Update,
+    /// Where its outputs are held in the discrete states (output after
+    /// output), when they are (blocks that do not run at every evaluation).
+    pub hold: Option<usize>,
+    /// The signal (its offset) that enables it when > 0, when guarded.
+    pub guard: Option<usize>,
+    /// When it runs in a major pass, enabled: at the hits of this rate, or
+    /// (`None`) at every major step.
+    pub rate: Option<usize>,
+    /// The period of its rate in seconds (0 when continuous).
+    pub period: f64,
 }
 
 /// The buffers a minor pass works in: a
@@ -82,6 +92,13 @@ impl Program {
             hysteresis: e.hysteresis,
             minor: minor(e),
             update: b.update_kernel(),
+            hold: (e.hold != u32::MAX).then_some(e.hold as usize),
+            guard: e.guard.map(|g| g as usize),
+            rate: match e.exec {
+                Exec::Discrete(r) => Some(usize::from(r)),
+                Exec::Always | Exec::Major => None,
+            },
+            period: e.period,
         })
     }
 
@@ -141,7 +158,9 @@ impl Program {
         if dx.is_empty() {
             return;
         }
-        if e.guard.is_some_and(|g| b.signals[g as usize] <= 0.0) {
+        // Disabled unless the enabling signal is > 0 (NaN too), as in a pass.
+        let enabled = e.guard.is_none_or(|g| b.signals[g as usize] > 0.0);
+        if !enabled {
             dx.fill(0.0);
             return;
         }
