@@ -29,9 +29,7 @@ fn check_prints_order_states_rates_and_ports() {
     // The controller's discrete PID has no translation: the interpreter
     // evaluates it at its hits (0.02 s), called from the machine code.
     assert!(
-        out.ends_with(
-            "machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1)\n"
-        ),
+        out.ends_with("machine code: 11 of 11 blocks compile; interpreted at major steps: DiscretePID (1)\n"),
         "{out}"
     );
 }

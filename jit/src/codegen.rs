@@ -967,6 +967,35 @@ impl<'f> Emitter<'f> {
         Ok(acc)
     }
 
+    /// The rate of an integrator's state `k` with input `d`: 0 while it
+    /// rests on a finite limit that `d` pushes against, else `d`.
+    fn integrator_rate(&mut self, s: &Step<'_>, k: usize, d: Value, lower: f64, upper: f64) -> Result<Value, Refusal> {
+        let mut rests = None;
+        for (limit, finite, pushes) in [
+            (upper, upper.is_finite(), FloatCC::GreaterThan),
+            (lower, lower.is_finite(), FloatCC::LessThan),
+        ] {
+            if !finite {
+                continue;
+            }
+            let (x, limit, zero) = (self.x(s, k)?, self.konst(limit), self.konst(0.0));
+            let at = self.b.ins().fcmp(FloatCC::Equal, x, limit);
+            let against = self.b.ins().fcmp(pushes, d, zero);
+            let here = self.b.ins().band(at, against);
+            rests = Some(match rests {
+                Some(other) => self.b.ins().bor(other, here),
+                None => here,
+            });
+        }
+        Ok(match rests {
+            Some(rests) => {
+                let zero = self.konst(0.0);
+                self.b.ins().select(rests, zero, d)
+            }
+            None => d,
+        })
+    }
+
     /// Block `i`'s derivatives: translated when
     /// [`translates_derivatives`], else interpreted. `s` has passed
     /// [`prove`].
@@ -990,16 +1019,7 @@ impl<'f> Emitter<'f> {
             Kernel::Integrator { lower, upper } => {
                 for k in 0..s.x.len() {
                     let d = self.u(s, 0, k)?;
-                    let x = self.x(s, k)?;
-                    let (lo, hi, zero) = (self.konst(lower), self.konst(upper), self.konst(0.0));
-                    let at_upper = self.b.ins().fcmp(FloatCC::Equal, x, hi);
-                    let pushes_up = self.b.ins().fcmp(FloatCC::GreaterThan, d, zero);
-                    let at_lower = self.b.ins().fcmp(FloatCC::Equal, x, lo);
-                    let pushes_down = self.b.ins().fcmp(FloatCC::LessThan, d, zero);
-                    let up = self.b.ins().band(at_upper, pushes_up);
-                    let down = self.b.ins().band(at_lower, pushes_down);
-                    let rests = self.b.ins().bor(up, down);
-                    let v = self.b.ins().select(rests, zero, d);
+                    let v = self.integrator_rate(s, k, d, lower, upper)?;
                     self.set_dx(s, k, v)?;
                 }
             }

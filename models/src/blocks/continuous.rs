@@ -119,20 +119,18 @@ impl Block for Integrator {
         }
     }
 
-    /// The input, or 0 while the state rests on a limit (clamped there at
-    /// the last major step) and the input pushes against it. A state beyond
-    /// a limit is one that crosses it inside a step: it flows on smoothly,
-    /// so that the step's extension locates the crossing, where the event
-    /// clamps it.
+    /// The input, or 0 while the state rests on a finite limit (clamped
+    /// there at the last major step) and the input pushes against it. A
+    /// state beyond a limit is one that crosses it inside a step: it flows
+    /// on smoothly, so that the step's extension locates the crossing,
+    /// where the event clamps it. An infinite limit is never rested on.
     fn derivatives(&self, c: &mut Ctx) {
+        let (upper, lower) = (self.upper.is_finite(), self.lower.is_finite());
         for k in 0..c.x.len() {
             let d = c.u_at(0, k);
             let x = c.x[k];
-            c.dx[k] = if (x == self.upper && d > 0.0) || (x == self.lower && d < 0.0) {
-                0.0
-            } else {
-                d
-            };
+            let rests = (upper && x == self.upper && d > 0.0) || (lower && x == self.lower && d < 0.0);
+            c.dx[k] = if rests { 0.0 } else { d };
         }
     }
 

@@ -117,7 +117,8 @@ pub enum Kernel<'a> {
     /// finite, then of `x[k] - lower` when `lower` is (numbering the
     /// crossings in that order), and `y(0, k) = x[k].clamp(lower, upper)`.
     /// Derivatives: `dx[k] = 0` when `(x[k] == upper && d > 0) || (x[k] ==
-    /// lower && d < 0)`, else `d`, with `d = u(0, k)`.
+    /// lower && d < 0)`, each clause only for a finite limit, else `d`,
+    /// with `d = u(0, k)`.
     Integrator {
         /// Lower limit (may be -inf).
         lower: f64,
