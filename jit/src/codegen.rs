@@ -485,6 +485,15 @@ pub(crate) fn translates_major(step: &Step<'_>) -> bool {
     translates_kernel(step) && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
 }
 
+/// Whether a block's major evaluation is its minor one, in the machine code
+/// and in the interpreter: it runs at every evaluation, has no zero
+/// crossings to switch and keeps nothing of the major step.
+pub(crate) fn same_in_both_passes(step: &Step<'_>) -> bool {
+    step.minor == Minor::Runs
+        && step.zc.is_empty()
+        && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+}
+
 /// Whether the code generator translates a block's update.
 pub(crate) fn translates_update(step: &Step<'_>) -> bool {
     match step.update {
