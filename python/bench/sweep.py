@@ -47,8 +47,8 @@ def on_cluster(workers: int, parameters: dict, options: dict) -> "tuple[float, o
         return timed(lambda: tandem.sweep(CRUISE, parameters, scheduler=cluster.scheduler_address, **options))
 
 
-def pathsim_run(kp: float, ki: float, kd: float = 0.01) -> float:
-    """The cruise control in PathSim to STOP, RK4 at 10 ms; the final v."""
+def pathsim_run(kp: float, ki: float, kd: float = 0.01, stop: float = STOP) -> float:
+    """The cruise control in PathSim to `stop`, RK4 at 10 ms; the final v."""
     from pathsim import Connection, Simulation
     from pathsim.blocks import Adder, Amplifier, Constant, Integrator, Scope
     from pathsim.blocks.discrete import DiscreteTransferFunction
@@ -71,7 +71,7 @@ def pathsim_run(kp: float, ki: float, kd: float = 0.01) -> float:
         Connection(inverse_mass, vehicle),
     ]
     sim = Simulation(blocks, connections, dt=0.01, Solver=RK4, log=False)
-    sim.run(STOP)
+    sim.run(stop)
     return float(scope.read()[1][0][-1])
 
 

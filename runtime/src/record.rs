@@ -89,7 +89,7 @@ impl<W: Write> Recorder for CsvRecorder<W> {
     fn record(&mut self, t: f64, y: &[f64]) -> io::Result<()> {
         self.values(t, y)?;
         // A row without a label leaves the label column empty.
-        writeln!(self.out, "{}", if self.labelled { "," } else { "" })
+        self.out.write_all(if self.labelled { b",\n" } else { b"\n" })
     }
     fn record_labelled(&mut self, t: f64, y: &[f64], label: &'static str) -> io::Result<()> {
         if !self.labelled {
