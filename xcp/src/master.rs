@@ -52,6 +52,13 @@ impl Master {
         Ok(master)
     }
 
+    /// Waits up to `timeout` for each datagram from now on (100 ms at
+    /// first): longer for commands a slave answers after work of its own,
+    /// as a DOWNLOAD that compiles a large diagram again.
+    pub fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        self.socket.set_read_timeout(Some(timeout))
+    }
+
     /// Sends one command packet and returns its answer.
     pub fn ask(&mut self, packet: &[u8]) -> io::Result<Vec<u8>> {
         let mut datagram = Vec::with_capacity(HEADER + packet.len());
