@@ -276,6 +276,11 @@ fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
     match s.kernel {
         Kernel::Opaque | Kernel::Merge { .. } => Ok(()),
         Kernel::Nothing => Ok(()),
+        Kernel::Lookup2D(_) => {
+            let w = p.width()?;
+            p.inputs(2)?;
+            p.all_broadcast(w)
+        }
         Kernel::Pass | Kernel::Unary(_) | Kernel::Lookup(_) => {
             let w = p.width()?;
             p.inputs(1)?;
@@ -868,6 +873,17 @@ impl<'f> Emitter<'f> {
         self.call_value(self.sigs.curve, shims::curve as *const (), &[p, x])
     }
 
+    /// The surface at `(row, column)` (the signature of [`shims::binary`]).
+    fn surface(
+        &mut self,
+        surface: *const tandem_models::blocks::Surface,
+        row: Value,
+        column: Value,
+    ) -> Result<Value, Refusal> {
+        let p = self.b.ins().iconst(types::I64, surface as i64);
+        self.call_value(self.sigs.binary, shims::surface as *const (), &[p, row, column])
+    }
+
     /// Block `i`'s evaluation in this pass: translated when
     /// [`translates_outputs`] (minor) or [`translates_major`], else
     /// interpreted. `s` has passed [`prove`].
@@ -921,6 +937,7 @@ impl<'f> Emitter<'f> {
             Kernel::Ramp { slope, start, initial } => self.ramp_outputs(s, slope, start, initial),
             Kernel::TimeTable(curves) => self.time_table_outputs(s, curves),
             Kernel::Lookup(c) => self.lookup_outputs(s, w, c),
+            Kernel::Lookup2D(surface) => self.lookup2d_outputs(s, w, surface),
             Kernel::Integrator { lower, upper } => self.integrator_outputs(s, lower, upper),
             Kernel::Linear { n, m, p, c, d, .. } => self.linear_outputs(s, (n, m, p), c, d),
             Kernel::Pid { kp, ki, kd, n } => self.pid_outputs(s, kp, ki, kd, n),

@@ -4,7 +4,7 @@
 //! round alike.
 
 use tandem_models::blocks::kernel::{Binary, Unary};
-use tandem_models::blocks::Curve;
+use tandem_models::blocks::{Curve, Surface};
 use tandem_models::diagram::{Buffers, Program};
 
 /// What one evaluation works on, read by compiled code at the offsets of
@@ -172,6 +172,14 @@ pub(crate) extern "C" fn min(a: f64, b: f64) -> f64 {
 /// `a.max(b)`.
 pub(crate) extern "C" fn max(a: f64, b: f64) -> f64 {
     a.max(b)
+}
+
+/// The surface at `(row, column)`.
+///
+/// # Safety
+/// `surface` points to a live surface.
+pub(crate) unsafe extern "C" fn surface(surface: *const Surface, row: f64, column: f64) -> f64 {
+    unsafe { (*surface).value(row, column) }
 }
 
 /// The curve at `x`.

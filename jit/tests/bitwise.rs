@@ -221,7 +221,7 @@ impl Generator {
     fn random_block(&mut self) {
         let r = &mut self.rng;
         let v = r.uniform(-2.0, 2.0);
-        match r.below(37) {
+        match r.below(38) {
             0 => {
                 let w = 1 + r.below(3);
                 let values: Vec<f64> = (0..w).map(|_| r.uniform(-2.0, 2.0)).collect();
@@ -415,6 +415,14 @@ impl Generator {
             32 => self.elementwise("Derivative", json!({}), 1, None),
             33 => self.subsystem(false, v),
             34 => self.subsystem(true, v),
+            35 => {
+                let id = self.block("Expression", json!({"expression": "u1 * u2 + sin(u1)", "inputs": 2}));
+                let (a, _) = self.pick(Some(1));
+                let (b, _) = self.pick(Some(1));
+                self.link(&a, &id, 1);
+                self.link(&b, &id, 2);
+                self.signals.push((id, 1));
+            }
             _ => {
                 let id = self.block(
                     "Lookup2D",
@@ -527,7 +535,7 @@ fn random_diagrams_are_bit_identical() {
         compare(model, &mut rng, 30, &format!("seed {seed}: {text}"));
     }
     // The fallback is exercised, and only where expected.
-    let expected: std::collections::BTreeSet<String> = ["Lookup2D"].iter().map(|s| s.to_string()).collect();
+    let expected: std::collections::BTreeSet<String> = ["Expression"].iter().map(|s| s.to_string()).collect();
     assert_eq!(interpreted_kinds, expected);
 }
 
@@ -535,7 +543,7 @@ fn random_diagrams_are_bit_identical() {
 fn the_report_names_what_is_interpreted() {
     let text = json!({"blocks": [
         {"id": "c", "type": "Constant", "params": {"value": 0.5}},
-        {"id": "t", "type": "Lookup2D", "params": {"rows": [0.0, 1.0], "columns": [0.0, 1.0], "table": [[0.0, 1.0], [1.0, 2.0]]}},
+        {"id": "t", "type": "Expression", "params": {"expression": "u1 * u2", "inputs": 2}},
         {"id": "x", "type": "Integrator"},
         {"id": "d", "type": "UnitDelay", "sample_time": 0.1},
         {"id": "r", "type": "Integrator", "params": {"reset": "rising"}}],
@@ -552,7 +560,7 @@ fn the_report_names_what_is_interpreted() {
     // integrator's update by the interpreter, called from the compiled
     // major step.
     assert!(
-        line.ends_with("; interpreted: Lookup2D (1); interpreted at major steps: Integrator (1)"),
+        line.ends_with("; interpreted: Expression (1); interpreted at major steps: Integrator (1)"),
         "{line}"
     );
     // The plan says the same without generating code.
@@ -560,7 +568,7 @@ fn the_report_names_what_is_interpreted() {
     assert_eq!(plan, code.report.plan);
     assert_eq!(
         plan.to_string(),
-        "4 of 5 blocks compile; interpreted: Lookup2D (1); interpreted at major steps: Integrator (1)"
+        "4 of 5 blocks compile; interpreted: Expression (1); interpreted at major steps: Integrator (1)"
     );
 }
 

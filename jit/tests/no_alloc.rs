@@ -86,7 +86,7 @@ fn compiled_examples_evaluate_without_allocating() {
 fn interpreted_blocks_inside_compiled_code_do_not_allocate() {
     let text = r#"{"blocks": [
         {"id": "c", "type": "Clock"},
-        {"id": "t", "type": "Lookup2D", "params": {"rows": [0, 1], "columns": [0, 1], "table": [[0, 1], [1, 2]]}},
+        {"id": "t", "type": "Expression", "params": {"expression": "u1 + 2 * u2", "inputs": 2}},
         {"id": "p", "type": "Pulse", "params": {"period": 0.1, "width": 0.05}},
         {"id": "s", "type": "Sum", "params": {"signs": "+-"}},
         {"id": "x", "type": "Integrator", "params": {"upper": 2}},

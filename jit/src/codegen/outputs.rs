@@ -7,7 +7,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder};
 use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Logic, Relation, Unary, Wave};
-use tandem_models::blocks::Curve;
+use tandem_models::blocks::{Curve, Surface};
 use tandem_models::diagram::Step;
 
 use super::{code_of, Emitter, Refusal};
@@ -354,6 +354,15 @@ impl Emitter<'_> {
         for k in 0..w {
             let u = self.u(s, 0, k)?;
             let v = self.curve(c, u)?;
+            self.set(s, 0, k, v)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn lookup2d_outputs(&mut self, s: &Step<'_>, w: usize, surface: &Surface) -> Result<(), Refusal> {
+        for k in 0..w {
+            let (row, column) = (self.u(s, 0, k)?, self.u(s, 1, k)?);
+            let v = self.surface(surface, row, column)?;
             self.set(s, 0, k, v)?;
         }
         Ok(())

@@ -9,7 +9,7 @@
 //! zero-crossing function's side is the latched mode (see
 //! [`super::Ctx::side`]), discrete states are read, never written.
 
-use super::lookup::Curve;
+use super::lookup::{Curve, Surface};
 
 /// A block's minor evaluation, or [`Kernel::Opaque`] for a block only the
 /// interpreter evaluates.
@@ -113,6 +113,9 @@ pub enum Kernel<'a> {
     TimeTable(&'a [Curve]),
     /// `y(0, k) = curve.value(u(0, k))` (Lookup1D, broadcast as [`Kernel::Unary`]).
     Lookup(&'a Curve),
+    /// `y(0, k) = surface.value(u(0, k), u(1, k))` (Lookup2D, broadcast as
+    /// [`Kernel::Binary`]).
+    Lookup2D(&'a Surface),
     /// Outputs: per element `k`, `side` of `upper - x[k]` when `upper` is
     /// finite, then of `x[k] - lower` when `lower` is (numbering the
     /// crossings in that order), and `y(0, k) = x[k].clamp(lower, upper)`.

@@ -114,22 +114,43 @@ fn lookup1d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     Ok(Box::new(Lookup1D(Curve::new(breakpoints, table, extrapolation))))
 }
 
-struct Lookup2D {
+/// A surface given by a table over rows × columns, interpolated
+/// bilinearly.
+#[derive(Clone, Debug)]
+pub struct Surface {
     rows: Vec<f64>,
     columns: Vec<f64>,
+    /// One row per breakpoint of `rows`, one entry per breakpoint of
+    /// `columns`.
     table: Vec<Vec<f64>>,
     extrapolation: Extrapolation,
 }
+
+impl Surface {
+    /// Its value at `(row, column)`: along the columns within the two rows
+    /// around `row`, then between those.
+    #[inline]
+    pub fn value(&self, row: f64, column: f64) -> f64 {
+        let (i, fr) = segment(&self.rows, row, self.extrapolation);
+        let (j, fc) = segment(&self.columns, column, self.extrapolation);
+        let t = &self.table;
+        let top = t[i][j] + fc * (t[i][j + 1] - t[i][j]);
+        let bottom = t[i + 1][j] + fc * (t[i + 1][j + 1] - t[i + 1][j]);
+        top + fr * (bottom - top)
+    }
+}
+
+struct Lookup2D(Surface);
 impl Block for Lookup2D {
     fn outputs(&self, c: &mut Ctx) {
         for k in 0..c.out_width(0) {
-            let (i, fr) = segment(&self.rows, c.u_at(0, k), self.extrapolation);
-            let (j, fc) = segment(&self.columns, c.u_at(1, k), self.extrapolation);
-            let t = &self.table;
-            let top = t[i][j] + fc * (t[i][j + 1] - t[i][j]);
-            let bottom = t[i + 1][j] + fc * (t[i + 1][j + 1] - t[i + 1][j]);
-            c.set_at(0, k, top + fr * (bottom - top));
+            let v = self.0.value(c.u_at(0, k), c.u_at(1, k));
+            c.set_at(0, k, v);
         }
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Lookup2D(&self.0)
     }
 }
 
@@ -150,12 +171,12 @@ fn lookup2d(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {
     b.named_inputs(&["row", "column"]);
     let w = b.common_width()?;
     b.outputs(&[w]);
-    Ok(Box::new(Lookup2D {
+    Ok(Box::new(Lookup2D(Surface {
         rows,
         columns,
         table,
         extrapolation,
-    }))
+    })))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub(crate) mod testing;
 use std::fmt;
 
 pub use kernel::{Kernel, Update};
-pub use lookup::Curve;
+pub use lookup::{Curve, Surface};
 pub use params::Params;
 
 use crate::error_kind::ErrorKind;
