@@ -202,11 +202,23 @@ fn daq_case(signals: usize, frame: f64, seconds: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The EV plant with a master changing its mass every 50 ms.
-fn calibration(seconds: f64) -> anyhow::Result<()> {
-    let model = plants::builtin("ev").ok_or_else(|| anyhow::anyhow!("no ev plant"))?;
-    let settings = TandemSettings::new(1e-3, seconds);
-    let plan = Plan::new(model, "ev", settings, Vec::new());
+/// A master's calibrations: characteristic 0 set to each of `values` in
+/// turn, `every` so long, each answer awaited up to `patience`.
+struct Calibrations {
+    values: [f64; 2],
+    every: Duration,
+    patience: Duration,
+}
+
+/// `model` run at 1 kHz for `seconds` on the real clock serving XCP, with
+/// a master making `calibrations` when given.
+fn calibrated_run(
+    model: Box<dyn tandem_models::Model>,
+    name: &str,
+    seconds: f64,
+    calibrations: Option<Calibrations>,
+) -> anyhow::Result<Report> {
+    let plan = Plan::new(model, name, TandemSettings::new(1e-3, seconds), Vec::new());
     let options = Options {
         xcp: Some(XcpOptions {
             listen: "127.0.0.1:0".parse().expect("an address"),
@@ -219,20 +231,35 @@ fn calibration(seconds: f64) -> anyhow::Result<()> {
     let (udp, _) = session.xcp_addresses().expect("the run serves XCP");
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stopping = std::sync::Arc::clone(&stop);
-    let master = std::thread::spawn(move || -> anyhow::Result<()> {
-        let mut master = Master::connect(udp)?;
-        let mut k = 0u32;
-        while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
-            master.calibrate(0, if k.is_multiple_of(2) { 2000.0 } else { 1800.0 })?;
-            k += 1;
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(())
+    let master = calibrations.map(|c| {
+        std::thread::spawn(move || -> anyhow::Result<()> {
+            let mut master = Master::connect(udp)?;
+            master.set_timeout(c.patience)?;
+            let mut n = 0usize;
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                master.calibrate(0, c.values[n % 2])?;
+                n += 1;
+                std::thread::sleep(c.every);
+            }
+            Ok(())
+        })
     });
     let report = session.run(&mut ())?;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     // Refused once the run has ended: that answer ends the master.
-    let _ = master.join();
+    let _ = master.map(JoinHandle::join);
+    Ok(report)
+}
+
+/// The EV plant with a master changing its mass every 50 ms.
+fn calibration(seconds: f64) -> anyhow::Result<()> {
+    let model = plants::builtin("ev").ok_or_else(|| anyhow::anyhow!("no ev plant"))?;
+    let calibrations = Calibrations {
+        values: [2000.0, 1800.0],
+        every: Duration::from_millis(50),
+        patience: Duration::from_millis(100),
+    };
+    let report = calibrated_run(model, "ev", seconds, Some(calibrations))?;
     let calibrations = report.xcp.map(|x| x.calibrations).unwrap_or_default();
     let mut delays: Vec<u64> = calibrations
         .iter()
@@ -289,37 +316,13 @@ fn ladder_diagram(n: usize) -> anyhow::Result<(Box<dyn tandem_models::Model>, f6
 /// p99 (µs), the missed deadlines and the calibrations acknowledged.
 fn run_ladder(seconds: f64, calibrate: bool) -> anyhow::Result<(f64, u64, usize)> {
     let (model, k) = ladder_diagram(LADDER)?;
-    let plan = Plan::new(model, "ladder", TandemSettings::new(1e-3, seconds), Vec::new());
-    let options = Options {
-        xcp: Some(XcpOptions {
-            listen: "127.0.0.1:0".parse().expect("an address"),
-            a2l: None,
-            wait: false,
-        }),
-        ..Options::new(ClockMode::Real, std::env::temp_dir())
-    };
-    let session = Session::new(plan, options)?;
-    let (udp, _) = session.xcp_addresses().expect("the run serves XCP");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stopping = std::sync::Arc::clone(&stop);
-    let master = calibrate.then(|| {
-        std::thread::spawn(move || -> anyhow::Result<()> {
-            let mut master = Master::connect(udp)?;
-            // A DOWNLOAD is answered once the diagram is compiled again.
-            master.set_timeout(Duration::from_secs(5))?;
-            let mut n = 0u32;
-            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
-                master.calibrate(0, if n.is_multiple_of(2) { k * 1.001 } else { k })?;
-                n += 1;
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            Ok(())
-        })
+    let calibrations = calibrate.then_some(Calibrations {
+        values: [k * 1.001, k],
+        every: Duration::from_secs(1),
+        // A DOWNLOAD is answered once the diagram is compiled again.
+        patience: Duration::from_secs(5),
     });
-    let report = session.run(&mut ())?;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    // Refused once the run has ended: that answer ends the master.
-    let _ = master.map(JoinHandle::join);
+    let report = calibrated_run(model, "ladder", seconds, calibrations)?;
     let compute = report.metrics.compute.snapshot().percentile(0.99) / 1e3;
     let calibrations = report.xcp.map_or(0, |x| x.calibrations.len());
     Ok((compute, report.metrics.missed(), calibrations))
