@@ -483,20 +483,24 @@ pub(crate) fn translates_outputs(step: &Step<'_>) -> bool {
     }
 }
 
+/// Whether a block's kernel keeps a value of the major step in its
+/// discrete states (Pulse, Edge and HitCrossing do), which only the
+/// interpreter's major evaluation writes.
+fn keeps_major_step(step: &Step<'_>) -> bool {
+    matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+}
+
 /// Whether the code generator translates a block's major evaluation: its
-/// kernel, unless the kernel keeps a value of the major step (Pulse, Edge
-/// and HitCrossing do).
+/// kernel, unless it [keeps a value of the major step](keeps_major_step).
 pub(crate) fn translates_major(step: &Step<'_>) -> bool {
-    translates_kernel(step) && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+    translates_kernel(step) && !keeps_major_step(step)
 }
 
 /// Whether a block's major evaluation is its minor one, in the machine code
 /// and in the interpreter: it runs at every evaluation, has no zero
 /// crossings to switch and keeps nothing of the major step.
 pub(crate) fn same_in_both_passes(step: &Step<'_>) -> bool {
-    step.minor == Minor::Runs
-        && step.zc.is_empty()
-        && !matches!(step.kernel, Kernel::Pulse | Kernel::Edge | Kernel::HitCrossing { .. })
+    step.minor == Minor::Runs && step.zc.is_empty() && !keeps_major_step(step)
 }
 
 /// Whether the code generator translates a block's update.
@@ -993,15 +997,30 @@ impl<'f> Emitter<'f> {
         Ok(acc)
     }
 
+    /// `x.clamp(lower, upper)` as `f64::clamp` computes it: raised to
+    /// `lower` when below it, then lowered to `upper` when above it (an
+    /// infinite limit changes nothing and gets no code).
+    fn clamp(&mut self, x: Value, lower: f64, upper: f64) -> Value {
+        let mut y = x;
+        if lower != f64::NEG_INFINITY {
+            let lo = self.konst(lower);
+            let under = self.b.ins().fcmp(FloatCC::LessThan, y, lo);
+            y = self.b.ins().select(under, lo, y);
+        }
+        if upper != f64::INFINITY {
+            let hi = self.konst(upper);
+            let over = self.b.ins().fcmp(FloatCC::GreaterThan, y, hi);
+            y = self.b.ins().select(over, hi, y);
+        }
+        y
+    }
+
     /// The rate of an integrator's state `k` with input `d`: 0 while it
     /// rests on a finite limit that `d` pushes against, else `d`.
     fn integrator_rate(&mut self, s: &Step<'_>, k: usize, d: Value, lower: f64, upper: f64) -> Result<Value, Refusal> {
         let mut rests = None;
-        for (limit, finite, pushes) in [
-            (upper, upper.is_finite(), FloatCC::GreaterThan),
-            (lower, lower.is_finite(), FloatCC::LessThan),
-        ] {
-            if !finite {
+        for (limit, pushes) in [(upper, FloatCC::GreaterThan), (lower, FloatCC::LessThan)] {
+            if !limit.is_finite() {
                 continue;
             }
             let (x, limit, zero) = (self.x(s, k)?, self.konst(limit), self.konst(0.0));

@@ -383,17 +383,7 @@ impl Emitter<'_> {
                 self.side(s, i, z)?;
                 i += 1;
             }
-            // `f64::clamp`: below `lower` (never when -inf), then
-            // above `upper` (never when +inf).
-            let mut y = x;
-            if lower != f64::NEG_INFINITY {
-                let under = self.b.ins().fcmp(FloatCC::LessThan, y, lo);
-                y = self.b.ins().select(under, lo, y);
-            }
-            if upper != f64::INFINITY {
-                let over = self.b.ins().fcmp(FloatCC::GreaterThan, y, hi);
-                y = self.b.ins().select(over, hi, y);
-            }
+            let y = self.clamp(x, lower, upper);
             self.set(s, 0, k, y)?;
         }
         Ok(())

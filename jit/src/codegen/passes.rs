@@ -63,11 +63,7 @@ impl Emitter<'_> {
             Update::Clamp { lower, upper } => {
                 for k in 0..s.x.len() {
                     let x = self.x(s, k)?;
-                    let (lo, hi) = (self.konst(lower), self.konst(upper));
-                    let below = self.b.ins().fcmp(FloatCC::LessThan, x, lo);
-                    let x = self.b.ins().select(below, lo, x);
-                    let above = self.b.ins().fcmp(FloatCC::GreaterThan, x, hi);
-                    let x = self.b.ins().select(above, hi, x);
+                    let x = self.clamp(x, lower, upper);
                     self.store(Buf::X, s.x.start + k, x)?;
                 }
                 Ok(())
