@@ -16,6 +16,7 @@ mod e2e;
 mod events;
 mod fmi;
 mod io;
+mod median;
 mod parallel;
 mod realtime;
 mod scale;

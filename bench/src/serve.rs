@@ -15,6 +15,8 @@ use tandem_models::plants;
 use tandem_serve::{attach, serve_with, Limits, LiveRun};
 use tandem_session::{bind, ClockMode, Options, Session};
 
+use crate::median::median;
+
 /// Rounds of each comparison, taking turns.
 const ROUNDS: usize = 4;
 
@@ -87,10 +89,6 @@ fn streaming() -> anyhow::Result<()> {
         alone.push(simulated(&agent, address, &body, false)?);
         streamed.push(simulated(&agent, address, &body, true)?);
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let (a, s) = (median(&mut alone), median(&mut streamed));
     println!("serve: cruise control, 1e6 rows × 4 columns, median of {ROUNDS}; goal: streaming ≤ 1.10× alone");
     println!("  simulation alone          {a:8.3} s");

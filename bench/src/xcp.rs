@@ -30,6 +30,8 @@ use tandem_session::xcp::{XcpOptions, XcpReport};
 use tandem_session::{ClockMode, Options, Plan, Report, Session};
 use tandem_xcp::master::Master;
 
+use crate::median::median;
+
 /// The growth of the fast thread's work per frame allowed at p99 (µs).
 const WORK_GOAL_US: f64 = 2.0;
 /// Frames a calibration may take from acknowledgement to effect.
@@ -163,15 +165,11 @@ fn daq_case(signals: usize, frame: f64, seconds: f64) -> anyhow::Result<()> {
             if daq { &mut with } else { &mut without }.push(m);
         }
     }
-    let median = |runs: &[Measured], f: fn(&Measured) -> f64| {
-        let mut v: Vec<f64> = runs.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let tap = median(&with, |m| m.tap_p99_us);
+    let median_of = |runs: &[Measured], f: fn(&Measured) -> f64| median(&mut runs.iter().map(f).collect::<Vec<_>>());
+    let tap = median_of(&with, |m| m.tap_p99_us);
     let compute = (
-        median(&with, |m| m.compute_p99_us),
-        median(&without, |m| m.compute_p99_us),
+        median_of(&with, |m| m.compute_p99_us),
+        median_of(&without, |m| m.compute_p99_us),
     );
     let lost: u64 = with
         .iter()
@@ -347,10 +345,6 @@ calibration of a compiled {LADDER}-state ladder diagram ({} blocks) once a secon
             if calibrate { &mut with } else { &mut without }.push(p99);
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     let (with, without) = (median(&mut with), median(&mut without));
     let growth = with / without - 1.0;
     println!(
