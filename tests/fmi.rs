@@ -1,6 +1,7 @@
 //! FMUs from the command line: a Model Exchange FMU simulated offline
 //! (`tandem sim ball.fmu`) and run as the real-time plant of `tandem run`,
-//! and a co-simulation system (`tandem cosim`). The FMUs are the project's
+//! and a co-simulation system (`tandem cosim`), a system file or an SSP
+//! package also as the plant of `tandem run`. The FMUs are the project's
 //! own, built from `fmi/tests/fmus/`; SSP packages of them are built by the
 //! tests (`tandem cosim system.ssp`).
 
@@ -555,11 +556,16 @@ const SSP_NAMESPACES: &str = r#"xmlns:ssd="http://ssp-standard.org/SSP1/SystemSt
 /// SystemStructure.ssd (`NS` replaced by the namespaces), the test FMUs
 /// `oscillator` and `first_order` as `resources/<name>.fmu`, and `files`.
 fn ssp_package(dir: &Path, name: &str, ssd: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    ssp_package_of(&["oscillator", "first_order"], dir, name, ssd, files)
+}
+
+/// [`ssp_package`] holding the test FMUs `fmus`.
+fn ssp_package_of(fmus: &[&str], dir: &Path, name: &str, ssd: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
     let mut entries: Vec<(String, Vec<u8>)> = vec![(
         "SystemStructure.ssd".to_string(),
         ssd.replace("NS", SSP_NAMESPACES).into_bytes(),
     )];
-    for fmu in ["oscillator", "first_order"] {
+    for &fmu in fmus {
         let path = dir.join(format!("{fmu}.fmu"));
         if !path.exists() {
             fmus::build(fmu, dir);
@@ -886,6 +892,172 @@ fn an_ssp_1_package_of_fmi_2_fmus_equals_fmpys_simulate_ssp() {
     // The coupling carries something: osc2, at rest at first, moves.
     let moved = table.column("osc2.x").iter().fold(0.0f64, |m, x| m.max(x.abs()));
     assert!(moved > 1e-3, "osc2 stayed within {moved}");
+}
+
+/// An SSP package of Model Exchange FMUs as the plant of a real-time run:
+/// a bouncing ball (its events located inside frames on both threads), a
+/// lag driven by the run (its unconnected input), a second lag driven by
+/// the first through a `LinearTransformation` (3 x + 0.5), its time
+/// constant given in ms. Every column against its closed form, under
+/// every policy; a Co-Simulation FMU and an algebraic loop refused.
+#[test]
+fn an_ssp_of_model_exchange_fmus_is_the_plant_of_a_real_time_run() {
+    let dir = common::scratch("ssp_plant");
+    let ball = component("ball", "bouncing_ball", "Float64", &[("h", "output", "")], "");
+    let lag1 = component(
+        "lag1",
+        "first_order",
+        "Float64",
+        &[("x", "output", "")],
+        &inline_values("Float64", &[("tau", 0.3)]),
+    );
+    let lag2 = component(
+        "lag2",
+        "first_order",
+        "Float64",
+        &[("u", "input", "")],
+        &inline_values("Float64", &[("tau", 200.0)]).replace("value=\"200.0\"", "value=\"200.0\" unit=\"ms\""),
+    );
+    let ssd = |elements: &str, connections: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <ssd:SystemStructureDescription NS version=\"2.0\" name=\"plant\">\n\
+             <ssd:System name=\"plant\"><ssd:Elements>\n{elements}</ssd:Elements>\n\
+             <ssd:Connections>\n{connections}</ssd:Connections></ssd:System>\n\
+             <ssd:Units>\n\
+             <ssc:Unit name=\"s\"><ssc:BaseUnit s=\"1\"/></ssc:Unit>\n\
+             <ssc:Unit name=\"ms\"><ssc:BaseUnit s=\"1\" factor=\"0.001\"/></ssc:Unit>\n\
+             </ssd:Units>\n\
+             <ssd:DefaultExperiment startTime=\"0\" stopTime=\"3\"/>\n\
+             </ssd:SystemStructureDescription>\n"
+        )
+    };
+    let lag_to_lag = "<ssd:Connection startElement=\"lag1\" startConnector=\"x\" endElement=\"lag2\" \
+                      endConnector=\"u\"><ssc:LinearTransformation factor=\"3\" offset=\"0.5\"/></ssd:Connection>\n";
+    let fmus = ["bouncing_ball", "first_order", "oscillator"];
+    ssp_package_of(
+        &fmus,
+        &dir,
+        "plant.ssp",
+        &ssd(&format!("{ball}{lag1}{lag2}"), lag_to_lag),
+        &[],
+    );
+    let lag2_exact = |t: f64| {
+        let (tau1, tau2) = (0.3, 0.2);
+        3.5 * (1.0 - (-t / tau2).exp()) - 3.0 * tau1 / (tau1 - tau2) * ((-t / tau1).exp() - (-t / tau2).exp())
+    };
+    for policy in ["explicit", "correct", "select"] {
+        let config = run_config(Path::new("plant.ssp"), policy).replace("ball.csv", "plant.csv");
+        std::fs::write(dir.join("plant.toml"), config).unwrap();
+        let out = common::tandem_ok(&dir, &["run", "plant.toml", "--virtual-clock", "--results", "."]);
+        assert!(out.contains("2400 frames"), "{out}");
+        let table = Table::read(&dir.join("plant.csv"));
+        assert_eq!(
+            table.header,
+            ["time", "ball.h", "ball.v", "lag1.x", "lag2.x"],
+            "{policy}"
+        );
+        assert_eq!(table.rows.len(), 2400, "{policy}");
+        for row in table.rows.iter().filter(|r| r[0] < 2.3) {
+            let t = row[0];
+            let lag1 = 1.0 - (-t / 0.3).exp();
+            for (column, value, exact) in [(1, row[1], height(t)), (3, row[3], lag1), (4, row[4], lag2_exact(t))] {
+                assert!(
+                    (value - exact).abs() < 1e-9,
+                    "{policy}: {}({t}) = {value}, exact {exact}",
+                    table.header[column]
+                );
+            }
+        }
+        if policy != "explicit" {
+            assert!(out.contains("frames by source: fast 1, implicit 2399"), "{out}");
+            assert!(out.contains("0 implicit results not taken"), "{out}");
+        }
+    }
+    // A Co-Simulation FMU cannot be integrated by the run's integrators.
+    let osc = component("osc", "oscillator", "Float64", &[("x", "output", "")], "");
+    ssp_package_of(&fmus, &dir, "stepped.ssp", &ssd(&format!("{lag1}{osc}"), ""), &[]);
+    std::fs::write(
+        dir.join("stepped.toml"),
+        run_config(Path::new("stepped.ssp"), "correct"),
+    )
+    .unwrap();
+    let out = common::tandem(&dir, &["run", "stepped.toml", "--virtual-clock"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains(
+                "stepped.toml:1:9: model: sub-model \"osc\" steps itself (an FMU with Co-Simulation only), but a \
+                 real-time plant integrates the equations of each of its parts on both of the tandem's threads; \
+                 export that FMU with Model Exchange, or co-simulate the system with `tandem cosim`"
+            ),
+        "{stderr}"
+    );
+}
+
+/// A system file as the plant of a real-time run: the two-mass oscillator
+/// split in two diagrams (mass 2's coupling force depends directly on mass
+/// 1's position and speed), integrated whole by the run's RK4, against the
+/// exact solution at t = 1 (cosim/tests/data/two_mass_oscillator.json,
+/// damped case); two gains in a loop refused, with the loop's ports.
+#[test]
+fn a_system_file_is_the_plant_of_a_real_time_run_and_an_algebraic_loop_is_refused() {
+    let dir = common::scratch("system_plant");
+    let system = common::root().join("cosim/examples/two_mass.toml");
+    let config = format!(
+        "model = \"{}\"\nframe = \"1ms\"\nduration = \"1.5s\"\npolicy = \"explicit\"\n[fast]\nmethod = \"rk4\"\n\
+         [record]\nfile = \"two_mass.csv\"\n",
+        system.display()
+    );
+    std::fs::write(dir.join("two_mass.toml"), config).unwrap();
+    let out = common::tandem_ok(&dir, &["run", "two_mass.toml", "--virtual-clock", "--results", "."]);
+    assert!(out.contains("1500 frames"), "{out}");
+    let table = Table::read(&dir.join("two_mass.csv"));
+    assert_eq!(
+        table.header,
+        ["time", "mass1.x1", "mass1.v1", "mass2.x2", "mass2.v2", "mass2.F"]
+    );
+    let at_one = table.rows.iter().find(|r| (r[0] - 1.0).abs() < 1e-9).unwrap();
+    // x1, v1, x2, v2 at t = 1.
+    let exact = [
+        -4.497739712966331,
+        -77.590150230019,
+        -3.539649916383635,
+        27.5554601176383,
+    ];
+    for (got, want) in at_one[1..5].iter().zip(exact) {
+        assert!((got - want).abs() < 1e-5 * want.abs(), "{at_one:?} against {exact:?}");
+    }
+    // The coupling force is mass 2's, from mass 1's state of the same instant.
+    let force = 100.0 * (at_one[1] - at_one[3]) + 0.01 * (at_one[2] - at_one[4]);
+    assert!((at_one[5] - force).abs() < 1e-9, "F = {} against {force}", at_one[5]);
+    // Two gains driving each other: no order computes them.
+    let gain = r#"{"name": "gain", "blocks": [
+        {"id": "u", "type": "Inport"}, {"id": "k", "type": "Gain", "params": {"gain": 2}},
+        {"id": "y", "type": "Output"}],
+        "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "y"}]}"#;
+    std::fs::write(dir.join("gain.json"), gain).unwrap();
+    let looped = "[master]\nstep = 0.001\nstop = 1.0\n\
+                  [[model]]\nname = \"a\"\nsource = \"gain.json\"\n[[model]]\nname = \"b\"\nsource = \"gain.json\"\n\
+                  [[connection]]\nfrom = \"a.y\"\nto = \"b.u\"\n[[connection]]\nfrom = \"b.y\"\nto = \"a.u\"\n";
+    std::fs::write(dir.join("looped.toml"), looped).unwrap();
+    std::fs::write(
+        dir.join("run_looped.toml"),
+        "model = \"looped.toml\"\nframe = \"1ms\"\nduration = \"1s\"\n",
+    )
+    .unwrap();
+    let out = common::tandem(&dir, &["run", "run_looped.toml", "--virtual-clock"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains(
+                "run_looped.toml:1:9: model: looped.toml:12:6: connection[0]: algebraic loop between sub-models: a.y → \
+                 b.u → b.y → a.u → a.y; each output on it depends directly on the input before it, so no order of the \
+                 sub-models computes them: a real-time plant computes its parts' outputs once per evaluation, without \
+                 iterating: join the sub-models on the loop into one model, or connect an output that does not depend \
+                 directly on its inputs"),
+        "{stderr}"
+    );
 }
 
 /// Writes a ZIP archive at `path` of `files` (name, content) and symbolic

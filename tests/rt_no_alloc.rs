@@ -419,8 +419,34 @@ fn a_plant_with_events_locates_them_on_both_threads_without_allocating() {
             CanFrame::data(command.id, &payload).unwrap()
         })
         .collect();
-    for policy in ["correct", "select"] {
-        let channel = format!("rt-no-alloc-events-{policy}");
+    // The throttle diagram alone, and as a part of a plant system whose
+    // second part reads its angle.
+    let scratch = std::env::temp_dir().join(format!("tandem-rt-no-alloc-plant-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    std::fs::write(
+        scratch.join("sensor.json"),
+        r#"{"name": "sensor", "blocks": [{"id": "u", "type": "Inport"},
+            {"id": "k", "type": "Gain", "params": {"gain": 2}}, {"id": "y", "type": "Output"}],
+            "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "y"}]}"#,
+    )
+    .unwrap();
+    let system = scratch.join("plant.toml");
+    std::fs::write(
+        &system,
+        format!(
+            "[master]\nstep = 0.001\nstop = 3.0\n[[model]]\nname = \"throttle\"\nsource = \"{}\"\n\
+             [[model]]\nname = \"sensor\"\nsource = \"sensor.json\"\n\
+             [[connection]]\nfrom = \"throttle.throttle_angle\"\nto = \"sensor.u\"\n",
+            root.join("models/examples/throttle.json").display()
+        ),
+    )
+    .unwrap();
+    let plants = [(root.join("models/examples/throttle.json"), ""), (system, "throttle.")];
+    for ((plant, part), policy) in plants
+        .iter()
+        .flat_map(|p| ["correct", "select"].map(move |policy| (p, policy)))
+    {
+        let channel = format!("rt-no-alloc-events-{policy}-{}", part.len());
         let text = format!(
             r#"model = "{}"
 frame = "1ms"
@@ -441,12 +467,12 @@ dbc = "{}"
 message = "ETB_Command"
 timeout = "100ms"
 on_timeout = "hold"
-signals = {{ MotorTorque = "torque" }}
+signals = {{ MotorTorque = "{part}torque" }}
 [[bus.transmit]]
 message = "ETB_Feedback"
-signals = {{ ThrottleAngle = "throttle_angle" }}
+signals = {{ ThrottleAngle = "{part}throttle_angle" }}
 "#,
-            root.join("models/examples/throttle.json").display(),
+            plant.display(),
             dbc_path.display()
         );
         let config = parse_run_config(&text, Path::new("rt-no-alloc-events.toml"), PROFILES).unwrap();
@@ -491,9 +517,11 @@ signals = {{ ThrottleAngle = "throttle_angle" }}
         assert_eq!(
             ALLOCATIONS.load(Relaxed),
             0,
-            "{policy}: allocations while events were located and handled"
+            "{policy}, {}: allocations while events were located and handled",
+            plant.display()
         );
     }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// A recorder that keeps the rows' sum.

@@ -51,7 +51,8 @@ fn tidy_schema(schema: &mut Schema) {
 #[schemars(rename = "TandemRunConfig", title = "Tandem run configuration")]
 pub(crate) struct RawRunConfig {
     /// The model to run: a built-in model name such as "ev", or the path to a JSON block diagram (a value that ends
-    /// in ".json" or contains "/"), relative to this file's directory.
+    /// in ".json" or contains "/"), an FMU (".fmu"), or a system of sub-models integrated as one plant: an SSP
+    /// package (".ssp") or a co-simulation system file (".toml"), relative to this file's directory.
     #[schemars(with = "String", length(min = 1))]
     pub(crate) model: Spanned<String>,
     /// The frame period: the fast thread steps the model and publishes its outputs once per frame. Default "1ms".
@@ -124,14 +125,15 @@ pub(crate) struct RawRunConfig {
     #[serde(default)]
     #[schemars(with = "RawFmu")]
     pub(crate) fmu: Option<RawFmu>,
-    /// Compile a JSON block diagram model to machine code (with Cranelift) for the integrators' evaluations; false:
-    /// the interpreter evaluates it. The results are the same bit for bit. Default true.
+    /// Compile a JSON block diagram model (or a system file's diagrams) to machine code (with Cranelift) for the
+    /// integrators' evaluations; false: the interpreter evaluates it. The results are the same bit for bit. Default
+    /// true.
     #[serde(default)]
     #[schemars(with = "bool")]
     pub(crate) compile: Option<Spanned<bool>>,
 }
 
-/// How an FMU model is loaded.
+/// How an FMU model, or the FMUs of a system model, are loaded.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Fmu")]

@@ -1117,16 +1117,25 @@ bus_log = "/tmp/bus.log"
 }
 
 #[test]
-fn fmu_isolate_is_taken_for_an_fmu_model_only() {
+fn fmu_isolate_is_taken_for_an_fmu_model_or_a_system_only() {
     assert!(ok("model = \"plant.fmu\"\nfmu.isolate = true\n").isolate_fmu);
+    assert!(ok("model = \"plant.ssp\"\nfmu.isolate = true\n").isolate_fmu);
+    assert!(ok("model = \"system.toml\"\nfmu.isolate = true\n").isolate_fmu);
     assert!(!ok("model = \"plant.FMU\"\n[fmu]\nisolate = false\n").isolate_fmu);
     assert!(!ok("model = \"plant.fmu\"\n").isolate_fmu);
+    fails(
+        "model = \"plant.json\"\nfmu.isolate = true\n",
+        2,
+        15,
+        "fmu.isolate",
+        &["diagrams and built-in plants run Tandem's own code"],
+    );
     fails(
         "model = \"ev\"\nfmu.isolate = true\n",
         2,
         15,
         "fmu.isolate",
-        &["applies to an FMU model (a model ending in \".fmu\") only"],
+        &["applies to an FMU model (a model ending in \".fmu\") and to the FMUs of a system (\".ssp\", \".toml\") only"],
     );
     fails(
         "model = \"plant.fmu\"\nfmu.isolated = true\n",
@@ -1138,8 +1147,9 @@ fn fmu_isolate_is_taken_for_an_fmu_model_only() {
 }
 
 #[test]
-fn compile_is_taken_for_a_diagram_model_only() {
+fn compile_is_taken_for_a_diagram_model_or_a_system_file_only() {
     assert!(ok("model = \"plant.json\"\n").compile);
+    assert!(!ok("model = \"system.toml\"\ncompile = false\n").compile);
     assert!(ok("model = \"plant.json\"\ncompile = true\n").compile);
     assert!(!ok("model = \"plant.JSON\"\ncompile = false\n").compile);
     assert!(ok("model = \"ev\"\n").compile);
@@ -1148,7 +1158,7 @@ fn compile_is_taken_for_a_diagram_model_only() {
         2,
         11,
         "compile",
-        &["applies to a JSON block diagram model (a model ending in \".json\") only"],
+        &["applies to a JSON block diagram model (a model ending in \".json\") and to a system file's diagrams (\".toml\") only"],
     );
     fails(
         "model = \"plant.json\"\ncompile = \"no\"\n",

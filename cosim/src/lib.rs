@@ -63,6 +63,7 @@ mod fmu;
 mod graph;
 mod history;
 mod master;
+pub mod plant;
 mod recording;
 mod slave;
 pub mod ssp;

@@ -49,11 +49,7 @@ impl ModelSlave {
     pub fn new(model: Box<dyn Model>, settings: FixedStep, feedthrough: Feedthrough) -> Result<Self, SubModelError> {
         let layout = model.layout();
         let (inputs, outputs) = (layout.inputs.clone(), layout.outputs.clone());
-        let found = (feedthrough.input_count(), feedthrough.output_count());
-        let expected = (inputs.len(), outputs.len());
-        if found != expected {
-            return Err(SubModelError::FeedthroughShape { expected, found });
-        }
+        feedthrough.fits(inputs.len(), outputs.len())?;
         let driven = Driven::new(model);
         let descriptions = driven.layout().inputs.iter().map(|v| v.default).collect();
         let waveforms = driven.waveforms();

@@ -42,7 +42,7 @@ use std::path::{Component, Path, PathBuf};
 use roxmltree::{Document, Node};
 use tandem_fmi::{Fmu, InterfaceKind, ModelDescription};
 
-use crate::system::{load_with, Loading, System, SystemError};
+use crate::system::{load_as, Loading, Parts, System, SystemError};
 
 /// Why an SSP package cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +131,11 @@ pub fn is_ssp(path: &Path) -> bool {
 /// step of its FMUs, at most a 500th of the run, shortened to a whole
 /// number of steps to the stop time (the default experiment's, else 1 s).
 pub fn load(file: &Path, loading: Loading) -> Result<(System, Package), SspError> {
+    load_parts(file, loading, Parts::Participants)
+}
+
+/// [`load`], its components loaded as `parts`.
+pub(crate) fn load_parts(file: &Path, loading: Loading, parts: Parts) -> Result<(System, Package), SspError> {
     let dir = unpack(file)?;
     let text = read_xml(file, &dir.path().join("SystemStructure.ssd"), "SystemStructure.ssd")?;
     let reader = Reader {
@@ -147,7 +152,7 @@ pub fn load(file: &Path, loading: Loading) -> Result<(System, Package), SspError
             "check the temporary folder's space",
         )
     })?;
-    let system = load_with(&system_file, loading).map_err(|error| SspError::System {
+    let system = load_as(&system_file, loading, parts).map_err(|error| SspError::System {
         file: file.to_path_buf(),
         error: Box::new(error),
     })?;

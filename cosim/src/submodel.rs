@@ -3,7 +3,7 @@
 //! communication step, and how it goes back to a saved point.
 
 use tandem_fmi::FmuError;
-use tandem_models::Variable;
+use tandem_models::{Model, Variable};
 use tandem_runtime::SimError;
 
 use crate::course::Course;
@@ -55,6 +55,14 @@ pub trait SubModel: Send {
 
     /// Goes back to the point of the last [`SubModel::save`].
     fn restore(&mut self) -> Result<(), SubModelError>;
+
+    /// The model it is, to be composed into a real-time plant; `None`
+    /// (the default) for a participant that is stepped, not integrated
+    /// (a co-simulation participant with its own solver, an FMU for
+    /// Co-Simulation, a remote slave).
+    fn into_model(self: Box<Self>) -> Option<Box<dyn Model>> {
+        None
+    }
 }
 
 /// For each output, the inputs it depends on directly (in the same
@@ -114,6 +122,19 @@ impl Feedthrough {
         &self.outputs[output]
     }
 
+    /// Refuses a feedthrough whose shape is not that of `inputs` inputs
+    /// and `outputs` outputs.
+    pub fn fits(&self, inputs: usize, outputs: usize) -> Result<(), SubModelError> {
+        let found = (self.input_count(), self.output_count());
+        if found != (inputs, outputs) {
+            return Err(SubModelError::FeedthroughShape {
+                expected: (inputs, outputs),
+                found,
+            });
+        }
+        Ok(())
+    }
+
     /// Whether some output depends directly on input `input`.
     pub fn feeds_through(&self, input: usize) -> bool {
         self.outputs.iter().any(|list| list.binary_search(&input).is_ok())
@@ -157,6 +178,10 @@ pub enum SubModelError {
     /// It was asked to go back before anything was saved.
     #[error("asked to go back to a saved point before any was saved")]
     NothingSaved,
+    /// It was loaded as a part of a real-time plant, which the tandem's
+    /// integrators integrate: a co-simulation master cannot step it.
+    #[error("it was loaded as a part of a real-time plant, which a co-simulation master does not step")]
+    PlantPart,
     /// It panicked (a bug in it); the message of the panic.
     #[error("it panicked: {0}")]
     Panicked(String),

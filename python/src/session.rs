@@ -45,7 +45,9 @@ fn config_error(e: &TomlConfigError) -> PyErr {
 fn bind_error(e: &BindError) -> PyErr {
     match e {
         BindError::Config(c) => config_error(c),
-        BindError::Model { place, .. } => raise::<ModelError>(chain(e), Place::of_config(place)),
+        BindError::Model { place, .. } | BindError::Plant { place, .. } => {
+            raise::<ModelError>(chain(e), Place::of_config(place))
+        }
         BindError::Dbc { place, .. } => raise::<ConfigError>(chain(e), Place::of_config(place)),
     }
 }

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 use tandem_can::frame::CLASSIC_MAX_LEN;
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig, XcpConfig};
+use tandem_cosim::{plant, plant::PlantError, Loading};
 use tandem_dbc::{Dbc, DbcError, Message, Multiplex};
 use tandem_fmi::{Host, ModelLoadError, Use};
-use tandem_models::{interpreted, plants, Model, PrepareDiagram, Variable};
+use tandem_models::{interpreted, plants, Model, ModelRef, PrepareDiagram, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
 use tandem_runtime::tandem::{Extrapolation, TandemSettings};
@@ -36,6 +37,14 @@ pub enum BindError {
         place: Box<ConfigError>,
         /// Why.
         error: Box<ModelLoadError>,
+    },
+    /// A system (an SSP package, a system file) cannot be the plant.
+    #[error("{place}")]
+    Plant {
+        /// The `model =` line, with the error as its message.
+        place: Box<ConfigError>,
+        /// Why.
+        error: Box<PlantError>,
     },
     /// A DBC file cannot be loaded.
     #[error("{error}\n  (the DBC of {place})")]
@@ -167,8 +176,19 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
     } else {
         &interpreted
     };
-    let loaded =
-        tandem_fmi::load_with(&config.model.value, Use::RealTime, host.as_ref(), prepare).map_err(model_error)?;
+    let loaded = match &config.model.value {
+        ModelRef::File(path) if plant::is_system(path) => {
+            let loading = Loading {
+                isolate_fmus: config.isolate_fmu,
+                interpret: !config.compile,
+            };
+            plant::load(path, loading).map_err(|error| BindError::Plant {
+                place: Box::new(config.error_at(&config.model, error.to_string())),
+                error: Box::new(error),
+            })?
+        }
+        model => tandem_fmi::load_with(model, Use::RealTime, host.as_ref(), prepare).map_err(model_error)?,
+    };
     let model = loaded.model;
     let layout = model.layout();
     let inputs = input_signals(&config, layout.inputs.as_slice())?;

@@ -68,14 +68,12 @@ fn compile(text: &ConfigText<'_>, raw: Option<&Spanned<bool>>, model: &ModelRef)
     let Some(compile) = raw else {
         return Ok(true);
     };
-    let diagram =
-        matches!(model, ModelRef::File(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")));
-    if !diagram {
+    if !has_extension(model, &["json", "toml"]) {
         return Err(text.error(
             Some(compile.span()),
             "compile",
-            "compile applies to a JSON block diagram model (a model ending in \".json\") only: built-in plants and \
-             FMUs are machine code already"
+            "compile applies to a JSON block diagram model (a model ending in \".json\") and to a system file's \
+             diagrams (\".toml\") only: built-in plants and FMUs are machine code already"
                 .into(),
         ));
     }
@@ -106,17 +104,21 @@ fn isolate_fmu(text: &ConfigText<'_>, raw: Option<&RawFmu>, model: &ModelRef) ->
     let Some(isolate) = raw.and_then(|f| f.isolate.as_ref()) else {
         return Ok(false);
     };
-    let fmu = matches!(model, ModelRef::File(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fmu")));
-    if !fmu {
+    if !has_extension(model, &["fmu", "ssp", "toml"]) {
         return Err(text.error(
             Some(isolate.span()),
             "fmu.isolate",
-            "fmu.isolate applies to an FMU model (a model ending in \".fmu\") only: diagrams and built-in plants run \
-             Tandem's own code"
+            "fmu.isolate applies to an FMU model (a model ending in \".fmu\") and to the FMUs of a system (\".ssp\", \
+             \".toml\") only: diagrams and built-in plants run Tandem's own code"
                 .into(),
         ));
     }
     Ok(*isolate.get_ref())
+}
+
+/// Whether `model` is a file ending in one of `extensions` (any case).
+fn has_extension(model: &ModelRef, extensions: &[&str]) -> bool {
+    matches!(model, ModelRef::File(path) if path.extension().is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x))))
 }
 
 /// The `[dcp]` table; a bus carried over DCP needs one, and a slave needs

@@ -177,15 +177,30 @@ pub struct Loading {
     pub interpret: bool,
 }
 
+/// What the `[[model]]` tables are loaded as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parts {
+    /// Participants of a co-simulation, each with its own solver.
+    Participants,
+    /// Models composed into one real-time plant
+    /// ([`crate::plant::PlantPart`]).
+    Plant,
+}
+
 /// [`load`], its sub-models loaded as `loading` says.
 pub fn load_with(path: &Path, loading: Loading) -> Result<System, SystemError> {
+    load_as(path, loading, Parts::Participants)
+}
+
+/// [`load_with`], its sub-models loaded as `parts`.
+pub(crate) fn load_as(path: &Path, loading: Loading, parts: Parts) -> Result<System, SystemError> {
     let text = read_text(
         path,
         MAX_SYSTEM_FILE,
         "system file",
         "cosim/examples/two_mass.toml is an example",
     )?;
-    parse_with(&text, path, loading)
+    parse_as(&text, path, loading, parts)
 }
 
 /// Checks the system `text`, read from `file`: errors name `file`, and
@@ -196,11 +211,16 @@ pub fn parse(text: &str, file: &Path) -> Result<System, SystemError> {
 
 /// [`parse`], its sub-models loaded as `loading` says.
 pub fn parse_with(text: &str, file: &Path, loading: Loading) -> Result<System, SystemError> {
+    parse_as(text, file, loading, Parts::Participants)
+}
+
+/// [`parse_with`], its sub-models loaded as `parts`.
+fn parse_as(text: &str, file: &Path, loading: Loading, parts: Parts) -> Result<System, SystemError> {
     let place = Place {
         text,
         file,
         guide: "cosim/SYSTEM.md",
     };
     let raw = toml::from_str(text).map_err(|e| place.toml_error(&e))?;
-    validate::validate(&place, raw, loading)
+    validate::validate(&place, raw, loading, parts)
 }

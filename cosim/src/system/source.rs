@@ -11,9 +11,10 @@ use tandem_runtime::FixedStep;
 use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InterfaceKind, Parameters};
 use tandem_models::Model;
 
-use super::SystemError;
+use super::{Parts, SystemError};
 use crate::bounds::MAX_MICRO_STEPS;
 use crate::fmu::CoSimulationFmu;
+use crate::plant::part::PlantPart;
 use crate::slave::ModelSlave;
 use crate::submodel::{Feedthrough, SubModel, SubModelError};
 
@@ -57,11 +58,26 @@ pub fn load_source_with(
     isolation: Option<&Host>,
     interpret: bool,
 ) -> Result<Box<dyn SubModel>, SystemError> {
+    load_part(spec, file, isolation, interpret, Parts::Participants)
+}
+
+/// The participant `spec` names ([`load_source_with`]), or, for
+/// `Parts::Plant`, the model it names as a part of a real-time plant
+/// ([`PlantPart`]): an FMU by its Model Exchange interface (one with only
+/// Co-Simulation stays a participant stepping itself, which the plant
+/// refuses by name), its solver settings not used.
+pub(super) fn load_part(
+    spec: &ModelSpec,
+    file: &Path,
+    isolation: Option<&Host>,
+    interpret: bool,
+    parts: Parts,
+) -> Result<Box<dyn SubModel>, SystemError> {
     let text = spec.source.value.trim();
     let base = file.parent().unwrap_or(Path::new(""));
     let unusable = |e: &dyn std::fmt::Display| spec.source.error(file, format!("cannot use this model: {e}"));
     if tandem_fmi::is_fmu(Path::new(text)) {
-        return load_fmu(spec, file, &base.join(text), isolation).map_err(|e| match e {
+        return load_fmu(spec, file, &base.join(text), isolation, parts).map_err(|e| match e {
             FmuLoadError::Parameter { index, error } => {
                 SystemError::Invalid(spec.parameters[index].1.error(file, error.to_string()))
             }
@@ -76,13 +92,28 @@ pub fn load_source_with(
             "parameters are set by name on FMU sources only; give a block diagram's values in its blocks".into(),
         )));
     }
-    let slave = match ModelRef::parse(text, base) {
-        ModelRef::File(path) => {
+    let slave = match (ModelRef::parse(text, base), parts) {
+        (ModelRef::File(path), Parts::Plant) => {
+            let model = diagram::load(&path).map_err(|e| unusable(&e))?.model;
+            let feedthrough = model.program().feedthrough();
+            let model: Box<dyn Model> = if interpret {
+                Box::new(model)
+            } else {
+                tandem_jit::prepare(model).0
+            };
+            boxed(PlantPart::new(model, Some(feedthrough)))
+        }
+        (builtin, Parts::Plant) => {
+            let model = builtin.load().map_err(|e| unusable(&e))?.model;
+            let feedthrough = model.direct_feedthrough();
+            boxed(PlantPart::new(model, feedthrough))
+        }
+        (ModelRef::File(path), Parts::Participants) => {
             let compiled = diagram::load(&path).map_err(|e| unusable(&e))?;
             let settings = fixed_step_for(spec, file, &compiled.simulation)?;
-            ModelSlave::diagram(compiled.model, settings, !interpret)
+            boxed(ModelSlave::diagram(compiled.model, settings, !interpret))
         }
-        builtin => {
+        (builtin, Parts::Participants) => {
             let loaded = builtin.load().map_err(|e| unusable(&e))?;
             let settings = fixed_step_for(spec, file, &loaded.simulation)?;
             let layout = loaded.model.layout();
@@ -91,23 +122,28 @@ pub fn load_source_with(
                 Some(lists) => Feedthrough::from_lists(inputs, lists).map_err(|e| unusable(&e))?,
                 None => Feedthrough::all(inputs, outputs),
             };
-            ModelSlave::new(loaded.model, settings, feedthrough)
+            boxed(ModelSlave::new(loaded.model, settings, feedthrough))
         }
     };
-    slave
-        .map(|s| Box::new(s) as Box<dyn SubModel>)
-        .map_err(|e: SubModelError| SystemError::Invalid(unusable(&e)))
+    slave.map_err(|e| SystemError::Invalid(unusable(&e)))
+}
+
+/// A participant made, boxed.
+fn boxed<S: SubModel + 'static>(made: Result<S, SubModelError>) -> Result<Box<dyn SubModel>, SubModelError> {
+    made.map(|s| Box::new(s) as Box<dyn SubModel>)
 }
 
 /// Loads an FMU: its Co-Simulation interface (stepped by its own solver)
 /// unless the file gives it a `solver` or it has none, else its Model
 /// Exchange interface, integrated by the solver the file or its default
-/// experiment names.
+/// experiment names. A plant part takes Model Exchange whenever the FMU
+/// has it.
 fn load_fmu(
     spec: &ModelSpec,
     file: &Path,
     path: &Path,
     isolation: Option<&Host>,
+    parts: Parts,
 ) -> Result<Box<dyn SubModel>, FmuLoadError> {
     let fmu = match isolation {
         Some(host) => Fmu::open_isolated(path, host.clone()),
@@ -120,12 +156,17 @@ fn load_fmu(
     }
     let description = fmu.description();
     let has = |kind| description.interface(kind).is_some();
-    if has(InterfaceKind::CoSimulation) && (spec.solver.is_none() || !has(InterfaceKind::ModelExchange)) {
+    let model_exchange = has(InterfaceKind::ModelExchange) && (spec.solver.is_some() || parts == Parts::Plant);
+    if has(InterfaceKind::CoSimulation) && !model_exchange {
         let slave = FmuSlave::new(&fmu, &parameters, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
         let participant = CoSimulationFmu::new(slave).map_err(FmuLoadError::Participant)?;
         return Ok(Box::new(participant));
     }
     let model = FmuModel::new(&fmu, &parameters).map_err(|e| FmuLoadError::of(e, spec))?;
+    if parts == Parts::Plant {
+        let feedthrough = Some(model.feedthrough().to_vec());
+        return boxed(PlantPart::new(Box::new(model), feedthrough)).map_err(FmuLoadError::Participant);
+    }
     let feedthrough = Feedthrough::from_lists(model.layout().inputs.len(), model.feedthrough().to_vec())
         .map_err(|e| FmuLoadError::Participant(e.into()))?;
     let simulation = tandem_fmi::simulation_def(&description.default_experiment);

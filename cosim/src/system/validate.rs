@@ -12,8 +12,8 @@ use toml::Spanned;
 
 use super::connections::{links, loop_path};
 use super::raw::{RawConnection, RawMaster, RawModel, RawSystem};
-use super::source::{load_source_with, ModelSpec};
-use super::{names, Iterate, Loading, Master, Ordering, Participant, PointInputs, System, SystemError};
+use super::source::{load_part, ModelSpec};
+use super::{names, Iterate, Loading, Master, Ordering, Participant, Parts, PointInputs, System, SystemError};
 use crate::bounds::{MAX_EVERY, MAX_ITERATIONS, MAX_MODELS, MAX_THREADS};
 use crate::graph::{self, Link};
 use crate::submodel::Feedthrough;
@@ -25,7 +25,12 @@ pub const DEFAULT_MAX_ITERATIONS: u32 = 50;
 pub const DEFAULT_EXTRAPOLATION: usize = 1;
 
 /// Checks `raw` and loads its sub-models.
-pub(super) fn validate(place: &Place<'_>, raw: RawSystem, loading: Loading) -> Result<System, SystemError> {
+pub(super) fn validate(
+    place: &Place<'_>,
+    raw: RawSystem,
+    loading: Loading,
+    parts: Parts,
+) -> Result<System, SystemError> {
     let m = &raw.master;
     let step = seconds(place, &m.step, "master.step")?;
     let stop = seconds(place, &m.stop, "master.stop")?;
@@ -47,14 +52,22 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem, loading: Loading) -> R
     let ordering = ordering(place, m)?;
     let iterate = iterate(place, m)?;
     let point_inputs = point_inputs(place, m, ordering, iterate.is_some())?;
-    let mut participants = participants(place, &raw.model, step, steps, loading)?;
+    let mut participants = participants(place, &raw.model, step, steps, loading, parts)?;
     let links = links(place, &raw.connection, &participants)?;
-    if iterate.is_none() && point_inputs == PointInputs::Newest {
-        solvable(place, &raw.connection, &links, &participants, ITERATE_FIX)?;
+    match parts {
+        Parts::Plant => solvable(place, &raw.connection, &links, &participants, PLANT_LOOP_FIX)?,
+        Parts::Participants if iterate.is_none() && point_inputs == PointInputs::Newest => {
+            solvable(place, &raw.connection, &links, &participants, ITERATE_FIX)?;
+        }
+        Parts::Participants => {}
     }
     let order = order(place, m, ordering, &participants, &links)?;
     let threads = threads(place, m, ordering, participants.len())?;
-    let rollback = rollback(place, m, &mut participants)?;
+    // Plant parts are composed into one model, never stepped nor saved.
+    let rollback = match parts {
+        Parts::Participants => rollback(place, m, &mut participants)?,
+        Parts::Plant => false,
+    };
     Ok(System {
         master: Master {
             step,
@@ -76,6 +89,10 @@ pub(super) fn validate(place: &Place<'_>, raw: RawSystem, loading: Loading) -> R
 fn feedthrough(participants: &[Participant]) -> Vec<&Feedthrough> {
     participants.iter().map(|p| p.model.feedthrough()).collect()
 }
+
+/// What a plant's system file can do about an algebraic loop.
+const PLANT_LOOP_FIX: &str = "a real-time plant computes its parts' outputs once per evaluation, without \
+                              iterating: join the sub-models on the loop into one model";
 
 /// How a system file solves an algebraic loop.
 const ITERATE_FIX: &str = "add iterate = { tolerance = 1e-9 } to [master] to solve the loop by fixed-point iteration";
@@ -288,13 +305,14 @@ fn threads(place: &Place<'_>, m: &RawMaster, ordering: Ordering, models: usize) 
 
 /// The `[[model]]` tables, each sub-model loaded; FMUs out of process when
 /// `loading.isolate_fmus` or their `fmu.isolate` says so, diagrams
-/// interpreted when `loading.interpret`.
+/// interpreted when `loading.interpret`, each as `parts` says.
 fn participants(
     place: &Place<'_>,
     raw: &[RawModel],
     step: f64,
     steps: u64,
     loading: Loading,
+    parts: Parts,
 ) -> Result<Vec<Participant>, SystemError> {
     if raw.is_empty() {
         return Err(place
@@ -393,7 +411,7 @@ fn participants(
         };
         participants.push(Participant {
             name: name.clone(),
-            model: load_source_with(&spec, place.file, host.as_ref(), loading.interpret)?,
+            model: load_part(&spec, place.file, host.as_ref(), loading.interpret, parts)?,
             every,
         });
     }
