@@ -462,14 +462,25 @@ fn counter_closed_form(t: f64) -> (f64, f64) {
 }
 
 #[test]
-fn an_fmus_internal_counter_counts_each_event_once_in_a_real_time_run_in_process_or_isolated() {
+fn an_fmus_internal_counter_counts_each_event_once_in_a_real_time_run_in_process_isolated_or_in_a_system() {
     let dir = common::scratch("fmi_inner_state");
     fmus::build("counter", &dir);
+    // The counter beside a lag in an SSP plant: the composite sets back
+    // the part that keeps an inner state.
+    let counter = component("counter", "counter", "Float64", &[], "");
+    let lag = component("lag", "first_order", "Float64", &[], "");
+    let ssd = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS version=\"2.0\" name=\"counted\">\n\
+         <ssd:System name=\"plant\"><ssd:Elements>\n{counter}{lag}</ssd:Elements></ssd:System>\n\
+         </ssd:SystemStructureDescription>\n"
+    );
+    ssp_package_of(&["counter", "first_order"], &dir, "counter.ssp", &ssd, &[]);
     // The implicit side, 0.9 ms a step, delayed before the time events at
     // 0.1, 0.3 and 0.5 s: corrections re-integrate across them.
-    let config = |isolate: bool| {
+    let config = |model: &str, isolate: bool| {
         format!(
-            r#"model = "counter.fmu"
+            r#"model = "{model}"
 frame = "1ms"
 duration = "0.7s"
 policy = "correct"
@@ -498,8 +509,8 @@ delay = "2ms"
         )
     };
     let mut tables = Vec::new();
-    for isolate in [false, true] {
-        std::fs::write(dir.join("counter.toml"), config(isolate)).unwrap();
+    for (model, isolate) in [("counter.fmu", false), ("counter.fmu", true), ("counter.ssp", false)] {
+        std::fs::write(dir.join("counter.toml"), config(model, isolate)).unwrap();
         let out = common::tandem_ok(
             &dir,
             &[
@@ -526,19 +537,28 @@ delay = "2ms"
         assert_eq!(stats["inner_state"]["restores"], 8, "{stats}");
         assert_eq!(stats["events"]["disagreements"], 0, "{stats}");
         let table = Table::read(&dir.join("counter.csv"));
-        assert_eq!(table.header, ["time", "x", "n", "allocations"]);
+        let part = if model.ends_with(".ssp") { "counter." } else { "" };
+        assert_eq!(
+            table.header[..4],
+            [
+                "time".to_string(),
+                format!("{part}x"),
+                format!("{part}n"),
+                format!("{part}allocations")
+            ]
+        );
         for row in &table.rows {
             let (x, n) = counter_closed_form(row[0]);
             assert!(
                 (row[1] - x).abs() < 1e-8,
-                "isolated {isolate}: x({}) = {}, exact {x}",
+                "{model}, isolated {isolate}: x({}) = {}, exact {x}",
                 row[0],
                 row[1]
             );
             // At an event's instant the frame's outputs show n before it.
             let at_event = ((row[0] * 10.0).round() / 10.0 - row[0]).abs() < 1e-9 && row[0] > 0.0;
             if !at_event {
-                assert_eq!(row[2], n, "isolated {isolate}: n({})", row[0]);
+                assert_eq!(row[2], n, "{model}, isolated {isolate}: n({})", row[0]);
             }
             // The fast side's FMU allocated its checkpoints when it was
             // instantiated, and nothing after.
