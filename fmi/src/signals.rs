@@ -15,13 +15,28 @@ use crate::description::{Causality, FmiVersion, ModelDescription, Numeric, Scala
 use crate::error::FmuError;
 use crate::instance::Instance;
 
+/// A position in [`Group::at`] of an array element read but not kept.
+const LEFT_OUT: usize = usize::MAX;
+
+/// A variable chosen: whole, or some of its elements (their indices in
+/// row-major order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// Its index in the description.
+    pub(crate) variable: usize,
+    /// The elements kept; `None`: all.
+    pub(crate) elements: Option<Vec<usize>>,
+}
+
 /// The variables of one numeric type, read or written in one call.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
     ty: Numeric,
     vrs: Vec<u32>,
     /// The signal each value of the call goes to (or comes from), in
-    /// order; consecutive ones when `contiguous` is set.
+    /// order, [`LEFT_OUT`] for an element read and not kept (never in
+    /// the signals a run writes: inputs are whole); consecutive ones when
+    /// `contiguous` is set.
     at: Vec<usize>,
     /// The first signal, when the values are signals `first..first + n`.
     contiguous: Option<usize>,
@@ -41,11 +56,26 @@ pub(crate) struct Signals {
 
 impl Signals {
     /// The signals of `chosen` (indices of numeric variables whose size is
-    /// known), in that order.
+    /// known), whole, in that order.
     pub(crate) fn of(description: &ModelDescription, chosen: &[usize]) -> Result<Signals, FmuError> {
+        let picks: Vec<Pick> = chosen
+            .iter()
+            .map(|&variable| Pick {
+                variable,
+                elements: None,
+            })
+            .collect();
+        Signals::picked(description, &picks)
+    }
+
+    /// The signals of `picks` (numeric variables whose size is known,
+    /// whole or some of their elements), in that order. A variable is read
+    /// whole; the elements not picked are read and left out.
+    pub(crate) fn picked(description: &ModelDescription, picks: &[Pick]) -> Result<Signals, FmuError> {
         let mut signals = Signals::default();
         let mut groups: Vec<Group> = Vec::new();
-        for &i in chosen {
+        for pick in picks {
+            let i = pick.variable;
             let v = &description.variables[i];
             let ty = numeric_type(description, v).ok_or_else(|| FmuError::NotRecordable {
                 fmu: description.model_name.clone(),
@@ -60,7 +90,13 @@ impl Signals {
                 .then(|| (v.min.unwrap_or(f64::NEG_INFINITY), v.max.unwrap_or(f64::INFINITY)));
             let starts = start_values(v, names.len());
             let first = signals.variables.len();
-            for (name, start) in names.into_iter().zip(starts) {
+            let mut positions = Vec::with_capacity(names.len());
+            for (k, (name, start)) in names.into_iter().zip(starts).enumerate() {
+                if pick.elements.as_ref().is_some_and(|kept| !kept.contains(&k)) {
+                    positions.push(LEFT_OUT);
+                    continue;
+                }
+                positions.push(signals.variables.len());
                 signals.variables.push(Variable {
                     name,
                     unit: v.unit.clone(),
@@ -69,7 +105,6 @@ impl Signals {
                 });
                 signals.sources.push(i);
             }
-            let positions = first..signals.variables.len();
             let group = match groups.iter_mut().find(|g| g.ty == ty) {
                 Some(group) => group,
                 None => {
@@ -82,7 +117,8 @@ impl Signals {
                     groups.last_mut().expect("just pushed")
                 }
             };
-            if group.contiguous.is_some_and(|start| start + group.at.len() != first) {
+            let whole = !positions.contains(&LEFT_OUT);
+            if !whole || group.contiguous.is_some_and(|start| start + group.at.len() != first) {
                 group.contiguous = None;
             }
             group.vrs.push(v.value_reference);
@@ -116,7 +152,9 @@ impl Signals {
                 None => {
                     instance.get_numbers(group.ty, &group.vrs, &mut scratch[..n])?;
                     for (&at, &v) in group.at.iter().zip(scratch.iter()) {
-                        y[at] = v;
+                        if at != LEFT_OUT {
+                            y[at] = v;
+                        }
                     }
                 }
             }
@@ -202,14 +240,15 @@ pub(crate) fn inputs(description: &ModelDescription, which: Inputs) -> Result<Si
 /// numeric outputs.
 pub(crate) fn outputs(description: &ModelDescription, recorded: &Recorded) -> Result<Signals, FmuError> {
     let chosen = recorded.choose(description)?;
-    Signals::of(description, &chosen)
+    Signals::picked(description, &chosen)
 }
 
 /// Which variables a run reads out as its outputs (and so records): by
 /// default the FMU's outputs; else every variable whose name (or FMI 3
 /// alias) one of the patterns matches, in declaration order. A pattern is
 /// a name, or a glob where `*` stands for any text and `?` for one
-/// character (`der(*)`, `*.phi`, `*`), or one of the words `outputs`,
+/// character (`der(*)`, `*.phi`, `*`), an FMI 3 array's element or
+/// elements (`y[2]`, `A[2,*]`), or one of the words `outputs`,
 /// `states`, `derivatives`, `inputs`, `parameters`, `locals`. Only
 /// variables of a numeric type (numbers, Booleans, enumerations) can be
 /// recorded: a String, Binary or Clock named exactly is refused; one a
@@ -237,18 +276,25 @@ impl Recorded {
         &self.patterns
     }
 
-    /// The indices of the variables chosen, in declaration order.
-    pub(crate) fn choose(&self, description: &ModelDescription) -> Result<Vec<usize>, FmuError> {
+    /// The variables chosen, whole or by element, in declaration order.
+    pub(crate) fn choose(&self, description: &ModelDescription) -> Result<Vec<Pick>, FmuError> {
         let variables = &description.variables;
         let recordable = |i: usize| numeric_type(description, &variables[i]).is_some();
+        let whole = |variable: usize| Pick {
+            variable,
+            elements: None,
+        };
         if self.patterns.is_empty() {
             return Ok((0..variables.len())
                 .filter(|&i| variables[i].causality == Causality::Output && recordable(i))
+                .map(whole)
                 .collect());
         }
         let states = description.states();
         let derivatives: Vec<usize> = description.structure.derivatives.iter().map(|d| d.variable).collect();
         let mut chosen = vec![false; variables.len()];
+        // Elements of arrays not chosen whole, by index.
+        let mut elements: Vec<Vec<usize>> = vec![Vec::new(); variables.len()];
         for pattern in &self.patterns {
             let word: Option<Box<dyn Fn(usize) -> bool>> = match pattern.as_str() {
                 "outputs" => Some(Box::new(|i| variables[i].causality == Causality::Output)),
@@ -284,12 +330,17 @@ impl Recorded {
                     any = true;
                 }
                 (None, None) => {
-                    for i in 0..variables.len() {
+                    for i in (0..variables.len()).filter(|&i| recordable(i)) {
                         let v = &variables[i];
-                        let matched = glob(pattern, &v.name) || v.aliases.iter().any(|a| glob(pattern, &a.name));
-                        if matched && recordable(i) {
+                        if glob(pattern, &v.name) || v.aliases.iter().any(|a| glob(pattern, &a.name)) {
                             chosen[i] = true;
                             any = true;
+                        } else if v.array && pattern.contains('[') {
+                            let names = description.element_names(i).unwrap_or_default();
+                            for k in (0..names.len()).filter(|&k| glob(pattern, &names[k])) {
+                                elements[i].push(k);
+                                any = true;
+                            }
                         }
                     }
                 }
@@ -302,7 +353,20 @@ impl Recorded {
                 });
             }
         }
-        Ok((0..variables.len()).filter(|&i| chosen[i]).collect())
+        Ok((0..variables.len())
+            .filter_map(|i| match (chosen[i], &mut elements[i]) {
+                (true, _) => Some(whole(i)),
+                (false, kept) if !kept.is_empty() => {
+                    kept.sort_unstable();
+                    kept.dedup();
+                    Some(Pick {
+                        variable: i,
+                        elements: Some(std::mem::take(kept)),
+                    })
+                }
+                (false, _) => None,
+            })
+            .collect())
     }
 }
 

@@ -21,20 +21,43 @@ use tandem_runtime::record::Trace;
 use tandem_runtime::{FixedStep, Method, Simulation};
 
 /// A CSV file's columns by name (the first is time); cells that are not
-/// numbers (`true`/`false` aside) leave their column out.
+/// numbers (`true`/`false` aside) leave their column out. A cell of
+/// several numbers apart (an FMI 3 array, as the reference outputs write
+/// one) is its elements, columns `name[1]`, `name[2]`, … in row-major
+/// order as Tandem names them.
 fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let names: Vec<String> = lines
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    let header: Vec<String> = lines
         .next()
         .unwrap()
         .split(',')
         .map(|n| n.trim().trim_matches('"').to_string())
         .collect();
+    // Each column's element count, from the first row.
+    let widths: Vec<usize> = match lines.peek() {
+        Some(first) => first.split(',').map(|c| c.split_whitespace().count().max(1)).collect(),
+        None => vec![1; header.len()],
+    };
+    let names: Vec<String> = header
+        .iter()
+        .zip(&widths)
+        .flat_map(|(name, &width)| match width {
+            1 => vec![name.clone()],
+            _ => (1..=width).map(|i| format!("{name}[{i}]")).collect(),
+        })
+        .collect();
     let mut columns = vec![Vec::new(); names.len()];
     let mut numeric = vec![true; names.len()];
     for line in lines {
-        for (j, cell) in line.split(',').enumerate().take(names.len()) {
+        let cells = line
+            .split(',')
+            .take(header.len())
+            .flat_map(|cell| match cell.split_whitespace().count() {
+                0 | 1 => vec![cell],
+                _ => cell.split_whitespace().collect(),
+            });
+        for (j, cell) in cells.enumerate().take(names.len()) {
             let value = match cell.trim() {
                 "true" => Some(1.0),
                 "false" => Some(0.0),
@@ -304,7 +327,10 @@ fn the_reference_fmus_pass_the_cross_checks_tube_test() {
             .into_iter()
             .zip(all_columns)
             .enumerate()
-            .filter(|(j, (name, _))| *j == 0 || fmu.description().variable(name).is_some())
+            .filter(|(j, (name, _))| {
+                let variable = name.split('[').next().unwrap_or(name);
+                *j == 0 || fmu.description().variable(variable).is_some()
+            })
             .map(|(_, pair)| pair)
             .unzip();
         let t_ref = &columns[0];

@@ -139,6 +139,58 @@ fn model_exchange_records_a_local_state_and_ends_where_the_fmu_asks() {
     );
 }
 
+/// An array's elements are recorded one by one, by name or glob, as
+/// `tandem check` lists them, with the whole variable read and the others
+/// left out; a name matching nothing is refused.
+#[test]
+fn an_arrays_elements_are_recorded_by_name_or_glob() {
+    let dir = tempfile::tempdir().unwrap();
+    let fmu = open(&dir);
+    let settings = FixedStep {
+        solver: Method::Rk4.into(),
+        step: 0.01,
+        stop: 1.0,
+    };
+    for (patterns, names, gains) in [
+        (vec!["scaled[2]"], vec!["scaled[2]"], vec![2.0]),
+        (
+            vec!["x", "scaled[3]", "scaled[1]"],
+            vec!["x", "scaled[1]", "scaled[3]"],
+            vec![1.0, 3.0],
+        ),
+        (
+            vec!["x", "scaled[?]"],
+            vec!["x", "scaled[1]", "scaled[2]", "scaled[3]"],
+            vec![1.0, 2.0, 3.0],
+        ),
+    ] {
+        let recorded = Recorded::patterns(patterns.clone());
+        let mut model = FmuModel::with(&fmu, &Parameters::new().with("x", 2.0), &recorded, 0.0).unwrap();
+        let got: Vec<String> = model.layout().outputs.iter().map(|v| v.name.clone()).collect();
+        assert_eq!(got, names, "{patterns:?}");
+        let mut trace = Trace::default();
+        Simulation::new(&mut model, settings)
+            .unwrap()
+            .run(&mut trace, &mut |_| {})
+            .unwrap();
+        for (&t, row) in trace.time.iter().zip(&trace.rows) {
+            let x = 2.0 * (-t).exp();
+            let elements = &row[row.len() - gains.len()..];
+            for (value, gain) in elements.iter().zip(&gains) {
+                assert!((value - gain * x).abs() < 1e-9, "{patterns:?} at {t}: {row:?}");
+            }
+        }
+    }
+    let error = FmuModel::with(&fmu, &Parameters::new(), &Recorded::patterns(["scaled[4]"]), 0.0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("no numeric variable is called or matches \"scaled[4]\""),
+        "{error}"
+    );
+}
+
 #[test]
 fn co_simulation_carries_every_numeric_type_and_ends_where_the_fmu_asks() {
     let dir = tempfile::tempdir().unwrap();
