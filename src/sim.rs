@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
-use tandem_fmi::{Host, Use};
+use tandem_fmi::{FmuSetup, Host, Use};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::reference::file_stem;
 use tandem_models::{interpreted, Model, ModelRef, PrepareDiagram};
@@ -255,7 +255,7 @@ fn load(model: &Path, isolate: bool, interpret: bool) -> anyhow::Result<(Box<dyn
         .transpose()
         .context("cannot find this program to run the FMU out of process")?;
     let prepare: PrepareDiagram<'_> = if interpret { &interpreted } else { &tandem_jit::prepare };
-    let loaded = tandem_fmi::load_with(&reference, Use::Offline, host.as_ref(), prepare)?;
+    let loaded = tandem_fmi::load_with(&reference, Use::Offline, host.as_ref(), prepare, &FmuSetup::default())?;
     if let Some(evaluation) = &loaded.evaluation {
         say!("{}: {evaluation}", file_stem(model));
     }

@@ -914,6 +914,56 @@ fn an_ssp_1_package_of_fmi_2_fmus_equals_fmpys_simulate_ssp() {
     assert!(moved > 1e-3, "osc2 stayed within {moved}");
 }
 
+/// A run file sets an FMU plant's start values (`fmu.parameters`) and
+/// records any of its variables (`record.signals`: a local derivative
+/// beside the output), against the closed form; a start value or signal
+/// the FMU does not have is refused at its key.
+#[test]
+fn a_run_file_sets_an_fmu_plants_start_values_and_records_any_variable() {
+    let dir = common::scratch("fmi_run_setup");
+    fmus::build("first_order", &dir);
+    let config = |parameters: &str, signals: &str| {
+        format!(
+            "model = \"first_order.fmu\"\nframe = \"1ms\"\nduration = \"1s\"\npolicy = \"explicit\"\n\
+             [fast]\nmethod = \"rk4\"\n[fmu]\nparameters = {{ {parameters} }}\n\
+             [record]\nfile = \"lag.csv\"\nsignals = [{signals}]\n"
+        )
+    };
+    std::fs::write(dir.join("lag.toml"), config("tau = 0.25, x0 = 2", "\"der(x)\", \"x\"")).unwrap();
+    common::tandem_ok(&dir, &["run", "lag.toml", "--virtual-clock", "--results", "."]);
+    let table = Table::read(&dir.join("lag.csv"));
+    assert_eq!(table.header, ["time", "der(x)", "x"]);
+    assert_eq!(table.rows.len(), 1000);
+    for row in &table.rows {
+        let x = 1.0 + (-row[0] / 0.25).exp();
+        assert!((row[2] - x).abs() < 1e-9, "x({}) = {} against {x}", row[0], row[2]);
+        assert!(
+            (row[1] - (1.0 - x) / 0.25).abs() < 1e-8,
+            "der(x)({}) = {}",
+            row[0],
+            row[1]
+        );
+    }
+    for (parameters, signals, wanted) in [
+        (
+            "tau_ = 0.25",
+            "\"x\"",
+            "lag.toml:8:23: fmu.parameters.tau_: first_order.fmu: FMU \"first_order\" has no variable \"tau_\"",
+        ),
+        (
+            "tau = 0.25",
+            "\"x\", \"y\"",
+            "lag.toml:11:17: record.signals[1]: first_order.fmu: FMU \"first_order\": no numeric variable is called or \
+             matches \"y\"",
+        ),
+    ] {
+        std::fs::write(dir.join("lag.toml"), config(parameters, signals)).unwrap();
+        let out = common::tandem(&dir, &["run", "lag.toml", "--virtual-clock"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(wanted), "{wanted}\n{stderr}");
+    }
+}
+
 /// An SSP package of Model Exchange FMUs as the plant of a real-time run:
 /// a bouncing ball (its events located inside frames on both threads), a
 /// lag driven by the run (its unconnected input), a second lag driven by

@@ -66,8 +66,8 @@ pub use paths::{NamedPath, PathUse};
 pub use place::TomlPlace;
 pub use raw::run_config_schema;
 pub use run::{
-    EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, RunLengthError, XcpConfig, DEFAULT_DURATION,
-    DEFAULT_FRAME, MAX_COUNT,
+    EcuConfig, InputPoints, InputsConfig, RecordConfig, RunConfig, RunLengthError, StartValue, XcpConfig,
+    DEFAULT_DURATION, DEFAULT_FRAME, MAX_COUNT,
 };
 
 pub use simulation::{

@@ -145,6 +145,25 @@ pub(crate) struct RawFmu {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub(crate) isolate: Option<Spanned<bool>>,
+    /// Start values set before the FMU is initialised, by variable name (an FMI 3 alias too): numbers, Booleans, or
+    /// text (a String's, an FMI 3 Binary's hexadecimal digits), for any variable the standard lets a user set
+    /// (parameters, inputs, and variables with initial "exact" or "approx"). Default none.
+    #[serde(default)]
+    #[schemars(with = "std::collections::BTreeMap<String, RawStartValue>")]
+    pub(crate) parameters: std::collections::BTreeMap<String, Spanned<RawStartValue>>,
+}
+
+/// A start value of `fmu.parameters`: a number, a Boolean, or text.
+#[derive(Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "StartValue")]
+pub(crate) enum RawStartValue {
+    /// A TOML integer or float.
+    Number(f64),
+    /// `true` or `false`.
+    Boolean(bool),
+    /// A string.
+    Text(String),
 }
 
 /// The run as a DCP slave of a federation.
@@ -337,7 +356,8 @@ pub(crate) struct RawRecord {
     #[serde(default)]
     #[schemars(with = "String", length(min = 1))]
     pub(crate) file: Option<Spanned<String>>,
-    /// The outputs to record, by name. Default: all of them.
+    /// The outputs to record, by name; for an FMU model, also any of its numeric variables (a local, a state, a
+    /// derivative, an array element such as "y[2]"), which then become outputs too. Default: all the outputs.
     #[serde(default)]
     #[schemars(with = "Vec<String>", length(min = 1))]
     pub(crate) signals: Option<Spanned<Vec<Spanned<String>>>>,

@@ -91,9 +91,23 @@ pub struct RunConfig {
     pub xcp: Option<XcpConfig>,
     /// Whether an FMU model runs out of process (`fmu.isolate`).
     pub isolate_fmu: bool,
+    /// An FMU model's start values by variable name (`fmu.parameters`).
+    pub fmu_parameters: Vec<(String, Located<StartValue>)>,
     /// Whether a block diagram model is compiled to machine code
     /// (`compile`; else interpreted).
     pub compile: bool,
+}
+
+/// A start value an FMU model is given before it is initialised.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StartValue {
+    /// A number.
+    Number(f64),
+    /// A Boolean.
+    Boolean(bool),
+    /// Text: a String's value, an FMI 3 Binary's hexadecimal digits, or a
+    /// number in its type's notation.
+    Text(String),
 }
 
 /// A run length given instead of the configuration's that cannot be.

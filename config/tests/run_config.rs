@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tandem_config::{
     load_run_config, parse_run_config, run_config_schema, ConfigError, E2eScheme, FaultEnd, FaultKind, FieldPlace,
-    Location, PathUse, RecordConfig, RunConfig, DEFAULT_DURATION, DEFAULT_FRAME,
+    Location, PathUse, RecordConfig, RunConfig, StartValue, DEFAULT_DURATION, DEFAULT_FRAME,
 };
 use tandem_models::ModelRef;
 use tandem_runtime::tandem::{Extrapolation, FastMethod, ImplicitSolver, Policy, TandemSettings};
@@ -1143,6 +1143,28 @@ fn fmu_isolate_is_taken_for_an_fmu_model_or_a_system_only() {
         5,
         "fmu.isolated",
         &["unknown field"],
+    );
+}
+
+#[test]
+fn fmu_parameters_are_taken_for_an_fmu_model_only() {
+    let run = ok("model = \"plant.fmu\"\n[fmu]\nparameters = { k = 2.5, on = true, label = \"hi\" }\n");
+    let values: Vec<(&str, &StartValue)> = run.fmu_parameters.iter().map(|(n, v)| (n.as_str(), &v.value)).collect();
+    assert_eq!(
+        values,
+        [
+            ("k", &StartValue::Number(2.5)),
+            ("label", &StartValue::Text("hi".into())),
+            ("on", &StartValue::Boolean(true))
+        ]
+    );
+    assert_eq!(run.fmu_parameters[0].1.key, "fmu.parameters.k");
+    fails(
+        "model = \"plant.ssp\"\nfmu.parameters = { k = 1 }\n",
+        2,
+        24,
+        "fmu.parameters.k",
+        &["applies to an FMU model (a model ending in \".fmu\") only: an SSP package sets its FMUs' values in its parameter sets"],
     );
 }
 

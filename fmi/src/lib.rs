@@ -76,7 +76,7 @@ pub use fmu::Fmu;
 pub use instance::{LOG_MESSAGES, LOG_MESSAGE_BYTES};
 pub use isolate::Host;
 pub use library::platform_folder;
-pub use load::{is_fmu, load, load_with, simulation_def, ModelLoadError, Use};
+pub use load::{is_fmu, load, load_with, simulation_def, FmuSetup, ModelLoadError, Use};
 pub use model::{FmuModel, InstanceLimit, INNER_CHECKPOINTS, MAX_EVENT_ROUNDS, TIME_EVENT_TOLERANCE};
 pub use parameters::{Parameters, Value};
 pub use parse::MAX_VARIABLES;

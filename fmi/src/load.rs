@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tandem_models::diagram::SimulationDef;
 use tandem_models::{interpreted, LoadError, LoadedModel, ModelRef, PrepareDiagram};
 
-use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, Host, InstanceLimit, Parameters};
+use crate::{DefaultExperiment, Fmu, FmuError, FmuModel, Host, InstanceLimit, Parameters, Recorded};
 
 /// How the loaded model will be run, which decides how many instances of
 /// it are made.
@@ -79,18 +79,29 @@ pub fn is_fmu(path: &Path) -> bool {
 /// default parameters (its default experiment as the simulation settings),
 /// or what [`ModelRef::load`] loads.
 pub fn load(reference: &ModelRef, use_: Use) -> Result<LoadedModel, ModelLoadError> {
-    load_with(reference, use_, None, &interpreted)
+    load_with(reference, use_, None, &interpreted, &FmuSetup::default())
+}
+
+/// What a run sets and reads of an FMU model beyond its defaults.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FmuSetup {
+    /// Start values set before it is initialised.
+    pub parameters: Parameters,
+    /// The variables that are its outputs (default: its outputs).
+    pub recorded: Recorded,
 }
 
 /// [`load`], an FMU run out of process, in the program `isolation`
 /// describes, when given (see [`crate::isolate`]); a model that is no FMU
 /// is refused then, its code being Tandem's own. A block diagram is made
-/// ready to run by `prepare` (e.g. compiled to machine code).
+/// ready to run by `prepare` (e.g. compiled to machine code). An FMU is
+/// set up as `setup` says.
 pub fn load_with(
     reference: &ModelRef,
     use_: Use,
     isolation: Option<&Host>,
     prepare: PrepareDiagram<'_>,
+    setup: &FmuSetup,
 ) -> Result<LoadedModel, ModelLoadError> {
     let fmu_file = match reference {
         ModelRef::File(file) if is_fmu(file) => Some(file),
@@ -113,7 +124,7 @@ pub fn load_with(
         None => Fmu::open(file),
     }
     .map_err(located)?;
-    let model = FmuModel::new(&fmu, &Parameters::new()).map_err(located)?;
+    let model = FmuModel::with(&fmu, &setup.parameters, &setup.recorded, 0.0).map_err(located)?;
     let description = fmu.description();
     if use_ == Use::RealTime && model.instances_allowed() == InstanceLimit::OncePerProcess {
         return Err(ModelLoadError::OneInstance {

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
-use tandem_fmi::{ModelLoadError, Use};
+use tandem_fmi::{FmuSetup, ModelLoadError, Use};
 use tandem_models::diagram::{compile_str, FileError, SimulationDef};
 use tandem_models::reference::{LoadError, ModelRef};
 use tandem_models::Model;
@@ -155,8 +155,14 @@ impl PyModel {
             ModelRef::File(path) if path.extension().is_some_and(|e| e == "json") => std::fs::read_to_string(path).ok(),
             _ => None,
         };
-        let loaded =
-            tandem_fmi::load_with(&reference, Use::Offline, None, &tandem_jit::prepare).map_err(|e| load_error(&e))?;
+        let loaded = tandem_fmi::load_with(
+            &reference,
+            Use::Offline,
+            None,
+            &tandem_jit::prepare,
+            &FmuSetup::default(),
+        )
+        .map_err(|e| load_error(&e))?;
         let inputs = Inputs::new(loaded.model.layout().inputs.len());
         Ok(PyModel {
             loaded: Mutex::new(Loaded {

@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 
 use tandem_can::frame::CLASSIC_MAX_LEN;
-use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, TransportConfig, XcpConfig};
+use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, StartValue, TransportConfig, XcpConfig};
 use tandem_cosim::{plant, plant::PlantError, Loading};
 use tandem_dbc::{Dbc, DbcError, Message, Multiplex};
-use tandem_fmi::{Host, ModelLoadError, Use};
+use tandem_fmi::{FmuError, FmuSetup, Host, ModelLoadError, Parameters, Recorded, Use, Value};
 use tandem_models::{interpreted, plants, Model, ModelRef, PrepareDiagram, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
@@ -157,7 +157,9 @@ impl Plan {
 /// Binds `config` to its model and DBC files.
 pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
     let model_error = |error: ModelLoadError| BindError::Model {
-        place: Box::new(config.error_at(&config.model, error.to_string())),
+        place: Box::new(
+            fmu_setup_place(&config, &error).unwrap_or_else(|| config.error_at(&config.model, error.to_string())),
+        ),
         error: Box::new(error),
     };
     // An FMU run out of process runs in this program, started again as its
@@ -187,7 +189,8 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
                 error: Box::new(error),
             })?
         }
-        model => tandem_fmi::load_with(model, Use::RealTime, host.as_ref(), prepare).map_err(model_error)?,
+        model => tandem_fmi::load_with(model, Use::RealTime, host.as_ref(), prepare, &fmu_setup(&config))
+            .map_err(model_error)?,
     };
     let model = loaded.model;
     let layout = model.layout();
@@ -256,6 +259,48 @@ pub fn bind(config: RunConfig) -> Result<Plan, BindError> {
         serial,
         xcp: config.xcp,
     })
+}
+
+/// An FMU model's start values (`fmu.parameters`) and outputs: its own,
+/// and the variables `record.signals` names.
+fn fmu_setup(config: &RunConfig) -> FmuSetup {
+    let mut parameters = Parameters::new();
+    for (name, value) in &config.fmu_parameters {
+        let value = match &value.value {
+            StartValue::Number(v) => Value::Real(*v),
+            StartValue::Boolean(v) => Value::Boolean(*v),
+            StartValue::Text(v) => Value::Text(v.clone()),
+        };
+        parameters.set(name, value);
+    }
+    let recorded = match config.record.as_ref().and_then(|r| r.signals.as_ref()) {
+        Some(names) => Recorded::patterns(std::iter::once("outputs").chain(names.iter().map(|n| n.value.as_str()))),
+        None => Recorded::outputs(),
+    };
+    FmuSetup { parameters, recorded }
+}
+
+/// The place in the configuration of what an FMU refused of its setup: a
+/// start value's key, or a recorded signal's.
+fn fmu_setup_place(config: &RunConfig, error: &ModelLoadError) -> Option<ConfigError> {
+    let ModelLoadError::Fmu { error: fmu, .. } = error else {
+        return None;
+    };
+    let message = || format!("{}: {fmu}", config.model.value);
+    match &**fmu {
+        FmuError::UnknownVariable { name, .. }
+        | FmuError::WrongType { name, .. }
+        | FmuError::NotSettable { name, .. } => {
+            let (_, value) = config.fmu_parameters.iter().find(|(n, _)| n == name)?;
+            Some(config.error_at(value, message()))
+        }
+        FmuError::NoSuchSignals { pattern: name, .. } | FmuError::NotRecordable { name, .. } => {
+            let signals = config.record.as_ref()?.signals.as_ref()?;
+            let signal = signals.iter().find(|s| s.value == *name)?;
+            Some(config.error_at(signal, message()))
+        }
+        _ => None,
+    }
 }
 
 /// The profile's signals overridden by the configuration's points, as

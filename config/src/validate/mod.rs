@@ -16,8 +16,8 @@ use toml::Spanned;
 use crate::bus::{BusConfig, TransportConfig};
 use crate::dcp::{check_endpoint, check_slave_name, DcpConfig};
 use crate::error::{ConfigError, Located};
-use crate::raw::{RawBus, RawDcp, RawFmu, RawRunConfig, RawXcp};
-use crate::run::{EcuConfig, RunConfig, XcpConfig};
+use crate::raw::{RawBus, RawDcp, RawFmu, RawRunConfig, RawStartValue, RawXcp};
+use crate::run::{EcuConfig, RunConfig, StartValue, XcpConfig};
 use crate::text::ConfigText;
 
 /// Checks every value of `raw`, read from `text`, and builds the run
@@ -44,6 +44,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
     });
     let xcp = raw.xcp.as_ref().map(|x| xcp(text, x)).transpose()?;
     let isolate_fmu = isolate_fmu(text, raw.fmu.as_ref(), &model.value)?;
+    let fmu_parameters = fmu_parameters(text, raw.fmu.as_ref(), &model.value)?;
     let compile = compile(text, raw.compile.as_ref(), &model.value)?;
     Ok(RunConfig {
         file: text.origin.to_path_buf(),
@@ -59,6 +60,7 @@ pub(crate) fn validate(text: &ConfigText<'_>, raw: RawRunConfig, profiles: &[&st
         dcp,
         xcp,
         isolate_fmu,
+        fmu_parameters,
         compile,
     })
 }
@@ -114,6 +116,39 @@ fn isolate_fmu(text: &ConfigText<'_>, raw: Option<&RawFmu>, model: &ModelRef) ->
         ));
     }
     Ok(*isolate.get_ref())
+}
+
+/// `fmu.parameters`, which only an FMU model takes.
+fn fmu_parameters(
+    text: &ConfigText<'_>,
+    raw: Option<&RawFmu>,
+    model: &ModelRef,
+) -> Result<Vec<(String, Located<StartValue>)>, ConfigError> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    let parameters: Vec<(String, Located<StartValue>)> = raw
+        .parameters
+        .iter()
+        .map(|(name, value)| {
+            let value = text.located(value, format!("fmu.parameters.{name}")).map(|v| match v {
+                RawStartValue::Number(v) => StartValue::Number(v),
+                RawStartValue::Boolean(v) => StartValue::Boolean(v),
+                RawStartValue::Text(v) => StartValue::Text(v),
+            });
+            (name.clone(), value)
+        })
+        .collect();
+    if let Some((_, first)) = parameters.first().filter(|_| !has_extension(model, &["fmu"])) {
+        return Err(first.error(
+            text.origin,
+            "fmu.parameters applies to an FMU model (a model ending in \".fmu\") only: an SSP package sets its \
+             FMUs' values in its parameter sets, a system file in each [[model]]'s parameters, a diagram in its \
+             blocks"
+                .into(),
+        ));
+    }
+    Ok(parameters)
 }
 
 /// Whether `model` is a file ending in one of `extensions` (any case).
