@@ -14,6 +14,12 @@ use std::path::Path;
 
 use common::Table;
 
+/// A diagram whose output is twice its input: `u`, `y`.
+const GAIN_DIAGRAM: &str = r#"{"name": "gain", "blocks": [
+    {"id": "u", "type": "Inport"}, {"id": "k", "type": "Gain", "params": {"gain": 2}},
+    {"id": "y", "type": "Output"}],
+    "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "y"}]}"#;
+
 const G: f64 = 9.81;
 const E: f64 = 0.7;
 
@@ -914,6 +920,57 @@ fn an_ssp_1_package_of_fmi_2_fmus_equals_fmpys_simulate_ssp() {
     assert!(moved > 1e-3, "osc2 stayed within {moved}");
 }
 
+/// A system file's FMU records variables beyond its outputs (`signals`:
+/// its local derivative), which can also be connected; a signal it does
+/// not have, or one given to a diagram, is refused at its place.
+#[test]
+fn a_system_files_fmu_records_the_signals_it_names() {
+    let dir = common::scratch("cosim_signals");
+    fmus::build("first_order", &dir);
+    let system = |signals: &str, source: &str| {
+        let parameters = if source.ends_with(".fmu") { "tau = 0.5" } else { "" };
+        format!(
+            "[master]\nstep = 0.01\nstop = 1.0\n[[model]]\nname = \"lag\"\nsource = \"{source}\"\nsolver = \"rk4\"\n\
+             step = 0.001\nparameters = {{ {parameters} }}\nsignals = [{signals}]\n"
+        )
+    };
+    std::fs::write(dir.join("lag.toml"), system("\"der(x)\"", "first_order.fmu")).unwrap();
+    common::tandem_ok(&dir, &["cosim", "lag.toml", "--out", "lag.csv"]);
+    let table = Table::read(&dir.join("lag.csv"));
+    assert_eq!(table.header, ["time", "lag.x", "lag.der(x)"]);
+    assert_eq!(table.rows.len(), 101);
+    for row in &table.rows {
+        let x = 1.0 - (-row[0] / 0.5).exp();
+        assert!((row[1] - x).abs() < 1e-9, "x({}) = {} against {x}", row[0], row[1]);
+        assert!(
+            (row[2] - (1.0 - x) / 0.5).abs() < 1e-8,
+            "der(x)({}) = {}",
+            row[0],
+            row[2]
+        );
+    }
+    std::fs::write(dir.join("gain.json"), GAIN_DIAGRAM).unwrap();
+    for (signals, source, wanted) in [
+        (
+            "\"x\", \"dx\"",
+            "first_order.fmu",
+            "lag.toml:10:17: model[0].signals[1]: FMU \"first_order\": no numeric variable is called or matches \
+             \"dx\"",
+        ),
+        (
+            "\"y\"",
+            "gain.json",
+            "lag.toml:10:12: model[0].signals[0]: signals choose an FMU source's variables only; a block diagram's \
+             outputs are its Output blocks",
+        ),
+    ] {
+        std::fs::write(dir.join("lag.toml"), system(signals, source)).unwrap();
+        let out = common::tandem(&dir, &["cosim", "lag.toml", "--out", "lag.csv"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(wanted), "{wanted}\n{stderr}");
+    }
+}
+
 /// A run file sets an FMU plant's start values (`fmu.parameters`) and
 /// records any of its variables (`record.signals`: a local derivative
 /// beside the output), against the closed form; a start value or signal
@@ -1102,11 +1159,7 @@ fn a_system_file_is_the_plant_of_a_real_time_run_and_an_algebraic_loop_is_refuse
     let force = 100.0 * (at_one[1] - at_one[3]) + 0.01 * (at_one[2] - at_one[4]);
     assert!((at_one[5] - force).abs() < 1e-9, "F = {} against {force}", at_one[5]);
     // Two gains driving each other: no order computes them.
-    let gain = r#"{"name": "gain", "blocks": [
-        {"id": "u", "type": "Inport"}, {"id": "k", "type": "Gain", "params": {"gain": 2}},
-        {"id": "y", "type": "Output"}],
-        "links": [{"from": "u", "to": "k"}, {"from": "k", "to": "y"}]}"#;
-    std::fs::write(dir.join("gain.json"), gain).unwrap();
+    std::fs::write(dir.join("gain.json"), GAIN_DIAGRAM).unwrap();
     let looped = "[master]\nstep = 0.001\nstop = 1.0\n\
                   [[model]]\nname = \"a\"\nsource = \"gain.json\"\n[[model]]\nname = \"b\"\nsource = \"gain.json\"\n\
                   [[connection]]\nfrom = \"a.y\"\nto = \"b.u\"\n[[connection]]\nfrom = \"b.y\"\nto = \"a.u\"\n";

@@ -66,6 +66,8 @@ pub(crate) struct RawModel {
     #[serde(default)]
     pub(crate) parameters: BTreeMap<String, Spanned<RawValue>>,
     #[serde(default)]
+    pub(crate) signals: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
     pub(crate) fmu: Option<RawFmu>,
 }
 

@@ -8,7 +8,7 @@ use tandem_models::diagram::{self, SimulationDef};
 use tandem_models::ModelRef;
 use tandem_runtime::FixedStep;
 
-use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InterfaceKind, Parameters};
+use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InterfaceKind, Parameters, Recorded};
 use tandem_models::Model;
 
 use super::{Parts, SystemError};
@@ -37,6 +37,9 @@ pub struct ModelSpec {
     pub atol: Option<Located<f64>>,
     /// `parameters`: values set by name before an FMU is initialised.
     pub parameters: Vec<(String, Located<tandem_fmi::Value>)>,
+    /// `signals`: an FMU's variables that are its outputs besides its own
+    /// outputs, by name or pattern (as `tandem sim --signals` takes them).
+    pub signals: Vec<Located<String>>,
     /// Its communication step (s): `every` base macro steps.
     pub communication_step: f64,
     /// The end of the co-simulation (s).
@@ -81,6 +84,9 @@ pub(super) fn load_part(
             FmuLoadError::Parameter { index, error } => {
                 SystemError::Invalid(spec.parameters[index].1.error(file, error.to_string()))
             }
+            FmuLoadError::Signal { index, error } => {
+                SystemError::Invalid(spec.signals[index].error(file, error.to_string()))
+            }
             FmuLoadError::Fmu(e) => SystemError::Invalid(unusable(&e)),
             FmuLoadError::Participant(e) => SystemError::Invalid(unusable(&e)),
             FmuLoadError::Settings(e) => e,
@@ -90,6 +96,12 @@ pub(super) fn load_part(
         return Err(SystemError::Invalid(value.error(
             file,
             "parameters are set by name on FMU sources only; give a block diagram's values in its blocks".into(),
+        )));
+    }
+    if let Some(signal) = spec.signals.first() {
+        return Err(SystemError::Invalid(signal.error(
+            file,
+            "signals choose an FMU source's variables only; a block diagram's outputs are its Output blocks".into(),
         )));
     }
     let slave = match (ModelRef::parse(text, base), parts) {
@@ -154,15 +166,19 @@ fn load_fmu(
     for (name, value) in &spec.parameters {
         parameters.set(name, value.value.clone());
     }
+    let recorded = match spec.signals.is_empty() {
+        true => Recorded::outputs(),
+        false => Recorded::patterns(std::iter::once("outputs").chain(spec.signals.iter().map(|s| s.value.as_str()))),
+    };
     let description = fmu.description();
     let has = |kind| description.interface(kind).is_some();
     let model_exchange = has(InterfaceKind::ModelExchange) && (spec.solver.is_some() || parts == Parts::Plant);
     if has(InterfaceKind::CoSimulation) && !model_exchange {
-        let slave = FmuSlave::new(&fmu, &parameters, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
+        let slave = FmuSlave::with(&fmu, &parameters, &recorded, 0.0, None).map_err(|e| FmuLoadError::of(e, spec))?;
         let participant = CoSimulationFmu::new(slave).map_err(FmuLoadError::Participant)?;
         return Ok(Box::new(participant));
     }
-    let model = FmuModel::new(&fmu, &parameters).map_err(|e| FmuLoadError::of(e, spec))?;
+    let model = FmuModel::with(&fmu, &parameters, &recorded, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
     if parts == Parts::Plant {
         let feedthrough = Some(model.feedthrough().to_vec());
         return boxed(PlantPart::new(Box::new(model), feedthrough)).map_err(FmuLoadError::Participant);
@@ -179,6 +195,8 @@ fn load_fmu(
 enum FmuLoadError {
     /// A parameter the file sets: reported at its value.
     Parameter { index: usize, error: FmuError },
+    /// A signal the file names: reported at it.
+    Signal { index: usize, error: FmuError },
     /// The FMU (unreadable, malformed, failing to instantiate or
     /// initialise): reported at `source`.
     Fmu(FmuError),
@@ -192,15 +210,22 @@ enum FmuLoadError {
 impl FmuLoadError {
     /// `error`, at the parameter it names when it names one of `spec`'s.
     fn of(error: FmuError, spec: &ModelSpec) -> FmuLoadError {
-        let named = match &error {
+        let parameter = match &error {
             FmuError::UnknownVariable { name, .. }
             | FmuError::WrongType { name, .. }
             | FmuError::NotSettable { name, .. } => spec.parameters.iter().position(|(p, _)| p == name),
             _ => None,
         };
-        match named {
-            Some(index) => FmuLoadError::Parameter { index, error },
-            None => FmuLoadError::Fmu(error),
+        let signal = match &error {
+            FmuError::NoSuchSignals { pattern: name, .. } | FmuError::NotRecordable { name, .. } => {
+                spec.signals.iter().position(|s| s.value == *name)
+            }
+            _ => None,
+        };
+        match (parameter, signal) {
+            (Some(index), _) => FmuLoadError::Parameter { index, error },
+            (None, Some(index)) => FmuLoadError::Signal { index, error },
+            (None, None) => FmuLoadError::Fmu(error),
         }
     }
 }

@@ -382,6 +382,12 @@ fn participants(
                 .zip(r.parameters.keys().cloned())
                 .map(|(value, name)| (name, value))
                 .collect(),
+            signals: match &r.signals {
+                Some(signals) => (signals.get_ref().iter().enumerate())
+                    .map(|(k, signal)| place.located(signal, key(&format!("signals[{k}]"))))
+                    .collect(),
+                None => Vec::new(),
+            },
             communication_step: every as f64 * step,
             stop: steps as f64 * step,
         };

@@ -187,6 +187,7 @@ impl SlaveConfig {
             rtol: raw.rtol.as_ref().map(|r| place.located(r, "rtol".into())),
             atol: raw.atol.as_ref().map(|a| place.located(a, "atol".into())),
             parameters: Vec::new(),
+            signals: Vec::new(),
             communication_step: step,
             stop: tandem_config::bounds::MAX_STOP,
         };
