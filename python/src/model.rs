@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 use tandem_config::bounds::check_output_size;
 use tandem_config::{fixed_step, Overrides};
-use tandem_fmi::{FmuSetup, ModelLoadError, Use};
+use tandem_fmi::{FmuSetup, ModelLoadError, Recorded, Use};
 use tandem_models::diagram::{compile_str, FileError, SimulationDef};
 use tandem_models::reference::{LoadError, ModelRef};
 use tandem_models::Model;
@@ -147,22 +147,37 @@ type Outcome = (Vec<String>, Doubles, String);
 #[pymethods]
 impl PyModel {
     /// Loads a JSON block diagram or an FMU from its path, or a built-in
-    /// model by name (as `tandem sim` takes them).
+    /// model by name (as `tandem sim` takes them); an FMU's outputs are
+    /// the variables `signals` chooses (as `--signals`; none: its own
+    /// outputs), its start values `start_values` (`NAME`, `VALUE` as
+    /// `--set` takes them).
     #[staticmethod]
-    fn load(source: &str) -> PyResult<PyModel> {
+    #[pyo3(signature = (source, signals = Vec::new(), start_values = Vec::new()))]
+    fn load(source: &str, signals: Vec<String>, start_values: Vec<(String, String)>) -> PyResult<PyModel> {
         let reference = ModelRef::parse(source, Path::new(""));
         let text = match &reference {
             ModelRef::File(path) if path.extension().is_some_and(|e| e == "json") => std::fs::read_to_string(path).ok(),
             _ => None,
         };
-        let loaded = tandem_fmi::load_with(
-            &reference,
-            Use::Offline,
-            None,
-            &tandem_jit::prepare,
-            &FmuSetup::default(),
-        )
-        .map_err(|e| load_error(&e))?;
+        let fmu = matches!(&reference, ModelRef::File(path) if tandem_fmi::is_fmu(path));
+        if !fmu && !(signals.is_empty() && start_values.is_empty()) {
+            return Err(raise::<ModelError>(
+                format!(
+                    "{source}: signals and start_values apply to FMU models only; a block diagram's outputs are its \
+                     Output blocks and its values change with set_parameter"
+                ),
+                Place::default(),
+            ));
+        }
+        let mut setup = FmuSetup::default();
+        if !signals.is_empty() {
+            setup.recorded = Recorded::patterns(signals);
+        }
+        for (name, value) in start_values {
+            setup.parameters.set(&name, tandem_fmi::Value::parse(&value));
+        }
+        let loaded = tandem_fmi::load_with(&reference, Use::Offline, None, &tandem_jit::prepare, &setup)
+            .map_err(|e| load_error(&e))?;
         let inputs = Inputs::new(loaded.model.layout().inputs.len());
         Ok(PyModel {
             loaded: Mutex::new(Loaded {

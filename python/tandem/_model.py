@@ -11,7 +11,8 @@ import numpy as np
 from . import _tandem
 
 ModelSource = Union[str, "os.PathLike[str]", Mapping[str, Any], "Model"]
-#: How a model is loaded: ("json", text, source name) or ("load", path or name, "").
+#: How a model is loaded: ("json", text, source name) or ("load", path or name,
+#: an FMU's signals and start values as JSON, or "").
 Spec = Tuple[str, str, str]
 #: A change made to a model: the method, its arguments and keywords.
 Change = Tuple[str, tuple, Dict[str, Any]]
@@ -118,15 +119,34 @@ class Model:
     ``Model({...})`` (the same as a dict), ``Model("ev")`` (a built-in
     plant) or ``Model("plant.fmu")`` (a Model Exchange FMU). Inspect it,
     change parameters and inputs, then :meth:`sim`.
+
+    An FMU also takes ``signals``, the variables that are its outputs and
+    so recorded (names, FMI 3 aliases or array elements, globs with ``*``
+    and ``?``, or the words ``outputs``, ``states``, ``derivatives``,
+    ``inputs``, ``parameters``, ``locals``, as ``tandem sim --signals``;
+    default: its outputs), and
+    ``start_values``, values set by name before it is initialised (numbers,
+    Booleans, text; as ``--set``). Its inputs follow :meth:`set_input`.
     """
 
-    def __init__(self, source: ModelSource):
+    def __init__(
+        self,
+        source: ModelSource,
+        *,
+        signals: Optional[Sequence[str]] = None,
+        start_values: Optional[Mapping[str, Union[float, int, bool, str]]] = None,
+    ):
+        options = ""
+        if signals or start_values:
+            options = json.dumps({"signals": list(signals or []), "start_values": dict(start_values or {})})
         if isinstance(source, Model):
             spec, changes = source._spec, source._changes
+        elif isinstance(source, (str, os.PathLike)):
+            spec, changes = ("load", os.fspath(source), options), []
+        elif options:
+            raise TypeError("signals and start_values apply to an FMU, given by its path")
         elif isinstance(source, Mapping):
             spec, changes = ("json", json.dumps(source), "<dict>"), []
-        elif isinstance(source, (str, os.PathLike)):
-            spec, changes = ("load", os.fspath(source), ""), []
         else:
             raise TypeError(f"a model is a path, a built-in name or a dict, not {type(source).__name__}")
         self._start(spec, changes)
@@ -141,7 +161,12 @@ class Model:
         self._spec = spec
         self._changes: List[Change] = []
         kind, text, source = spec
-        self._native = _tandem.Model.from_json(text, source) if kind == "json" else _tandem.Model.load(text)
+        if kind == "json":
+            self._native = _tandem.Model.from_json(text, source)
+        else:
+            options = json.loads(source) if source else {}
+            start_values = [(name, _start_text(value)) for name, value in options.get("start_values", {}).items()]
+            self._native = _tandem.Model.load(text, options.get("signals", []), start_values)
         for method, args, keywords in changes:
             getattr(self, method)(*args, **keywords)
 
@@ -310,6 +335,15 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<tandem.Model {self.name!r}: {len(self.inputs)} inputs, {len(self.outputs)} outputs>"
+
+
+def _start_text(value: Union[float, int, bool, str]) -> str:
+    """A start value as ``--set`` takes it."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return repr(float(value)) if isinstance(value, (float, np.floating)) else str(int(value))
+    return str(value)
 
 
 def _restore(spec: Spec, changes: List[Change]) -> Model:
