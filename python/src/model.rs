@@ -160,7 +160,8 @@ impl PyModel {
             _ => None,
         };
         let fmu = matches!(&reference, ModelRef::File(path) if tandem_fmi::is_fmu(path));
-        if !fmu && !(signals.is_empty() && start_values.is_empty()) {
+        let fmu_options = !signals.is_empty() || !start_values.is_empty();
+        if fmu_options && !fmu {
             return Err(raise::<ModelError>(
                 format!(
                     "{source}: signals and start_values apply to FMU models only; a block diagram's outputs are its \
