@@ -274,8 +274,17 @@ fn count(what: &str, have: usize, want: usize) -> Result<(), Refusal> {
 fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
     let p = ports(s);
     match s.kernel {
-        Kernel::Opaque | Kernel::Merge { .. } => Ok(()),
+        Kernel::Opaque => Ok(()),
         Kernel::Nothing => Ok(()),
+        Kernel::Merge { n } => {
+            let w = p.width()?;
+            p.inputs(2 * n)?;
+            (0..n).try_for_each(|i| {
+                require(p.ins[i] == w, || {
+                    format!("input {} has width {}, not the output's {w}", i + 1, p.ins[i])
+                })
+            })
+        }
         Kernel::Lookup2D(_) => {
             let w = p.width()?;
             p.inputs(2)?;
@@ -470,7 +479,7 @@ pub(crate) fn size(step: &Step<'_>) -> usize {
 
 /// Whether the code generator translates a block's kernel.
 fn translates_kernel(step: &Step<'_>) -> bool {
-    size(step) <= MAX_BLOCK_VALUES && !matches!(step.kernel, Kernel::Opaque | Kernel::Merge { .. })
+    size(step) <= MAX_BLOCK_VALUES && !matches!(step.kernel, Kernel::Opaque)
 }
 
 /// Whether the code generator translates a block's minor evaluation: its
@@ -752,6 +761,18 @@ impl<'f> Emitter<'f> {
 
     /// Sets element `k` of output `j`.
     fn set(&mut self, s: &Step<'_>, j: usize, k: usize, v: Value) -> Result<(), Refusal> {
+        let at = Self::output_slot(s, j, k)?;
+        self.store(Buf::Signals, at, v)
+    }
+
+    /// Element `k` of output `j` as it is now (before the block writes it).
+    fn y(&mut self, s: &Step<'_>, j: usize, k: usize) -> Result<Value, Refusal> {
+        let at = Self::output_slot(s, j, k)?;
+        self.load(Buf::Signals, at)
+    }
+
+    /// Where element `k` of output `j` is in the signal buffer.
+    fn output_slot(s: &Step<'_>, j: usize, k: usize) -> Result<usize, Refusal> {
         let slot = *s
             .outputs
             .get(j)
@@ -763,7 +784,7 @@ impl<'f> Emitter<'f> {
                 slot.width
             ));
         }
-        self.store(Buf::Signals, slot.offset as usize + k, v)
+        Ok(slot.offset as usize + k)
     }
 
     /// State `k` of the block.
@@ -910,7 +931,8 @@ impl<'f> Emitter<'f> {
     fn kernel_outputs(&mut self, s: &Step<'_>) -> Result<(), Refusal> {
         let w = Self::out_width(s, 0);
         match s.kernel {
-            Kernel::Opaque | Kernel::Merge { .. } => Err("its kernel is not translated".into()),
+            Kernel::Opaque => Err("its kernel is not translated".into()),
+            Kernel::Merge { n } => self.merge_outputs(s, w, n),
             Kernel::Pulse => self.pulse_outputs(s),
             Kernel::Edge => self.edge_outputs(s),
             Kernel::HitCrossing { offset } => self.hit_crossing_outputs(s, offset),

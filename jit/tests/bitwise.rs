@@ -221,7 +221,7 @@ impl Generator {
     fn random_block(&mut self) {
         let r = &mut self.rng;
         let v = r.uniform(-2.0, 2.0);
-        match r.below(38) {
+        match r.below(39) {
             0 => {
                 let w = 1 + r.below(3);
                 let values: Vec<f64> = (0..w).map(|_| r.uniform(-2.0, 2.0)).collect();
@@ -421,6 +421,19 @@ impl Generator {
                 let (b, _) = self.pick(Some(1));
                 self.link(&a, &id, 1);
                 self.link(&b, &id, 2);
+                self.signals.push((id, 1));
+            }
+            36 => {
+                // A Merge of two subsystems' outputs (the compiler feeds
+                // their activity): the first active, else held.
+                self.subsystem(false, v);
+                let first = self.signals.last().expect("just added").0.clone();
+                let triggered = self.rng.chance(0.5);
+                self.subsystem(triggered, -v);
+                let second = self.signals.last().expect("just added").0.clone();
+                let id = self.block("Merge", json!({"inputs": 2}));
+                self.link(&first, &id, 1);
+                self.link(&second, &id, 2);
                 self.signals.push((id, 1));
             }
             _ => {

@@ -170,6 +170,26 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// Merge of `n` inputs: the first whose activity (input `n + k`) is
+    /// above 0, element by element; the output as it was when none is.
+    pub(super) fn merge_outputs(&mut self, s: &Step<'_>, w: usize, n: usize) -> Result<(), Refusal> {
+        let zero = self.konst(0.0);
+        let mut active = Vec::with_capacity(n);
+        for k in 0..n {
+            let activity = self.u(s, n + k, 0)?;
+            active.push(self.b.ins().fcmp(FloatCC::GreaterThan, activity, zero));
+        }
+        for e in 0..w {
+            let mut v = self.y(s, 0, e)?;
+            for k in (0..n).rev() {
+                let u = self.u(s, k, e)?;
+                v = self.b.ins().select(active[k], u, v);
+            }
+            self.set(s, 0, e, v)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn gain_outputs(&mut self, s: &Step<'_>, w: usize, g: &[f64]) -> Result<(), Refusal> {
         for k in 0..w {
             let gain = self.param("gain", g, if g.len() == 1 { 0 } else { k })?;
