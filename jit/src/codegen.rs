@@ -180,6 +180,9 @@ fn prove_update(s: &Step<'_>) -> Result<(), Refusal> {
     match s.update {
         Update::Opaque | Update::Nothing | Update::Clamp { .. } => Ok(()),
         Update::Delay | Update::Accumulate { .. } => ports(s).broadcast(0, s.xd.len()),
+        Update::Count { .. } => require(s.xd.len() == 1, || {
+            format!("it has {} discrete states, a count is one", s.xd.len())
+        }),
     }
 }
 
@@ -516,7 +519,9 @@ pub(crate) fn same_in_both_passes(step: &Step<'_>) -> bool {
 pub(crate) fn translates_update(step: &Step<'_>) -> bool {
     match step.update {
         Update::Nothing => true,
-        Update::Clamp { .. } | Update::Delay | Update::Accumulate { .. } => size(step) <= MAX_BLOCK_VALUES,
+        Update::Clamp { .. } | Update::Delay | Update::Accumulate { .. } | Update::Count { .. } => {
+            size(step) <= MAX_BLOCK_VALUES
+        }
         Update::Opaque => false,
     }
 }

@@ -371,10 +371,16 @@ impl Generator {
             25 => {
                 let (e, _) = self.pick(Some(1));
                 let period = [0.1, 0.25][self.rng.below(2)];
-                let kind = ["UnitDelay", "ZeroOrderHold"][self.rng.below(2)];
-                let id = self.block(kind, json!({}));
+                let kind = ["UnitDelay", "ZeroOrderHold", "Counter"][self.rng.below(3)];
+                let params = match kind {
+                    "Counter" => json!({"initial": v, "upper": v + 3.0}),
+                    _ => json!({}),
+                };
+                let id = self.block(kind, params);
                 self.blocks.last_mut().expect("just added")["sample_time"] = json!(period);
-                self.link(&e, &id, 1);
+                if kind != "Counter" {
+                    self.link(&e, &id, 1);
+                }
                 self.signals.push((id, 1));
             }
             26 => {

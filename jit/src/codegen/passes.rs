@@ -75,6 +75,14 @@ impl Emitter<'_> {
                 }
                 Ok(())
             }
+            Update::Count { initial, upper } => {
+                let (one, initial, upper) = (self.konst(1.0), self.konst(initial), self.konst(upper));
+                let count = self.xd(s, 0)?;
+                let next = self.b.ins().fadd(count, one);
+                let past = self.b.ins().fcmp(FloatCC::GreaterThan, next, upper);
+                let v = self.b.ins().select(past, initial, next);
+                self.store(Buf::Xd, s.xd.start, v)
+            }
             Update::Accumulate { gain } => {
                 let (gain, period) = (self.konst(gain), self.konst(s.period));
                 let scale = self.b.ins().fmul(gain, period);

@@ -3,6 +3,7 @@
 //! DiscreteTransferFunction, DiscretePID, Counter.
 
 use super::continuous::{check_denominator, coefficients, initial_values};
+use super::kernel::count;
 use super::{Block, BlockError, BlockType, Build, Ctx, Kernel, Rate, Update};
 
 /// The block types of this family.
@@ -230,11 +231,18 @@ impl Block for Counter {
         c.set(0, v);
     }
     fn update(&self, c: &mut Ctx) {
-        c.xd[0] = if c.xd[0] + 1.0 > self.upper {
-            self.initial
-        } else {
-            c.xd[0] + 1.0
-        };
+        c.xd[0] = count(c.xd[0], self.initial, self.upper);
+    }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::Delay
+    }
+
+    fn update_kernel(&self) -> Update {
+        Update::Count {
+            initial: self.initial,
+            upper: self.upper,
+        }
     }
 }
 

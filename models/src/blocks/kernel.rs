@@ -207,6 +207,26 @@ pub enum Update {
         /// The gain.
         gain: f64,
     },
+    /// `xd[0] = initial` when `xd[0] + 1 > upper`, else `xd[0] + 1` (the
+    /// Counter block: [`count`]).
+    Count {
+        /// Where the count starts again.
+        initial: f64,
+        /// The largest count.
+        upper: f64,
+    },
+}
+
+/// The Counter's next count after `count`: one more, or `initial` again
+/// past `upper`.
+#[inline]
+pub fn count(count: f64, initial: f64, upper: f64) -> f64 {
+    let next = count + 1.0;
+    if next > upper {
+        initial
+    } else {
+        next
+    }
 }
 
 /// A sine wave of time (the Sine block).
