@@ -180,6 +180,11 @@ fn prove_update(s: &Step<'_>) -> Result<(), Refusal> {
     match s.update {
         Update::Opaque | Update::Nothing | Update::Clamp { .. } => Ok(()),
         Update::Delay | Update::Accumulate { .. } => ports(s).broadcast(0, s.xd.len()),
+        Update::SumAndLast => {
+            let p = ports(s);
+            p.inputs(1)?;
+            p.discrete(2)
+        }
         Update::Count { .. } => require(s.xd.len() == 1, || {
             format!("it has {} discrete states, a count is one", s.xd.len())
         }),
@@ -409,6 +414,11 @@ fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
             p.inputs(1)?;
             p.states(2)
         }
+        Kernel::DiscretePid { .. } => {
+            p.width()?;
+            p.inputs(1)?;
+            p.discrete(2)
+        }
         Kernel::Delay => {
             let w = p.width()?;
             require(s.xd.len() == w, || {
@@ -519,9 +529,11 @@ pub(crate) fn same_in_both_passes(step: &Step<'_>) -> bool {
 pub(crate) fn translates_update(step: &Step<'_>) -> bool {
     match step.update {
         Update::Nothing => true,
-        Update::Clamp { .. } | Update::Delay | Update::Accumulate { .. } | Update::Count { .. } => {
-            size(step) <= MAX_BLOCK_VALUES
-        }
+        Update::Clamp { .. }
+        | Update::Delay
+        | Update::Accumulate { .. }
+        | Update::SumAndLast
+        | Update::Count { .. } => size(step) <= MAX_BLOCK_VALUES,
         Update::Opaque => false,
     }
 }
@@ -973,6 +985,7 @@ impl<'f> Emitter<'f> {
             Kernel::Linear { n, m, p, c, d, .. } => self.linear_outputs(s, (n, m, p), c, d),
             Kernel::Pid { kp, ki, kd, n } => self.pid_outputs(s, kp, ki, kd, n),
             Kernel::Delay => self.delay_outputs(s),
+            Kernel::DiscretePid { kp, ki, kd, per_sample } => self.discrete_pid_outputs(s, [kp, ki, kd], per_sample),
         }
     }
 

@@ -371,9 +371,10 @@ impl Generator {
             25 => {
                 let (e, _) = self.pick(Some(1));
                 let period = [0.1, 0.25][self.rng.below(2)];
-                let kind = ["UnitDelay", "ZeroOrderHold", "Counter"][self.rng.below(3)];
+                let kind = ["UnitDelay", "ZeroOrderHold", "Counter", "DiscretePID"][self.rng.below(4)];
                 let params = match kind {
                     "Counter" => json!({"initial": v, "upper": v + 3.0}),
+                    "DiscretePID" => json!({"kp": v, "ki": 0.7, "kd": 0.3, "per_sample": self.rng.chance(0.5)}),
                     _ => json!({}),
                 };
                 let id = self.block(kind, params);

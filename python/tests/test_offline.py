@@ -44,7 +44,7 @@ def test_results_equal_the_command_lines_csv_bit_for_bit(example: str, options: 
 def test_a_diagram_stays_compiled_when_a_parameter_changes() -> None:
     path = EXAMPLES / "cruise_control.json"
     model = tandem.Model(path)
-    compiled = r"compiled 11 of 11 blocks in [0-9.]+ ms; interpreted at major steps: DiscretePID \(1\)"
+    compiled = r"compiled 11 of 11 blocks in [0-9.]+ ms"
     assert re.fullmatch(compiled, model.evaluation), model.evaluation
     before = model.sim(stop=30)
     # The drag's gain is in the machine code, which is compiled again.

@@ -423,6 +423,30 @@ impl Emitter<'_> {
         Ok(())
     }
 
+    /// The discrete PID with gains `[kp, ki, kd]`: `kp e + ki t (xd[0] + e)
+    /// + kd (e - xd[1]) / t`, `t` 1 or the period, as the interpreter
+    /// orders it (`ki t` a constant: the same product).
+    pub(super) fn discrete_pid_outputs(
+        &mut self,
+        s: &Step<'_>,
+        [kp, ki, kd]: [f64; 3],
+        per_sample: bool,
+    ) -> Result<(), Refusal> {
+        let t = if per_sample { 1.0 } else { s.period };
+        let e = self.u(s, 0, 0)?;
+        let (sum, last) = (self.xd(s, 0)?, self.xd(s, 1)?);
+        let (kp, kit, kd, t) = (self.konst(kp), self.konst(ki * t), self.konst(kd), self.konst(t));
+        let p = self.b.ins().fmul(kp, e);
+        let sum = self.b.ins().fadd(sum, e);
+        let i = self.b.ins().fmul(kit, sum);
+        let difference = self.b.ins().fsub(e, last);
+        let d = self.b.ins().fmul(kd, difference);
+        let d = self.b.ins().fdiv(d, t);
+        let pi = self.b.ins().fadd(p, i);
+        let v = self.b.ins().fadd(pi, d);
+        self.set(s, 0, 0, v)
+    }
+
     pub(super) fn delay_outputs(&mut self, s: &Step<'_>) -> Result<(), Refusal> {
         for k in 0..s.xd.len() {
             let v = self.xd(s, k)?;

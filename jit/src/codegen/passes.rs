@@ -75,6 +75,12 @@ impl Emitter<'_> {
                 }
                 Ok(())
             }
+            Update::SumAndLast => {
+                let (sum, e) = (self.xd(s, 0)?, self.u(s, 0, 0)?);
+                let sum = self.b.ins().fadd(sum, e);
+                self.store(Buf::Xd, s.xd.start, sum)?;
+                self.store(Buf::Xd, s.xd.start + 1, e)
+            }
             Update::Count { initial, upper } => {
                 let (one, initial, upper) = (self.konst(1.0), self.konst(initial), self.konst(upper));
                 let count = self.xd(s, 0)?;

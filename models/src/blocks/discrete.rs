@@ -206,6 +206,19 @@ impl Block for DiscretePid {
         c.xd[0] += e;
         c.xd[1] = e;
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::DiscretePid {
+            kp: self.kp,
+            ki: self.ki,
+            kd: self.kd,
+            per_sample: self.per_sample,
+        }
+    }
+
+    fn update_kernel(&self) -> Update {
+        Update::SumAndLast
+    }
 }
 
 fn discrete_pid(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {

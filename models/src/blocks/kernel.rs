@@ -158,6 +158,19 @@ pub enum Kernel<'a> {
         /// Derivative filter coefficient.
         n: f64,
     },
+    /// The discrete PID: `e = u(0, 0)`, `t` 1 (`per_sample`) or the
+    /// period; `y = kp e + ki t (xd[0] + e) + kd (e - xd[1]) / t`, left to
+    /// right (products before sums, `ki t` first).
+    DiscretePid {
+        /// Proportional gain.
+        kp: f64,
+        /// Integral gain.
+        ki: f64,
+        /// Derivative gain.
+        kd: f64,
+        /// Whether `t` is 1 rather than the period.
+        per_sample: bool,
+    },
     /// `y(0, k) = xd[k]` over the discrete states.
     Delay,
     /// `y(0, k) = (u(0, k) - xd[k]) / (t - xd[w])` when `xd[w + 1] > 0 &&
@@ -207,6 +220,9 @@ pub enum Update {
         /// The gain.
         gain: f64,
     },
+    /// `xd[0] = xd[0] + u(0, 0)`, `xd[1] = u(0, 0)`: the discrete PID's
+    /// running sum and last error.
+    SumAndLast,
     /// `xd[0] = initial` when `xd[0] + 1 > upper`, else `xd[0] + 1` (the
     /// Counter block: [`count`]).
     Count {
