@@ -1183,6 +1183,131 @@ fn a_system_file_is_the_plant_of_a_real_time_run_and_an_algebraic_loop_is_refuse
     );
 }
 
+/// OMSimulator, where `TANDEM_OMSIMULATOR` names its binary (it is not
+/// on the package registries CI reaches; the README's "FMI" section says
+/// how to build it): an SSP 1.0 package of two FMI 2 Co-Simulation oscillators,
+/// the first's parameters from a parameter set file, the second's force
+/// input declared in centimetres by its FMU (`UnitDefinitions`), so that
+/// the connection from the first's position in metres converts by a
+/// factor of 100. OMSimulator reads units from the FMUs and needs its own
+/// annotation to know the system's kind (a weakly coupled one, with its
+/// step); Tandem takes the package with that annotation as it is. Every
+/// column, sample by sample, within OMSimulator's 12 printed digits.
+/// (OMSimulator's SSP import leaves out `LinearTransformation`, which the
+/// closed-form tests above check.)
+#[test]
+fn an_ssp_with_a_parameter_set_and_a_unit_conversion_equals_omsimulators_result() {
+    let Some(omsimulator) = std::env::var_os("TANDEM_OMSIMULATOR") else {
+        println!("skipped: TANDEM_OMSIMULATOR does not name an OMSimulator binary");
+        return;
+    };
+    let dir = common::scratch("ssp_omsimulator");
+    let oscillator = fmus::build("oscillator", &dir);
+    let in_cm = fmus::description("oscillator")
+        .replace(
+            "<Unit name=\"N\"><BaseUnit kg=\"1\" m=\"1\" s=\"-2\"/></Unit>",
+            "<Unit name=\"N\"><BaseUnit kg=\"1\" m=\"1\" s=\"-2\"/></Unit>\n    \
+             <Unit name=\"cm\"><BaseUnit m=\"1\" factor=\"0.01\"/></Unit>",
+        )
+        .replace("<Real unit=\"N\" start=\"0\"/>", "<Real unit=\"cm\" start=\"0\"/>");
+    let variant = fmus::Variant {
+        description: Some(&in_cm),
+        ..fmus::Variant::default()
+    };
+    let oscillator_cm = fmus::build_variant("oscillator", &dir.join("oscillator_cm.fmu"), variant);
+    let connectors = |force: &str| {
+        format!(
+            "<ssd:Connectors><ssd:Connector name=\"x\" kind=\"output\"><ssc:Real unit=\"m\"/></ssd:Connector>\
+             <ssd:Connector name=\"F\" kind=\"input\"><ssc:Real unit=\"{force}\"/></ssd:Connector></ssd:Connectors>"
+        )
+    };
+    let ssd = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <ssd:SystemStructureDescription NS xmlns:oms=\"https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd\" version=\"1.0\" name=\"coupled\">\n\
+         <ssd:System name=\"plant\"><ssd:Elements>\n\
+         <ssd:Component name=\"osc1\" type=\"application/x-fmu-sharedlibrary\" source=\"resources/oscillator.fmu\">{}\
+         <ssd:ParameterBindings><ssd:ParameterBinding source=\"resources/osc1.ssv\"/></ssd:ParameterBindings></ssd:Component>\n\
+         <ssd:Component name=\"osc2\" type=\"application/x-fmu-sharedlibrary\" source=\"resources/oscillator_cm.fmu\">{}</ssd:Component>\n\
+         </ssd:Elements>\n\
+         <ssd:Connections><ssd:Connection startElement=\"osc1\" startConnector=\"x\" endElement=\"osc2\" endConnector=\"F\"/></ssd:Connections>\n\
+         <ssd:Annotations><ssc:Annotation type=\"org.openmodelica\"><oms:Annotations><oms:SimulationInformation>\
+         <oms:FixedStepMaster description=\"oms-ma\" stepSize=\"0.004\" absoluteTolerance=\"1e-10\" relativeTolerance=\"1e-10\"/>\
+         </oms:SimulationInformation></oms:Annotations></ssc:Annotation></ssd:Annotations>\n\
+         </ssd:System>\n\
+         <ssd:Units><ssc:Unit name=\"m\"><ssc:BaseUnit m=\"1\"/></ssc:Unit><ssc:Unit name=\"N\"><ssc:BaseUnit kg=\"1\" m=\"1\" s=\"-2\"/></ssc:Unit>\
+         <ssc:Unit name=\"cm\"><ssc:BaseUnit m=\"1\" factor=\"0.01\"/></ssc:Unit></ssd:Units>\n\
+         <ssd:DefaultExperiment startTime=\"0\" stopTime=\"2\"/>\n\
+         </ssd:SystemStructureDescription>\n",
+        connectors("N"),
+        connectors("cm"),
+    );
+    let ssv = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}",
+        parameter_set("Real", &[("k", 25.0), ("c", 0.6), ("x0", 0.5)])
+    );
+    let entries: Vec<(String, Vec<u8>)> = vec![
+        (
+            "SystemStructure.ssd".into(),
+            ssd.replace("NS", SSP_NAMESPACES).into_bytes(),
+        ),
+        (
+            "resources/osc1.ssv".into(),
+            ssv.replace("NS", SSP_NAMESPACES).into_bytes(),
+        ),
+        ("resources/oscillator.fmu".into(), std::fs::read(&oscillator).unwrap()),
+        (
+            "resources/oscillator_cm.fmu".into(),
+            std::fs::read(&oscillator_cm).unwrap(),
+        ),
+    ];
+    let borrowed: Vec<(&str, &[u8])> = entries.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+    fmus::zip_entries(&dir.join("coupled.ssp"), &borrowed);
+    common::tandem_ok(&dir, &["cosim", "coupled.ssp", "--out", "tandem.csv"]);
+    let ours = Table::read(&dir.join("tandem.csv"));
+    let done = std::process::Command::new(&omsimulator)
+        .args(["coupled.ssp", "--resultFile=omsimulator.csv", "--stopTime=2"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stdout));
+    // OMSimulator writes quoted names with the model and system before
+    // them, and each macro step's time twice (before and after its inputs
+    // are updated): the last row of each time is compared.
+    let text = std::fs::read_to_string(dir.join("omsimulator.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = (lines.next().unwrap().split(','))
+        .map(|h| {
+            h.trim()
+                .trim_matches('"')
+                .trim_start_matches("coupled.plant.")
+                .to_string()
+        })
+        .collect();
+    let mut theirs: std::collections::BTreeMap<i64, Vec<f64>> = std::collections::BTreeMap::new();
+    for line in lines {
+        let row: Vec<f64> = line.split(',').map(|v| v.trim().parse().unwrap()).collect();
+        theirs.insert((row[0] * 1e6).round() as i64, row);
+    }
+    assert_eq!(ours.header, ["time", "osc1.x", "osc1.v", "osc2.x", "osc2.v"]);
+    assert_eq!((ours.rows.len(), theirs.len()), (501, 501));
+    for row in &ours.rows {
+        let other = &theirs[&((row[0] * 1e6).round() as i64)];
+        for (column, name) in ours.header.iter().enumerate().skip(1) {
+            let at = header.iter().position(|h| h == name).unwrap();
+            assert!(
+                (row[column] - other[at]).abs() <= 1e-10 * other[at].abs().max(1.0),
+                "{name} at t = {}: Tandem {}, OMSimulator {}",
+                row[0],
+                row[column],
+                other[at]
+            );
+        }
+    }
+    // The conversion carries something: osc2 is pushed by 100 x1.
+    let pushed = ours.column("osc2.x").iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(pushed > 2.0, "osc2 stayed within {pushed}");
+}
+
 /// Writes a ZIP archive at `path` of `files` (name, content) and symbolic
 /// `links` (name, target), the names as given, unchecked.
 fn zip_raw(path: &Path, files: &[(&str, &[u8])], links: &[(&str, &str)]) {
