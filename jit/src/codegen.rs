@@ -185,6 +185,10 @@ fn prove_update(s: &Step<'_>) -> Result<(), Refusal> {
             p.inputs(1)?;
             p.discrete(2)
         }
+        Update::Transfer => match s.kernel {
+            Kernel::DiscreteTransfer { .. } => prove_outputs(s),
+            _ => Err("its update follows a discrete transfer function's kernel, which it does not have".into()),
+        },
         Update::Count { .. } => require(s.xd.len() == 1, || {
             format!("it has {} discrete states, a count is one", s.xd.len())
         }),
@@ -419,6 +423,12 @@ fn prove_outputs(s: &Step<'_>) -> Result<(), Refusal> {
             p.inputs(1)?;
             p.discrete(2)
         }
+        Kernel::DiscreteTransfer { num, den } => {
+            require(p.width()? == 1, || "its output is not a scalar".to_string())?;
+            p.inputs(1)?;
+            count("numerator", num.len(), s.xd.len() + 1)?;
+            count("denominator", den.len(), s.xd.len() + 1)
+        }
         Kernel::Delay => {
             let w = p.width()?;
             require(s.xd.len() == w, || {
@@ -533,6 +543,7 @@ pub(crate) fn translates_update(step: &Step<'_>) -> bool {
         | Update::Delay
         | Update::Accumulate { .. }
         | Update::SumAndLast
+        | Update::Transfer
         | Update::Count { .. } => size(step) <= MAX_BLOCK_VALUES,
         Update::Opaque => false,
     }
@@ -986,6 +997,10 @@ impl<'f> Emitter<'f> {
             Kernel::Pid { kp, ki, kd, n } => self.pid_outputs(s, kp, ki, kd, n),
             Kernel::Delay => self.delay_outputs(s),
             Kernel::DiscretePid { kp, ki, kd, per_sample } => self.discrete_pid_outputs(s, [kp, ki, kd], per_sample),
+            Kernel::DiscreteTransfer { num, .. } => {
+                let y = self.discrete_transfer_output(s, num)?;
+                self.set(s, 0, 0, y)
+            }
         }
     }
 

@@ -371,10 +371,22 @@ impl Generator {
             25 => {
                 let (e, _) = self.pick(Some(1));
                 let period = [0.1, 0.25][self.rng.below(2)];
-                let kind = ["UnitDelay", "ZeroOrderHold", "Counter", "DiscretePID"][self.rng.below(4)];
+                let kind = [
+                    "UnitDelay",
+                    "ZeroOrderHold",
+                    "Counter",
+                    "DiscretePID",
+                    "DiscreteTransferFunction",
+                ][self.rng.below(5)];
                 let params = match kind {
                     "Counter" => json!({"initial": v, "upper": v + 3.0}),
                     "DiscretePID" => json!({"kp": v, "ki": 0.7, "kd": 0.3, "per_sample": self.rng.chance(0.5)}),
+                    "DiscreteTransferFunction" => [
+                        json!({"numerator": [v, 0.3], "denominator": [2.0, -0.5, 0.1]}),
+                        json!({"numerator": [0.4], "denominator": [1.0, -0.6]}),
+                        json!({"numerator": [v], "denominator": [2.0]}),
+                    ][self.rng.below(3)]
+                    .clone(),
                     _ => json!({}),
                 };
                 let id = self.block(kind, params);

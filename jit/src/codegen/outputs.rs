@@ -5,7 +5,7 @@
 //! interpreter's kernel.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, InstBuilder};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
 use tandem_models::blocks::kernel::{Binary, Criterion, FoldOp, Logic, Relation, Unary, Wave};
 use tandem_models::blocks::{Curve, Surface};
 use tandem_models::diagram::Step;
@@ -445,6 +445,19 @@ impl Emitter<'_> {
         let pi = self.b.ins().fadd(p, i);
         let v = self.b.ins().fadd(pi, d);
         self.set(s, 0, 0, v)
+    }
+
+    /// The discrete transfer function's output from its states now:
+    /// `num[0] u + xd[0]` (`+ 0` without states), as the interpreter adds.
+    pub(super) fn discrete_transfer_output(&mut self, s: &Step<'_>, num: &[f64]) -> Result<Value, Refusal> {
+        let u = self.u(s, 0, 0)?;
+        let first = match s.xd.is_empty() {
+            true => self.konst(0.0),
+            false => self.xd(s, 0)?,
+        };
+        let n0 = self.konst(num[0]);
+        let direct = self.b.ins().fmul(n0, u);
+        Ok(self.b.ins().fadd(direct, first))
     }
 
     pub(super) fn delay_outputs(&mut self, s: &Step<'_>) -> Result<(), Refusal> {

@@ -6,7 +6,7 @@
 
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlags, Value};
-use tandem_models::blocks::kernel::Update;
+use tandem_models::blocks::kernel::{Kernel, Update};
 use tandem_models::diagram::{Minor, Step};
 
 use super::{translates_update, Buf, Emitter, Evaluation, Refusal};
@@ -80,6 +80,26 @@ impl Emitter<'_> {
                 let sum = self.b.ins().fadd(sum, e);
                 self.store(Buf::Xd, s.xd.start, sum)?;
                 self.store(Buf::Xd, s.xd.start + 1, e)
+            }
+            Update::Transfer => {
+                let Kernel::DiscreteTransfer { num, den } = s.kernel else {
+                    return Err("its update follows a discrete transfer function's kernel".into());
+                };
+                let (u, y) = (self.u(s, 0, 0)?, self.discrete_transfer_output(s, num)?);
+                let old: Vec<Value> = (0..s.xd.len()).map(|i| self.xd(s, i)).collect::<Result<_, _>>()?;
+                for i in 0..old.len() {
+                    let (b, a) = (self.konst(num[i + 1]), self.konst(den[i + 1]));
+                    let bu = self.b.ins().fmul(b, u);
+                    let ay = self.b.ins().fmul(a, y);
+                    let difference = self.b.ins().fsub(bu, ay);
+                    let next = match old.get(i + 1) {
+                        Some(&next) => next,
+                        None => self.konst(0.0),
+                    };
+                    let v = self.b.ins().fadd(difference, next);
+                    self.store(Buf::Xd, s.xd.start + i, v)?;
+                }
+                Ok(())
             }
             Update::Count { initial, upper } => {
                 let (one, initial, upper) = (self.konst(1.0), self.konst(initial), self.konst(upper));

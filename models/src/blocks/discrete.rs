@@ -160,6 +160,17 @@ impl Block for DiscreteTf {
             c.xd[i] = self.num[i + 1] * u - self.den[i + 1] * y + next;
         }
     }
+
+    fn kernel(&self) -> Kernel<'_> {
+        Kernel::DiscreteTransfer {
+            num: &self.num,
+            den: &self.den,
+        }
+    }
+
+    fn update_kernel(&self) -> Update {
+        Update::Transfer
+    }
 }
 
 fn discrete_transfer_function(b: &mut Build) -> Result<Box<dyn Block>, BlockError> {

@@ -171,6 +171,15 @@ pub enum Kernel<'a> {
         /// Whether `t` is 1 rather than the period.
         per_sample: bool,
     },
+    /// The discrete transfer function (coefficients divided by the
+    /// denominator's first, the numerator padded to its length):
+    /// `y = num[0] u(0, 0) + xd[0]` (`+ 0` without states).
+    DiscreteTransfer {
+        /// Numerator, highest power first.
+        num: &'a [f64],
+        /// Denominator, highest power first, `den[0] = 1`.
+        den: &'a [f64],
+    },
     /// `y(0, k) = xd[k]` over the discrete states.
     Delay,
     /// `y(0, k) = (u(0, k) - xd[k]) / (t - xd[w])` when `xd[w + 1] > 0 &&
@@ -220,6 +229,11 @@ pub enum Update {
         /// The gain.
         gain: f64,
     },
+    /// The states of the block's [`Kernel::DiscreteTransfer`], from its
+    /// coefficients, its input `u` and its output `y` before the update:
+    /// `xd[i] = num[i + 1] u - den[i + 1] y + xd[i + 1]` in increasing
+    /// `i` (the last without `xd[i + 1]`).
+    Transfer,
     /// `xd[0] = xd[0] + u(0, 0)`, `xd[1] = u(0, 0)`: the discrete PID's
     /// running sum and last error.
     SumAndLast,
