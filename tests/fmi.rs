@@ -1026,7 +1026,8 @@ fn a_run_file_sets_an_fmu_plants_start_values_and_records_any_variable() {
 /// lag driven by the run (its unconnected input), a second lag driven by
 /// the first through a `LinearTransformation` (3 x + 0.5), its time
 /// constant given in ms. Every column against its closed form, under
-/// every policy; a Co-Simulation FMU and an algebraic loop refused.
+/// every policy; a Co-Simulation FMU and one that allows a single
+/// instance refused.
 #[test]
 fn an_ssp_of_model_exchange_fmus_is_the_plant_of_a_real_time_run() {
     let dir = common::scratch("ssp_plant");
@@ -1117,6 +1118,31 @@ fn an_ssp_of_model_exchange_fmus_is_the_plant_of_a_real_time_run() {
                 "stepped.toml:1:9: model: sub-model \"osc\" steps itself (an FMU with Co-Simulation only), but a \
                  real-time plant integrates the equations of each of its parts on both of the tandem's threads; \
                  export that FMU with Model Exchange, or co-simulate the system with `tandem cosim`"
+            ),
+        "{stderr}"
+    );
+    // Nor an FMU that allows one instance: each thread needs its own.
+    let description = fmus::description("bouncing_ball").replace(
+        "<ModelExchange ",
+        "<ModelExchange canBeInstantiatedOnlyOncePerProcess=\"true\" ",
+    );
+    let variant = fmus::Variant {
+        description: Some(&description),
+        ..Default::default()
+    };
+    fmus::build_variant("bouncing_ball", &dir.join("once.fmu"), variant);
+    let once = component("ball", "once", "Float64", &[("h", "output", "")], "");
+    ssp_package_of(&["once"], &dir, "once.ssp", &ssd(&once, ""), &[]);
+    std::fs::write(dir.join("once.toml"), run_config(Path::new("once.ssp"), "correct")).unwrap();
+    let out = common::tandem(&dir, &["run", "once.toml", "--virtual-clock"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.starts_with("error: once.toml:1:9: model: once.ssp: ")
+            && stderr.contains(
+                "sub-model \"ball\": its FMU can be instantiated only once per process \
+                 (canBeInstantiatedOnlyOncePerProcess), and a real-time plant needs one instance per integrator \
+                 thread; co-simulate the system (tandem cosim), which uses one instance"
             ),
         "{stderr}"
     );

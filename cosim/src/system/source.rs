@@ -8,7 +8,7 @@ use tandem_models::diagram::{self, SimulationDef};
 use tandem_models::ModelRef;
 use tandem_runtime::FixedStep;
 
-use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InterfaceKind, Parameters, Recorded};
+use tandem_fmi::{Fmu, FmuError, FmuModel, FmuSlave, Host, InstanceLimit, InterfaceKind, Parameters, Recorded};
 use tandem_models::Model;
 
 use super::{Parts, SystemError};
@@ -87,6 +87,15 @@ pub(super) fn load_part(
             FmuLoadError::Signal { index, error } => {
                 SystemError::Invalid(spec.signals[index].error(file, error.to_string()))
             }
+            FmuLoadError::OneInstance => SystemError::Invalid(spec.source.error(
+                file,
+                format!(
+                    "sub-model \"{}\": its FMU can be instantiated only once per process \
+                     (canBeInstantiatedOnlyOncePerProcess), and a real-time plant needs one instance per integrator \
+                     thread; co-simulate the system (tandem cosim), which uses one instance",
+                    spec.name.value
+                ),
+            )),
             FmuLoadError::Fmu(e) => SystemError::Invalid(unusable(&e)),
             FmuLoadError::Participant(e) => SystemError::Invalid(unusable(&e)),
             FmuLoadError::Settings(e) => e,
@@ -180,6 +189,9 @@ fn load_fmu(
     }
     let model = FmuModel::with(&fmu, &parameters, &recorded, 0.0).map_err(|e| FmuLoadError::of(e, spec))?;
     if parts == Parts::Plant {
+        if model.instances_allowed() == InstanceLimit::OncePerProcess {
+            return Err(FmuLoadError::OneInstance);
+        }
         let feedthrough = Some(model.feedthrough().to_vec());
         return boxed(PlantPart::new(Box::new(model), feedthrough)).map_err(FmuLoadError::Participant);
     }
@@ -197,6 +209,9 @@ enum FmuLoadError {
     Parameter { index: usize, error: FmuError },
     /// A signal the file names: reported at it.
     Signal { index: usize, error: FmuError },
+    /// A plant part whose FMU allows one instance, where the tandem needs
+    /// one per integrator thread: reported at `source`.
+    OneInstance,
     /// The FMU (unreadable, malformed, failing to instantiate or
     /// initialise): reported at `source`.
     Fmu(FmuError),
