@@ -366,6 +366,26 @@ pub enum FmuError {
 }
 
 impl FmuError {
+    /// The variable name given as a start value that this refuses (it is
+    /// unknown, of another type, or takes no start value), if any.
+    pub fn start_value_name(&self) -> Option<&str> {
+        match self {
+            FmuError::UnknownVariable { name, .. }
+            | FmuError::WrongType { name, .. }
+            | FmuError::NotSettable { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The name or pattern given to record that this refuses (it matches
+    /// nothing, or a variable that cannot be recorded), if any.
+    pub fn signal_name(&self) -> Option<&str> {
+        match self {
+            FmuError::NoSuchSignals { pattern: name, .. } | FmuError::NotRecordable { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
     /// The message without its help line, e.g. to name the place of a
     /// non-finite value.
     pub fn summary(&self) -> String {

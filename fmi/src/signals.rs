@@ -271,6 +271,15 @@ impl Recorded {
         }
     }
 
+    /// The FMU's outputs and the variables `patterns` choose.
+    pub fn outputs_and<S: Into<String>>(patterns: impl IntoIterator<Item = S>) -> Recorded {
+        let mut patterns: Vec<String> = patterns.into_iter().map(Into::into).collect();
+        if !patterns.is_empty() {
+            patterns.insert(0, "outputs".into());
+        }
+        Recorded { patterns }
+    }
+
     /// The patterns given (empty: the outputs).
     pub fn given(&self) -> &[String] {
         &self.patterns

@@ -11,7 +11,7 @@ use tandem_can::frame::CLASSIC_MAX_LEN;
 use tandem_config::{BusConfig, ConfigError, Located, RunConfig, SerialConfig, StartValue, TransportConfig, XcpConfig};
 use tandem_cosim::{plant, plant::PlantError, Loading};
 use tandem_dbc::{Dbc, DbcError, Message, Multiplex};
-use tandem_fmi::{FmuError, FmuSetup, Host, ModelLoadError, Parameters, Recorded, Use, Value};
+use tandem_fmi::{FmuSetup, Host, ModelLoadError, Parameters, Recorded, Use, Value};
 use tandem_models::{interpreted, plants, Model, ModelRef, PrepareDiagram, Variable};
 use tandem_runtime::tandem::inputs::Signals;
 use tandem_runtime::tandem::virtual_clock::VirtualCosts;
@@ -273,10 +273,8 @@ fn fmu_setup(config: &RunConfig) -> FmuSetup {
         };
         parameters.set(name, value);
     }
-    let recorded = match config.record.as_ref().and_then(|r| r.signals.as_ref()) {
-        Some(names) => Recorded::patterns(std::iter::once("outputs").chain(names.iter().map(|n| n.value.as_str()))),
-        None => Recorded::outputs(),
-    };
+    let names = config.record.iter().flat_map(|r| r.signals.iter().flatten());
+    let recorded = Recorded::outputs_and(names.map(|n| n.value.as_str()));
     FmuSetup { parameters, recorded }
 }
 
@@ -287,20 +285,14 @@ fn fmu_setup_place(config: &RunConfig, error: &ModelLoadError) -> Option<ConfigE
         return None;
     };
     let message = || format!("{}: {fmu}", config.model.value);
-    match &**fmu {
-        FmuError::UnknownVariable { name, .. }
-        | FmuError::WrongType { name, .. }
-        | FmuError::NotSettable { name, .. } => {
-            let (_, value) = config.fmu_parameters.iter().find(|(n, _)| n == name)?;
-            Some(config.error_at(value, message()))
-        }
-        FmuError::NoSuchSignals { pattern: name, .. } | FmuError::NotRecordable { name, .. } => {
-            let signals = config.record.as_ref()?.signals.as_ref()?;
-            let signal = signals.iter().find(|s| s.value == *name)?;
-            Some(config.error_at(signal, message()))
-        }
-        _ => None,
+    if let Some(name) = fmu.start_value_name() {
+        let (_, value) = config.fmu_parameters.iter().find(|(n, _)| n == name)?;
+        return Some(config.error_at(value, message()));
     }
+    let name = fmu.signal_name()?;
+    let signals = config.record.as_ref()?.signals.as_ref()?;
+    let signal = signals.iter().find(|s| s.value == name)?;
+    Some(config.error_at(signal, message()))
 }
 
 /// The profile's signals overridden by the configuration's points, as

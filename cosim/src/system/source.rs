@@ -175,10 +175,7 @@ fn load_fmu(
     for (name, value) in &spec.parameters {
         parameters.set(name, value.value.clone());
     }
-    let recorded = match spec.signals.is_empty() {
-        true => Recorded::outputs(),
-        false => Recorded::patterns(std::iter::once("outputs").chain(spec.signals.iter().map(|s| s.value.as_str()))),
-    };
+    let recorded = Recorded::outputs_and(spec.signals.iter().map(|s| s.value.as_str()));
     let description = fmu.description();
     let has = |kind| description.interface(kind).is_some();
     let model_exchange = has(InterfaceKind::ModelExchange) && (spec.solver.is_some() || parts == Parts::Plant);
@@ -225,18 +222,8 @@ enum FmuLoadError {
 impl FmuLoadError {
     /// `error`, at the parameter it names when it names one of `spec`'s.
     fn of(error: FmuError, spec: &ModelSpec) -> FmuLoadError {
-        let parameter = match &error {
-            FmuError::UnknownVariable { name, .. }
-            | FmuError::WrongType { name, .. }
-            | FmuError::NotSettable { name, .. } => spec.parameters.iter().position(|(p, _)| p == name),
-            _ => None,
-        };
-        let signal = match &error {
-            FmuError::NoSuchSignals { pattern: name, .. } | FmuError::NotRecordable { name, .. } => {
-                spec.signals.iter().position(|s| s.value == *name)
-            }
-            _ => None,
-        };
+        let parameter = (error.start_value_name()).and_then(|name| spec.parameters.iter().position(|(p, _)| p == name));
+        let signal = (error.signal_name()).and_then(|name| spec.signals.iter().position(|s| s.value == name));
         match (parameter, signal) {
             (Some(index), _) => FmuLoadError::Parameter { index, error },
             (None, Some(index)) => FmuLoadError::Signal { index, error },
